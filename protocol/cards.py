@@ -1,0 +1,112 @@
+"""Cards, card text and private-hand indices, as the ACPC reference numbers them.
+
+A card's index is ``rank * 4 + suit`` with ranks ``2..A`` as ``0..12`` and
+suits ``c, d, h, s`` as ``0..3`` (ACPC ``makeCard``), so ``2c`` is 0 and ``As``
+is 51, whatever the game. Reduced decks (Kuhn, Leduc) keep the highest ranks
+and the last suits of the full deck and keep these indices.
+
+Private hands are listed in colexicographic order of their sorted card
+*numbers*, a card's number being its position among the game's cards sorted
+by index (range-query extension). In hold'em the number is the card index,
+so ``2c2d`` is hand 0 and ``AhAs`` hand 1325.
+
+>>> card_from_text("As"), card_to_text(21)
+(51, '7d')
+>>> cards_from_text("7d3d")
+(21, 5)
+>>> hand_index((0, 1)), hand_index((50, 51))
+(0, 1325)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+from math import comb
+
+from protocol.errors import ParseError
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+NUM_RANKS = 13
+NUM_SUITS = 4
+DECK_SIZE = NUM_RANKS * NUM_SUITS
+
+
+def make_card(rank: int, suit: int) -> int:
+    """Return the card index of ``rank`` (0 = deuce) and ``suit`` (0 = clubs)."""
+    return rank * NUM_SUITS + suit
+
+
+def card_rank(card: int) -> int:
+    """Return the rank (0 = deuce ... 12 = ace) of a card index."""
+    return card // NUM_SUITS
+
+
+def card_suit(card: int) -> int:
+    """Return the suit (0 = clubs ... 3 = spades) of a card index."""
+    return card % NUM_SUITS
+
+
+def card_to_text(card: int) -> str:
+    """Return the two-character text of a card index, e.g. ``'Td'``."""
+    if not 0 <= card < DECK_SIZE:
+        raise ParseError("card index out of range", str(card))
+    return RANKS[card // NUM_SUITS] + SUITS[card % NUM_SUITS]
+
+
+def card_from_text(text: str) -> int:
+    """Parse one card such as ``'Td'`` (case-insensitive, as the reference reads it)."""
+    if len(text) != 2:
+        raise ParseError("a card is a rank and a suit character", text)
+    rank = RANKS.find(text[0].upper())
+    suit = SUITS.find(text[1].lower())
+    if rank < 0 or suit < 0:
+        raise ParseError("not a card", text)
+    return make_card(rank, suit)
+
+
+def cards_to_text(cards: Iterable[int]) -> str:
+    """Return the concatenated text of several cards, e.g. ``'7d3d'``."""
+    return "".join(card_to_text(c) for c in cards)
+
+
+def cards_from_text(text: str) -> tuple[int, ...]:
+    """Parse concatenated cards such as ``'2cAs8s'``."""
+    if len(text) % 2:
+        raise ParseError("card text has an odd length", text)
+    return tuple(card_from_text(text[i : i + 2]) for i in range(0, len(text), 2))
+
+
+def deck_for(num_ranks: int, num_suits: int) -> tuple[int, ...]:
+    """Return the deck of a game in the reference's suit-major order.
+
+    The reference keeps the last ``num_suits`` suits and the highest
+    ``num_ranks`` ranks, and lays them out suit by suit, low rank first.
+    """
+    return tuple(
+        make_card(rank, suit)
+        for suit in range(NUM_SUITS - num_suits, NUM_SUITS)
+        for rank in range(NUM_RANKS - num_ranks, NUM_RANKS)
+    )
+
+
+def card_numbers(num_ranks: int, num_suits: int) -> tuple[int, ...]:
+    """Return the card indices of a game in card-number order (sorted by index)."""
+    return tuple(sorted(deck_for(num_ranks, num_suits)))
+
+
+def hand_index(positions: Sequence[int]) -> int:
+    """Return the colex index of a private hand given by its cards' numbers.
+
+    For two cards ``c1 < c2`` this is ``c2 * (c2 - 1) // 2 + c1``; for one card it
+    is the card's position. The positions need not be sorted.
+    """
+    return sum(comb(c, i + 1) for i, c in enumerate(sorted(positions)))
+
+
+def all_hands(deck_size: int, hole_cards: int) -> list[tuple[int, ...]]:
+    """Return every private hand (tuples of card numbers) in colex order."""
+    hands = [tuple(sorted(h)) for h in combinations(range(deck_size), hole_cards)]
+    hands.sort(key=lambda h: tuple(reversed(h)))
+    return hands

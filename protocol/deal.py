@@ -1,0 +1,102 @@
+"""Deals from a seed, exactly as the reference dealer deals them.
+
+One MT19937 stream per match, seeded with the standard 32-bit
+``init_genrand(seed)``; each hand is dealt whole, up front: position 0's hole
+cards, then position 1's, ..., then each round's board cards. A draw with
+``k`` cards left takes slot ``output mod k`` of the deck (plain modulo, no
+rejection) and moves the last card into the hole. The deck is rebuilt in
+suit-major order before every hand. So hand ``h`` of a heads-up hold'em match
+uses outputs ``9h .. 9h + 8`` whatever happens at the table.
+
+The generator is explicit: :class:`DealSource` owns it, and nothing else in
+:mod:`protocol` draws random numbers.
+
+>>> source = DealSource(42)
+>>> from protocol.gamedef import load_game
+>>> deal = source.deal(load_game("holdem.limit.2p.reverse_blinds"))
+>>> deal.text()
+'7d3d|2hAc/5sKs7s/9s/6h'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from protocol.cards import cards_to_text
+from protocol.gamedef import GameDef
+
+
+@dataclass(frozen=True)
+class Deal:
+    """The cards of one hand.
+
+    Attributes:
+        hole: hole cards of each position, in position order.
+        board: board cards of each round (round 0 first; may be empty tuples).
+    """
+
+    hole: tuple[tuple[int, ...], ...]
+    board: tuple[tuple[int, ...], ...]
+
+    @property
+    def board_cards(self) -> tuple[int, ...]:
+        """All board cards of the hand, in dealing order."""
+        return tuple(card for round_cards in self.board for card in round_cards)
+
+    def text(self) -> str:
+        """Cards as a log line shows them: ``hole|hole/flop/turn/river``."""
+        text = "|".join(cards_to_text(h) for h in self.hole)
+        for round_, cards in enumerate(self.board):
+            if round_ > 0:
+                text += "/" + cards_to_text(cards)
+        return text
+
+
+class DealSource:
+    """The match's card stream: an MT19937 generator seeded like the reference.
+
+    Args:
+        seed: the dealer's seed argument, any unsigned 32-bit integer.
+    """
+
+    def __init__(self, seed: int) -> None:
+        if not 0 <= seed < 2**32:
+            raise ValueError(f"seed must be an unsigned 32-bit integer, got {seed}")
+        self.seed = seed
+        # RandomState(seed) uses init_genrand(seed); a full-range uint32 draw is
+        # one tempered genrand_int32 output each (checked against the reference).
+        self._rng = np.random.RandomState(seed)
+        self.hands_dealt = 0
+
+    def draws(self, count: int) -> list[int]:
+        """Return the next ``count`` raw 32-bit outputs of the stream."""
+        return [int(x) for x in self._rng.randint(0, 2**32, size=count, dtype=np.uint32)]
+
+    def deal(self, game: GameDef) -> Deal:
+        """Deal the next hand of ``game``."""
+        deck = list(game.deck)
+        per_hand = game.num_hole_cards * game.num_players + game.total_board_cards
+        outputs = iter(self.draws(per_hand))
+
+        def draw() -> int:
+            slot = next(outputs) % len(deck)
+            card = deck[slot]
+            deck[slot] = deck[-1]
+            deck.pop()
+            return card
+
+        hole = tuple(
+            tuple(draw() for _ in range(game.num_hole_cards)) for _ in range(game.num_players)
+        )
+        board = tuple(
+            tuple(draw() for _ in range(game.num_board_cards[r])) for r in range(game.num_rounds)
+        )
+        self.hands_dealt += 1
+        return Deal(hole=hole, board=board)
+
+    def skip(self, game: GameDef, hands: int) -> None:
+        """Deal and discard ``hands`` hands (to resume a match)."""
+        for _ in range(hands):
+            self.deal(game)

@@ -1,0 +1,330 @@
+"""ACPC game definitions: a frozen :class:`GameDef`, read and written as the reference does.
+
+The reader follows the reference parser (``readGame`` in the ACPC server's
+game.c): lines are matched case-insensitively by key prefix, ``#`` lines and
+empty lines are skipped, unknown lines are ignored, keys may come before the
+``GAMEDEF`` line, and reading stops at ``END GAMEDEF``. Values are integers
+separated by blanks and/or ``=``. Unlike the reference, a key line whose values
+are not integers is an error (the reference would silently read fewer values)
+and every error names the line and the problem.
+
+>>> game = load_game("holdem.nolimit.2p.reverse_blinds")
+>>> game.betting, game.num_players, game.blind, game.first_player
+('nolimit', 2, (100, 50), (1, 0, 0, 0))
+>>> parse_gamedef(format_gamedef(game)) == game
+True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from math import comb
+from pathlib import Path
+
+from protocol.cards import deck_for
+from protocol.errors import GameDefError
+
+MAX_PLAYERS = 10
+MAX_ROUNDS = 4
+MAX_SUITS = 4
+MAX_RANKS = 13
+MAX_HOLE_CARDS = 3
+MAX_BOARD_CARDS = 7
+INT32_MAX = 2**31 - 1
+UINT8_MAX = 255
+
+
+@dataclass(frozen=True)
+class GameDef:
+    """One ACPC game, immutable. Positions and rounds are 0-based.
+
+    Attributes:
+        betting: ``"limit"`` or ``"nolimit"``.
+        num_players: 2..10.
+        num_rounds: 1..4.
+        stack: chips of each position at the start of every hand.
+        blind: chips each position puts in before the deal.
+        raise_size: fixed bet size per round (limit games; empty for no-limit).
+        first_player: 0-based position that acts first in each round.
+        max_raises: most bets and raises per round (255 means no cap).
+        num_suits, num_ranks: the deck keeps the last suits and highest ranks.
+        num_hole_cards: private cards per player.
+        num_board_cards: board cards dealt at the start of each round.
+    """
+
+    betting: str
+    num_players: int
+    num_rounds: int
+    stack: tuple[int, ...]
+    blind: tuple[int, ...]
+    raise_size: tuple[int, ...]
+    first_player: tuple[int, ...]
+    max_raises: tuple[int, ...]
+    num_suits: int
+    num_ranks: int
+    num_hole_cards: int
+    num_board_cards: tuple[int, ...]
+
+    @property
+    def is_limit(self) -> bool:
+        """True for fixed-limit betting."""
+        return self.betting == "limit"
+
+    @property
+    def big_blind(self) -> int:
+        """The largest blind (the unit of mbb/g); at least 1."""
+        return max(max(self.blind), 1)
+
+    @cached_property
+    def deck(self) -> tuple[int, ...]:
+        """The game's cards in the reference's suit-major dealing order."""
+        return deck_for(self.num_ranks, self.num_suits)
+
+    @cached_property
+    def cards(self) -> tuple[int, ...]:
+        """The game's card indices sorted: card number ``k`` is ``cards[k]``."""
+        return tuple(sorted(self.deck))
+
+    @property
+    def deck_size(self) -> int:
+        """Number of cards in the deck."""
+        return self.num_suits * self.num_ranks
+
+    @property
+    def num_hands(self) -> int:
+        """Number of distinct private hands, e.g. 1326 in hold'em."""
+        return comb(self.deck_size, self.num_hole_cards)
+
+    def board_cards_before(self, round_: int) -> int:
+        """Total board cards visible in ``round_`` (cards of rounds 0..round_)."""
+        return sum(self.num_board_cards[: round_ + 1])
+
+    @property
+    def total_board_cards(self) -> int:
+        """Board cards of the whole hand."""
+        return sum(self.num_board_cards[: self.num_rounds])
+
+
+_KEYS: tuple[tuple[str, str], ...] = (
+    # (lower-case prefix, field) in the reference's order of tests.
+    ("end gamedef", "end"),
+    ("gamedef", "begin"),
+    ("stack", "stack"),
+    ("blind", "blind"),
+    ("raisesize", "raise_size"),
+    ("limit", "limit"),
+    ("nolimit", "nolimit"),
+    ("numplayers", "num_players"),
+    ("numrounds", "num_rounds"),
+    ("firstplayer", "first_player"),
+    ("maxraises", "max_raises"),
+    ("numsuits", "num_suits"),
+    ("numranks", "num_ranks"),
+    ("numholecards", "num_hole_cards"),
+    ("numboardcards", "num_board_cards"),
+)
+_SCALARS = {"num_players", "num_rounds", "num_suits", "num_ranks", "num_hole_cards"}
+_MAX_ITEMS = {
+    "stack": MAX_PLAYERS,
+    "blind": MAX_PLAYERS,
+    "raise_size": MAX_ROUNDS,
+    "first_player": MAX_ROUNDS,
+    "max_raises": MAX_ROUNDS,
+    "num_board_cards": MAX_ROUNDS,
+}
+_SEPARATORS = re.compile(r"[\s=]+")
+
+
+def _read_values(field: str, rest: str, line_number: int, line: str) -> list[int]:
+    tokens = [t for t in _SEPARATORS.split(rest) if t]
+    values: list[int] = []
+    for token in tokens:
+        try:
+            values.append(int(token))
+        except ValueError:
+            raise GameDefError(f"{field}: {token!r} is not an integer", line, line_number) from None
+    limit = 1 if field in _SCALARS else _MAX_ITEMS[field]
+    if len(values) > limit:
+        raise GameDefError(f"{field}: at most {limit} value(s), got {len(values)}", line, line_number)
+    if not values:
+        raise GameDefError(f"{field}: no value", line, line_number)
+    return values
+
+
+def parse_gamedef(text: str) -> GameDef:
+    """Read a game definition from its text.
+
+    Raises:
+        GameDefError: naming the line and the problem.
+    """
+    fields: dict[str, list[int]] = {}
+    lines_of: dict[str, int] = {}
+    betting = "limit"
+    for line_number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r")
+        if not line or line.startswith("#"):
+            continue
+        lower = line.lower()
+        for prefix, field in _KEYS:
+            if lower.startswith(prefix):
+                break
+        else:
+            continue  # the reference ignores lines it does not know
+        if field == "end":
+            break
+        if field == "begin":
+            continue
+        if field in ("limit", "nolimit"):
+            betting = field
+            continue
+        fields[field] = _read_values(field, line[len(prefix) :], line_number, line)
+        lines_of[field] = line_number
+
+    def need(field: str, what: str) -> list[int]:
+        if field not in fields:
+            raise GameDefError(f"missing {what} line")
+        return fields[field]
+
+    def bad(field: str, message: str) -> GameDefError:
+        return GameDefError(message, None, lines_of.get(field))
+
+    num_players = need("num_players", "numPlayers")[0]
+    if not 2 <= num_players <= MAX_PLAYERS:
+        raise bad("num_players", f"numPlayers must be 2..{MAX_PLAYERS}, got {num_players}")
+    num_rounds = need("num_rounds", "numRounds")[0]
+    if not 1 <= num_rounds <= MAX_ROUNDS:
+        raise bad("num_rounds", f"numRounds must be 1..{MAX_ROUNDS}, got {num_rounds}")
+    stack = fields.get("stack", [INT32_MAX] * num_players)
+    if len(stack) < num_players:
+        raise bad("stack", f"only {len(stack)} stack sizes, need {num_players}")
+    blind = need("blind", "blind")
+    if len(blind) < num_players:
+        raise bad("blind", f"only {len(blind)} blinds, need {num_players}")
+    for p in range(num_players):
+        if not 0 <= blind[p] <= stack[p] or stack[p] <= 0 or stack[p] > INT32_MAX:
+            raise bad("blind", f"position {p + 1}: blind {blind[p]} and stack {stack[p]} are inconsistent")
+    raise_size: list[int] = []
+    if betting == "limit":
+        raise_size = need("raise_size", "raiseSize")
+        if len(raise_size) < num_rounds:
+            raise bad("raise_size", f"only {len(raise_size)} raise sizes, need {num_rounds}")
+        if any(r <= 0 for r in raise_size[:num_rounds]):
+            raise bad("raise_size", "raise sizes must be positive")
+    first_player = fields.get("first_player", [1] * num_rounds)
+    if len(first_player) < num_rounds:
+        raise bad("first_player", f"only {len(first_player)} first players, need {num_rounds}")
+    for r in range(num_rounds):
+        if not 1 <= first_player[r] <= num_players:
+            raise bad("first_player", f"round {r + 1}: first player must be 1..{num_players}")
+    max_raises = fields.get("max_raises", [UINT8_MAX] * num_rounds)
+    if len(max_raises) < num_rounds:
+        raise bad("max_raises", f"only {len(max_raises)} raise caps, need {num_rounds}")
+    if any(not 0 <= m <= UINT8_MAX for m in max_raises):
+        raise bad("max_raises", f"raise caps must be 0..{UINT8_MAX}")
+    num_suits = need("num_suits", "numSuits")[0]
+    if not 1 <= num_suits <= MAX_SUITS:
+        raise bad("num_suits", f"numSuits must be 1..{MAX_SUITS}, got {num_suits}")
+    num_ranks = need("num_ranks", "numRanks")[0]
+    if not 1 <= num_ranks <= MAX_RANKS:
+        raise bad("num_ranks", f"numRanks must be 1..{MAX_RANKS}, got {num_ranks}")
+    num_hole = need("num_hole_cards", "numHoleCards")[0]
+    if not 1 <= num_hole <= MAX_HOLE_CARDS:
+        raise bad("num_hole_cards", f"numHoleCards must be 1..{MAX_HOLE_CARDS}, got {num_hole}")
+    board = need("num_board_cards", "numBoardCards")
+    if len(board) < num_rounds:
+        raise bad("num_board_cards", f"only {len(board)} board counts, need {num_rounds}")
+    if any(b < 0 for b in board) or sum(board[:num_rounds]) > MAX_BOARD_CARDS:
+        raise bad("num_board_cards", "board card counts out of range")
+    used = num_hole * num_players + sum(board[:num_rounds])
+    if used > num_suits * num_ranks:
+        raise GameDefError(f"too many cards used: {used} > deck of {num_suits * num_ranks}")
+    return GameDef(
+        betting=betting,
+        num_players=num_players,
+        num_rounds=num_rounds,
+        stack=tuple(stack[:num_players]),
+        blind=tuple(blind[:num_players]),
+        raise_size=tuple(raise_size[:num_rounds]),
+        first_player=tuple(f - 1 for f in first_player[:num_rounds]),
+        max_raises=tuple(max_raises[:num_rounds]),
+        num_suits=num_suits,
+        num_ranks=num_ranks,
+        num_hole_cards=num_hole,
+        num_board_cards=tuple(board[:num_rounds]),
+    )
+
+
+def format_gamedef(game: GameDef) -> str:
+    """Write a game definition in the reference's layout (defaults left out)."""
+
+    def join(values: tuple[int, ...]) -> str:
+        return " ".join(str(v) for v in values)
+
+    lines = ["GAMEDEF", game.betting]
+    lines.append(f"numPlayers = {game.num_players}")
+    lines.append(f"numRounds = {game.num_rounds}")
+    if any(s != INT32_MAX for s in game.stack):
+        lines.append(f"stack = {join(game.stack)}")
+    lines.append(f"blind = {join(game.blind)}")
+    if game.is_limit:
+        lines.append(f"raiseSize = {join(game.raise_size)}")
+    lines.append(f"firstPlayer = {join(tuple(f + 1 for f in game.first_player))}")
+    if any(m != UINT8_MAX for m in game.max_raises):
+        lines.append(f"maxRaises = {join(game.max_raises)}")
+    lines.append(f"numSuits = {game.num_suits}")
+    lines.append(f"numRanks = {game.num_ranks}")
+    lines.append(f"numHoleCards = {game.num_hole_cards}")
+    lines.append(f"numBoardCards = {join(game.num_board_cards)}")
+    lines.append("END GAMEDEF")
+    return "\n".join(lines) + "\n"
+
+
+# Short names accepted wherever a game is asked for.
+ALIASES = {
+    "nolimit": "holdem.nolimit.2p.reverse_blinds",
+    "holdem-nl": "holdem.nolimit.2p.reverse_blinds",
+    "limit": "holdem.limit.2p.reverse_blinds",
+    "holdem-limit": "holdem.limit.2p.reverse_blinds",
+    "kuhn": "kuhn.limit.2p",
+    "leduc": "leduc.limit.2p",
+}
+
+
+def bundled_games() -> list[str]:
+    """Names of the game files shipped with the package (without ``.game``)."""
+    folder = resources.files("protocol") / "games"
+    return sorted(p.name.removesuffix(".game") for p in folder.iterdir() if p.name.endswith(".game"))
+
+
+def bundled_game_text(name: str) -> str:
+    """Return the text of a bundled game file given its name or alias."""
+    name = ALIASES.get(name, name).removesuffix(".game")
+    if name not in bundled_games():
+        raise GameDefError(f"no bundled game named {name!r}; bundled: {', '.join(bundled_games())}")
+    return (resources.files("protocol") / "games" / f"{name}.game").read_text()
+
+
+def load_game(name_or_path: str | Path) -> GameDef:
+    """Load a bundled game by name/alias, or a game file by path.
+
+    An existing file wins over a bundled name.
+
+    Raises:
+        GameDefError: the file is missing or invalid (the message names the file).
+    """
+    path = Path(name_or_path)
+    if path.is_file():
+        try:
+            return parse_gamedef(path.read_text())
+        except GameDefError as error:
+            raise GameDefError(f"{path}: {error.message}", error.text) from None
+    key = str(name_or_path)
+    if ALIASES.get(key, key).removesuffix(".game") in bundled_games():
+        return parse_gamedef(bundled_game_text(key))
+    raise GameDefError(
+        f"{name_or_path}: neither a game file nor a bundled game "
+        f"(bundled: {', '.join(bundled_games())})"
+    )

@@ -1,0 +1,412 @@
+"""The rules of ACPC poker: one live hand, as the reference's game.c plays it.
+
+:class:`State` follows *query, check, apply*: pure queries (whose turn,
+:meth:`State.legal_actions`, :meth:`State.raise_range`), :meth:`State.check`
+which raises :class:`IllegalActionError`, and :meth:`State.apply` which checks,
+mutates and returns the applied :class:`Action`. The dealer's leniency -- a
+bad action becomes a call, a raise is clamped into the legal range -- is not
+here: it is the separate, named step :func:`correct_action`.
+
+>>> from protocol.gamedef import load_game
+>>> state = State(load_game("nolimit"))
+>>> state.current_player, state.raise_range()
+(1, (200, 20000))
+>>> _ = state.apply(Action.raise_to(300)); _ = state.apply(Action.CALL)
+>>> state.round, state.betting_string()
+(1, 'r300c/')
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import ClassVar
+
+from protocol.errors import IllegalActionError
+from protocol.gamedef import GameDef
+from protocol.ranking import rank_hand
+
+#: The reference's bound on actions per round (``MAX_NUM_ACTIONS``).
+MAX_NUM_ACTIONS = 64
+
+
+class ActionType(Enum):
+    """Fold, call/check, raise/bet."""
+
+    FOLD = "f"
+    CALL = "c"
+    RAISE = "r"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One action. ``size`` is the raise-to total in no-limit, else 0.
+
+    Attributes:
+        type: fold, call or raise.
+        size: for a no-limit raise, the raiser's total commitment after it.
+    """
+
+    type: ActionType
+    size: int = 0
+
+    FOLD: ClassVar[Action]
+    CALL: ClassVar[Action]
+    RAISE: ClassVar[Action]
+
+    @staticmethod
+    def raise_to(size: int) -> Action:
+        """A no-limit raise to ``size`` chips in total."""
+        return Action(ActionType.RAISE, size)
+
+    def text(self) -> str:
+        """The canonical wire token: ``f``, ``c``, ``r`` or ``r<size>``."""
+        if self.type is ActionType.RAISE and self.size:
+            return f"r{self.size}"
+        return self.type.value
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+Action.FOLD = Action(ActionType.FOLD)
+Action.CALL = Action(ActionType.CALL)
+Action.RAISE = Action(ActionType.RAISE)
+
+
+@dataclass
+class State:
+    """The public state of one hand (betting only; cards live in a ``Deal``).
+
+    Args:
+        game: the frozen game definition.
+        hand_id: the hand's number in the match.
+    """
+
+    game: GameDef
+    hand_id: int = 0
+    round: int = 0
+    finished: bool = False
+    spent: list[int] = field(default_factory=list)
+    folded: list[bool] = field(default_factory=list)
+    max_spent: int = 0
+    min_raise_to: int = 0
+    #: Actions of each round reached, and who made them.
+    actions: list[list[Action]] = field(default_factory=list)
+    actors: list[list[int]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        game = self.game
+        if not self.spent:
+            self.spent = list(game.blind)
+            self.folded = [False] * game.num_players
+            self.max_spent = max(game.blind)
+            if game.is_limit:
+                self.min_raise_to = 0
+            else:
+                self.min_raise_to = 2 * self.max_spent if self.max_spent else 1
+            self.actions = [[]]
+            self.actors = [[]]
+
+    # -- queries -----------------------------------------------------------
+
+    def clone(self) -> State:
+        """An independent copy."""
+        return copy.deepcopy(self)
+
+    @property
+    def num_players(self) -> int:
+        return self.game.num_players
+
+    def _can_act(self, p: int) -> bool:
+        return not self.folded[p] and self.spent[p] < self.game.stack[p]
+
+    def _next_player(self, p: int) -> int:
+        n = p
+        for _ in range(self.num_players):
+            n = (n + 1) % self.num_players
+            if self._can_act(n):
+                return n
+        return n  # unreachable while the hand is live
+
+    @property
+    def current_player(self) -> int:
+        """The position to act.
+
+        Raises:
+            IllegalActionError: the hand is over.
+        """
+        if self.finished:
+            raise IllegalActionError("the hand is over; nobody is to act")
+        actors = self.actors[self.round]
+        if actors:
+            return self._next_player(actors[-1])
+        first = self.game.first_player[self.round]
+        return self._next_player(first + self.num_players - 1)
+
+    @property
+    def num_folded(self) -> int:
+        return sum(self.folded)
+
+    @property
+    def num_active(self) -> int:
+        """Players who have neither folded nor gone all-in."""
+        return sum(1 for p in range(self.num_players) if self._can_act(p))
+
+    def _num_raises(self) -> int:
+        return sum(1 for a in self.actions[self.round] if a.type is ActionType.RAISE)
+
+    def _num_called(self) -> int:
+        called = 0
+        for action, p in zip(reversed(self.actions[self.round]), reversed(self.actors[self.round])):
+            if action.type is ActionType.RAISE:
+                return called + (1 if self.spent[p] < self.game.stack[p] else 0)
+            if action.type is ActionType.CALL and self.spent[p] < self.game.stack[p]:
+                called += 1
+        return called
+
+    @property
+    def pot(self) -> int:
+        """Chips committed by everyone so far."""
+        return sum(self.spent)
+
+    def amount_to_call(self) -> int:
+        """Chips the player to act must add to call (0 when checking)."""
+        p = self.current_player
+        return min(self.max_spent, self.game.stack[p]) - self.spent[p]
+
+    def can_fold(self) -> bool:
+        """Folding is legal only when facing a bet (and not all-in)."""
+        if self.finished:
+            return False
+        p = self.current_player
+        return self.spent[p] < self.max_spent and self.spent[p] < self.game.stack[p]
+
+    def raise_range(self) -> tuple[int, int] | None:
+        """The smallest and largest legal raise-to, or None if no raise is legal.
+
+        In limit games both ends are the one raise-to the fixed size gives.
+        """
+        if self.finished:
+            return None
+        game = self.game
+        if self._num_raises() >= game.max_raises[self.round]:
+            return None
+        if len(self.actions[self.round]) + game.num_players > MAX_NUM_ACTIONS:
+            return None
+        if self.num_active <= 1:
+            return None
+        p = self.current_player
+        stack = game.stack[p]
+        if game.is_limit:
+            to = min(self.max_spent + game.raise_size[self.round], stack)
+            return (to, to)
+        low, high = self.min_raise_to, stack
+        if low > stack:
+            if self.max_spent >= stack:
+                return None
+            low = high
+        return (low, high)
+
+    def can_raise(self) -> bool:
+        return self.raise_range() is not None
+
+    def legal_actions(self) -> list[ActionType]:
+        """The legal action types, in the order fold, call, raise."""
+        if self.finished:
+            return []
+        legal = [ActionType.CALL]
+        if self.can_fold():
+            legal.insert(0, ActionType.FOLD)
+        if self.can_raise():
+            legal.append(ActionType.RAISE)
+        return legal
+
+    def is_legal(self, action: Action) -> bool:
+        """True when :meth:`apply` would accept ``action`` unchanged."""
+        try:
+            self.check(action)
+        except IllegalActionError:
+            return False
+        return True
+
+    def check(self, action: Action) -> None:
+        """Raise :class:`IllegalActionError` unless ``action`` is legal as given."""
+        if self.finished:
+            raise IllegalActionError("the hand is over", action.text())
+        if action.type is ActionType.FOLD:
+            if not self.can_fold():
+                raise IllegalActionError("fold is not allowed when not facing a bet", "f")
+            if action.size:
+                raise IllegalActionError("a fold has no size", action.text())
+        elif action.type is ActionType.CALL:
+            if action.size:
+                raise IllegalActionError("a call has no size", action.text())
+        else:
+            bounds = self.raise_range()
+            if bounds is None:
+                raise IllegalActionError("no raise is allowed here", action.text())
+            if self.game.is_limit:
+                if action.size:
+                    raise IllegalActionError("a limit raise has no size", action.text())
+            elif not bounds[0] <= action.size <= bounds[1]:
+                raise IllegalActionError(
+                    f"raise-to must be in [{bounds[0]}, {bounds[1]}]", action.text()
+                )
+
+    # -- apply -------------------------------------------------------------
+
+    def apply(self, action: Action) -> Action:
+        """Check ``action``, apply it, and return it.
+
+        Raises:
+            IllegalActionError: the action is not legal; the state is unchanged.
+        """
+        self.check(action)
+        game = self.game
+        p = self.current_player
+        self.actions[self.round].append(action)
+        self.actors[self.round].append(p)
+        if action.type is ActionType.FOLD:
+            self.folded[p] = True
+        elif action.type is ActionType.CALL:
+            self.spent[p] = min(self.max_spent, game.stack[p])
+        else:
+            if game.is_limit:
+                self.max_spent = min(self.max_spent + game.raise_size[self.round], game.stack[p])
+            else:
+                self.min_raise_to = max(self.min_raise_to, 2 * action.size - self.max_spent)
+                self.max_spent = action.size
+            self.spent[p] = self.max_spent
+        self._close_round_if_done()
+        return action
+
+    def _close_round_if_done(self) -> None:
+        game = self.game
+        if self.num_folded + 1 >= game.num_players:
+            self.finished = True
+        elif self._num_called() >= self.num_active:
+            if self.num_active > 1:
+                if self.round + 1 < game.num_rounds:
+                    self.round += 1
+                    self.actions.append([])
+                    self.actors.append([])
+                    self.min_raise_to = max(max(game.blind), 1) + self.max_spent
+                else:
+                    self.finished = True
+            else:
+                # Everyone left is all-in (or one can act against all-ins):
+                # jump to the last round for the showdown.
+                while self.round + 1 < game.num_rounds:
+                    self.round += 1
+                    self.actions.append([])
+                    self.actors.append([])
+                self.finished = True
+
+    # -- results -----------------------------------------------------------
+
+    @property
+    def is_showdown(self) -> bool:
+        """True when the hand is over and two or more players did not fold."""
+        return self.finished and self.num_folded + 1 < self.num_players
+
+    def betting_string(self) -> str:
+        """The ACPC betting string, e.g. ``'r300c/cr900f'``."""
+        text = "/".join("".join(a.text() for a in acts) for acts in self.actions)
+        return text
+
+    def values(self, hole: Sequence[Sequence[int]], board: Sequence[int]) -> tuple[float, ...]:
+        """Each position's winnings in chips at the end of the hand.
+
+        Args:
+            hole: hole cards of each position (needed only at a showdown).
+            board: the board cards of the whole hand (the showdown uses those of
+                every round; a finished hand always reaches the last round).
+
+        Raises:
+            IllegalActionError: the hand is not over.
+        """
+        if not self.finished:
+            raise IllegalActionError("values exist only at the end of a hand")
+        n = self.num_players
+        if self.num_folded + 1 == n:
+            winner = self.folded.index(False)
+            total = sum(self.spent)
+            return tuple(
+                float(total - self.spent[p]) if p == winner else float(-self.spent[p])
+                for p in range(n)
+            )
+        ranks = [
+            -1 if self.folded[p] else rank_hand(list(hole[p]) + list(board)) for p in range(n)
+        ]
+        return showdown_values(self.spent, ranks)
+
+
+def showdown_values(spent: Sequence[int], ranks: Sequence[int]) -> tuple[float, ...]:
+    """Split side pots among the best ranks; a folded player's rank is -1.
+
+    One pot per distinct commitment level, shared equally among the
+    best-ranked live players who reached that level.
+    """
+    n = len(spent)
+    won = [0.0] * n
+    previous = 0
+    for level in sorted(set(spent)):
+        contributors = [p for p in range(n) if spent[p] >= level]
+        size = (level - previous) * len(contributors)
+        live = [p for p in contributors if ranks[p] >= 0]
+        if live and size:
+            best = max(ranks[p] for p in live)
+            winners = [p for p in live if ranks[p] == best]
+            for w in winners:
+                won[w] += size / len(winners)
+        previous = level
+    return tuple(won[p] - spent[p] for p in range(n))
+
+
+@dataclass(frozen=True)
+class Correction:
+    """What :func:`correct_action` changed, with the reference's message.
+
+    Attributes:
+        original: the action as the player sent it.
+        corrected: the action applied instead.
+        message: the reference dealer's warning text for this correction.
+    """
+
+    original: Action
+    corrected: Action
+    message: str
+
+
+def correct_action(state: State, action: Action | None) -> tuple[Action, Correction | None]:
+    """The reference dealer's leniency: turn any action into a legal one.
+
+    ``None`` stands for a no-limit ``r`` with no size (bad format). Invalid
+    actions become a call; a no-limit raise below the minimum is raised to it
+    and one above the stack is lowered to all-in.
+
+    Returns:
+        The legal action and, when it differs from the one given, a Correction.
+    """
+    if action is None:
+        return Action.CALL, Correction(
+            Action.RAISE, Action.CALL, "bad action format in response, changed to call"
+        )
+    if action.type is ActionType.RAISE:
+        bounds = state.raise_range()
+        if bounds is not None and not state.game.is_limit:
+            low, high = bounds
+            if action.size < low:
+                fixed = Action.raise_to(low)
+                return fixed, Correction(action, fixed, f"raise of {action.size} increased to {low}")
+            if action.size > high:
+                fixed = Action.raise_to(high)
+                return fixed, Correction(action, fixed, f"raise of {action.size} decreased to {high}")
+        elif bounds is not None and action.size:
+            return Action.RAISE, None  # a size given in limit is ignored
+    if state.is_legal(action):
+        return action, None
+    return Action.CALL, Correction(action, Action.CALL, "invalid action, changed to call")
