@@ -1,0 +1,62 @@
+"""The ``acpc-lbr`` command line: one entry point, one subcommand per job.
+
+Each subcommand lives beside the code it drives and exposes
+``main(argv) -> int``; this module only dispatches, importing lazily so that
+``acpc-lbr --help`` and ``acpc-lbr games`` stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from acpc_lbr import __version__
+
+#: name -> (module with ``main(argv)``, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "games": ("acpc_lbr.commands.games", "list the bundled ACPC game definitions"),
+    "equity": ("acpc_lbr.commands.equity", "exact win/tie/loss shares of a hand against a hand or range"),
+    "dealer": ("dealer.cli", "run an ACPC dealer (drop-in for the reference dealer)"),
+    "play": ("agents.cli", "connect a bot (reference bots, LBR) to a dealer"),
+    "evaluate": ("acpc_lbr.commands.evaluate", "measure a bot's exploitability with LBR"),
+    "results": ("acpc_lbr.commands.results", "recompute match results from log files"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acpc-lbr",
+        description="ACPC poker dealer and Local Best Response exploitability measurement.",
+        epilog="Run 'acpc-lbr COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"acpc-lbr {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in SUBCOMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``acpc-lbr`` with ``argv`` (default: the process arguments)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    if not args or args[0] not in SUBCOMMANDS:
+        parser.parse_args(args)  # handles --help, --version and unknown commands
+        parser.print_help()
+        return 2
+    module_name, _ = SUBCOMMANDS[args[0]]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and module_name.startswith(error.name):
+            print(f"acpc-lbr: the '{args[0]}' command is not available yet", file=sys.stderr)
+            return 2
+        raise
+    result: int = module.main(args[1:])
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
