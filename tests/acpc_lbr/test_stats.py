@@ -1,0 +1,61 @@
+"""Tests of acpc_lbr.stats: online means, exact merges, intervals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acpc_lbr.stats import RunningMean, Z95
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+
+
+@given(st.lists(finite, min_size=2, max_size=200))
+def test_online_equals_numpy(xs: list[float]) -> None:
+    """Welford's running mean and variance equal numpy's two-pass figures."""
+    stat = RunningMean()
+    for x in xs:
+        stat.add(x)
+    assert stat.n == len(xs)
+    assert math.isclose(stat.mean, float(np.mean(xs)), rel_tol=1e-9, abs_tol=1e-6)
+    assert math.isclose(stat.variance, float(np.var(xs, ddof=1)), rel_tol=1e-7, abs_tol=1e-4)
+
+
+@given(st.lists(finite, max_size=100), st.lists(finite, max_size=100), st.lists(finite, max_size=100))
+def test_merge_equals_one_run(a: list[float], b: list[float], c: list[float]) -> None:
+    """Merging batches in any grouping gives the result of one run over all units."""
+    parts = []
+    for xs in (a, b, c):
+        s = RunningMean()
+        s.add_many(xs)
+        parts.append(s)
+    whole = RunningMean()
+    whole.add_many(a + b + c)
+    left = parts[0].merged(parts[1]).merged(parts[2])
+    right = parts[0].merged(parts[1].merged(parts[2]))
+    for merged in (left, right):
+        assert merged.n == whole.n
+        assert math.isclose(merged.mean, whole.mean, rel_tol=1e-9, abs_tol=1e-6)
+        assert math.isclose(merged.m2, whole.m2, rel_tol=1e-7, abs_tol=1e-3)
+
+
+def test_half_width_and_dict_round_trip() -> None:
+    """The half-width is 1.96·s/√n and to_dict/from_dict keeps the sample."""
+    stat = RunningMean()
+    stat.add_many([1.0, 3.0, 5.0, 7.0])
+    s = float(np.std([1, 3, 5, 7], ddof=1))
+    assert math.isclose(stat.half_width, Z95 * s / 2.0)
+    again = RunningMean.from_dict(stat.to_dict())
+    assert again == stat
+    assert stat.excludes(0.0) and not stat.excludes(4.0)
+
+
+def test_small_samples_have_no_interval() -> None:
+    """With fewer than two units the spread is undefined (NaN, None in JSON)."""
+    stat = RunningMean()
+    stat.add(5.0)
+    assert math.isnan(stat.half_width)
+    assert stat.to_dict()["std"] is None
