@@ -1,0 +1,194 @@
+"""The estimators of a match: raw, duplicate, imaginary observations, duplicate + IO.
+
+Each estimator is a :class:`~acpc_lbr.stats.RunningMean` over independent
+units: hands for raw and IO, duplicate pairs (the mean of a deal's two
+seatings) for the duplicate ones. :class:`MatchEstimates` accumulates them
+online from :class:`HandOutcome` records and merges exactly across batches,
+keeping the duplicate halves still waiting for their partner so that a pair
+split across two batches is still counted once, in full.
+
+Imaginary observations (Bowling et al., ICML 2008) replace a showdown's
+outcome by its expectation over every hand the opponent could have held on
+the observed line (:func:`imaginary_observation`); folds stay as they are.
+The honesty check is the mean of (IO − raw) per hand: 0 in expectation
+when the opponent's range answers are its real strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from acpc_lbr.stats import RunningMean
+from protocol.cards import all_hands
+from protocol.gamedef import GameDef
+from protocol.ranking import rank_hand
+from protocol.rules import showdown_values
+
+#: Names of the estimators, in the order they are reported.
+ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io")
+
+
+@dataclass(frozen=True)
+class HandOutcome:
+    """One played hand, from the measured player's seat.
+
+    Attributes:
+        deal: the deal's index (the hand number); a duplicate pair shares it.
+        half: 0 for the first seating, 1 for the reversed one.
+        chips: what the measured player won.
+        io_chips: the imaginary-observation value, or None when the opponent
+            gave no (usable) range answers for this hand.
+    """
+
+    deal: int
+    half: int
+    chips: float
+    io_chips: float | None = None
+
+
+@dataclass
+class MatchEstimates:
+    """All estimators of one measured player, accumulated online."""
+
+    raw: RunningMean = field(default_factory=RunningMean)
+    duplicate: RunningMean = field(default_factory=RunningMean)
+    io: RunningMean = field(default_factory=RunningMean)
+    duplicate_io: RunningMean = field(default_factory=RunningMean)
+    #: IO − raw per hand (the honesty check).
+    io_minus_raw: RunningMean = field(default_factory=RunningMean)
+    #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io).
+    pending: dict[tuple[int, int], tuple[float, float | None]] = field(default_factory=dict)
+
+    def add(self, outcome: HandOutcome) -> None:
+        """Account for one hand."""
+        self.raw.add(outcome.chips)
+        if outcome.io_chips is not None:
+            self.io.add(outcome.io_chips)
+            self.io_minus_raw.add(outcome.io_chips - outcome.chips)
+        self._pair(outcome.deal, outcome.half, outcome.chips, outcome.io_chips)
+
+    def _pair(self, deal: int, half: int, chips: float, io: float | None) -> None:
+        partner = self.pending.pop((deal, 1 - half), None)
+        if partner is None:
+            self.pending[(deal, half)] = (chips, io)
+            return
+        self.duplicate.add((chips + partner[0]) / 2.0)
+        if io is not None and partner[1] is not None:
+            self.duplicate_io.add((io + partner[1]) / 2.0)
+
+    def merge(self, other: MatchEstimates) -> None:
+        """Fold another batch's estimates into these."""
+        self.raw.merge(other.raw)
+        self.duplicate.merge(other.duplicate)
+        self.io.merge(other.io)
+        self.duplicate_io.merge(other.duplicate_io)
+        self.io_minus_raw.merge(other.io_minus_raw)
+        for (deal, half), (chips, io) in other.pending.items():
+            self._pair(deal, half, chips, io)
+
+    def estimator(self, name: str) -> RunningMean:
+        """One estimator by name (see :data:`ESTIMATORS`)."""
+        stat: RunningMean = getattr(self, name)
+        return stat
+
+    def to_dict(self, big_blind: int) -> dict[str, Any]:
+        """Every estimator in chips, mbb/g and bb/hand, plus the mergeable state."""
+        report: dict[str, Any] = {}
+        for name in (*ESTIMATORS, "io_minus_raw"):
+            stat = self.estimator(name)
+            report[name] = {
+                "chips": stat.to_dict(),
+                "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(),
+                "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(),
+            }
+        check = self.io_minus_raw
+        report["io_minus_raw"]["flagged"] = bool(check.n > 1 and check.excludes(0.0))
+        report["pending_halves"] = [
+            {"deal": deal, "half": half, "chips": chips, "io_chips": io}
+            for (deal, half), (chips, io) in sorted(self.pending.items())
+        ]
+        return report
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MatchEstimates:
+        """Rebuild from :meth:`to_dict` output (reads the chip figures)."""
+        estimates = cls()
+        for name in (*ESTIMATORS, "io_minus_raw"):
+            setattr(estimates, name, RunningMean.from_dict(data[name]["chips"]))
+        for item in data.get("pending_halves", []):
+            estimates.pending[(int(item["deal"]), int(item["half"]))] = (
+                float(item["chips"]),
+                None if item["io_chips"] is None else float(item["io_chips"]),
+            )
+        return estimates
+
+
+def hand_cards(game: GameDef) -> np.ndarray:
+    """Every private hand of ``game`` as card indices, shape (num_hands, hole), colex order."""
+    cards = np.array(game.cards, dtype=np.int64)
+    numbers = np.array(all_hands(game.deck_size, game.num_hole_cards), dtype=np.int64)
+    return cards[numbers]
+
+
+def showdown_ranks(game: GameDef, hands: np.ndarray, board: Sequence[int]) -> np.ndarray:
+    """Rank of each hand (rows of card indices) combined with the board; higher is better.
+
+    Uses the numba evaluator when hand plus board make 5 to 7 cards, the
+    plain ranker otherwise (the two agree on order and ties; only ranks from
+    the same call are compared).
+    """
+    total = hands.shape[1] + len(board)
+    if 5 <= total <= 7:
+        from acpc_lbr.evaluator import evaluate_batch
+
+        full = np.concatenate([hands, np.tile(np.asarray(board, dtype=hands.dtype), (len(hands), 1))], axis=1)
+        return np.asarray(evaluate_batch(full), dtype=np.int64)
+    return np.array([rank_hand(list(h) + list(board)) for h in hands], dtype=np.int64)
+
+
+def imaginary_observation(
+    game: GameDef,
+    measured_position: int,
+    measured_cards: Sequence[int],
+    board: Sequence[int],
+    spent: Sequence[int],
+    opponent_weights: np.ndarray,
+) -> float:
+    """The measured player's expected showdown value over the opponent's possible hands.
+
+    Args:
+        game: a heads-up game.
+        measured_position: the measured player's position in this hand.
+        measured_cards: the measured player's hole cards.
+        board: every board card of the hand.
+        spent: each position's commitment at the showdown.
+        opponent_weights: shape (num_hands,): Π of σ(s, h, a) over the
+            opponent's actions on the line, for every private hand h (any value
+            for hands that collide with known cards: they get weight 0 here).
+
+    Returns:
+        Σ_h w(h)·u(h) / Σ_h w(h), or NaN when no possible hand has weight.
+    """
+    hands = hand_cards(game)
+    dead = np.array(sorted(set(measured_cards) | set(board)), dtype=np.int64)
+    possible = ~np.isin(hands, dead).any(axis=1)
+    weights = np.where(possible, np.asarray(opponent_weights, dtype=np.float64), 0.0)
+    total = weights.sum()
+    if not total > 0.0:
+        return float("nan")
+    opponent = 1 - measured_position
+    hero_rank = showdown_ranks(game, np.asarray([measured_cards], dtype=np.int64), board)[0]
+    opponent_ranks = np.zeros(len(hands), dtype=np.int64)
+    opponent_ranks[possible] = showdown_ranks(game, hands[possible], board)
+    outcome: dict[int, float] = {}
+    for sign, ranks in ((1, (1, 0)), (0, (0, 0)), (-1, (0, 1))):
+        by_position = [0, 0]
+        by_position[measured_position], by_position[opponent] = ranks
+        outcome[sign] = showdown_values(spent, by_position)[measured_position]
+    comparison = np.sign(hero_rank - opponent_ranks)
+    values = np.select([comparison > 0, comparison == 0], [outcome[1], outcome[0]], outcome[-1])
+    return float((weights * values).sum() / total)
