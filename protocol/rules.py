@@ -381,17 +381,33 @@ class Correction:
     message: str
 
 
-def correct_action(state: State, action: Action | None) -> tuple[Action, Correction | None]:
+def correct_action(
+    state: State, action: Action | None, problem: str | None = None
+) -> tuple[Action, Correction | None]:
     """The reference dealer's leniency: turn any action into a legal one.
 
     ``None`` stands for a no-limit ``r`` with no size (bad format). Invalid
     actions become a call; a no-limit raise below the minimum is raised to it
     and one above the stack is lowered to all-in.
 
+    Args:
+        state: the hand, with someone to act.
+        action: the action read from the reply, or None when unreadable.
+        problem: the reply's problem as :func:`protocol.wire.parse_reply`
+            reports it: ``'invalid'`` (an unknown action letter: the reference
+            treats it as an invalid action) or ``'bad_format'`` (treated as a
+            bad action format); None when the action was read.
+
     Returns:
         The legal action and, when it differs from the one given, a Correction.
     """
-    if action is None:
+    if problem == "invalid":
+        # An unknown letter is not an action; the reference's isValidAction
+        # rejects it and substitutes a call.
+        return Action.CALL, Correction(
+            Action.CALL, Action.CALL, "invalid action, changed to call"
+        )
+    if action is None or problem is not None:
         return Action.CALL, Correction(
             Action.RAISE, Action.CALL, "bad action format in response, changed to call"
         )

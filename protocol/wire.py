@@ -1,0 +1,635 @@
+"""The ACPC wire formats: MATCHSTATE lines, replies, and the ``.log`` lines.
+
+Every reader goes through the rules: parsing a MATCHSTATE (or a log STATE)
+line replays its betting through :class:`~protocol.rules.State`, so a parsed
+line is always a legal position. Every printer is byte-compatible with the
+reference dealer (``printMatchState``/``printState`` in its game.c), and every
+reference log line survives parse -> print byte for byte. Malformed text of
+any kind raises :class:`~protocol.errors.ParseError`, the one error family.
+
+>>> from protocol.gamedef import load_game
+>>> game = load_game("nolimit")
+>>> ms = parse_matchstate("MATCHSTATE:1:0:r300c/:|Td4d/As9d6s", game)
+>>> ms.position, ms.hand_id, ms.round, ms.betting_text()
+(1, 0, 1, 'r300c/')
+>>> ms.text()
+'MATCHSTATE:1:0:r300c/:|Td4d/As9d6s'
+>>> ms.to_state(game).current_player
+0
+>>> reply = parse_reply("MATCHSTATE:1:0::|Td4d:B 300", game)
+>>> reply.action, reply.problem
+(Action(type=<ActionType.RAISE: 'r'>, size=300), None)
+>>> format_reply(reply.state, Action.CALL)
+'MATCHSTATE:1:0::|Td4d:c'
+>>> parse_reply("# a comment", game) is None
+True
+>>> format_chips(-19795.0), format_chips(33.333333333), format_chips(0.5)
+('-19795', '33.333333', '0.5')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from protocol.cards import card_from_text, cards_to_text
+from protocol.deal import Deal
+from protocol.errors import IllegalActionError, ParseError
+from protocol.gamedef import GameDef
+from protocol.rules import Action, ActionType, State
+
+__all__ = [
+    "MatchState",
+    "Reply",
+    "LogState",
+    "Score",
+    "parse_matchstate",
+    "matchstate_for",
+    "parse_reply",
+    "format_reply",
+    "same_decision_point",
+    "format_chips",
+    "parse_chips",
+    "parse_log_state",
+    "log_state_for",
+    "parse_score",
+    "log_header",
+    "PREFIX",
+]
+
+#: The prefix of every state line the dealer sends.
+PREFIX = "MATCHSTATE:"
+_LOG_PREFIX = "STATE:"
+_SCORE_PREFIX = "SCORE:"
+
+#: Reply problems (see :class:`Reply`).
+INVALID = "invalid"
+BAD_FORMAT = "bad_format"
+
+UINT32_MAX = 2**32 - 1
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+
+# ASCII digits only: ``\d`` and ``str.isdigit`` also accept other scripts' digits.
+_UNSIGNED = re.compile(r"[0-9]+")
+_ACTION_TOKEN = re.compile(r"([fcr])([0-9]*)")
+# ``scanf("%d")``: optional C white space, an optional sign, then digits.
+_SCANF_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_CHIPS = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_REPLY_ACTIONS = {
+    "f": ActionType.FOLD,
+    "c": ActionType.CALL,
+    "k": ActionType.CALL,
+    "r": ActionType.RAISE,
+    "b": ActionType.RAISE,
+}
+
+Betting = tuple[tuple[Action, ...], ...]
+Cards = tuple[tuple[int, ...], ...]
+
+
+# -- small readers ---------------------------------------------------------
+
+
+def _strip_line_end(line: str) -> str:
+    """Drop a trailing ``\\n`` and then a trailing ``\\r`` (the reference sends ``\\r\\n``)."""
+    if line.endswith("\n"):
+        line = line[:-1]
+    if line.endswith("\r"):
+        line = line[:-1]
+    return line
+
+
+def _unsigned(token: str, what: str, limit: int, line: str) -> int:
+    """Read a decimal integer in ``0..limit`` made of ASCII digits only."""
+    if not _UNSIGNED.fullmatch(token) or len(token.lstrip("0")) > len(str(limit)):
+        raise ParseError(f"{what} must be an integer in 0..{limit}, got {token!r}", line)
+    value = int(token)
+    if value > limit:
+        raise ParseError(f"{what} must be an integer in 0..{limit}, got {token!r}", line)
+    return value
+
+
+def _cards(text: str, game: GameDef, line: str) -> tuple[int, ...]:
+    """Parse concatenated cards, each of which must belong to ``game``'s deck."""
+    if len(text) % 2:
+        raise ParseError(f"card text {text!r} has an odd length", line)
+    cards = []
+    for i in range(0, len(text), 2):
+        try:
+            card = card_from_text(text[i : i + 2])
+        except ParseError:
+            raise ParseError(f"{text[i : i + 2]!r} is not a card", line) from None
+        if card not in game.cards:
+            raise ParseError(f"{text[i : i + 2]!r} is not a card of this game", line)
+        cards.append(card)
+    return tuple(cards)
+
+
+def _parse_betting(text: str, game: GameDef, line: str) -> Betting:
+    """Split a betting string into rounds of actions (syntax only)."""
+    rounds = []
+    for segment in text.split("/"):
+        actions = []
+        pos = 0
+        while pos < len(segment):
+            match = _ACTION_TOKEN.match(segment, pos)
+            if match is None:
+                raise ParseError(f"bad action at {segment[pos:]!r} in betting {text!r}", line)
+            letter, digits = match.groups()
+            if letter == "r" and not game.is_limit:
+                if not digits:
+                    raise ParseError("a no-limit raise needs a raise-to size", line)
+                actions.append(Action.raise_to(_unsigned(digits, "raise size", INT32_MAX, line)))
+            elif digits:
+                raise ParseError(f"{letter}{digits!r} takes no size in this game", line)
+            else:
+                actions.append(Action(ActionType(letter)))
+            pos = match.end()
+        rounds.append(tuple(actions))
+    return tuple(rounds)
+
+
+def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
+    """Replay ``betting`` through the rules; the result has ``round == len(betting) - 1``.
+
+    Raises:
+        ParseError: the betting is illegal, or its ``/`` separators do not
+            match the rounds the rules reach.
+    """
+    state = State(game, hand_id)
+    for round_, actions in enumerate(betting):
+        for action in actions:
+            if state.finished:
+                raise ParseError("illegal betting: action after the end of the hand", line)
+            if state.round != round_:
+                raise ParseError(f"illegal betting: round {round_ + 1} is already over", line)
+            try:
+                state.apply(action)
+            except IllegalActionError as error:
+                raise ParseError(f"illegal betting: {error}", line) from None
+    if state.round != len(betting) - 1:
+        raise ParseError(
+            f"illegal betting: it reaches round {state.round + 1} "
+            f"but shows {len(betting)} round(s)",
+            line,
+        )
+    return state
+
+
+def _parse_cards(
+    text: str, game: GameDef, rounds: int, line: str, *, all_hole: bool
+) -> tuple[Cards, Cards]:
+    """Parse ``hole|hole...[board0]/board1/...`` for a hand that reached ``rounds`` rounds.
+
+    Each hole field holds 0 or ``num_hole_cards`` cards (all of them when
+    ``all_hole``); round ``r`` shows exactly ``num_board_cards[r]`` cards.
+    """
+    parts = text.split("/")
+    if len(parts) != rounds:
+        raise ParseError(f"cards show {len(parts)} round(s), the betting {rounds}", line)
+    fields = parts[0].split("|")
+    if len(fields) != game.num_players:
+        raise ParseError(f"{len(fields)} hole card fields for {game.num_players} players", line)
+    # The reference prints round 0's board straight after the last hole field.
+    board0 = game.num_board_cards[0] * 2
+    last = fields[-1]
+    if len(last) < board0:
+        raise ParseError("missing board cards of the first round", line)
+    fields[-1] = last[: len(last) - board0]
+    board_texts = [last[len(last) - board0 :], *parts[1:]]
+    hole = []
+    allowed = {game.num_hole_cards} if all_hole else {0, game.num_hole_cards}
+    for position, field in enumerate(fields):
+        cards = _cards(field, game, line)
+        if len(cards) not in allowed:
+            raise ParseError(
+                f"position {position} shows {len(cards)} hole card(s); "
+                f"the game has {game.num_hole_cards}",
+                line,
+            )
+        hole.append(cards)
+    board = []
+    for round_, board_text in enumerate(board_texts):
+        cards = _cards(board_text, game, line)
+        if len(cards) != game.num_board_cards[round_]:
+            raise ParseError(
+                f"round {round_ + 1} shows {len(cards)} board card(s), "
+                f"the game deals {game.num_board_cards[round_]}",
+                line,
+            )
+        board.append(cards)
+    seen = [c for cards in (*hole, *board) for c in cards]
+    if len(set(seen)) != len(seen):
+        raise ParseError("a card appears twice", line)
+    return tuple(hole), tuple(board)
+
+
+def _betting_text(betting: Betting) -> str:
+    return "/".join("".join(a.text() for a in actions) for actions in betting)
+
+
+def _cards_text(hole: Cards, board: Cards) -> str:
+    text = "|".join(cards_to_text(h) for h in hole)
+    for round_, cards in enumerate(board):
+        if round_:
+            text += "/"
+        text += cards_to_text(cards)
+    return text
+
+
+def _state_betting(state: State) -> Betting:
+    return tuple(tuple(actions) for actions in state.actions)
+
+
+# -- MATCHSTATE ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """One ``MATCHSTATE`` line: a hand as one position sees it.
+
+    Attributes:
+        position: the viewer's position in this hand.
+        hand_id: the hand's number in the match.
+        betting: the actions of each round reached.
+        hole: hole cards of each position; ``()`` where not shown.
+        board: board cards of each round reached, round 0 first.
+    """
+
+    position: int
+    hand_id: int
+    betting: Betting
+    hole: Cards
+    board: Cards
+
+    @property
+    def round(self) -> int:
+        """The current (0-based) round."""
+        return len(self.betting) - 1
+
+    @property
+    def own_hole(self) -> tuple[int, ...]:
+        """The viewer's own hole cards."""
+        return self.hole[self.position]
+
+    @property
+    def board_cards(self) -> tuple[int, ...]:
+        """Every visible board card, in dealing order."""
+        return tuple(card for cards in self.board for card in cards)
+
+    def betting_text(self) -> str:
+        """The betting string, e.g. ``'r300c/cr900'``."""
+        return _betting_text(self.betting)
+
+    def body(self) -> str:
+        """The line without the ``MATCHSTATE:`` prefix."""
+        return (
+            f"{self.position}:{self.hand_id}:{self.betting_text()}:"
+            f"{_cards_text(self.hole, self.board)}"
+        )
+
+    def text(self) -> str:
+        """The line as the dealer sends it (without the line ending)."""
+        return PREFIX + self.body()
+
+    def to_state(self, game: GameDef) -> State:
+        """Replay the betting through the rules.
+
+        Raises:
+            ParseError: the betting is not legal in ``game``.
+        """
+        return _replay(self.betting, game, self.hand_id, self.text())
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _parse_matchstate(line: str, game: GameDef) -> tuple[MatchState, State]:
+    if not line.startswith(PREFIX):
+        raise ParseError("a state line starts with 'MATCHSTATE:'", line)
+    fields = line[len(PREFIX) :].split(":")
+    if len(fields) != 4:
+        raise ParseError(f"a state line has 5 ':'-separated fields, got {len(fields) + 1}", line)
+    position = _unsigned(fields[0], "position", game.num_players - 1, line)
+    hand_id = _unsigned(fields[1], "hand id", UINT32_MAX, line)
+    betting = _parse_betting(fields[2], game, line)
+    state = _replay(betting, game, hand_id, line)
+    hole, board = _parse_cards(fields[3], game, len(betting), line, all_hole=False)
+    return MatchState(position, hand_id, betting, hole, board), state
+
+
+def parse_matchstate(line: str, game: GameDef) -> MatchState:
+    """Parse a ``MATCHSTATE`` line (a trailing ``\\r\\n`` or ``\\n`` is dropped).
+
+    Card letters are read case-insensitively; betting must be canonical
+    (``r`` bare in limit, ``r<int>`` in no-limit) and legal.
+
+    Raises:
+        ParseError: the line is malformed or its betting is illegal.
+
+    >>> from protocol.gamedef import load_game
+    >>> parse_matchstate("MATCHSTATE:0:2:rrc/r:8dJd|/as9D6s", load_game("limit")).text()
+    'MATCHSTATE:0:2:rrc/r:8dJd|/As9d6s'
+    >>> parse_matchstate("MATCHSTATE:0:2:rrrr:8dJd|", load_game("limit"))
+    Traceback (most recent call last):
+    ...
+    protocol.errors.ParseError: illegal betting: no raise is allowed here: 'r': 'MATCHSTATE:0:2:rrrr:8dJd|'
+    """
+    return _parse_matchstate(_strip_line_end(line), game)[0]
+
+
+def matchstate_for(state: State, deal: Deal, position: int) -> MatchState:
+    """The state the dealer sends to ``position``.
+
+    The viewer always sees its own hole cards; at the end of a hand that
+    reached a showdown it also sees those of every player who did not fold.
+    The board of every round up to ``state.round`` is shown.
+
+    >>> from protocol.gamedef import load_game
+    >>> from protocol.deal import DealSource
+    >>> game = load_game("nolimit")
+    >>> deal = DealSource(42).deal(game)
+    >>> state = State(game)
+    >>> matchstate_for(state, deal, 1).text()
+    'MATCHSTATE:1:0::|2hAc'
+    """
+    showdown = state.is_showdown
+    hole = tuple(
+        deal.hole[p] if p == position or (showdown and not state.folded[p]) else ()
+        for p in range(state.num_players)
+    )
+    board = tuple(deal.board[r] for r in range(state.round + 1))
+    return MatchState(position, state.hand_id, _state_betting(state), hole, board)
+
+
+# -- replies ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A client's reply: the echoed state, then ``:`` and an action.
+
+    Attributes:
+        state: the echoed state.
+        action: the action read (raise sizes not yet checked), or None when
+            ``problem`` is set.
+        problem: None; ``'invalid'`` for an unknown action letter (the
+            reference changes it to a call as an invalid action); or
+            ``'bad_format'`` for a missing ``:`` or a no-limit raise without
+            a size (the reference's "bad action format").
+        text: the line as received, line ending removed.
+    """
+
+    state: MatchState
+    action: Action | None
+    problem: str | None
+    text: str
+
+
+def _read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | None]:
+    """Read an action as the reference's ``readAction`` does; the rest is ignored."""
+    kind = _REPLY_ACTIONS.get(text[:1].lower()) if text else None
+    if kind is None:
+        return None, INVALID
+    if kind is not ActionType.RAISE or game.is_limit:
+        return Action(kind), None
+    match = _SCANF_INT.match(text, 1)
+    if match is None:
+        return None, BAD_FORMAT
+    digits = match.group(1)
+    sign = -1 if digits.startswith("-") else 1
+    magnitude = digits.lstrip("+-").lstrip("0") or "0"
+    # scanf's %d saturates on overflow (glibc strtol); so do we.
+    size = INT32_MAX + 1 if len(magnitude) > 10 else int(magnitude)
+    size = max(INT32_MIN, min(INT32_MAX, sign * size))
+    return Action.raise_to(size), None
+
+
+def parse_reply(line: str, game: GameDef) -> Reply | None:
+    """Parse a client's reply the way the reference dealer reads it.
+
+    Returns:
+        None for a comment line (starting with ``#`` or ``;``), else the reply.
+        Letters are case-insensitive, ``k`` is call and ``b`` raise; in limit
+        ``r300`` reads as ``r``; whatever follows the action is ignored.
+
+    Raises:
+        ParseError: the state part is unparsable (the reference's "bad state
+            format in response"), e.g. a bare ``c``.
+
+    >>> from protocol.gamedef import load_game
+    >>> parse_reply("MATCHSTATE:1:0::|Td4d:x", load_game("nolimit")).problem
+    'invalid'
+    >>> parse_reply("MATCHSTATE:1:0::|Td4d:r", load_game("nolimit")).problem
+    'bad_format'
+    >>> parse_reply("MATCHSTATE:1:0::|Td4d:r300", load_game("limit")).action.text()
+    'r'
+    """
+    text = _strip_line_end(line)
+    if text.startswith(("#", ";")):
+        return None
+    fields = text.split(":", 5)
+    state, _ = _parse_matchstate(":".join(fields[:5]), game)
+    if len(fields) < 6:
+        return Reply(state, None, BAD_FORMAT, text)
+    action, problem = _read_reply_action(fields[5], game)
+    return Reply(state, action, problem, text)
+
+
+def format_reply(state: MatchState, action: Action) -> str:
+    """The reply line for ``action`` in ``state`` (without a line ending)."""
+    return f"{state.text()}:{action.text()}"
+
+
+def same_decision_point(reply: MatchState, expected: MatchState) -> bool:
+    """The reference's stale-reply check (``matchStatesEqual``).
+
+    It compares the viewer's position, the hand id, the round, every action
+    (type and size), the visible board and the viewer's own hole cards; the
+    other players' hole cards do not matter.
+    """
+    return (
+        reply.position == expected.position
+        and reply.hand_id == expected.hand_id
+        and reply.betting == expected.betting
+        and reply.board == expected.board
+        and reply.hole[reply.position] == expected.hole[expected.position]
+    )
+
+
+# -- log lines -------------------------------------------------------------
+
+
+def format_chips(value: float) -> str:
+    """Chips as the reference logs them: ``%.6f``, trailing zeros and ``.`` stripped."""
+    text = f"{value:.6f}"
+    return text.rstrip("0").rstrip(".")
+
+
+def parse_chips(text: str, line: str | None = None) -> float:
+    """Read a chip value written by :func:`format_chips` (or any plain decimal).
+
+    Raises:
+        ParseError: not a plain decimal number.
+    """
+    if not _CHIPS.fullmatch(text) or len(text) > 40:
+        raise ParseError(f"{text!r} is not a chip value", line if line is not None else text)
+    return float(text)
+
+
+@dataclass(frozen=True)
+class LogState:
+    """One ``STATE`` line of a ``.log``: a finished hand.
+
+    Attributes:
+        hand_id: the hand's number in the match.
+        betting: the actions of each round reached.
+        hole: every position's hole cards (folded players' too).
+        board: board cards of each round up to the one the hand ended in.
+        values: chips won by each position.
+        names: the player name at each position.
+    """
+
+    hand_id: int
+    betting: Betting
+    hole: Cards
+    board: Cards
+    values: tuple[float, ...]
+    names: tuple[str, ...]
+
+    def text(self) -> str:
+        """The line as the reference writes it (without the line ending)."""
+        return (
+            f"STATE:{self.hand_id}:{_betting_text(self.betting)}:"
+            f"{_cards_text(self.hole, self.board)}:"
+            f"{'|'.join(format_chips(v) for v in self.values)}:{'|'.join(self.names)}"
+        )
+
+    def to_state(self, game: GameDef) -> State:
+        """Replay the betting through the rules (the result is finished)."""
+        return _replay(self.betting, game, self.hand_id, self.text())
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _names(text: str, count: int, line: str) -> tuple[str, ...]:
+    names = tuple(text.split("|"))
+    if len(names) != count or not all(names):
+        raise ParseError(f"expected {count} non-empty names", line)
+    return names
+
+
+def parse_log_state(line: str, game: GameDef) -> LogState:
+    """Parse a ``STATE`` line of a ``.log``.
+
+    The betting must be legal and finished; every position shows its hole
+    cards; the board shows the rounds reached.
+
+    Raises:
+        ParseError: the line is malformed or its betting illegal or unfinished.
+
+    >>> from protocol.gamedef import load_game
+    >>> line = "STATE:2:f:4d6c|QsJh:50|-50:p1|p2"
+    >>> parse_log_state(line, load_game("nolimit")).text() == line
+    True
+    """
+    text = _strip_line_end(line)
+    if not text.startswith(_LOG_PREFIX):
+        raise ParseError("a log state line starts with 'STATE:'", text)
+    fields = text[len(_LOG_PREFIX) :].split(":", 4)
+    if len(fields) != 5:
+        raise ParseError("a log state line has 6 ':'-separated fields", text)
+    hand_id = _unsigned(fields[0], "hand id", UINT32_MAX, text)
+    betting = _parse_betting(fields[1], game, text)
+    state = _replay(betting, game, hand_id, text)
+    if not state.finished:
+        raise ParseError("a log state line shows a finished hand", text)
+    hole, board = _parse_cards(fields[2], game, len(betting), text, all_hole=True)
+    value_text, name_text = fields[3], fields[4]
+    values = tuple(parse_chips(v, text) for v in value_text.split("|"))
+    if len(values) != game.num_players:
+        raise ParseError(f"expected {game.num_players} values", text)
+    names = _names(name_text, game.num_players, text)
+    return LogState(hand_id, betting, hole, board, values, names)
+
+
+def log_state_for(
+    state: State, deal: Deal, values: Sequence[float], names: Sequence[str]
+) -> LogState:
+    """The log line of a finished hand.
+
+    Args:
+        state: the finished hand.
+        deal: its cards; every hole card is shown, the board up to
+            ``state.round``.
+        values: chips won by each position (e.g. ``state.values(...)``).
+        names: the player name at each position.
+    """
+    return LogState(
+        hand_id=state.hand_id,
+        betting=_state_betting(state),
+        hole=tuple(deal.hole),
+        board=tuple(deal.board[r] for r in range(state.round + 1)),
+        values=tuple(float(v) for v in values),
+        names=tuple(names),
+    )
+
+
+@dataclass(frozen=True)
+class Score:
+    """The ``SCORE`` line: match totals and names, both in seat order."""
+
+    totals: tuple[float, ...]
+    names: tuple[str, ...]
+
+    def text(self) -> str:
+        """The line as the reference writes it, e.g. ``'SCORE:-211082|211082:p1|p2'``."""
+        return f"SCORE:{'|'.join(format_chips(t) for t in self.totals)}:{'|'.join(self.names)}"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def parse_score(line: str) -> Score:
+    """Parse a ``SCORE`` line.
+
+    Raises:
+        ParseError: the line is malformed.
+
+    >>> parse_score("SCORE:33272|290483|-323755:p1|p2|p3").totals
+    (33272.0, 290483.0, -323755.0)
+    """
+    text = _strip_line_end(line)
+    if not text.startswith(_SCORE_PREFIX):
+        raise ParseError("a score line starts with 'SCORE:'", text)
+    fields = text[len(_SCORE_PREFIX) :].split(":", 1)
+    if len(fields) != 2:
+        raise ParseError("a score line has 3 ':'-separated fields", text)
+    totals = tuple(parse_chips(t, text) for t in fields[0].split("|"))
+    names = _names(fields[1], len(totals), text)
+    return Score(totals, names)
+
+
+def log_header(
+    match_name: str,
+    game_arg: str,
+    hands: int,
+    seed: int,
+    t_response_ms: int,
+    t_hand_ms: int,
+    t_per_hand_ms: int,
+) -> list[str]:
+    """The four ``#`` lines that open a ``.log`` (and the trace).
+
+    >>> log_header("nl1000", "holdem.nolimit.2p.reverse_blinds.game", 1000, 42, 600000, 600000, 7000)[0]
+    '# name/game/hands/seed nl1000 holdem.nolimit.2p.reverse_blinds.game 1000 42'
+    """
+    return [
+        f"# name/game/hands/seed {match_name} {game_arg} {hands} {seed}",
+        f"#--t_response {t_response_ms}",
+        f"#--t_hand {t_hand_ms}",
+        f"#--t_per_hand {t_per_hand_ms}",
+    ]
