@@ -1,0 +1,312 @@
+"""The bot SDK: write one strategy function, get a bot that plays and answers range queries.
+
+A *strategy* maps a :class:`PublicView` (public information only: the game,
+the betting so far, the board, who acts) to a :class:`Policy`: the
+probability of each action for *every* private hand the bot could hold. The
+same function drives both jobs of the client in :mod:`agents.client`:
+
+* play: the client asks the policy to :meth:`~Policy.sample` an action for
+  the hand it actually holds, with the bot's own seeded generator;
+* range queries: the client asks the policy for
+  :meth:`~Policy.probabilities` of the queried actions over all hands; this
+  is pure (no random draws), so a query never shifts the play stream.
+
+Most strategies return a :class:`Mix`: a weighted set of concrete actions
+and :class:`UniformRaise` size ranges, each weight a float (the same for every
+hand: the fast path) or a numpy array of shape ``(num_hands,)``.
+
+Hands are indexed in colex order of their card numbers (range-query
+extension, "Hand order"): see :func:`hand_cards` and :func:`hand_of`.
+
+>>> from protocol.gamedef import load_game
+>>> from protocol.rules import State
+>>> game = load_game("nolimit")
+>>> view = PublicView(game, State(game), position=1, board=())
+>>> policy = Mix({Action.CALL: 0.5, UniformRaise(200, 20000): 0.5})
+>>> probs = policy.probabilities([Action.CALL, Action.raise_to(200)], game.num_hands)
+>>> probs.shape, float(probs[0, 0]), round(float(probs[1, 0]) * 19801, 12)  # 19801 sizes share 0.5
+((2, 1326), 0.5, 0.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol, Union, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from protocol.gamedef import GameDef
+from protocol.rules import Action, ActionType, State
+
+FloatArray = npt.NDArray[np.float64]
+#: A weight: one float for every hand, or an array of shape (num_hands,).
+Weight = Union[float, FloatArray]
+
+
+@dataclass(frozen=True)
+class UniformRaise:
+    """Every no-limit raise-to from ``low`` to ``high`` (inclusive), equally likely.
+
+    A weight ``w`` on this part gives each single size probability
+    ``w / (high - low + 1)``.
+    """
+
+    low: int
+    high: int
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise ValueError(f"empty raise range [{self.low}, {self.high}]")
+
+    @property
+    def count(self) -> int:
+        """Number of raise sizes in the range."""
+        return self.high - self.low + 1
+
+    def contains(self, action: Action) -> bool:
+        """True when ``action`` is a raise to a size in the range."""
+        return action.type is ActionType.RAISE and self.low <= action.size <= self.high
+
+
+#: One part of a :class:`Mix`: a concrete action or a range of raise sizes.
+Part = Union[Action, UniformRaise]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A strategy's answer at one public state, for every private hand."""
+
+    def probabilities(self, actions: Sequence[Action], num_hands: int) -> FloatArray:
+        """Probabilities of the given concrete actions.
+
+        Args:
+            actions: concrete actions (``f``, ``c``, ``r`` in limit, ``r<to>`` in no-limit).
+            num_hands: N, the game's number of private hands.
+
+        Returns:
+            float64 array of shape ``(len(actions), num_hands)``, in hand order.
+        """
+        ...
+
+    def sample(self, hand: int, rng: np.random.Generator) -> Action:
+        """Draw the action to play holding ``hand`` (a hand index)."""
+        ...
+
+
+class Mix:
+    """A policy made of weighted parts: actions and uniform raise-size ranges.
+
+    Args:
+        weights: part -> weight; a weight is a float (all hands) or an array of
+            shape ``(num_hands,)``. For each hand the weights should sum to 1;
+            :meth:`sample` normalises, :meth:`probabilities` reports them as given.
+
+    >>> Mix({Action.CALL: 1.0}).sample(0, np.random.default_rng(0))
+    Action(type=<ActionType.CALL: 'c'>, size=0)
+    """
+
+    __slots__ = ("parts", "_single")
+
+    def __init__(self, weights: Mapping[Part, Weight]) -> None:
+        self.parts: tuple[tuple[Part, Weight], ...] = tuple(weights.items())
+        # A deterministic policy (one action with a scalar weight) is played
+        # without touching the generator: the fast path of plain bots.
+        self._single: Action | None = None
+        if len(self.parts) == 1:
+            part, weight = self.parts[0]
+            if isinstance(part, Action) and not isinstance(weight, np.ndarray):
+                self._single = part
+
+    def __repr__(self) -> str:
+        return f"Mix({dict(self.parts)!r})"
+
+    def probabilities(self, actions: Sequence[Action], num_hands: int) -> FloatArray:
+        """Probabilities of ``actions`` for every hand; see :class:`Policy`."""
+        result = np.zeros((len(actions), num_hands))
+        for row, action in enumerate(actions):
+            for part, weight in self.parts:
+                if isinstance(part, Action):
+                    if part == action:
+                        result[row] += weight
+                elif part.contains(action):
+                    result[row] += np.asarray(weight) / part.count
+        return result
+
+    def sample(self, hand: int, rng: np.random.Generator) -> Action:
+        """Draw an action for ``hand``; see :class:`Policy`."""
+        if self._single is not None:
+            return self._single
+        weights = [
+            float(weight[hand]) if isinstance(weight, np.ndarray) else float(weight)
+            for _, weight in self.parts
+        ]
+        total = sum(weights)
+        if not total > 0.0:
+            raise ValueError(f"policy has no positive weight for hand {hand}")
+        chosen: Part = self.parts[-1][0]
+        threshold = rng.random() * total
+        for (part, _), weight in zip(self.parts, weights):
+            if threshold < weight:
+                chosen = part
+                break
+            threshold -= weight
+        if isinstance(chosen, Action):
+            return chosen
+        if chosen.low == chosen.high:
+            return Action.raise_to(chosen.low)
+        return Action.raise_to(int(rng.integers(chosen.low, chosen.high + 1)))
+
+
+class PublicView:
+    """Everything public at one decision point: what a strategy may look at.
+
+    Args:
+        game: the game definition.
+        state: the public state (betting replayed through the rules); do not
+            mutate it, use ``state.clone()`` to explore.
+        position: the position to act (the bot's own position).
+        board: every board card shown so far (card indices).
+    """
+
+    __slots__ = ("game", "state", "position", "board", "_raise_range", "_legal")
+
+    def __init__(self, game: GameDef, state: State, position: int, board: tuple[int, ...]) -> None:
+        self.game = game
+        self.state = state
+        self.position = position
+        self.board = board
+        self._raise_range: tuple[int, int] | None | bool = False
+        self._legal: list[ActionType] | None = None
+
+    @property
+    def round(self) -> int:
+        """The betting round (0 = preflop)."""
+        return self.state.round
+
+    @property
+    def num_hands(self) -> int:
+        """N, the number of private hands of the game."""
+        return self.game.num_hands
+
+    @property
+    def legal_types(self) -> list[ActionType]:
+        """The legal action types, in the order fold, call, raise."""
+        if self._legal is None:
+            self._legal = self.state.legal_actions()
+        return self._legal
+
+    @property
+    def can_fold(self) -> bool:
+        """True when folding is legal (the bot faces a bet)."""
+        return ActionType.FOLD in self.legal_types
+
+    @property
+    def raise_range(self) -> tuple[int, int] | None:
+        """The smallest and largest legal raise-to, or None when no raise is legal."""
+        if self._raise_range is False:
+            self._raise_range = self.state.raise_range()
+        result = self._raise_range
+        assert result is not True
+        return result
+
+    @property
+    def can_raise(self) -> bool:
+        """True when a raise is legal."""
+        return self.raise_range is not None
+
+    def min_raise(self) -> Action:
+        """The smallest legal raise (``r`` in limit).
+
+        Raises:
+            ValueError: no raise is legal here.
+        """
+        bounds = self.raise_range
+        if bounds is None:
+            raise ValueError("no raise is legal here")
+        return Action.RAISE if self.game.is_limit else Action.raise_to(bounds[0])
+
+    def any_raise(self) -> Part:
+        """Every legal raise size, equally likely: a part for :class:`Mix`.
+
+        In limit this is the one raise ``r``.
+
+        Raises:
+            ValueError: no raise is legal here.
+        """
+        bounds = self.raise_range
+        if bounds is None:
+            raise ValueError("no raise is legal here")
+        if self.game.is_limit:
+            return Action.RAISE
+        return UniformRaise(*bounds)
+
+    def raise_to(self, size: int) -> Action:
+        """A raise to ``size`` clamped into the legal range (``r`` in limit).
+
+        Raises:
+            ValueError: no raise is legal here.
+        """
+        bounds = self.raise_range
+        if bounds is None:
+            raise ValueError("no raise is legal here")
+        if self.game.is_limit:
+            return Action.RAISE
+        return Action.raise_to(min(max(size, bounds[0]), bounds[1]))
+
+    def board_blocked(self) -> npt.NDArray[np.bool_]:
+        """Boolean mask, shape ``(num_hands,)``: hands sharing a card with the board."""
+        return blocked_hands(self.game, self.board)
+
+
+#: A bot's strategy: public view -> policy over every private hand.
+Strategy = Callable[[PublicView], Policy]
+
+
+@lru_cache(maxsize=32)
+def _hand_table(num_cards: int, hole_cards: int) -> npt.NDArray[np.int64]:
+    from protocol.cards import all_hands
+
+    table = np.array(all_hands(num_cards, hole_cards), dtype=np.int64)
+    table.setflags(write=False)
+    return table
+
+
+def hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
+    """Card indices of every private hand, shape ``(num_hands, num_hole_cards)``, hand order.
+
+    >>> from protocol.gamedef import load_game
+    >>> hand_cards(load_game("nolimit"))[[0, 1325]].tolist()
+    [[0, 1], [50, 51]]
+    """
+    numbers = _hand_table(game.deck_size, game.num_hole_cards)
+    return np.asarray(game.cards, dtype=np.int64)[numbers]
+
+
+@lru_cache(maxsize=64)
+def _card_numbers(cards: tuple[int, ...]) -> dict[int, int]:
+    return {card: number for number, card in enumerate(cards)}
+
+
+def hand_of(game: GameDef, hole: Sequence[int]) -> int:
+    """The hand index of hole cards given as card indices.
+
+    >>> from protocol.gamedef import load_game
+    >>> hand_of(load_game("nolimit"), (51, 50))
+    1325
+    """
+    from protocol.cards import hand_index
+
+    numbers = _card_numbers(game.cards)
+    return hand_index([numbers[card] for card in hole])
+
+
+def blocked_hands(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
+    """Boolean mask, shape ``(num_hands,)``: hands that share a card with ``board``."""
+    table = hand_cards(game)
+    if not board:
+        return np.zeros(table.shape[0], dtype=bool)
+    result: npt.NDArray[np.bool_] = np.isin(table, np.asarray(board)).any(axis=1)
+    return result
