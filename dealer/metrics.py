@@ -1,0 +1,170 @@
+"""Prometheus metrics of a dealer process, served from its own Twisted reactor.
+
+Every series carries a ``match`` label. A finished match's series are
+removed after a grace period (:meth:`MatchMetrics.retire`), so a
+long-running dealer does not grow without bound. Latencies use buckets from
+100 µs, since a loopback reply takes 60-200 µs.
+
+Names follow the Prometheus conventions (``acpc_`` prefix, base units,
+``_total`` for counters); :data:`METRIC_NAMES` lists every exported sample
+name, and the README documents them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+#: Latency buckets in seconds, from 100 µs to 10 s.
+LATENCY_BUCKETS = (
+    1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)
+
+
+class DealerMetrics:
+    """The metric families of one dealer process, on an injectable registry.
+
+    Args:
+        registry: where to register (tests pass a fresh ``CollectorRegistry``).
+    """
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.hands = Counter("acpc_hands", "Hands finished", ["match"], registry=r)
+        self.seat_chips = Gauge(
+            "acpc_seat_chips", "Net chips won so far by each seat", ["match", "seat"], registry=r
+        )
+        self.estimate = Gauge(
+            "acpc_estimate_mbb_per_game",
+            "Running estimate of the measured seat's winnings, by estimator",
+            ["match", "estimator"],
+            registry=r,
+        )
+        self.estimate_half_width = Gauge(
+            "acpc_estimate_half_width_mbb_per_game",
+            "Half-width of the 95% interval of each running estimate",
+            ["match", "estimator"],
+            registry=r,
+        )
+        self.estimate_units = Gauge(
+            "acpc_estimate_units",
+            "Independent units (hands or duplicate pairs) behind each estimate",
+            ["match", "estimator"],
+            registry=r,
+        )
+        self.response_seconds = Histogram(
+            "acpc_response_seconds",
+            "Time from sending a state to a seat until its action arrived",
+            ["match", "seat"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.query_seconds = Histogram(
+            "acpc_query_seconds",
+            "Time a seat took to answer a range query",
+            ["match", "seat"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.queries = Counter("acpc_queries", "Range queries sent to a seat", ["match", "seat"], registry=r)
+        self.query_errors = Counter(
+            "acpc_query_errors", "Range queries that ended in QUERYERROR", ["match", "seat"], registry=r
+        )
+        self.timeouts = Counter("acpc_timeouts", "Seats that ran out of time", ["match", "seat"], registry=r)
+        self.invalid_actions = Counter(
+            "acpc_invalid_actions", "Actions corrected by the dealer", ["match", "seat"], registry=r
+        )
+        self.disconnects = Counter(
+            "acpc_disconnects", "Seats that disconnected before the match ended", ["match", "seat"], registry=r
+        )
+        self.range_inconsistencies = Counter(
+            "acpc_range_inconsistencies",
+            "Opponent actions that its own range answers gave probability 0",
+            ["match"],
+            registry=r,
+        )
+        self.matches_running = Gauge("acpc_matches_running", "Matches in progress", registry=r)
+
+    def match(self, name: str, seats: Iterable[str]) -> MatchMetrics:
+        """Create the series of one match (every counter starts visible at 0)."""
+        return MatchMetrics(self, name, list(seats))
+
+
+class MatchMetrics:
+    """The labelled children of one match; call :meth:`retire` to drop them."""
+
+    def __init__(self, metrics: DealerMetrics, name: str, seats: list[str]) -> None:
+        self.metrics = metrics
+        self.name = name
+        self.seats = seats
+        for seat in seats:
+            for family in self._seat_families():
+                family.labels(name, seat)
+        metrics.hands.labels(name)
+        metrics.range_inconsistencies.labels(name)
+
+    def _seat_families(self) -> list[Any]:
+        m = self.metrics
+        return [
+            m.seat_chips, m.response_seconds, m.query_seconds, m.queries, m.query_errors,
+            m.timeouts, m.invalid_actions, m.disconnects,
+        ]
+
+    def hand_finished(self, seat_totals: dict[str, float]) -> None:
+        """Count a hand and publish each seat's running total."""
+        self.metrics.hands.labels(self.name).inc()
+        for seat, total in seat_totals.items():
+            self.metrics.seat_chips.labels(self.name, seat).set(total)
+
+    def publish_estimate(self, estimator: str, mean: float, half_width: float, units: int) -> None:
+        """Publish one estimator's running mean and half-width in mbb/g."""
+        self.metrics.estimate.labels(self.name, estimator).set(mean)
+        self.metrics.estimate_half_width.labels(self.name, estimator).set(half_width)
+        self.metrics.estimate_units.labels(self.name, estimator).set(units)
+
+    def retire(self) -> None:
+        """Remove every series of this match."""
+        m = self.metrics
+        for seat in self.seats:
+            for family in self._seat_families():
+                try:
+                    family.remove(self.name, seat)
+                except KeyError:
+                    pass
+        for family in (m.hands, m.range_inconsistencies):
+            try:
+                family.remove(self.name)
+            except KeyError:
+                pass
+        for family in (m.estimate, m.estimate_half_width, m.estimate_units):
+            for labels in list(family._metrics):  # the estimators published so far
+                if labels[0] == self.name:
+                    family.remove(*labels)
+
+
+def metric_names(metrics: DealerMetrics) -> set[str]:
+    """Every sample name the registry can export (histograms: _bucket/_sum/_count)."""
+    names: set[str] = set()
+    for family in metrics.registry.collect():
+        if family.type == "counter":
+            names.add(family.name + "_total")
+        elif family.type == "histogram":
+            names.update(family.name + suffix for suffix in ("_bucket", "_sum", "_count"))
+        else:
+            names.add(family.name)
+    return names
+
+
+def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1") -> Any:
+    """Serve ``/metrics`` from the running reactor; returns the listening port."""
+    from prometheus_client.twisted import MetricsResource
+    from twisted.internet import reactor
+    from twisted.web.resource import Resource
+    from twisted.web.server import Site
+
+    root = Resource()
+    root.putChild(b"metrics", MetricsResource(registry=metrics.registry))
+    return reactor.listenTCP(port, Site(root), interface=interface)  # type: ignore[attr-defined]

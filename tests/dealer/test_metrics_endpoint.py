@@ -1,0 +1,54 @@
+"""The /metrics endpoint: served from the reactor, on loopback only, series retired."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest_twisted
+from prometheus_client.parser import text_string_to_metric_families
+from twisted.internet import reactor
+from twisted.web.client import Agent, readBody
+
+from dealer.metrics import DealerMetrics, serve_metrics
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+@pytest_twisted.ensureDeferred
+async def test_endpoint_serves_counters_and_binds_loopback() -> None:
+    """A scrape sees a match's counters move; the port is bound to 127.0.0.1 only."""
+    metrics = DealerMetrics()
+    match = metrics.match("m1", ["lbr", "bot"])
+    port = serve_metrics(metrics, 0)
+    try:
+        host = port.getHost()
+        assert host.host == "127.0.0.1"
+        url = f"http://127.0.0.1:{host.port}/metrics".encode()
+        body = (await readBody(await Agent(reactor).request(b"GET", url))).decode()
+        assert _samples(body)[("acpc_hands_total", (("match", "m1"),))] == 0
+        match.hand_finished({"lbr": 150.0, "bot": -150.0})
+        match.publish_estimate("raw", 1500.0, 300.0, 1)
+        body = (await readBody(await Agent(reactor).request(b"GET", url))).decode()
+        samples = _samples(body)
+        assert samples[("acpc_hands_total", (("match", "m1"),))] == 1
+        assert samples[("acpc_seat_chips", (("match", "m1"), ("seat", "bot")))] == -150.0
+        assert samples[("acpc_estimate_mbb_per_game", (("estimator", "raw"), ("match", "m1")))] == 1500.0
+        # Not reachable on another interface of this machine (if it has one).
+        addresses = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)}
+        for address in addresses - {"127.0.0.1"}:
+            if address.startswith("127."):
+                continue
+            with socket.socket() as probe:
+                probe.settimeout(1.0)
+                assert probe.connect_ex((address, host.port)) != 0
+        match.retire()
+        body = (await readBody(await Agent(reactor).request(b"GET", url))).decode()
+        assert 'match="m1"' not in body
+    finally:
+        await port.stopListening()
