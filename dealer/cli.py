@@ -1,0 +1,270 @@
+"""``acpc-lbr dealer``: a drop-in for the ACPC reference dealer.
+
+Usage (the reference's positional arguments and options, GNU-style: options
+may come before or after the positional arguments)::
+
+    acpc-lbr dealer MATCH GAME HANDS SEED NAME1 NAME2 [options]
+
+GAME is a bundled game name or alias (``nolimit``, ``limit``,
+``holdem.nolimit.2p.reverse_blinds.game`` ...) or a path to a game file; the
+``.log`` header records it as typed. The first line on stdout gives the ports,
+in seat order (flushed at once).
+
+Beyond the reference: ``--bind`` (default 127.0.0.1), ``--duplicate`` (the
+mirrored match runs concurrently on two more ports; the port line then has
+four ports: NAME1's and NAME2's in the match, then NAME1's and NAME2's in the
+mirror ``MATCH.dup``), several matches in one process (``--match "NAME GAME
+HANDS SEED P1 P2"``, repeatable, or ``--matches FILE`` with one such line per
+match; one port line per match, in order), ``--max_line`` and
+``--max_ignored``. See docs/dealer.md for the failure policy and exit codes.
+
+Exit codes: 0 every match was played to the end; 1 bad arguments or a startup
+failure; 3 a match ended early because of a bot; 4 an internal error or an
+interrupted dealer. With several matches the highest code is returned.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from protocol.errors import GameDefError
+from protocol.gamedef import load_game
+from protocol.wire import format_chips
+
+from dealer.match import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_STARTUP,
+    Match,
+    MatchAborted,
+    MatchConfig,
+    MatchResult,
+)
+from dealer.seat import LARGEST_MAX_LINE
+
+USAGE = (
+    "usage: acpc-lbr dealer MATCH GAME HANDS SEED NAME1 ... NAMEN [options]\n"
+    "       acpc-lbr dealer --match 'MATCH GAME HANDS SEED NAME1 ... NAMEN' [--match ...] [options]\n"
+)
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise _UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The dealer's argument parser."""
+    parser = _Parser(
+        prog="acpc-lbr dealer",
+        description="Run an ACPC dealer (a drop-in for the reference dealer).",
+        epilog="Exit codes: 0 full match(es); 1 bad arguments/startup; "
+        "3 a match ended early because of a bot; 4 internal error/interrupted.",
+    )
+    parser.add_argument("positional", nargs="*", metavar="MATCH GAME HANDS SEED NAME...")
+    parser.add_argument("-p", dest="ports", default="", help="ports in seat order, comma-separated (0: any)")
+    parser.add_argument("-q", dest="quiet", action="store_true", help="no TO/FROM trace on stderr")
+    parser.add_argument("-l", dest="log", action="store_false", help="do not write MATCH.log")
+    parser.add_argument("-L", dest="log", action="store_true", default=True, help="write MATCH.log (default)")
+    parser.add_argument("-T", dest="tlog", action="store_true", default=False, help="write the MATCH.tlog transaction log")
+    parser.add_argument("-t", dest="tlog", action="store_false", help="no transaction log (default)")
+    parser.add_argument("-a", dest="resume", action="store_true", help="append to the logs and resume from MATCH.tlog")
+    parser.add_argument("-f", dest="fixed", action="store_true", help="fixed seats: seat s is always position s")
+    parser.add_argument("--t_response", type=int, default=600_000, metavar="MS")
+    parser.add_argument("--t_hand", type=int, default=600_000, metavar="MS")
+    parser.add_argument("--t_per_hand", type=int, default=7_000, metavar="MS")
+    parser.add_argument("--start_timeout", type=int, default=None, metavar="MS")
+    parser.add_argument("--bind", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    parser.add_argument("--duplicate", action="store_true",
+                        help="also play the mirrored match MATCH.dup (seats reversed) on two more ports")
+    parser.add_argument("--match", dest="matches", action="append", default=[], metavar="'MATCH GAME HANDS SEED NAMES...'",
+                        help="one more match in this process (repeatable)")
+    parser.add_argument("--matches", dest="match_file", default=None, metavar="FILE",
+                        help="file with one 'MATCH GAME HANDS SEED NAMES...' line per match")
+    parser.add_argument("--max_line", type=int, default=4096, metavar="BYTES",
+                        help=f"longest line a bot may send (default 4096, at most {LARGEST_MAX_LINE})")
+    parser.add_argument("--max_ignored", type=int, default=100, metavar="N",
+                        help="unparsable/stale lines tolerated per decision (default 100)")
+    parser.add_argument("--no_events", dest="events", action="store_false",
+                        help="do not write MATCH.events.jsonl")
+    return parser
+
+
+def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports: tuple[int, ...]) -> MatchConfig:
+    if len(words) < 5:
+        raise _UsageError(f"a match needs MATCH GAME HANDS SEED NAME..., got {' '.join(words)!r}")
+    name, game_arg, hands_text, seed_text = words[:4]
+    try:
+        game = load_game(game_arg)
+    except (GameDefError, OSError, ValueError) as error:
+        raise _UsageError(f"cannot load game {game_arg!r}: {error}") from error
+    try:
+        hands, seed = int(hands_text), int(seed_text)
+    except ValueError as error:
+        raise _UsageError(f"HANDS and SEED must be integers: {error}") from error
+    if not 1 <= hands < 2**31:
+        raise _UsageError(f"HANDS must be a positive 32-bit integer, got {hands}")
+    names = tuple(words[4 : 4 + game.num_players])
+    if len(names) < game.num_players:
+        raise _UsageError(f"{game_arg} needs {game.num_players} player names, got {len(names)}")
+    try:
+        return MatchConfig(
+            name=name, game_arg=game_arg, game=game, hands=hands, seed=seed, names=names,
+            ports=ports, bind=options.bind, t_response_ms=options.t_response,
+            t_hand_ms=options.t_hand, t_per_hand_ms=options.t_per_hand,
+            start_timeout_ms=options.start_timeout, fixed_seats=options.fixed,
+            write_log=options.log, write_tlog=options.tlog, resume=options.resume,
+            trace_messages=not options.quiet, max_line=options.max_line,
+            max_ignored=options.max_ignored, events=options.events,
+        )
+    except ValueError as error:
+        raise _UsageError(str(error)) from error
+
+
+def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argparse.Namespace]:
+    """Read the command line into groups of matches (a group is a match and its mirror).
+
+    Raises:
+        _UsageError: the arguments are unusable.
+    """
+    options = build_parser().parse_intermixed_args(list(argv))
+    try:
+        ports = tuple(int(p) if p else 0 for p in options.ports.split(",")) if options.ports else ()
+    except ValueError as error:
+        raise _UsageError(f"bad -p ports {options.ports!r}") from error
+    if not 1 <= options.max_line <= LARGEST_MAX_LINE:
+        raise _UsageError(f"--max_line must be in 1..{LARGEST_MAX_LINE}")
+    specs: list[tuple[list[str], tuple[int, ...]]] = []
+    if options.positional:
+        specs.append((list(options.positional), ports))
+    for text in options.matches:
+        specs.append((shlex.split(text), ()))
+    if options.match_file is not None:
+        for line in Path(options.match_file).read_text().splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                specs.append((shlex.split(line), ()))
+    if not specs:
+        raise _UsageError("no match given")
+    groups = []
+    for words, match_ports in specs:
+        config = _config_from_words(words, options, match_ports)
+        group = [config]
+        if options.duplicate:
+            if config.game.num_players != 2:
+                raise _UsageError("--duplicate needs a 2-player game")
+            group.append(replace(config, name=f"{config.name}.dup", names=config.names[::-1], ports=()))
+        groups.append(group)
+    names = [c.name for group in groups for c in group]
+    if len(set(names)) != len(names):
+        raise _UsageError("two matches have the same name")
+    return groups, options
+
+
+def paired_result(main: MatchResult, mirror: MatchResult) -> str:
+    """The duplicate result: NAME1's chips per pair of mirrored hands, with a 95% interval.
+
+    A pair is hand h of the match plus hand h of the mirror (same cards, seats
+    reversed); only hands finished in both count.
+    """
+    first = main.names[0]
+    pairs = [
+        main.hand_values[h][0] + mirror.hand_values[h][1]
+        for h in sorted(main.hand_values) if h in mirror.hand_values
+    ]
+    if not pairs:
+        return f"DUPLICATE {main.name}: no complete pairs"
+    mean = statistics.fmean(pairs)
+    half = 1.96 * statistics.stdev(pairs) / math.sqrt(len(pairs)) if len(pairs) > 1 else math.inf
+    return (
+        f"DUPLICATE {main.name}: {first} {format_chips(mean)} chips per pair "
+        f"(95% CI {format_chips(mean - half)} .. {format_chips(mean + half)}) over {len(pairs)} pairs; "
+        f"{main.names[1]} the negation"
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run the dealer; returns the exit code (see the module docstring)."""
+    try:
+        groups, _options = parse_configs(argv)
+    except _UsageError as error:
+        sys.stdout.write(USAGE)
+        sys.stdout.flush()
+        print(f"acpc-lbr dealer: {error}", file=sys.stderr)
+        return EXIT_STARTUP
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0)
+
+    from acpc_lbr.reactor import install_asyncio_reactor
+
+    install_asyncio_reactor()
+    from twisted.internet import defer, reactor
+
+    return run_groups(groups, reactor, defer)
+
+
+def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any) -> int:
+    """Listen, print the port lines, run every match, print the results."""
+    several = sum(len(g) for g in groups) > 1
+    matches: list[list[Match]] = []
+    port_lines = []
+    try:
+        for group in groups:
+            built = [
+                Match(c, reactor, stderr=sys.stderr, trace_prefix=f"[{c.name}] " if several else "")
+                for c in group
+            ]
+            matches.append(built)
+            ports = [m.listen() for m in built]
+            if len(built) == 2:  # match + mirror: NAME1's and NAME2's ports in each
+                port_lines.append(" ".join(map(str, ports[0] + ports[1][::-1])))
+            else:
+                port_lines.append(" ".join(map(str, ports[0])))
+    except MatchAborted as failure:
+        for group_matches in matches:
+            for m in group_matches:
+                m.stop_listening()
+                m.events.close()
+        print(f"ERROR: {failure.message}", file=sys.stderr)
+        return EXIT_STARTUP
+    sys.stdout.write("".join(line + "\n" for line in port_lines))
+    sys.stdout.flush()
+
+    all_matches = [m for group in matches for m in group]
+    codes: list[int] = []
+
+    def interrupted() -> None:
+        for m in all_matches:
+            m.abort(MatchAborted("interrupted", "the dealer was stopped", None, EXIT_INTERNAL))
+
+    reactor.addSystemEventTrigger("before", "shutdown", interrupted)
+
+    def report(results: list[tuple[bool, MatchResult]]) -> None:
+        by_name = {r.name: r for _, r in results}
+        for group in matches:
+            for m in group:
+                result = by_name[m.config.name]
+                codes.append(result.exit_code)
+                score = result.score_line()
+                print(f"{m.config.name} {score}" if several else score)
+            if len(group) == 2:
+                print(paired_result(by_name[group[0].config.name], by_name[group[1].config.name]))
+        sys.stdout.flush()
+
+    done = defer.DeferredList([m.start() for m in all_matches], consumeErrors=True)
+    done.addCallback(report)
+    done.addErrback(lambda failure: codes.append(EXIT_INTERNAL))
+    done.addBoth(lambda _: reactor.callLater(0, reactor.stop))
+    reactor.run()
+    return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK

@@ -1,0 +1,777 @@
+"""One ACPC match: seats, deals, the hand loop, logs and time budgets.
+
+:class:`Match` is the factory side of the dealer. It listens on one port per
+seat, waits for the bots and their ``VERSION`` lines, and plays the hands as
+the reference dealer does (acpc.md): the same seat rotation, the same deals
+(:class:`protocol.deal.DealSource`), the same ``MATCHSTATE`` traffic, the same
+leniency (:func:`protocol.rules.correct_action`) and the same ``.log`` lines
+(:mod:`protocol.wire`). The hand loop is a coroutine; each acting seat's reply
+is awaited with a deadline on an injectable clock.
+
+Failure policy (where the reference dies, or hangs, this dealer ends the match
+cleanly and says why; see docs/dealer.md):
+
+========================  ==============================================  ========
+What the bot does         What the dealer does                            cause
+========================  ==============================================  ========
+never connects            ends the match after ``--start_timeout``        no_connection
+disconnects (any time)    ends the match at once                          disconnect
+bad ``VERSION`` line      ends the match (reference: exit 1)              bad_version
+VERSION 1.x or 2.1+       warns and plays on (as the reference)           --
+no VERSION line           ends the match after ``--t_response``           timeout
+no reply in time          ends the match (``t_response``)                 timeout
+over its time budget      ends the match (``t_hand``, ``t_per_hand``)     out_of_time
+line over ``MAX_LENGTH``  ends the match                                  line_too_long
+unparsable reply          warns, ignores it, keeps waiting (reference)    --
+stale reply               warns, ignores it, keeps waiting (reference)    --
+too many ignored lines    ends the match (``--max_ignored`` per decision) garbage
+invalid action            corrected as the reference does, counted        --
+========================  ==============================================  ========
+
+When a match ends early, every finished hand is already in the ``.log`` (it is
+flushed after every hand), the unfinished hand is dropped, and the dealer
+writes ``# ERROR: <message>`` and a ``SCORE`` over the finished hands to the
+``.log``, prints the ``ERROR`` and ``SCORE`` lines, and records the
+cause in the event log. Other matches of the same process go on.
+
+Exit codes (per match; the process returns the highest): :data:`EXIT_OK` (0)
+the match was played to the end; :data:`EXIT_STARTUP` (1) bad arguments or a
+startup failure (unreadable game, port in use, unreadable tlog);
+:data:`EXIT_BOT_FAILURE` (3) the match ended early because of a bot;
+:data:`EXIT_INTERNAL` (4) a dealer bug or an interrupted dealer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TextIO, cast
+
+from twisted.internet import defer
+from twisted.internet.error import CannotListenError
+from twisted.internet.interfaces import IDelayedCall, IListeningPort, IReactorTCP, IReactorTime
+from twisted.python.failure import Failure
+
+from protocol.deal import Deal, DealSource
+from protocol.errors import IllegalActionError, ParseError
+from protocol.gamedef import GameDef
+from protocol.rules import Action, ActionType, State, correct_action
+from protocol.wire import (
+    MatchState,
+    Score,
+    format_chips,
+    log_header,
+    log_state_for,
+    matchstate_for,
+    parse_reply,
+    same_decision_point,
+)
+
+from dealer.events import EventLog, Trace
+from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
+
+EXIT_OK = 0
+EXIT_STARTUP = 1
+EXIT_BOT_FAILURE = 3
+EXIT_INTERNAL = 4
+
+#: The protocol version this dealer speaks.
+VERSION = (2, 0, 0)
+_VERSION_LINE = re.compile(r"VERSION:\s*\+?(\d+)\.\s*\+?(\d+)\.\s*\+?(\d+)")
+#: Lines a seat may queue while it is not its turn before the dealer gives up.
+MAX_QUEUED_LINES = 10_000
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """Everything that defines one match (the dealer's command line).
+
+    Attributes:
+        name: the match name; the logs are ``<name>.log`` etc.
+        game_arg: the game as typed (bundled name or path), for the header.
+        game: the loaded game definition.
+        hands: the number of hands.
+        seed: the deal seed (unsigned 32-bit).
+        names: one player name per seat.
+        ports: one port per seat (0 or missing: any free port).
+        bind: the interface to listen on.
+        t_response_ms, t_hand_ms, t_per_hand_ms: time limits, as the reference's.
+        start_timeout_ms: how long to wait for every seat to connect (None: forever).
+        fixed_seats: ``-f``, seat s is always position s.
+        write_log: write ``<name>.log``.
+        write_tlog: write ``<name>.tlog`` (``-T``).
+        resume: ``-a``: append to the logs and resume from the tlog.
+        trace_messages: write the TO/FROM trace (False with ``-q``).
+        max_line: the line limit of each seat, in bytes.
+        max_ignored: unparsable or stale lines tolerated while one decision is
+            pending; one more ends the match (cause ``garbage``).
+        events: write ``<name>.events.jsonl``.
+    """
+
+    name: str
+    game_arg: str
+    game: GameDef
+    hands: int
+    seed: int
+    names: tuple[str, ...]
+    ports: tuple[int, ...] = ()
+    bind: str = "127.0.0.1"
+    t_response_ms: int = 600_000
+    t_hand_ms: int = 600_000
+    t_per_hand_ms: int = 7_000
+    start_timeout_ms: int | None = None
+    fixed_seats: bool = False
+    write_log: bool = True
+    write_tlog: bool = False
+    resume: bool = False
+    trace_messages: bool = True
+    max_line: int = DEFAULT_MAX_LINE
+    max_ignored: int = 100
+    events: bool = True
+
+    def __post_init__(self) -> None:
+        if len(self.names) != self.game.num_players:
+            raise ValueError(
+                f"{self.game.num_players} player names needed, got {len(self.names)}"
+            )
+        if self.hands < 1:
+            raise ValueError(f"the number of hands must be positive, got {self.hands}")
+        if not 0 <= self.seed < 2**32:
+            raise ValueError(f"the seed must be an unsigned 32-bit integer, got {self.seed}")
+
+    @property
+    def log_path(self) -> Path:
+        return Path(f"{self.name}.log")
+
+    @property
+    def tlog_path(self) -> Path:
+        return Path(f"{self.name}.tlog")
+
+    @property
+    def events_path(self) -> Path:
+        return Path(f"{self.name}.events.jsonl")
+
+
+class MatchAborted(Exception):
+    """The match cannot go on.
+
+    Args:
+        cause: a short code (``disconnect``, ``timeout``, ``out_of_time``,
+            ``garbage``, ``line_too_long``, ``bad_version``, ``no_connection``,
+            ``interrupted``, ``internal``).
+        message: what happened, naming the seat.
+        seat: the seat at fault (0-based), if any.
+        exit_code: the exit code this ending maps to.
+    """
+
+    def __init__(
+        self, cause: str, message: str, seat: int | None = None, exit_code: int = EXIT_BOT_FAILURE
+    ) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.message = message
+        self.seat = seat
+        self.exit_code = exit_code
+
+
+@dataclass
+class MatchResult:
+    """How a match ended.
+
+    Attributes:
+        name: the match name.
+        names: player names in seat order.
+        totals: chips won by each seat over the finished hands.
+        hand_values: per finished hand, each seat's value (seat order), by hand id.
+        completed: every hand was played.
+        exit_code: see the module docstring.
+        cause: None, or the failure code (see :class:`MatchAborted`).
+        message: None, or the failure message.
+        seat: the seat at fault, if any.
+        corrections: corrected actions per seat.
+        ignored: ignored (unparsable or stale) lines per seat.
+    """
+
+    name: str
+    names: tuple[str, ...]
+    totals: list[float]
+    hand_values: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    completed: bool = False
+    exit_code: int = EXIT_OK
+    cause: str | None = None
+    message: str | None = None
+    seat: int | None = None
+    corrections: list[int] = field(default_factory=list)
+    ignored: list[int] = field(default_factory=list)
+
+    @property
+    def hands_played(self) -> int:
+        return len(self.hand_values)
+
+    def score_line(self) -> str:
+        """The ``SCORE:`` line over the finished hands."""
+        return Score(tuple(self.totals), self.names).text()
+
+
+class _Seat:
+    """The dealer's view of one seat (not the connection itself)."""
+
+    __slots__ = (
+        "index", "name", "factory", "port", "protocol", "queue", "connected",
+        "lost", "match_time", "hand_time", "corrections", "ignored",
+    )
+
+    def __init__(self, index: int, name: str, factory: SeatFactory) -> None:
+        self.index = index
+        self.name = name
+        self.factory = factory
+        self.port: IListeningPort | None = None
+        self.protocol: SeatProtocol | None = None
+        self.queue: deque[str] = deque()
+        self.connected = False
+        self.lost = False
+        self.match_time = 0.0
+        self.hand_time = 0.0
+        self.corrections = 0
+        self.ignored = 0
+
+    def label(self) -> str:
+        return f"seat {self.index + 1} ({self.name})"
+
+
+class Match:
+    """A match between bots on TCP, played like the reference dealer plays it.
+
+    Args:
+        config: the match definition.
+        reactor: provides ``listenTCP`` (and the clock unless ``clock`` is given).
+        clock: the time source for deadlines and budgets (``task.Clock`` in tests).
+        stderr: where the trace and the console events go (None: nowhere).
+        trace_prefix: put before every trace line (several matches per process).
+    """
+
+    def __init__(
+        self,
+        config: MatchConfig,
+        reactor: Any,
+        clock: IReactorTime | None = None,
+        stderr: TextIO | None = None,
+        trace_prefix: str = "",
+    ) -> None:
+        self.config = config
+        self.game = config.game
+        self.reactor = reactor
+        self.clock: IReactorTime = clock if clock is not None else cast(IReactorTime, reactor)
+        self.trace = Trace(stderr, config.trace_messages, trace_prefix)
+        self.events = EventLog(
+            config.name,
+            config.events_path if config.events else None,
+            console=stderr,
+            append=config.resume,
+        )
+        self.seats = [
+            _Seat(i, name, SeatFactory(self, i, config.max_line))
+            for i, name in enumerate(config.names)
+        ]
+        self.result = MatchResult(
+            config.name, config.names, [0.0] * len(self.seats),
+            corrections=[0] * len(self.seats), ignored=[0] * len(self.seats),
+        )
+        self._failure: MatchAborted | None = None
+        self._waiter: defer.Deferred[str] | None = None
+        self._waiter_seat = -1
+        self._timer: IDelayedCall | None = None
+        self._all_connected: defer.Deferred[None] = defer.Deferred()
+        self._log: IO[str] | None = None
+        self._tlog: IO[str] | None = None
+        self._started = False
+        self._done = False
+        self.finished: defer.Deferred[MatchResult] | None = None
+
+    # -- listening ---------------------------------------------------------
+
+    def listen(self) -> list[int]:
+        """Open one listening port per seat and return the port numbers.
+
+        Raises:
+            MatchAborted: a port could not be opened (exit code 1).
+        """
+        tcp = cast(IReactorTCP, self.reactor)
+        ports = list(self.config.ports) + [0] * (len(self.seats) - len(self.config.ports))
+        numbers = []
+        for seat, port in zip(self.seats, ports):
+            try:
+                seat.port = tcp.listenTCP(
+                    port, seat.factory, backlog=8, interface=self.config.bind
+                )
+            except CannotListenError as error:
+                self.stop_listening()
+                raise MatchAborted(
+                    "startup", f"cannot listen on port {port} for {seat.label()}: {error.socketError}",
+                    seat.index, EXIT_STARTUP,
+                ) from error
+            numbers.append(seat.port.getHost().port)  # type: ignore[attr-defined]
+        self.events.emit("listening", ports=numbers, bind=self.config.bind, console=False)
+        return numbers
+
+    def stop_listening(self) -> None:
+        """Close every listening port that is still open."""
+        for seat in self.seats:
+            if seat.port is not None:
+                seat.port.stopListening()
+                seat.port = None
+
+    # -- events from the seat connections (SeatListener) -------------------
+
+    def seat_connected(self, seat_index: int, protocol: SeatProtocol) -> bool:
+        seat = self.seats[seat_index]
+        if seat.connected or self._failure is not None:
+            return False
+        seat.connected = True
+        seat.protocol = protocol
+        if seat.port is not None:
+            seat.port.stopListening()
+            seat.port = None
+        peer = protocol.transport.getPeer() if protocol.transport is not None else None
+        self.events.emit("seat_connected", seat=seat_index + 1, name=seat.name, peer=str(peer), console=False)
+        if all(s.connected for s in self.seats) and not self._all_connected.called:
+            self._all_connected.callback(None)
+        return True
+
+    def seat_line(self, seat_index: int, line: str) -> None:
+        seat = self.seats[seat_index]
+        if self._waiter is not None and self._waiter_seat == seat_index and not seat.queue:
+            waiter, self._waiter = self._waiter, None
+            self._cancel_timer()
+            waiter.callback(line)
+            return
+        seat.queue.append(line)
+        if len(seat.queue) > MAX_QUEUED_LINES:
+            self.abort(MatchAborted(
+                "garbage", f"{seat.label()} sent more than {MAX_QUEUED_LINES} lines out of turn",
+                seat_index,
+            ))
+
+    def seat_line_too_long(self, seat_index: int, length: int) -> None:
+        seat = self.seats[seat_index]
+        self.abort(MatchAborted(
+            "line_too_long",
+            f"{seat.label()} sent a line longer than {self.config.max_line} bytes",
+            seat_index,
+        ))
+
+    def seat_lost(self, seat_index: int, reason: Failure) -> None:
+        seat = self.seats[seat_index]
+        seat.lost = True
+        if self._done:
+            return
+        if self._waiter_seat == seat_index and self._waiter is not None:
+            when = "while acting"
+        elif not self._started:
+            when = "before the match started (no VERSION)"
+        else:
+            when = "while not acting"
+        self.abort(MatchAborted(
+            "disconnect", f"{seat.label()} disconnected {when}", seat_index
+        ))
+
+    # -- control -----------------------------------------------------------
+
+    def abort(self, failure: MatchAborted) -> None:
+        """End the match with ``failure`` (the first failure wins)."""
+        if self._failure is not None or self._done:
+            return
+        self._failure = failure
+        self._cancel_timer()
+        if self._waiter is not None:
+            waiter, self._waiter = self._waiter, None
+            waiter.errback(failure)
+        if not self._all_connected.called:
+            self._all_connected.errback(failure)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            if self._timer.active():
+                self._timer.cancel()
+            self._timer = None
+
+    def start(self) -> defer.Deferred[MatchResult]:
+        """Run the match; the Deferred fires with its :class:`MatchResult` (never fails)."""
+        self.finished = defer.ensureDeferred(self.run())
+        return self.finished
+
+    async def run(self) -> MatchResult:
+        """Play the whole match (listen first) and return how it ended."""
+        config = self.config
+        result = self.result
+        try:
+            self._open_logs()
+            start_hand, pending = self._resume() if config.resume else (0, None)
+            await self._wait_for_seats()
+            await self._read_versions()
+            self._started = True
+            self.trace.line(f"STARTED at {self.clock.seconds():.6f}")
+            self.events.emit("match_started", hands=config.hands, seed=config.seed,
+                             names=list(config.names), first_hand=start_hand)
+            deals = DealSource(config.seed)
+            if pending is not None:
+                deals.skip(self.game, start_hand + 1)
+            else:
+                deals.skip(self.game, start_hand)
+            for hand_id in range(start_hand, config.hands):
+                if pending is not None:
+                    state, deal = pending
+                    pending = None
+                else:
+                    deal = deals.deal(self.game)
+                    state = State(self.game, hand_id)
+                await self._play_hand(state, deal)
+            result.completed = True
+        except MatchAborted as failure:
+            self._record_failure(failure)
+        except Exception as error:  # a dealer bug: still leave a clean ending
+            self.events.emit("internal_error", level="error", error=repr(error), exc_info=True)
+            self._record_failure(MatchAborted("internal", f"internal error: {error!r}", None, EXIT_INTERNAL))
+        finally:
+            self._finish()
+        return result
+
+    # -- phases --------------------------------------------------------------
+
+    async def _wait_for_seats(self) -> None:
+        timeout = self.config.start_timeout_ms
+        timer = None
+        if timeout is not None:
+            def expire() -> None:
+                missing = next(s for s in self.seats if not s.connected)
+                self.abort(MatchAborted(
+                    "no_connection",
+                    f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect",
+                    missing.index,
+                ))
+            timer = self.clock.callLater(timeout / 1000.0, expire)
+        try:
+            await self._all_connected
+        finally:
+            if timer is not None and timer.active():
+                timer.cancel()
+        self.stop_listening()
+
+    async def _read_versions(self) -> None:
+        t_response = self.config.t_response_ms / 1000.0
+        for seat in self.seats:
+            sent = self.clock.seconds()
+            line = await self._next_line(seat, sent + t_response, "timeout",
+                                         f"{seat.label()} sent no VERSION line within {t_response:g} s")
+            if self.trace.messages:
+                self.trace.from_(seat.index, line)
+            match = _VERSION_LINE.match(line)
+            if match is None:
+                raise MatchAborted(
+                    "bad_version", f"invalid version string {line} from {seat.label()}", seat.index
+                )
+            major, minor, _ = (int(g) for g in match.groups())
+            if major != VERSION[0] or minor > VERSION[1]:
+                self.trace.line("ERROR: this server is currently using version 2.0.0")
+                self.events.emit("version_mismatch", level="warning", seat=seat.index + 1, line=line)
+            self.events.emit("seat_ready", seat=seat.index + 1, name=seat.name, console=False)
+
+    def _next_line(self, seat: _Seat, deadline: float, cause: str, message: str) -> defer.Deferred[str]:
+        """The next line of ``seat``, or a MatchAborted(cause) after ``deadline``."""
+        if self._failure is not None:
+            return defer.fail(self._failure)
+        if seat.queue:
+            return defer.succeed(seat.queue.popleft())
+        waiter: defer.Deferred[str] = defer.Deferred()
+        self._waiter = waiter
+        self._waiter_seat = seat.index
+
+        def expire() -> None:
+            self._timer = None
+            self.abort(MatchAborted(cause, message, seat.index))
+
+        self._timer = self.clock.callLater(max(0.0, deadline - self.clock.seconds()), expire)
+        return waiter
+
+    def _position_to_seat(self, hand_id: int) -> list[int]:
+        n = len(self.seats)
+        if self.config.fixed_seats:
+            return list(range(n))
+        # Seat s plays position (s - h) mod N, so position p is seat (p + h) mod N.
+        return [(p + hand_id) % n for p in range(n)]
+
+    async def _play_hand(self, state: State, deal: Deal) -> None:
+        config = self.config
+        game = self.game
+        trace = self.trace
+        messages = trace.messages
+        hand_id = state.hand_id
+        seat_of = self._position_to_seat(hand_id)
+        seats = self.seats
+        ordered = [(seats[s], p) for p, s in sorted(enumerate(seat_of), key=lambda ps: ps[1])]
+        t_response = config.t_response_ms / 1000.0
+        t_hand = config.t_hand_ms / 1000.0
+        t_match = config.t_per_hand_ms * config.hands / 1000.0
+        for seat in seats:
+            seat.hand_time = 0.0
+        while not state.finished:
+            if self._failure is not None:
+                raise self._failure
+            actor = state.current_player
+            expected: MatchState | None = None
+            for seat, position in ordered:
+                view = matchstate_for(state, deal, position)
+                text = view.text()
+                if position == actor:
+                    expected = view
+                if seat.protocol is not None:
+                    seat.protocol.send_line(text)
+                if messages:
+                    trace.to(seat.index, text)
+            assert expected is not None
+            seat = seats[seat_of[actor]]
+            sent = self.clock.seconds()
+            charged_to = sent
+            ignored_here = 0
+            while True:
+                deadline = min(
+                    sent + t_response,
+                    charged_to + (t_hand - seat.hand_time),
+                    charged_to + (t_match - seat.match_time),
+                )
+                if seat.queue and self._failure is None:
+                    line = seat.queue.popleft()
+                else:
+                    line = await self._next_line(seat, deadline, "timeout",
+                                                 self._timeout_message(seat, sent, deadline))
+                now = self.clock.seconds()
+                if messages:
+                    trace.from_(seat.index, line)
+                try:
+                    reply = parse_reply(line, game)
+                except ParseError:
+                    reply = None
+                    problem = "bad state format in response"
+                else:
+                    if reply is None:  # a comment: not charged
+                        continue
+                    problem = None
+                # Charge the time since the last charged line (the reference
+                # charges from the send each time, counting some time twice).
+                elapsed = max(0.0, now - charged_to)
+                charged_to = now
+                seat.hand_time += elapsed
+                seat.match_time += elapsed
+                self._check_budgets(seat, t_hand, t_match)
+                if reply is not None and not same_decision_point(reply.state, expected):
+                    problem = "ignoring un-requested response"
+                if problem is not None or reply is None:
+                    ignored_here += 1
+                    seat.ignored += 1
+                    trace.line(f"WARNING: {problem}")
+                    self.events.emit("reply_ignored", level="warning", console=False,
+                                     seat=seat.index + 1, hand=hand_id, problem=problem)
+                    if ignored_here > config.max_ignored:
+                        raise MatchAborted(
+                            "garbage",
+                            f"{seat.label()} sent {ignored_here} unusable lines in a row in hand "
+                            f"{hand_id} (last: {problem})",
+                            seat.index,
+                        )
+                    continue
+                break
+            applied, correction = correct_action(state, reply.action, reply.problem)
+            if correction is not None:
+                message = correction.message
+                seat.corrections += 1
+                trace.line(f"WARNING: {message}")
+                self.events.emit("action_corrected", level="warning", console=False,
+                                 seat=seat.index + 1, hand=hand_id, correction=message)
+            state.apply(applied)
+            if self._tlog is not None:
+                self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
+        self._end_hand(state, deal, ordered, seat_of)
+
+    def _timeout_message(self, seat: _Seat, sent: float, deadline: float) -> str:
+        waited = deadline - sent
+        t_response = self.config.t_response_ms / 1000.0
+        if waited >= t_response - 1e-9:
+            return (f"could not get action from {seat.label()}: "
+                    f"{waited:.1f} seconds spent waiting; timeout {t_response:g}")
+        return f"{seat.label()} ran out of time (hand or match budget)"
+
+    def _check_budgets(self, seat: _Seat, t_hand: float, t_match: float) -> None:
+        if seat.hand_time > t_hand:
+            raise MatchAborted("out_of_time", f"{seat.label()} ran out of time "
+                               f"({seat.hand_time:.3f} s in this hand; t_hand {t_hand:g})", seat.index)
+        if seat.match_time > t_match:
+            raise MatchAborted("out_of_time", f"{seat.label()} ran out of time "
+                               f"({seat.match_time:.3f} s in the match; budget {t_match:g})", seat.index)
+
+    def _end_hand(self, state: State, deal: Deal, ordered: Sequence[tuple[_Seat, int]],
+                  seat_of: Sequence[int]) -> None:
+        messages = self.trace.messages
+        for seat, position in ordered:
+            text = matchstate_for(state, deal, position).text()
+            if seat.protocol is not None:
+                seat.protocol.send_line(text)
+            if messages:
+                self.trace.to(seat.index, text)
+        self._record_hand(state, deal, seat_of, write=True)
+        hand_id = state.hand_id
+        if hand_id % 100 == 0:
+            for seat in self.seats:
+                self.trace.line(f"Seconds cumulatively spent in match for seat {seat.index}: "
+                                f"{int(seat.match_time)}")
+        self.trace.flush()
+
+    def _record_hand(self, state: State, deal: Deal, seat_of: Sequence[int], write: bool) -> None:
+        values = state.values(deal.hole, deal.board_cards)
+        names = tuple(self.seats[s].name for s in seat_of)
+        by_seat = [0.0] * len(self.seats)
+        for position, seat in enumerate(seat_of):
+            by_seat[seat] = values[position]
+            self.result.totals[seat] += values[position]
+        self.result.hand_values[state.hand_id] = tuple(by_seat)
+        if write:
+            if self._tlog is not None:
+                self._tlog.flush()  # the tlog must never lag the .log (resume)
+            if self._log is not None:
+                self._log.write(log_state_for(state, deal, values, names).text() + "\n")
+                self._log.flush()
+            self.events.emit("hand_finished", level="debug", console=False, hand=state.hand_id,
+                             betting=state.betting_string(), values=list(by_seat))
+
+    # -- logs and resume -------------------------------------------------------
+
+    def _open_logs(self) -> None:
+        config = self.config
+        header = log_header(config.name, config.game_arg, config.hands, config.seed,
+                            config.t_response_ms, config.t_hand_ms, config.t_per_hand_ms)
+        mode = "a" if config.resume else "w"
+        if config.write_log:
+            self._log = open(config.log_path, mode, encoding="ascii")
+            self._log.write("".join(line + "\n" for line in header))
+            self._log.flush()
+        if config.write_tlog:
+            self._tlog = open(config.tlog_path, mode, encoding="ascii")
+        for line in header:
+            self.trace.line(line)
+
+    def _resume(self) -> tuple[int, tuple[State, Deal] | None]:
+        """Replay the tlog: returns the first hand to play and a hand in progress.
+
+        Finished hands are added to the totals; those missing from the .log
+        (killed between the tlog and the log) are written to it.
+        """
+        config = self.config
+        logged: set[int] = set()
+        if config.log_path.exists():
+            with open(config.log_path, encoding="ascii", errors="replace") as log:
+                for line in log:
+                    if line.startswith("STATE:"):
+                        logged.add(int(line.split(":", 2)[1]))
+        records: list[tuple[Action, int, float, float]] = []
+        if config.tlog_path.exists():
+            with open(config.tlog_path, encoding="ascii", errors="replace") as tlog:
+                for number, line in enumerate(tlog, 1):
+                    if not line.endswith("\n"):
+                        break  # a line cut short by a kill
+                    try:
+                        records.append(_parse_tlog_line(line, self.game))
+                    except ValueError as error:
+                        raise MatchAborted("startup", f"{config.tlog_path}:{number}: {error}",
+                                           None, EXIT_STARTUP) from error
+        if not records:
+            return 0, None
+        deals = DealSource(config.seed)
+        hand_id = 0
+        state = State(self.game, 0)
+        deal = deals.deal(self.game)
+        for action, record_hand, sent, received in records:
+            if state.finished:
+                hand_id += 1
+                state, deal = State(self.game, hand_id), deals.deal(self.game)
+            if record_hand != hand_id:
+                raise MatchAborted("startup", f"{config.tlog_path}: hand {record_hand} where hand "
+                                   f"{hand_id} was expected", None, EXIT_STARTUP)
+            seat_of = self._position_to_seat(hand_id)
+            self.seats[seat_of[state.current_player]].match_time += max(0.0, received - sent)
+            try:
+                state.apply(action)
+            except IllegalActionError as error:
+                raise MatchAborted("startup", f"{config.tlog_path}: hand {hand_id}: {error}",
+                                   None, EXIT_STARTUP) from error
+            if state.finished:
+                self._record_hand(state, deal, seat_of, write=hand_id not in logged)
+        self.events.emit("resumed", actions=len(records), hands_finished=len(self.result.hand_values),
+                         mid_hand=not state.finished)
+        if state.finished:
+            return hand_id + 1, None
+        return hand_id, (state, deal)
+
+    # -- ending --------------------------------------------------------------
+
+    def _record_failure(self, failure: MatchAborted) -> None:
+        result = self.result
+        result.exit_code = failure.exit_code
+        result.cause = failure.cause
+        result.message = failure.message
+        result.seat = failure.seat
+        self.trace.line(f"ERROR: {failure.message}")
+        self.events.emit("match_aborted", level="error", cause=failure.cause,
+                         seat=None if failure.seat is None else failure.seat + 1,
+                         error=failure.message, hands_finished=result.hands_played)
+        if self._log is not None and failure.exit_code != EXIT_STARTUP:
+            self._log.write(f"# ERROR: {failure.message}\n")
+
+    def _finish(self) -> None:
+        result = self.result
+        self._done = True
+        result.corrections = [s.corrections for s in self.seats]
+        result.ignored = [s.ignored for s in self.seats]
+        self.stop_listening()
+        self._cancel_timer()
+        if self._failure is None:
+            self._failure = MatchAborted("finished", "the match is over", None, EXIT_OK)
+        score = result.score_line()
+        if result.exit_code != EXIT_STARTUP:
+            if self._log is not None:
+                self._log.write(score + "\n")
+            self.trace.line(f"FINISHED at {self.clock.seconds():.6f}")
+            self.trace.line(score)
+        self.trace.flush()
+        for log in (self._log, self._tlog):
+            if log is not None:
+                log.close()
+        self._log = self._tlog = None
+        self.events.emit(
+            "match_finished" if result.completed else "match_ended_early",
+            level="info" if result.completed else "error",
+            score=score, hands=result.hands_played, corrections=result.corrections,
+            ignored=result.ignored, exit_code=result.exit_code,
+            totals={name: format_chips(v) for name, v in zip(result.names, result.totals)},
+        )
+        self.events.close()
+        for seat in self.seats:
+            if seat.protocol is not None:
+                seat.protocol.close()
+
+
+def _parse_tlog_line(line: str, game: GameDef) -> tuple[Action, int, float, float]:
+    """``r300 0 1795350979.782960 1795350979.782978`` -> (action, hand, sent, received)."""
+    fields = line.split()
+    if len(fields) != 4 or not fields[0]:
+        raise ValueError(f"bad tlog line {line.rstrip()!r}")
+    token = fields[0]
+    kind = ActionType(token[0])
+    if kind is ActionType.RAISE and not game.is_limit:
+        action = Action.raise_to(int(token[1:]))
+    elif len(token) != 1:
+        raise ValueError(f"bad action {token!r}")
+    else:
+        action = Action(kind)
+    return action, int(fields[1]), float(fields[2]), float(fields[3])
