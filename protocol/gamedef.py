@@ -320,7 +320,9 @@ def load_game(name_or_path: str | Path) -> GameDef:
         try:
             return parse_gamedef(path.read_text())
         except GameDefError as error:
-            raise GameDefError(f"{path}: {error.message}", error.text) from None
+            located = GameDefError(f"{path}: {error.message}", error.text)
+            located.line_number = error.line_number  # keep it for callers that point at the line
+            raise located from None
     key = str(name_or_path)
     if ALIASES.get(key, key).removesuffix(".game") in bundled_games():
         return parse_gamedef(bundled_game_text(key))
