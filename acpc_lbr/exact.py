@@ -1,0 +1,438 @@
+"""Exact best response and exact LBR value on small two-player games (Kuhn, Leduc).
+
+Both walk the whole *public* tree (betting sequences and board cards) of a
+heads-up game with vectors over private hands, written only against
+:class:`protocol.rules.State` (``current_player``, ``legal_actions``,
+``raise_range``, ``apply``, ``finished``, ``values``, ``clone``), so they run
+unchanged on any game small enough to enumerate.
+
+Conventions (those of OpenSpiel's ``exploitability`` module, which is the
+source of the test oracles): the strategy plays both seats; the value of the
+best response for a seat is its expected winnings in chips per hand over
+every deal; ``exploitability = (BR value as seat 0 + BR value as seat 1) / 2``
+and ``NashConv = 2 * exploitability`` (two-player zero-sum). Uniform random
+has exploitability 0.458333 in Kuhn and 2.373611 in Leduc (OpenSpiel 2.0.2,
+``pyspiel`` ``exploitability``; /work/shared/notes/ecosystem.md).
+
+How the vectors work. Chance deals hole cards uniformly (every ordered pair
+of disjoint hands equally likely) and each round's board cards uniformly from
+the rest. At a public node the walk carries the opponent's *reach*
+``r_o[h]``: the product of its policy's probabilities of the actions on the
+line, zeroed on hands blocked by the board. A terminal's value for the
+measured player holding ``h_i`` is ``sum_h r_o[h] * [h, h_i disjoint] * u(h_i, h)``;
+a board deal of ``n`` cards averages its children over the
+``C(D - 2k - |board|, n)`` possible card sets (children whose cards collide
+with ``h_i`` or ``h`` are masked, which leaves exactly the right count); the
+root divides by the number of ordered hand pairs ``C(D, k) * C(D - k, k)``.
+A best response maximises per (own hand, public node), which is its
+information set; LBR's play is deterministic given its hand and the public
+node, so its value is the same walk with LBR's one action per node.
+
+The opponent's actions considered at each node are :func:`default_actions`
+(limit games: every legal action, so the result is exact). In no-limit games
+the walk covers only those actions (a policy must put all its mass on them)
+and the best response is the best response *within* them.
+
+>>> from protocol.gamedef import load_game
+>>> from acpc_lbr.strategies import uniform_random
+>>> kuhn = load_game("kuhn")
+>>> round(best_response_value(kuhn, uniform_random(kuhn)), 6)
+0.458333
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from math import comb
+
+import numpy as np
+import numpy.typing as npt
+
+from acpc_lbr.lbr import (
+    ActiveRounds,
+    BettingOptions,
+    EquityFunction,
+    candidate_raises,
+    decide,
+    equity_vector_small,
+)
+from acpc_lbr.ranges import bayes_update, compatible_mask, hand_table, remove_cards, uniform_range
+from acpc_lbr.strategies import Policy, default_actions
+from protocol.gamedef import GameDef
+from protocol.ranking import rank_hand
+from protocol.rules import Action, State, showdown_values
+
+FloatArray = npt.NDArray[np.float64]
+ActionsFunction = Callable[[State], list[Action]]
+
+__all__ = [
+    "BestResponse",
+    "LbrValue",
+    "best_response",
+    "best_response_value",
+    "lbr_expected_value",
+    "lbr_value",
+    "strategy_value",
+]
+
+#: Tolerance on a policy's probabilities summing to 1 over the walked actions.
+SUM_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class BestResponse:
+    """The best response to one strategy.
+
+    Attributes:
+        seat_values: expected chips per hand of the best response in seat 0 and seat 1.
+    """
+
+    seat_values: tuple[float, float]
+
+    @property
+    def exploitability(self) -> float:
+        """``(seat 0 + seat 1) / 2`` chips per hand."""
+        return (self.seat_values[0] + self.seat_values[1]) / 2.0
+
+    @property
+    def nash_conv(self) -> float:
+        """``seat 0 + seat 1`` chips per hand."""
+        return self.seat_values[0] + self.seat_values[1]
+
+
+@dataclass(frozen=True)
+class LbrValue:
+    """LBR's exact expected winnings against one strategy.
+
+    Attributes:
+        seat_values: chips per hand with LBR in seat 0 and seat 1.
+        inconsistencies: range inconsistencies met on lines of positive probability
+            (0 whenever the policy is a proper distribution).
+    """
+
+    seat_values: tuple[float, float]
+    inconsistencies: int = 0
+
+    @property
+    def value(self) -> float:
+        """The mean over both seats (the match average of a duplicate LBR match)."""
+        return (self.seat_values[0] + self.seat_values[1]) / 2.0
+
+
+class _Tree:
+    """Shared machinery: chance deals, terminal payoffs, policy checks."""
+
+    def __init__(self, game: GameDef, actions: ActionsFunction) -> None:
+        if game.num_players != 2:
+            raise ValueError("the exact tools handle two-player games only")
+        self.game = game
+        self.actions = actions
+        self.table = hand_table(game)
+        self.disjoint: npt.NDArray[np.bool_] = ~self.table.overlaps
+        self.hand_pairs = comb(game.deck_size, game.num_hole_cards) * comb(
+            game.deck_size - game.num_hole_cards, game.num_hole_cards
+        )
+        self._showdown_cache: dict[tuple[tuple[int, ...], tuple[int, ...]], FloatArray] = {}
+
+    def cards_to_deal(self, state: State, board: tuple[int, ...]) -> int:
+        """Board cards chance must deal before play (or the showdown) goes on."""
+        if state.finished and not state.is_showdown:
+            return 0
+        return self.game.board_cards_before(state.round) - len(board)
+
+    def deals(self, board: tuple[int, ...], count: int) -> tuple[list[tuple[int, ...]], int]:
+        """Every set of ``count`` new board cards, and the per-pair number of them."""
+        rest = [c for c in self.game.cards if c not in board]
+        remaining = self.game.deck_size - 2 * self.game.num_hole_cards - len(board)
+        return list(combinations(rest, count)), comb(remaining, count)
+
+    def payoff_matrix(self, state: State, board: tuple[int, ...], seat: int) -> FloatArray:
+        """``U[h_seat, h_other]``: seat's winnings at a finished state, 0 where hands collide."""
+        spent = tuple(state.spent)
+        if not state.is_showdown:
+            value = state.values(((), ()), board)[seat]
+            return np.where(self.disjoint, value, 0.0)
+        key = (spent, board)
+        if key not in self._showdown_cache:
+            ranks = np.array([rank_hand(list(h) + list(board)) for h in self.table.hand_cards])
+            win = showdown_values(spent, (1, 0) if seat == 0 else (0, 1))[seat]
+            tie = showdown_values(spent, (0, 0))[seat]
+            lose = showdown_values(spent, (0, 1) if seat == 0 else (1, 0))[seat]
+            mine = ranks[:, None]
+            theirs = ranks[None, :]
+            matrix = np.where(mine > theirs, win, np.where(mine == theirs, tie, lose))
+            self._showdown_cache[key] = np.where(self.disjoint, matrix, 0.0)
+        return self._showdown_cache[(spent, board)]
+
+    def play(self, policy: Policy, state: State, board: tuple[int, ...], reach: FloatArray) -> tuple[list[Action], FloatArray]:
+        """The policy's actions and probabilities at ``state``, checked to sum to 1."""
+        actions = self.actions(state)
+        probs = np.asarray(policy(state, board, actions), dtype=np.float64)
+        if probs.shape != (len(actions), self.game.num_hands):
+            raise ValueError(
+                f"policy returned shape {probs.shape}, expected {(len(actions), self.game.num_hands)}"
+            )
+        live = reach > 0
+        sums = probs[:, live].sum(axis=0)
+        if sums.size and np.max(np.abs(sums - 1.0)) > SUM_TOLERANCE:
+            raise ValueError(
+                f"at {state.betting_string()!r} the policy's probabilities over "
+                f"{[a.text() for a in actions]} sum to {sums.min():.6g}..{sums.max():.6g}, not 1"
+            )
+        return actions, probs
+
+
+def _child(state: State, action: Action) -> State:
+    child = state.clone()
+    child.apply(action)
+    return child
+
+
+# -- best response -------------------------------------------------------------------
+
+
+class _BestResponseWalk(_Tree):
+    def __init__(self, game: GameDef, policy: Policy, seat: int, actions: ActionsFunction) -> None:
+        super().__init__(game, actions)
+        self.policy = policy
+        self.seat = seat
+
+    def value(self) -> float:
+        values = self.node(State(self.game), (), np.ones(self.game.num_hands))
+        return float(values.sum()) / self.hand_pairs
+
+    def node(self, state: State, board: tuple[int, ...], reach: FloatArray) -> FloatArray:
+        """Values for every own hand: sum over opponent hands of reach * payoff."""
+        count = self.cards_to_deal(state, board)
+        if count > 0:
+            total = np.zeros(self.game.num_hands)
+            deals, outcomes = self.deals(board, count)
+            for cards in deals:
+                unblocked = compatible_mask(self.game, cards)
+                child = self.node(state, board + cards, np.where(unblocked, reach, 0.0))
+                total += np.where(unblocked, child, 0.0)
+            return total / outcomes
+        if state.finished:
+            return self.payoff_matrix(state, board, self.seat) @ reach
+        if not reach.any():
+            return np.zeros(self.game.num_hands)
+        if state.current_player == self.seat:
+            children = [self.node(_child(state, a), board, reach) for a in self.actions(state)]
+            return np.max(np.array(children), axis=0)
+        actions, probs = self.play(self.policy, state, board, reach)
+        total = np.zeros(self.game.num_hands)
+        for action, row in zip(actions, probs):
+            branch = reach * row
+            if branch.any():
+                total += self.node(_child(state, action), board, branch)
+        return total
+
+
+def best_response(
+    game: GameDef, policy: Policy, actions: ActionsFunction = default_actions
+) -> BestResponse:
+    """The exact best response to ``policy`` (playing both seats) in a small game.
+
+    Args:
+        game: a two-player game small enough to walk (Kuhn, Leduc).
+        policy: the strategy (:data:`acpc_lbr.strategies.Policy`).
+        actions: the actions walked at each node (both players).
+
+    Raises:
+        ValueError: the policy's probabilities over the walked actions do not sum to 1.
+    """
+    seat0 = _BestResponseWalk(game, policy, 0, actions).value()
+    seat1 = _BestResponseWalk(game, policy, 1, actions).value()
+    return BestResponse((seat0, seat1))
+
+
+def best_response_value(
+    game: GameDef, policy: Policy, actions: ActionsFunction = default_actions
+) -> float:
+    """Exploitability of ``policy``: the mean of the two seats' best-response values (chips/hand)."""
+    return best_response(game, policy, actions).exploitability
+
+
+# -- LBR -----------------------------------------------------------------------------
+
+
+class _LbrWalk(_Tree):
+    def __init__(
+        self,
+        game: GameDef,
+        policy: Policy,
+        seat: int,
+        options: BettingOptions,
+        active_rounds: ActiveRounds,
+        equity: EquityFunction,
+        actions: ActionsFunction,
+    ) -> None:
+        super().__init__(game, actions)
+        self.policy = policy
+        self.seat = seat
+        self.options = options
+        self.active_rounds = active_rounds
+        self.equity = equity
+        self.inconsistencies = 0
+
+    def value(self) -> float:
+        total = 0.0
+        for i, hole in enumerate(self.table.hand_cards):
+            reach = np.where(self.disjoint[i], 1.0, 0.0)
+            belief = uniform_range(self.game, hole)
+            total += self.node(State(self.game), (), i, reach, belief)
+        return total / self.hand_pairs
+
+    def node(
+        self,
+        state: State,
+        board: tuple[int, ...],
+        hand: int,
+        reach: FloatArray,
+        belief: FloatArray,
+    ) -> float:
+        """LBR's value holding ``hand``: sum over opponent hands of reach * payoff."""
+        hole = self.table.hand_cards[hand]
+        count = self.cards_to_deal(state, board)
+        if count > 0:
+            total = 0.0
+            deals, outcomes = self.deals(board, count)
+            for cards in deals:
+                if set(cards).intersection(hole):
+                    continue
+                new_board = board + cards
+                known = compatible_mask(self.game, hole + new_board)
+                child_belief, consistent = remove_cards(belief, self.game, cards, known)
+                child_reach = np.where(known, reach, 0.0)
+                if not child_reach.any():
+                    continue
+                self.inconsistencies += not consistent
+                total += self.node(state, new_board, hand, child_reach, child_belief)
+            return total / outcomes
+        if state.finished:
+            return float(self.payoff_matrix(state, board, self.seat)[hand] @ reach)
+        if state.current_player == self.seat:
+            active = self.active_rounds.is_active(state.round)
+            raises = candidate_raises(state, self.options) if active else []
+            fold_probs = {
+                a: self.policy(after, board, [Action.FOLD])[0]
+                for a in raises
+                for after in (_child(state, a),)
+            }
+            equity = self.equity(hole, board) if active else np.zeros(0)
+            decision = decide(state, self.seat, equity, belief, fold_probs, active=active)
+            return self.node(_child(state, decision.action), board, hand, reach, belief)
+        actions, probs = self.play(self.policy, state, board, reach)
+        known = compatible_mask(self.game, hole + board)
+        total = 0.0
+        for action, row in zip(actions, probs):
+            branch = reach * row
+            if not branch.any():
+                continue
+            child_belief, consistent = bayes_update(belief, row, known)
+            self.inconsistencies += not consistent
+            total += self.node(_child(state, action), board, hand, branch, child_belief)
+        return total
+
+
+def lbr_value(
+    game: GameDef,
+    policy: Policy,
+    options: BettingOptions,
+    active_rounds: ActiveRounds | None = None,
+    *,
+    equity: EquityFunction | None = None,
+    actions: ActionsFunction = default_actions,
+) -> LbrValue:
+    """LBR's exact expected winnings against ``policy``, per seat, over every deal.
+
+    LBR's range follows the policy's answers along each line and every
+    decision goes through :func:`acpc_lbr.lbr.decide` with
+    :func:`acpc_lbr.lbr.equity_vector_small` (unless ``equity`` is given).
+
+    Args:
+        game: a two-player game small enough to walk.
+        policy: the opponent's strategy; it is also asked, after each candidate
+            raise, for its fold probabilities (LBR's range query).
+        options: LBR's betting options.
+        active_rounds: LBR's active rounds (default: all).
+        equity: LBR's equity function.
+        actions: the opponent's actions walked at each node.
+    """
+    rounds = active_rounds if active_rounds is not None else ActiveRounds()
+
+    def small(hero: Sequence[int], board: Sequence[int]) -> FloatArray:
+        return equity_vector_small(game, hero, board)
+
+    equity_fn = equity if equity is not None else small
+    values = []
+    inconsistencies = 0
+    for seat in (0, 1):
+        walk = _LbrWalk(game, policy, seat, options, rounds, equity_fn, actions)
+        values.append(walk.value())
+        inconsistencies += walk.inconsistencies
+    return LbrValue((values[0], values[1]), inconsistencies)
+
+
+def lbr_expected_value(
+    game: GameDef,
+    policy: Policy,
+    options: BettingOptions,
+    active_rounds: ActiveRounds | None = None,
+) -> float:
+    """LBR's exact expected winnings (chips/hand) against ``policy``, averaged over both seats."""
+    return lbr_value(game, policy, options, active_rounds).value
+
+
+# -- two strategies ---------------------------------------------------------------------
+
+
+class _PairWalk(_Tree):
+    def __init__(self, game: GameDef, policies: tuple[Policy, Policy], actions: ActionsFunction) -> None:
+        super().__init__(game, actions)
+        self.policies = policies
+
+    def value(self) -> float:
+        ones = np.ones(self.game.num_hands)
+        return self.node(State(self.game), (), ones, ones) / self.hand_pairs
+
+    def node(self, state: State, board: tuple[int, ...], reach0: FloatArray, reach1: FloatArray) -> float:
+        """Seat 0's value: sum over hand pairs of reach0 * reach1 * payoff."""
+        count = self.cards_to_deal(state, board)
+        if count > 0:
+            total = 0.0
+            deals, outcomes = self.deals(board, count)
+            for cards in deals:
+                unblocked = compatible_mask(self.game, cards)
+                total += self.node(
+                    state, board + cards, np.where(unblocked, reach0, 0.0), np.where(unblocked, reach1, 0.0)
+                )
+            return total / outcomes
+        if state.finished:
+            return float(reach0 @ self.payoff_matrix(state, board, 0) @ reach1)
+        player = state.current_player
+        reach = reach0 if player == 0 else reach1
+        actions, probs = self.play(self.policies[player], state, board, reach)
+        total = 0.0
+        for action, row in zip(actions, probs):
+            branch = reach * row
+            if not branch.any():
+                continue
+            child = _child(state, action)
+            if player == 0:
+                total += self.node(child, board, branch, reach1)
+            else:
+                total += self.node(child, board, reach0, branch)
+        return total
+
+
+def strategy_value(
+    game: GameDef, policy_a: Policy, policy_b: Policy, actions: ActionsFunction = default_actions
+) -> float:
+    """Expected chips per hand ``policy_a`` wins from ``policy_b``, averaged over both seatings."""
+    a_first = _PairWalk(game, (policy_a, policy_b), actions).value()
+    b_first = _PairWalk(game, (policy_b, policy_a), actions).value()
+    # Zero-sum: seat 1's value is minus seat 0's.
+    return (a_first - b_first) / 2.0

@@ -1,0 +1,194 @@
+"""Simple strategies for tests and the exact small-game tools.
+
+A *policy* answers the range query of range-query.md for the player to act:
+``policy(state, board, actions)`` returns a ``(len(actions), game.num_hands)``
+float64 array whose ``[j, h]`` entry is the probability that the player to act
+at public state ``(state, board)`` plays ``actions[j]`` when holding hand ``h``
+(colex hand order, :func:`protocol.cards.all_hands`). ``board`` holds the
+board cards dealt so far (card indices): :class:`protocol.rules.State` carries
+betting only, and a strategy in round 2 of Leduc depends on the board card.
+In lbr.md's notation ``sigma(s, h, a) = policy(state, board, [a])[0, h]``.
+
+Entries for hands that share a card with the board are ignored by every
+consumer and may be anything.
+
+>>> from protocol.gamedef import load_game
+>>> from protocol.rules import State
+>>> kuhn = load_game("kuhn")
+>>> uniform_random(kuhn)(State(kuhn), (), [Action.CALL, Action.RAISE]).tolist()
+[[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from acpc_lbr.lbr import BettingOptions, candidate_raises
+from acpc_lbr.ranges import hand_table
+from protocol.cards import cards_to_text
+from protocol.gamedef import GameDef
+from protocol.rules import Action, ActionType, State
+
+FloatArray = npt.NDArray[np.float64]
+
+#: ``policy(state, board, actions) -> (len(actions), num_hands)`` probabilities.
+Policy = Callable[[State, Sequence[int], Sequence[Action]], FloatArray]
+
+__all__ = [
+    "Policy",
+    "always_call",
+    "always_fold",
+    "default_actions",
+    "info_key",
+    "kuhn_equilibrium",
+    "table_strategy",
+    "uniform_random",
+]
+
+_FCPA = BettingOptions.parse("fcpa")
+
+
+def default_actions(state: State) -> list[Action]:
+    """The concrete actions these strategies (and the exact tools) consider.
+
+    Limit games: every legal action. No-limit: fold (when legal), call, and
+    the raises of the ``fcpa`` abstraction (pot-size and all-in), deduplicated.
+    """
+    actions: list[Action] = []
+    legal = state.legal_actions()
+    if ActionType.FOLD in legal:
+        actions.append(Action.FOLD)
+    actions.append(Action.CALL)
+    if ActionType.RAISE in legal:
+        if state.game.is_limit:
+            actions.append(Action.RAISE)
+        else:
+            actions.extend(candidate_raises(state, _FCPA))
+    return actions
+
+
+def _from_distribution(
+    game: GameDef, distribution: Mapping[Action, float], actions: Sequence[Action]
+) -> FloatArray:
+    """The same distribution for every hand, for the requested actions."""
+    column = np.array([distribution.get(a, 0.0) for a in actions], dtype=np.float64)
+    return np.repeat(column[:, None], game.num_hands, axis=1)
+
+
+def uniform_random(game: GameDef) -> Policy:
+    """Uniform over :func:`default_actions` (limit: the legal actions; no-limit: f, c, pot, all-in)."""
+
+    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+        support = default_actions(state)
+        return _from_distribution(game, {a: 1.0 / len(support) for a in support}, actions)
+
+    return policy
+
+
+def always_call(game: GameDef) -> Policy:
+    """Always check/call."""
+
+    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+        return _from_distribution(game, {Action.CALL: 1.0}, actions)
+
+    return policy
+
+
+def always_fold(game: GameDef) -> Policy:
+    """Fold whenever folding is legal, otherwise check/call."""
+
+    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+        chosen = Action.FOLD if state.can_fold() else Action.CALL
+        return _from_distribution(game, {chosen: 1.0}, actions)
+
+    return policy
+
+
+def info_key(hole: Sequence[int], board: Sequence[int], betting: str) -> str:
+    """The information-set key of :func:`table_strategy`: ``'<hole>[/<board>]:<betting>'``.
+
+    >>> from protocol.cards import cards_from_text
+    >>> info_key(cards_from_text("Ks"), cards_from_text("Qh"), "rc/")
+    'Ks/Qh:rc/'
+    >>> info_key(cards_from_text("Ks"), (), "")
+    'Ks:'
+    """
+    cards = cards_to_text(hole)
+    if board:
+        cards += "/" + cards_to_text(board)
+    return f"{cards}:{betting}"
+
+
+def table_strategy(
+    game: GameDef,
+    table: Mapping[str, Mapping[str, float]],
+    default: Policy | None = None,
+) -> Policy:
+    """A strategy given as a table: info-set key -> {action text: probability}.
+
+    Args:
+        game: the game.
+        table: keys from :func:`info_key` (the acting player's hole cards, the
+            board, the betting string), values mapping action tokens
+            (``'f'``, ``'c'``, ``'r'``, ``'r300'``) to probabilities.
+        default: policy for information sets missing from the table
+            (default :func:`uniform_random`).
+    """
+    fallback = default if default is not None else uniform_random(game)
+    hands = hand_table(game).hand_cards
+
+    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+        betting = state.betting_string()
+        result = np.zeros((len(actions), game.num_hands), dtype=np.float64)
+        missing: list[int] = []
+        dead = set(board)
+        for h, hole in enumerate(hands):
+            if dead.intersection(hole):
+                continue
+            row = table.get(info_key(hole, board, betting))
+            if row is None:
+                missing.append(h)
+                continue
+            for j, action in enumerate(actions):
+                result[j, h] = row.get(action.text(), 0.0)
+        if missing:
+            result[:, missing] = fallback(state, board, actions)[:, missing]
+        return result
+
+    return policy
+
+
+def kuhn_equilibrium(game: GameDef, alpha: float = 0.0) -> Policy:
+    """Kuhn's (1950) family of Nash equilibria, as a :func:`table_strategy`.
+
+    With cards low < mid < high (in the ACPC Kuhn game: Qs, Ks, As) and
+    ``0 <= alpha <= 1/3``: the first player bets low with ``alpha``, high with
+    ``3 alpha``, checks mid, and after check-bet calls mid with ``alpha + 1/3``
+    (high always, low never); the second player, facing a bet, calls high,
+    calls mid with 1/3 and folds low; after a check bets high, bets low with
+    1/3 and checks mid. The first player's game value is -1/18 chips.
+    """
+    if game.num_players != 2 or game.num_rounds != 1 or game.deck_size != 3:
+        raise ValueError("not a two-player Kuhn game")
+    if not 0.0 <= alpha <= 1.0 / 3.0:
+        raise ValueError("alpha must be in [0, 1/3]")
+    low, mid, high = (cards_to_text([c]) for c in game.cards)
+    third = 1.0 / 3.0
+    table: dict[str, dict[str, float]] = {
+        f"{low}:": {"r": alpha, "c": 1.0 - alpha},
+        f"{mid}:": {"c": 1.0},
+        f"{high}:": {"r": 3 * alpha, "c": 1.0 - 3 * alpha},
+        f"{low}:cr": {"f": 1.0},
+        f"{mid}:cr": {"c": alpha + third, "f": 1.0 - alpha - third},
+        f"{high}:cr": {"c": 1.0},
+        f"{low}:c": {"r": third, "c": 1.0 - third},
+        f"{mid}:c": {"c": 1.0},
+        f"{high}:c": {"r": 1.0},
+        f"{low}:r": {"f": 1.0},
+        f"{mid}:r": {"c": third, "f": 1.0 - third},
+        f"{high}:r": {"c": 1.0},
+    }
+    return table_strategy(game, table)
