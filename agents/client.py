@@ -1,0 +1,274 @@
+"""ACPC clients on Twisted: the connection base and the strategy-driven bot.
+
+:class:`AcpcClient` speaks the client side of the ACPC protocol exactly as the
+reference dealer expects it (docs and /work/shared/spec/acpc.md §1-3): it sends
+``VERSION:2.0.0\\r\\n`` first, reads lines up to ``\\n`` (a ``\\r`` before it is
+dropped), ignores ``#``/``;`` comment lines, follows every MATCHSTATE line with
+a :class:`~agents.tracking.HandTracker`, and answers only when it is the one to
+act, once, with the state exactly as received plus ``:<action>\\r\\n``.
+
+:class:`StrategyBot` plugs a :data:`~agents.sdk.Strategy` into it: it samples
+its real action from the strategy's policy with its own seeded generator and
+answers range queries (``QUERY`` lines on the same connection) with the
+policy's probabilities, which never draw from that generator.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from twisted.internet import defer, error, protocol
+from twisted.protocols.basic import LineReceiver
+from twisted.python.failure import Failure
+
+from agents.sdk import PublicView, Strategy, blocked_hands, hand_of
+from agents.tracking import HandTracker, SeatView
+from protocol.errors import ParseError, ProtocolError
+from protocol.gamedef import GameDef
+from protocol.rangequery import SUM_TOLERANCE, RangeErrorReply, format_range, parse_query
+from protocol.rules import Action, correct_action
+
+log = logging.getLogger(__name__)
+
+#: The handshake line; the reference dealer reads it before anything else.
+VERSION_LINE = b"VERSION:2.0.0\r\n"
+
+
+class AcpcClient(LineReceiver):
+    """One connection to an ACPC dealer, as one seat.
+
+    Subclasses implement :meth:`choose_action`; they may also override
+    :meth:`state_received` (every MATCHSTATE line), :meth:`query_received`
+    (``QUERY`` lines) and :meth:`extension_line_received` (``RANGE``,
+    ``RANGEERROR``, ``QUERYERROR`` lines, for agents that ask queries).
+
+    Args:
+        game: the match's game definition.
+    """
+
+    delimiter = b"\n"
+    #: Dealer lines are short (the reference caps them at 4095 characters), but
+    #: range-query traffic can be long: allow generous lines, refuse longer ones.
+    MAX_LENGTH = 1 << 20
+
+    def __init__(self, game: GameDef) -> None:
+        self.game = game
+        self.tracker = HandTracker(game)
+        self.lines_received = 0
+        self.actions_sent = 0
+        self._last_answered = ""
+
+    # -- connection ------------------------------------------------------
+
+    def connectionMade(self) -> None:
+        """Send the version line first, with Nagle off (one small line per action)."""
+        set_no_delay = getattr(self.transport, "setTcpNoDelay", None)
+        if set_no_delay is not None:
+            set_no_delay(True)
+        self.transport.write(VERSION_LINE)
+
+    def lineReceived(self, line: bytes) -> None:
+        """Dispatch one line from the dealer."""
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        self.lines_received += 1
+        if not line or line[:1] in (b"#", b";"):
+            return
+        text = line.decode("ascii", "replace")
+        if text.startswith("MATCHSTATE:"):
+            self._matchstate_received(text)
+        elif text.startswith("QUERY:"):
+            self.query_received(text)
+        elif text.startswith(("RANGE:", "RANGEERROR:", "QUERYERROR:")):
+            self.extension_line_received(text)
+        else:
+            log.warning("ignoring unknown line from the dealer: %.200s", text)
+
+    def lineLengthExceeded(self, line: bytes) -> None:
+        """A line over :attr:`MAX_LENGTH`: refuse it by closing the connection."""
+        log.error("line from the dealer longer than %d bytes; disconnecting", self.MAX_LENGTH)
+        self.transport.loseConnection()
+
+    # -- play ------------------------------------------------------------
+
+    def _matchstate_received(self, text: str) -> None:
+        try:
+            view = self.tracker.update(text)
+        except ParseError as problem:
+            log.warning("ignoring unreadable state: %s", problem)
+            return
+        self.state_received(view)
+        if view.to_act and text != self._last_answered:
+            self._last_answered = text
+            action = self.choose_action(view)
+            self.transport.write(f"{text}:{action.text()}\r\n".encode("ascii"))
+            self.actions_sent += 1
+
+    def state_received(self, view: SeatView) -> None:
+        """Hook: every MATCHSTATE line, before any answer (default: nothing)."""
+
+    def choose_action(self, view: SeatView) -> Action:
+        """The action to send; called once per decision, only when it is our turn."""
+        raise NotImplementedError
+
+    # -- range-query extension --------------------------------------------
+
+    def query_received(self, text: str) -> None:
+        """Hook: a ``QUERY`` line. A plain ACPC client cannot answer: RANGEERROR."""
+        qid = _query_id(text)
+        if qid is not None:
+            self.send_line(RangeErrorReply(qid, "this bot does not answer range queries").text())
+
+    def extension_line_received(self, text: str) -> None:
+        """Hook: a ``RANGE``/``RANGEERROR``/``QUERYERROR`` line (default: logged and ignored)."""
+        log.warning("ignoring range-query answer not asked for: %.200s", text)
+
+    def send_line(self, text: str) -> None:
+        """Write one line (CRLF appended)."""
+        self.transport.write(text.encode("ascii") + b"\r\n")
+
+
+def _query_id(text: str) -> str | None:
+    """The qid of a QUERY line, if it has a well-formed one."""
+    fields = text.split(":", 2)
+    if len(fields) >= 2 and fields[1].isalnum() and fields[1].isascii():
+        return fields[1]
+    return None
+
+
+class StrategyBot(AcpcClient):
+    """A bot driven by one :data:`~agents.sdk.Strategy`: it plays and answers queries.
+
+    Args:
+        game: the match's game definition.
+        strategy: public view -> policy over every private hand.
+        rng: the generator used for the bot's real actions, and only for them.
+    """
+
+    def __init__(self, game: GameDef, strategy: Strategy, rng: np.random.Generator) -> None:
+        super().__init__(game)
+        self.strategy = strategy
+        self.rng = rng
+        self.queries_answered = 0
+        self.queries_refused = 0
+        self._hand_key: tuple[int, str] = (-1, "")
+        self._hand = 0
+
+    def choose_action(self, view: SeatView) -> Action:
+        """Sample the action for the hand actually held; fall back to a call on error."""
+        state = view.state
+        hole_key = (view.hand_id, view.cards_text.split("/", 1)[0])
+        if hole_key != self._hand_key:
+            self._hand = hand_of(self.game, view.hole)
+            self._hand_key = hole_key
+        public = PublicView(self.game, state, view.position, view.board)
+        try:
+            action = self.strategy(public).sample(self._hand, self.rng)
+        except Exception:
+            log.exception("strategy failed; calling instead")
+            return Action.CALL
+        if not state.is_legal(action):
+            corrected, _ = correct_action(state, action)
+            log.warning("strategy chose illegal %s; sending %s", action.text(), corrected.text())
+            return corrected
+        return action
+
+    def query_received(self, text: str) -> None:
+        """Answer a QUERY with RANGE (or RANGEERROR) from the strategy's probabilities."""
+        qid = _query_id(text)
+        if qid is None:
+            log.warning("ignoring query without a valid id: %.200s", text)
+            return
+        try:
+            reply = self.answer_query(text)
+            self.queries_answered += 1
+        except ProtocolError as problem:
+            reply = RangeErrorReply(qid, problem.message).text()
+            self.queries_refused += 1
+        except Exception as problem:  # a strategy bug must not end the match
+            log.exception("strategy failed on a query")
+            reply = RangeErrorReply(qid, f"strategy failed: {problem!r}").text()
+            self.queries_refused += 1
+        self.send_line(reply)
+
+    def answer_query(self, text: str) -> str:
+        """The RANGE line for a QUERY line.
+
+        Raises:
+            ProtocolError: the query is malformed, not at a decision of this
+                bot, or the strategy's answer is not a valid range.
+        """
+        game = self.game
+        query = parse_query(text, game)
+        state = query.state.to_state(game)
+        if state.finished:
+            raise ParseError("the hand is over at this state")
+        if state.current_player != query.state.position:
+            raise ParseError(f"position {query.state.position} is not to act at this state")
+        board = query.state.board_cards
+        policy = self.strategy(PublicView(game, state, query.state.position, board))
+        probabilities = np.array(
+            policy.probabilities(query.actions, game.num_hands), dtype=np.float64
+        )
+        if probabilities.shape != (len(query.actions), game.num_hands):
+            raise ParseError(f"strategy gave shape {probabilities.shape}")
+        # Hands sharing a card with the board are ignored by the protocol;
+        # zero them so that whatever the strategy put there stays valid.
+        probabilities[:, blocked_hands(game, board)] = 0.0
+        if not np.isfinite(probabilities).all():
+            raise ParseError("strategy gave a non-finite probability")
+        if probabilities.min(initial=0.0) < 0.0 or probabilities.max(initial=0.0) > 1.0:
+            raise ParseError("strategy gave a probability outside [0, 1]")
+        if probabilities.sum(axis=0).max(initial=0.0) > 1.0 + SUM_TOLERANCE:
+            raise ParseError("strategy's probabilities sum to more than 1 for some hand")
+        return format_range(query.qid, query.actions, probabilities)
+
+
+class BotFactory(protocol.ClientFactory):
+    """Makes one client and reports how its connection ended.
+
+    Args:
+        make_client: builds the protocol instance.
+
+    Attributes:
+        done: fires with the exit status: 0 when the dealer closed the
+            connection cleanly (the end of a match), 1 when the connection
+            failed or was reset.
+    """
+
+    def __init__(self, make_client: Callable[[], AcpcClient]) -> None:
+        self.make_client = make_client
+        self.done: defer.Deferred[int] = defer.Deferred()
+        self.client: AcpcClient | None = None
+
+    def buildProtocol(self, addr: Any) -> AcpcClient:
+        """Build the single client of this factory."""
+        self.client = self.make_client()
+        self.client.factory = self
+        return self.client
+
+    def clientConnectionFailed(self, connector: Any, reason: Failure) -> None:
+        """Could not connect: status 1."""
+        log.error("could not connect to the dealer: %s", reason.getErrorMessage())
+        self._finish(1)
+
+    def clientConnectionLost(self, connector: Any, reason: Failure) -> None:
+        """EOF from the dealer is the normal end of a match: status 0."""
+        if reason.check(error.ConnectionDone):
+            self._finish(0)
+        else:
+            log.error("connection to the dealer lost: %s", reason.getErrorMessage())
+            self._finish(1)
+
+    def _finish(self, status: int) -> None:
+        if not self.done.called:
+            self.done.callback(status)
+
+
+def seeded_rng(seed: int | None) -> np.random.Generator:
+    """The bot's generator: seeded for reproducible matches, else from OS entropy."""
+    return np.random.default_rng(seed)
+

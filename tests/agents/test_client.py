@@ -1,0 +1,177 @@
+"""The ACPC client base and the reference bots, in memory, against the reference dealer's bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from twisted.internet.testing import StringTransport
+
+from agents.bots import BOTS
+from agents.client import VERSION_LINE, AcpcClient, StrategyBot
+from protocol.deal import DealSource
+from protocol.gamedef import GameDef, load_game
+from protocol.wire import matchstate_for, parse_matchstate, parse_reply
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+TRACES = {"nl1000.trace": "nolimit", "lim1000.trace": "limit"}
+
+
+def trace_lines(name: str, direction: str, seat: int) -> list[str]:
+    """The message texts of one direction ('TO'/'FROM') for one seat of a trace."""
+    path = SHARED / "transcripts" / name
+    if not path.exists():
+        pytest.skip(f"reference transcript {path} not available")
+    prefix = f"{direction} {seat} at "
+    with path.open() as lines:
+        return [line.rstrip("\n").split(" ", 4)[4] for line in lines if line.startswith(prefix)]
+
+
+def connect(bot: AcpcClient) -> StringTransport:
+    """Attach ``bot`` to an in-memory transport."""
+    transport = StringTransport()
+    bot.makeConnection(transport)
+    return transport
+
+
+def replies(transport: StringTransport) -> list[str]:
+    """The lines the bot wrote, after checking the version line came first."""
+    data = transport.value()
+    assert data.startswith(VERSION_LINE)
+    body = data[len(VERSION_LINE) :].decode("ascii")
+    assert body == "" or body.endswith("\r\n")
+    return body.split("\r\n")[:-1]
+
+
+def chunks(data: bytes, size: int) -> Iterator[bytes]:
+    """``data`` cut into pieces of ``size`` bytes."""
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+def make_bot(name: str, game: GameDef, seed: int = 1) -> StrategyBot:
+    """A reference bot with a seeded generator."""
+    return StrategyBot(game, BOTS[name], np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("trace", sorted(TRACES))
+@pytest.mark.parametrize("seat", [1, 2])
+def test_always_call_answers_exactly_where_the_reference_player_did(trace: str, seat: int) -> None:
+    """Fed every line a seat got, the bot answers exactly the states the example player answered."""
+    game = load_game(TRACES[trace])
+    sent = trace_lines(trace, "TO", seat)
+    answered = [line.rsplit(":", 1)[0] for line in trace_lines(trace, "FROM", seat)]
+    bot = make_bot("always-call", game)
+    transport = connect(bot)
+    bot.dataReceived("".join(f"{line}\r\n" for line in sent).encode("ascii"))
+    lines = replies(transport)
+    assert [line.rsplit(":", 1)[0] for line in lines] == answered
+    assert all(line.rsplit(":", 1)[1] == "c" for line in lines)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 7, 64, 1000])
+@pytest.mark.parametrize("trace", sorted(TRACES))
+def test_replies_do_not_depend_on_how_bytes_are_split(trace: str, chunk_size: int) -> None:
+    """The same bytes cut into any chunk size give the same replies (first 1500 lines)."""
+    game = load_game(TRACES[trace])
+    sent = trace_lines(trace, "TO", 2)[:1500]
+    data = "".join(f"{line}\r\n" for line in sent).encode("ascii")
+    whole = connect(bot := make_bot("random", game, seed=5))
+    bot.dataReceived(data)
+    split = connect(bot := make_bot("random", game, seed=5))
+    for piece in chunks(data, chunk_size):
+        bot.dataReceived(piece)
+    assert replies(split) == replies(whole)
+    assert len(replies(whole)) > 100
+
+
+@pytest.mark.parametrize("name", sorted(BOTS))
+@pytest.mark.parametrize("trace", sorted(TRACES))
+def test_every_reply_is_the_state_as_received_plus_a_legal_action(name: str, trace: str) -> None:
+    """Each reply echoes a to-act state byte for byte and carries a legal, canonical action."""
+    game = load_game(TRACES[trace])
+    sent = trace_lines(trace, "TO", 1)[:3000]
+    to_act = [
+        line for line in sent if (state := parse_matchstate(line, game)).to_state(game).finished is False
+        and state.to_state(game).current_player == state.position
+    ]
+    bot = make_bot(name, game, seed=3)
+    transport = connect(bot)
+    bot.dataReceived("".join(f"{line}\r\n" for line in sent).encode("ascii"))
+    lines = replies(transport)
+    assert [line.rsplit(":", 1)[0] for line in lines] == to_act
+    for line in lines:
+        reply = parse_reply(line, game)
+        assert reply is not None and reply.problem is None and reply.action is not None
+        assert reply.state.to_state(game).is_legal(reply.action), line
+        assert line.rsplit(":", 1)[1] == reply.action.text()
+
+
+def test_comments_blank_lines_and_bare_lf_are_handled() -> None:
+    """'#'/';' lines and blank lines are ignored; a bare LF ends a line as well as CRLF."""
+    game = load_game("nolimit")
+    bot = make_bot("always-call", game)
+    transport = connect(bot)
+    bot.dataReceived(b"# a comment\r\n;another\n\r\nMATCHSTATE:1:0::|2hAc\n")
+    assert replies(transport) == ["MATCHSTATE:1:0::|2hAc:c"]
+
+
+def test_a_state_is_answered_only_once_and_unreadable_states_are_ignored() -> None:
+    """A repeated to-act line gets one answer; garbage and illegal betting get none."""
+    game = load_game("nolimit")
+    bot = make_bot("always-call", game)
+    transport = connect(bot)
+    bot.dataReceived(
+        b"MATCHSTATE:1:0::|2hAc\r\nMATCHSTATE:1:0::|2hAc\r\n"
+        b"MATCHSTATE:1:1:r100:|2hAc\r\nMATCHSTATE:x\r\nHELLO\r\n"
+    )
+    assert replies(transport) == ["MATCHSTATE:1:0::|2hAc:c"]
+    bot.dataReceived(b"MATCHSTATE:1:2::|2hAc\r\n")
+    assert replies(transport)[-1] == "MATCHSTATE:1:2::|2hAc:c"
+
+
+def test_tracker_resynchronises_on_a_new_hand_and_on_a_non_extension() -> None:
+    """A line that does not extend the previous one (r30 then r300) is replayed from scratch."""
+    game = load_game("nolimit")
+    bot = make_bot("always-call", game)
+    transport = connect(bot)
+    bot.dataReceived(b"MATCHSTATE:0:0:r300:7d3d|\r\n")
+    bot.dataReceived(b"MATCHSTATE:0:0:r3000:7d3d|\r\n")
+    assert replies(transport) == ["MATCHSTATE:0:0:r300:7d3d|:c", "MATCHSTATE:0:0:r3000:7d3d|:c"]
+
+
+@pytest.mark.parametrize("game_name", ["nolimit", "limit", "holdem.nolimit.3p", "holdem.limit.3p", "kuhn", "leduc"])
+@pytest.mark.parametrize("name", sorted(BOTS))
+def test_reference_bots_are_legal_in_self_play(game_name: str, name: str) -> None:
+    """In an in-memory match of 150 hands every reply parses and is legal without correction."""
+    game = load_game(game_name)
+    bots = [make_bot(name, game, seed=10 + seat) for seat in range(game.num_players)]
+    transports = [connect(bot) for bot in bots]
+    deals = DealSource(7)
+    from protocol.rules import State
+
+    decisions = 0
+    for hand in range(150):
+        deal = deals.deal(game)
+        state = State(game, hand)
+        while not state.finished:
+            for bot, transport in zip(bots, transports):
+                transport.clear()
+            actor = state.current_player
+            for position, bot in enumerate(bots):
+                bot.dataReceived((matchstate_for(state, deal, position).text() + "\r\n").encode())
+            for position, transport in enumerate(transports):
+                written = transport.value().decode()
+                if position != actor:
+                    assert written == ""
+                    continue
+                reply = parse_reply(written.rstrip("\r\n"), game)
+                assert reply is not None and reply.action is not None, written
+                assert written.endswith("\r\n") and written.count("\n") == 1
+                assert reply.state == matchstate_for(state, deal, actor)
+                assert state.is_legal(reply.action), written
+                state.apply(reply.action)
+                decisions += 1
+    assert decisions >= 150
