@@ -1,0 +1,137 @@
+"""protocol.ranking against the reference ranker and against a naive twin.
+
+Sources: ``shared/acpc-reference/rank_vectors.tsv`` (5000 hands with the
+reference's ``rankCardset`` values, acpc.md §6), and a textbook
+best-five-of-N evaluator written here with itertools.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from protocol.cards import cards_from_text
+from protocol.ranking import rank_hand
+
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+
+
+def dense_ranks(values: Sequence[object]) -> list[int]:
+    """Each value's index among the sorted distinct values (same order, same ties)."""
+    order = {v: i for i, v in enumerate(sorted(set(values)))}  # type: ignore[type-var]
+    return [order[v] for v in values]
+
+
+def naive_five(cards: Sequence[int]) -> tuple[int, tuple[int, ...]]:
+    """Textbook value of exactly five cards: (category 0..8, tie-breaking ranks)."""
+    ranks = sorted((c // 4 for c in cards), reverse=True)
+    counts = Counter(ranks)
+    # Ranks ordered by (count, rank): the groups that decide ties come first.
+    grouped = tuple(sorted(counts, key=lambda r: (counts[r], r), reverse=True))
+    shape = sorted(counts.values(), reverse=True)
+    flush = len({c % 4 for c in cards}) == 1
+    distinct = sorted(set(ranks), reverse=True)
+    straight_top = -1
+    if len(distinct) == 5 and distinct[0] - distinct[4] == 4:
+        straight_top = distinct[0]
+    elif distinct == [12, 3, 2, 1, 0]:
+        straight_top = 3  # the wheel, A-2-3-4-5, is the lowest straight
+    if straight_top >= 0 and flush:
+        return 8, (straight_top,)
+    if shape == [4, 1]:
+        return 7, grouped
+    if shape == [3, 2]:
+        return 6, grouped
+    if flush:
+        return 5, tuple(ranks)
+    if straight_top >= 0:
+        return 4, (straight_top,)
+    if shape == [3, 1, 1]:
+        return 3, grouped
+    if shape == [2, 2, 1]:
+        return 2, grouped
+    if shape == [2, 1, 1, 1]:
+        return 1, grouped
+    return 0, tuple(ranks)
+
+
+def naive_best(cards: Sequence[int]) -> tuple[int, tuple[int, ...]]:
+    """Best five of ``cards`` (5 to 7 cards)."""
+    return max(naive_five(five) for five in combinations(cards, 5))
+
+
+def naive_small(cards: Sequence[int]) -> tuple[int, tuple[int, ...]]:
+    """Value of 1-4 cards: only rank groups count (no straights or flushes)."""
+    counts = Counter(c // 4 for c in cards)
+    grouped = tuple(sorted(counts, key=lambda r: (counts[r], r), reverse=True))
+    shape = sorted(counts.values(), reverse=True)
+    category = {(4,): 7, (3, 1): 3, (3,): 3, (2, 2): 2, (2, 1, 1): 1, (2, 1): 1, (2,): 1}
+    return category.get(tuple(shape), 0), grouped
+
+
+def read_vectors() -> dict[int, list[tuple[tuple[int, ...], int]]]:
+    path = REFERENCE / "rank_vectors.tsv"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    groups: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+    for line in path.read_text().splitlines():
+        text, value = line.split("\t")
+        cards = cards_from_text(text)
+        groups.setdefault(len(cards), []).append((cards, int(value)))
+    return groups
+
+
+def test_reference_vectors_same_order_and_ties() -> None:
+    """Dense ranks of rank_hand equal the reference's within each card count."""
+    groups = read_vectors()
+    assert sorted(groups) == [5, 6, 7]
+    for size, rows in groups.items():
+        ours = [rank_hand(cards) for cards, _ in rows]
+        theirs = [value for _, value in rows]
+        assert dense_ranks(ours) == dense_ranks(theirs), f"{size}-card hands"
+
+
+def test_reference_vectors_agree_with_naive_twin() -> None:
+    """The naive evaluator orders the reference vectors like the reference does."""
+    for size, rows in read_vectors().items():
+        naive = [naive_best(cards) for cards, _ in rows]
+        assert dense_ranks(naive) == dense_ranks([v for _, v in rows]), f"{size}-card hands"
+
+
+@pytest.mark.parametrize("size", [5, 6, 7])
+def test_random_hands_match_naive_best_five(size: int) -> None:
+    """On seeded random hands, rank_hand orders and ties like best-5-of-N."""
+    rng = random.Random(20260 + size)
+    hands = [tuple(rng.sample(range(52), size)) for _ in range(400)]
+    # Add hands that share ranks with others so that ties are exercised.
+    hands += [tuple((c + 1) % 52 if c % 4 < 3 else c - 3 for c in h) for h in hands[:100]]
+    ours = [rank_hand(h) for h in hands]
+    naive = [naive_best(h) for h in hands]
+    assert dense_ranks(ours) == dense_ranks(naive)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_small_hands_match_rank_groups(size: int) -> None:
+    """Kuhn/Leduc-sized hands: pairs and kickers order them, suits never do."""
+    rng = random.Random(size)
+    hands = [tuple(rng.sample(range(52), size)) for _ in range(300)]
+    ours = [rank_hand(h) for h in hands]
+    naive = [naive_small(h) for h in hands]
+    assert dense_ranks(ours) == dense_ranks(naive)
+
+
+def test_category_landmarks() -> None:
+    """A few orderings named in acpc.md §6: wheel lowest straight, royal highest."""
+    wheel = rank_hand(cards_from_text("As2d3h4c5s"))
+    six_high = rank_hand(cards_from_text("2d3h4c5s6s"))
+    assert wheel < six_high
+    royal = rank_hand(cards_from_text("AsKsQsJsTs"))
+    steel_wheel = rank_hand(cards_from_text("As2s3s4s5s"))
+    quads = rank_hand(cards_from_text("AsAdAhAcKs"))
+    assert quads < steel_wheel < royal
+    assert rank_hand(cards_from_text("AsKdQh9c7s")) == rank_hand(cards_from_text("AdKhQc9s7d"))
