@@ -414,6 +414,7 @@ class Match:
             await self._read_versions()
             self._started = True
             self.trace.line(f"STARTED at {self.clock.seconds():.6f}")
+            self.trace.flush()
             self.events.emit("match_started", hands=config.hands, seed=config.seed,
                              names=list(config.names), first_hand=start_hand)
             deals = DealSource(config.seed)
@@ -466,8 +467,6 @@ class Match:
             sent = self.clock.seconds()
             line = await self._next_line(seat, sent + t_response, "timeout",
                                          f"{seat.label()} sent no VERSION line within {t_response:g} s")
-            if self.trace.messages:
-                self.trace.from_(seat.index, line)
             match = _VERSION_LINE.match(line)
             if match is None:
                 raise MatchAborted(
@@ -660,6 +659,7 @@ class Match:
             self._tlog = open(config.tlog_path, mode, encoding="ascii")
         for line in header:
             self.trace.line(line)
+        self.trace.flush()
 
     def _resume(self) -> tuple[int, tuple[State, Deal] | None]:
         """Replay the tlog: returns the first hand to play and a hand in progress.

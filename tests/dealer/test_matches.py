@@ -1,0 +1,146 @@
+"""Whole matches over loopback TCP: byte compatibility with the reference, games, options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import pytest_twisted
+
+from protocol.wire import Score, parse_log_state, parse_score
+from tests.dealer.bots import (
+    REFERENCE,
+    TestBot,
+    actions_from_log,
+    reference_lines,
+    replay_strategy,
+)
+from tests.dealer.harness import call_bots, log_lines, make_config, play
+
+GAME_FILES = {
+    "nl1000": "holdem.nolimit.2p.reverse_blinds.game",
+    "lim1000": "holdem.limit.2p.reverse_blinds.game",
+}
+
+
+@pytest.mark.parametrize("log_name", ["nl1000", "lim1000"])
+@pytest_twisted.ensureDeferred
+async def test_replayed_reference_match_gives_identical_log(in_tmp: Path, log_name: str) -> None:
+    """Bots replaying the reference log's actions produce the reference .log byte for byte."""
+    reference = REFERENCE / "logs" / f"{log_name}.log"
+    actions = actions_from_log(reference)
+    config = make_config(log_name, GAME_FILES[log_name], hands=1000, seed=42,
+                         names=("p1", "p2"), trace_messages=False)
+    bots = [TestBot(config.game, replay_strategy(actions)) for _ in range(2)]
+    result = await play(config, bots)
+    assert result.completed and result.exit_code == 0
+    assert reference_lines(Path(config.log_path)) == reference_lines(reference)
+    # The header is the reference's too, since the game is given as the reference was.
+    assert log_lines(config) == reference.read_text().splitlines()
+    assert sum(result.corrections) == 0
+
+
+@pytest.mark.parametrize("game", ["nolimit", "limit", "kuhn.limit.3p", "leduc.limit.2p",
+                                  "holdem.nolimit.3p"])
+@pytest_twisted.ensureDeferred
+async def test_always_call_match_completes_with_consistent_log(in_tmp: Path, game: str) -> None:
+    """Always-call bots play a whole match; STATE lines parse and SCORE sums them per seat."""
+    config = make_config("m", game, hands=30, seed=3,
+                         names=tuple(f"b{i}" for i in range(3 if "3p" in game else 2)))
+    bots = call_bots(config)
+    result = await play(config, bots)
+    assert result.exit_code == 0 and result.hands_played == 30
+    lines = log_lines(config)
+    states = [parse_log_state(line, config.game) for line in lines if line.startswith("STATE:")]
+    assert [s.hand_id for s in states] == list(range(30))
+    totals = {name: 0.0 for name in config.names}
+    for s in states:
+        for name, value in zip(s.names, s.values):
+            totals[name] += value
+    score = parse_score(lines[-1])
+    assert score.names == config.names
+    assert score.totals == tuple(totals[n] for n in config.names)
+    # Every bot saw the final state of every hand: the last line it got is hand 29's end.
+    for bot in bots:
+        assert bot.received[-1].split(":")[2] == "29"
+
+
+@pytest_twisted.ensureDeferred
+async def test_fixed_seats_keep_positions(in_tmp: Path) -> None:
+    """With -f, seat s is always position s: the names column never alternates."""
+    config = make_config("f", hands=6, fixed_seats=True)
+    await play(config, call_bots(config))
+    names = {line.rsplit(":", 1)[1] for line in log_lines(config) if line.startswith("STATE:")}
+    assert names == {"s1|s2"}
+
+
+@pytest_twisted.ensureDeferred
+async def test_rotation_alternates_positions(in_tmp: Path) -> None:
+    """Without -f, the first-named seat is position 0 in even hands, position 1 in odd ones."""
+    config = make_config("r", hands=4)
+    bots = call_bots(config)
+    await play(config, bots)
+    names = [line.rsplit(":", 1)[1] for line in log_lines(config) if line.startswith("STATE:")]
+    assert names == ["s1|s2", "s2|s1", "s1|s2", "s2|s1"]
+    first_states = [line for line in bots[0].received if line.split(":")[3] == ""]
+    assert [line.split(":")[1] for line in first_states[:4]] == ["0", "1", "0", "1"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_invalid_actions_are_corrected_and_counted(in_tmp: Path) -> None:
+    """Fold when free, unknown letters, small and huge raises are corrected as the reference does."""
+    replies = iter(["f", "x", "r150", "r50000", "r", "c"] * 100)
+    config = make_config("c", hands=5, trace_messages=False)
+    bots = [TestBot(config.game, lambda v, s: next(replies)), TestBot(config.game)]
+    result = await play(config, bots)
+    assert result.exit_code == 0
+    assert result.corrections[0] > 0 and result.corrections[1] == 0
+    for line in log_lines(config):
+        if line.startswith("STATE:"):
+            parse_log_state(line, config.game)  # every logged betting string is legal
+
+
+@pytest_twisted.ensureDeferred
+async def test_trace_has_reference_shape(in_tmp: Path) -> None:
+    """The stderr trace has the header, STARTED, TO/FROM with \\r\\n, warnings and the SCORE."""
+    import io
+
+    stream = io.StringIO()
+    config = make_config("t", hands=2)
+    replies = iter(["f", "c", "c", "c", "c", "c", "c", "c", "c", "c"])
+    bots = [TestBot(config.game, lambda v, s: next(replies)), TestBot(config.game)]
+    result = await play(config, bots, stderr=stream)
+    text = stream.getvalue()
+    lines = text.splitlines()
+    assert lines[0] == "# name/game/hands/seed t nolimit 2 7"
+    assert lines[4].startswith("STARTED at ")
+    assert "TO 1 at " in text and "FROM 2 at " in text
+    assert any(line.startswith("TO 2 at ") and line.endswith("\r") for line in text.split("\n"))
+    assert "WARNING: invalid action, changed to call" in text
+    assert result.score_line() in lines
+
+
+@pytest_twisted.ensureDeferred
+async def test_events_log_is_json_lines(in_tmp: Path) -> None:
+    """MATCH.events.jsonl holds one JSON object per line: connections, hands, the ending."""
+    config = make_config("e", hands=3, events=True)
+    await play(config, call_bots(config))
+    events = [json.loads(line) for line in Path("e.events.jsonl").read_text().splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds.count("seat_connected") == 2
+    assert kinds.count("hand_finished") == 3
+    assert kinds[-1] == "match_finished"
+    assert all(e["match"] == "e" and "timestamp" in e for e in events)
+    # Hole cards never go to the event log.
+    deal_text = log_lines(config)[4].split(":")[3]
+    assert deal_text.split("|")[0] not in Path("e.events.jsonl").read_text()
+
+
+@pytest_twisted.ensureDeferred
+async def test_score_line_of_result_matches_log(in_tmp: Path) -> None:
+    """The result's SCORE equals the last .log line."""
+    config = make_config("s", game="limit", hands=12)
+    result = await play(config, call_bots(config))
+    assert log_lines(config)[-1] == result.score_line()
+    assert Score(tuple(result.totals), config.names).text() == result.score_line()
