@@ -13,7 +13,10 @@ committed, ``pot = spent_i + spent_o`` and ``asked = spent_o - spent_i``:
   ``U(raise) = fp * pot + (1 - fp) * (wp' * (pot + a) - (1 - wp') * (asked + a))``
   (``= pot`` when ``fp = 1``);
 * play the argmax when it is > 0, ties to the smaller commitment (call, then
-  raises ascending); otherwise fold -- or check when ``asked = 0``.
+  raises ascending); otherwise fold -- or check when ``asked = 0``. Ties and
+  "> 0" are judged with a tolerance of ``TIE_TOLERANCE * (pot + asked + a_max)``
+  (about 1e-5 chips in hold'em) so that floating-point noise in ``wp`` never
+  breaks a tie the formulas make exact.
 
 The module also holds the user's options (:class:`BettingOptions`,
 :class:`ActiveRounds`), the candidate raise sizes (:func:`candidate_raises`),
@@ -246,6 +249,9 @@ def raise_amount(state: State, action: Action) -> int:
 
 # -- the decision ----------------------------------------------------------------
 
+#: Relative tolerance under which two utilities tie (times pot + asked + largest a).
+TIE_TOLERANCE = 1e-9
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -353,11 +359,15 @@ def decide(
             value = fp * pot + (1.0 - fp) * (wp_call * (pot + a) - (1.0 - wp_call) * (asked + a))
         fps[raise_action] = fp
         utilities.append((raise_action, value))
+    # Utilities that differ only by rounding (wp sums ~1e-16 short of 1) are
+    # ties: compare with a tolerance far below one chip.
+    largest = max((raise_amount(state, r) for r in raises), default=0)
+    tolerance = TIE_TOLERANCE * max(1.0, float(pot + asked + largest))
     best_action, best_value = utilities[0]
     for candidate, value in utilities[1:]:
-        if value > best_value:  # strict: ties stay with the smaller commitment
+        if value > best_value + tolerance:  # ties stay with the smaller commitment
             best_action, best_value = candidate, value
-    if best_value > 0.0:
+    if best_value > tolerance:
         return Decision(best_action, "best", tuple(utilities), wp, fps, pot, asked)
     if asked > 0:
         return Decision(Action.FOLD, "fold", tuple(utilities), wp, fps, pot, asked)
