@@ -536,16 +536,12 @@ class Match:
             charged_to = sent
             ignored_here = 0
             while True:
-                deadline = min(
-                    sent + t_response,
-                    charged_to + (t_hand - seat.hand_time),
-                    charged_to + (t_match - seat.match_time),
-                )
                 if seat.queue and self._failure is None:
                     line = seat.queue.popleft()
                 else:
-                    line = await self._next_line(seat, deadline, "timeout",
-                                                 self._timeout_message(seat, sent, deadline))
+                    deadline, cause, message = self._deadline(
+                        seat, sent, charged_to, t_response, t_hand, t_match)
+                    line = await self._next_line(seat, deadline, cause, message)
                 now = self.clock.seconds()
                 if messages:
                     trace.from_(seat.index, line)
@@ -594,13 +590,22 @@ class Match:
                 self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
         self._end_hand(state, deal, ordered, seat_of)
 
-    def _timeout_message(self, seat: _Seat, sent: float, deadline: float) -> str:
-        waited = deadline - sent
-        t_response = self.config.t_response_ms / 1000.0
-        if waited >= t_response - 1e-9:
-            return (f"could not get action from {seat.label()}: "
-                    f"{waited:.1f} seconds spent waiting; timeout {t_response:g}")
-        return f"{seat.label()} ran out of time (hand or match budget)"
+    def _deadline(self, seat: _Seat, sent: float, charged_to: float, t_response: float,
+                  t_hand: float, t_match: float) -> tuple[float, str, str]:
+        """When the acting seat's wait must end, and how to report it if it does."""
+        response = sent + t_response
+        hand = charged_to + (t_hand - seat.hand_time)
+        match = charged_to + (t_match - seat.match_time)
+        if response <= hand and response <= match:
+            return response, "timeout", (
+                f"could not get action from {seat.label()}: "
+                f"{t_response:.1f} seconds spent waiting; timeout {t_response:g}")
+        if hand <= match:
+            return hand, "out_of_time", (
+                f"{seat.label()} ran out of time: t_hand {t_hand:g} s used up in one hand")
+        return match, "out_of_time", (
+            f"{seat.label()} ran out of time: match budget {t_match:g} s "
+            f"(t_per_hand x hands) used up")
 
     def _check_budgets(self, seat: _Seat, t_hand: float, t_match: float) -> None:
         if seat.hand_time > t_hand:

@@ -33,14 +33,16 @@ class Misbehave:
     Attributes:
         kind: ``close`` (drop the connection), ``silent`` (never answer),
             ``raw`` (send ``text`` as the whole line), ``long`` (send a line of
-            ``size`` bytes).
+            ``size`` bytes), ``stale`` (answer the first state ever received).
         text: the raw line for ``raw``.
         size: the line length for ``long``.
+        then_reply: afterwards, answer normally.
     """
 
     kind: str
     text: str = ""
     size: int = 0
+    then_reply: bool = False
 
 
 Strategy = Callable[[MatchState, State], "str | Misbehave | None"]
@@ -134,7 +136,8 @@ class TestBot(LineReceiver):
             special = self.misbehave_at.pop((view.hand_id, "turn"), None)
         if special is not None:
             self.do(special)
-            return
+            if not special.then_reply:
+                return
         if not turn:
             return
         reply = self.strategy(view, state)
@@ -153,6 +156,8 @@ class TestBot(LineReceiver):
             self.silent = True
         elif what.kind == "raw":
             self.send(what.text)
+        elif what.kind == "stale":
+            self.send(f"{self.received[0]}:c")
         elif what.kind == "long":
             self.transport.write(b"x" * what.size + b"\n")
         else:
