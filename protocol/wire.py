@@ -73,7 +73,9 @@ INT32_MAX = 2**31 - 1
 
 # ASCII digits only: ``\d`` and ``str.isdigit`` also accept other scripts' digits.
 _UNSIGNED = re.compile(r"[0-9]+")
-_ACTION_TOKEN = re.compile(r"([fcr])([0-9]*)")
+# Betting letters are read as the reference's readAction reads them, through
+# the same table as replies: case-insensitive, with k = c and b = r.
+_ACTION_TOKEN = re.compile(r"([fcrkbFCRKB])([0-9]*)")
 # ``scanf("%d")``: optional C white space, an optional sign, then digits.
 _SCANF_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 _CHIPS = re.compile(r"-?[0-9]+(\.[0-9]+)?")
@@ -138,14 +140,15 @@ def _parse_betting(text: str, game: GameDef, line: str) -> Betting:
             if match is None:
                 raise ParseError(f"bad action at {segment[pos:]!r} in betting {text!r}", line)
             letter, digits = match.groups()
-            if letter == "r" and not game.is_limit:
+            kind = _REPLY_ACTIONS[letter.lower()]
+            if kind is ActionType.RAISE and not game.is_limit:
                 if not digits:
                     raise ParseError("a no-limit raise needs a raise-to size", line)
                 actions.append(Action.raise_to(_unsigned(digits, "raise size", INT32_MAX, line)))
             elif digits:
                 raise ParseError(f"{letter}{digits!r} takes no size in this game", line)
             else:
-                actions.append(Action(ActionType(letter)))
+                actions.append(Action(kind))
             pos = match.end()
         rounds.append(tuple(actions))
     return tuple(rounds)
@@ -323,8 +326,10 @@ def _parse_matchstate(line: str, game: GameDef) -> tuple[MatchState, State]:
 def parse_matchstate(line: str, game: GameDef) -> MatchState:
     """Parse a ``MATCHSTATE`` line (a trailing ``\\r\\n`` or ``\\n`` is dropped).
 
-    Card letters are read case-insensitively; betting must be canonical
-    (``r`` bare in limit, ``r<int>`` in no-limit) and legal.
+    As in the reference (which reads an echoed state with the same code),
+    card and action letters are read case-insensitively and ``k``/``b`` stand
+    for ``c``/``r``; a raise is a bare ``r`` in limit and ``r<int>`` in
+    no-limit; the betting must be legal. The printed text is canonical.
 
     Raises:
         ParseError: the line is malformed or its betting is illegal.

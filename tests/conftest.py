@@ -20,7 +20,7 @@ REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "acpc-re
 # "thorough" is for a deliberate long run: HYPOTHESIS_PROFILE=thorough pytest ...
 settings.register_profile(
     "ci",
-    max_examples=60,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
