@@ -436,8 +436,10 @@ class Match:
         except Exception as error:  # a dealer bug: still leave a clean ending
             self.events.emit("internal_error", level="error", error=repr(error), exc_info=True)
             self._record_failure(MatchAborted("internal", f"internal error: {error!r}", None, EXIT_INTERNAL))
-        finally:
-            self._finish()
+        except BaseException:  # GeneratorExit, KeyboardInterrupt: no ending to write
+            self._close_files()
+            raise
+        self._finish()
         return result
 
     # -- phases --------------------------------------------------------------
@@ -656,12 +658,16 @@ class Match:
         header = log_header(config.name, config.game_arg, config.hands, config.seed,
                             config.t_response_ms, config.t_hand_ms, config.t_per_hand_ms)
         mode = "a" if config.resume else "w"
-        if config.write_log:
-            self._log = open(config.log_path, mode, encoding="ascii")
-            self._log.write("".join(line + "\n" for line in header))
-            self._log.flush()
-        if config.write_tlog:
-            self._tlog = open(config.tlog_path, mode, encoding="ascii")
+        try:
+            if config.write_log:
+                self._log = open(config.log_path, mode, encoding="ascii")
+                self._log.write("".join(line + "\n" for line in header))
+                self._log.flush()
+            if config.write_tlog:
+                self._tlog = open(config.tlog_path, mode, encoding="ascii")
+        except OSError as error:
+            raise MatchAborted("startup", f"cannot write the logs of {config.name}: {error}",
+                               None, EXIT_STARTUP) from error
         for line in header:
             self.trace.line(line)
         self.trace.flush()
@@ -733,6 +739,12 @@ class Match:
         if self._log is not None and failure.exit_code != EXIT_STARTUP:
             self._log.write(f"# ERROR: {failure.message}\n")
 
+    def _close_files(self) -> None:
+        for log in (self._log, self._tlog):
+            if log is not None:
+                log.close()
+        self._log = self._tlog = None
+
     def _finish(self) -> None:
         result = self.result
         self._done = True
@@ -749,10 +761,7 @@ class Match:
             self.trace.line(f"FINISHED at {self.clock.seconds():.6f}")
             self.trace.line(score)
         self.trace.flush()
-        for log in (self._log, self._tlog):
-            if log is not None:
-                log.close()
-        self._log = self._tlog = None
+        self._close_files()
         self.events.emit(
             "match_finished" if result.completed else "match_ended_early",
             level="info" if result.completed else "error",
