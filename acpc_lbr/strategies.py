@@ -22,6 +22,7 @@ consumer and may be anything.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,9 @@ from acpc_lbr.ranges import hand_table
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
+
+if TYPE_CHECKING:
+    from agents.sdk import Strategy
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -42,6 +46,7 @@ __all__ = [
     "always_call",
     "always_fold",
     "default_actions",
+    "from_sdk",
     "info_key",
     "kuhn_equilibrium",
     "table_strategy",
@@ -192,3 +197,26 @@ def kuhn_equilibrium(game: GameDef, alpha: float = 0.0) -> Policy:
         f"{high}:r": {"c": 1.0},
     }
     return table_strategy(game, table)
+
+
+def from_sdk(game: GameDef, strategy: Strategy) -> Policy:
+    """Adapt a bot-SDK strategy (:mod:`agents.sdk`) to a :data:`Policy` for the exact tools.
+
+    The SDK strategy sees a ``PublicView`` of the player to act and returns
+    an SDK policy whose ``probabilities(actions, num_hands)`` is exactly what
+    a :data:`Policy` returns.
+
+    >>> from protocol.gamedef import load_game
+    >>> from agents.bots import random_bot
+    >>> kuhn = load_game("kuhn")
+    >>> from_sdk(kuhn, random_bot)(State(kuhn), (), [Action.RAISE]).tolist()
+    [[0.5, 0.5, 0.5]]
+    """
+    from agents.sdk import PublicView  # the SDK is optional for the exact tools
+
+    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+        view = PublicView(game, state, state.current_player, tuple(board))
+        probs = strategy(view).probabilities(list(actions), game.num_hands)
+        return np.asarray(probs, dtype=np.float64)
+
+    return policy

@@ -1,0 +1,382 @@
+"""Exact best response and exact LBR value on Kuhn and Leduc, against oracles and slow twins.
+
+Oracles: OpenSpiel 2.0.2 ``exploitability`` of the uniform random policy
+(/work/shared/notes/ecosystem.md: Kuhn 0.458333, NashConv 0.916667; Leduc
+2.373611, NashConv 4.747222; the same for the built-in games and the ACPC
+gamedef versions); Kuhn's (1950) equilibrium value -1/18 for the first
+player; hand derivations in the docstrings. Slow twins: a per-deal scalar
+walk of two strategies, enumeration of every pure strategy as a best
+response, and a per-deal replay of :class:`acpc_lbr.lbr.LbrPlayer`.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+
+from acpc_lbr.exact import best_response, best_response_value, lbr_expected_value, lbr_value, strategy_value
+from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer
+from acpc_lbr.ranges import hand_table
+from acpc_lbr.strategies import (
+    always_call,
+    always_fold,
+    default_actions,
+    from_sdk,
+    info_key,
+    kuhn_equilibrium,
+    table_strategy,
+    uniform_random,
+)
+from protocol.cards import cards_to_text
+from protocol.gamedef import load_game
+from protocol.rules import Action, State
+
+KUHN = load_game("kuhn")
+LEDUC = load_game("leduc")
+FCPA = BettingOptions.parse("fcpa")
+FC = BettingOptions.parse("fc")
+
+
+# -- helpers: a random table strategy and slow twins ------------------------------------------
+
+
+def _child(state, action):
+    child = state.clone()
+    child.apply(action)
+    return child
+
+
+def public_nodes(game):
+    """Every (state, board) where a player acts, over every board (a plain walk)."""
+    found = []
+
+    def walk(state, board):
+        if state.finished:
+            return
+        need = game.board_cards_before(state.round) - len(board)
+        if need > 0:
+            rest = [c for c in game.cards if c not in board]
+            for cards in itertools.combinations(rest, need):
+                walk(state, board + cards)
+            return
+        found.append((state, board))
+        for action in default_actions(state):
+            walk(_child(state, action), board)
+
+    walk(State(game), ())
+    return found
+
+
+def random_table(game, seed):
+    """A table strategy with a random distribution at every information set."""
+    rng = np.random.default_rng(seed)
+    table = {}
+    for state, board in public_nodes(game):
+        actions = default_actions(state)
+        for hole in hand_table(game).hand_cards:
+            if set(hole) & set(board):
+                continue
+            weights = rng.dirichlet(np.full(len(actions), 0.7))
+            table[info_key(hole, board, state.betting_string())] = {
+                a.text(): float(w) for a, w in zip(actions, weights)
+            }
+    return table
+
+
+def deals(game):
+    """Every (hole of seat 0, hole of seat 1, full board), equally likely."""
+    hands = hand_table(game).hand_cards
+    for h0, h1 in itertools.permutations(hands, 2):
+        if set(h0) & set(h1):
+            continue
+        rest = [c for c in game.cards if c not in h0 + h1]
+        for board in itertools.permutations(rest, game.total_board_cards):
+            yield h0, h1, board
+
+
+def hand_number(game, hole):
+    return hand_table(game).hand_cards.index(tuple(sorted(hole)))
+
+
+def naive_value(game, policies, seat):
+    """Seat's expected winnings with policies[p] at seat p: every deal, scalar probabilities."""
+    total = 0.0
+    count = 0
+    for h0, h1, board in deals(game):
+        holes = (h0, h1)
+
+        def walk(state, prob):
+            if state.finished:
+                return prob * state.values(holes, board)[seat]
+            player = state.current_player
+            shown = board[: game.board_cards_before(state.round)]
+            actions = default_actions(state)
+            probs = policies[player](state, shown, actions)[:, hand_number(game, holes[player])]
+            return sum(walk(_child(state, a), prob * p) for a, p in zip(actions, probs) if p > 0)
+
+        total += walk(State(game), 1.0)
+        count += 1
+    return total / count
+
+
+def pure_strategies_kuhn(seat):
+    """Every deterministic strategy of one Kuhn seat (2^6 tables)."""
+    # Seat 0 acts first (check/bet) and after check-bet (fold/call); seat 1
+    # after a check (check/bet) and facing a bet (fold/call).
+    first, facing = ("", "cr") if seat == 0 else ("c", "r")
+    choices = []
+    for card in (cards_to_text([c]) for c in KUHN.cards):
+        choices.append((f"{card}:{first}", "cr"))
+        choices.append((f"{card}:{facing}", "fc"))
+    for picks in itertools.product(*[options for _, options in choices]):
+        yield {key: {pick: 1.0} for (key, _), pick in zip(choices, picks)}
+
+
+def naive_lbr_value(game, policy, options, rounds, seat):
+    """LBR's value in ``seat`` by replaying LbrPlayer on every deal (scalar opponent probabilities)."""
+    total = 0.0
+    count = 0
+    for h0, h1, board in deals(game):
+        holes = (h0, h1)
+        opponent_hand = hand_number(game, holes[1 - seat])
+        root = LbrPlayer(game, options, rounds)
+        root.start_hand(seat, holes[seat])
+
+        def walk(state, player, prob):
+            if state.finished:
+                return prob * state.values(holes, board)[seat]
+            shown = board[: game.board_cards_before(state.round)]
+            if state.current_player == seat:
+                folds = {a: policy(_child(state, a), shown, [Action.FOLD])[0] for a in player.candidates(state)}
+                decision = player.decide(state, shown, folds)
+                return walk(_child(state, decision.action), player, prob)
+            player.observe_board(shown)
+            actions = default_actions(state)
+            probs = policy(state, shown, actions)
+            value = 0.0
+            for action, row in zip(actions, probs):
+                if row[opponent_hand] > 0:
+                    branch = copy.copy(player)
+                    branch.tracker = player.tracker.copy()
+                    branch.observe_opponent(row)
+                    value += walk(_child(state, action), branch, prob * row[opponent_hand])
+            return value
+
+        total += walk(State(game), root, 1.0)
+        count += 1
+    return total / count
+
+
+# -- oracles --------------------------------------------------------------------------------------
+
+
+def test_uniform_random_kuhn_matches_openspiel():
+    """Uniform random in Kuhn: exploitability 0.458333, NashConv 0.916667 (OpenSpiel 2.0.2)."""
+    result = best_response(KUHN, uniform_random(KUHN))
+    assert result.exploitability == pytest.approx(0.458333, abs=1e-6)
+    assert result.nash_conv == pytest.approx(0.916667, abs=1e-6)
+
+
+def test_uniform_random_leduc_matches_openspiel():
+    """Uniform random in Leduc: exploitability 2.373611, NashConv 4.747222 (OpenSpiel 2.0.2)."""
+    result = best_response(LEDUC, uniform_random(LEDUC))
+    assert result.exploitability == pytest.approx(2.373611, abs=1e-6)
+    assert result.nash_conv == pytest.approx(4.747222, abs=1e-6)
+
+
+def test_sdk_random_bot_has_the_same_exploitability():
+    """The SDK's random bot, adapted, is uniform random in limit games: same OpenSpiel figures."""
+    bots = pytest.importorskip("agents.bots")
+    assert best_response_value(KUHN, from_sdk(KUHN, bots.random_bot)) == pytest.approx(0.458333, abs=1e-6)
+    assert best_response_value(LEDUC, from_sdk(LEDUC, bots.random_bot)) == pytest.approx(2.373611, abs=1e-6)
+    assert best_response_value(KUHN, from_sdk(KUHN, bots.always_call)) == pytest.approx(1 / 3)
+
+
+def test_kuhn_equilibrium_is_unexploitable():
+    """Kuhn's equilibria (any alpha in [0, 1/3]): exploitability 0, first player's value -1/18."""
+    for alpha in (0.0, 0.2, 1 / 3):
+        policy = kuhn_equilibrium(KUHN, alpha)
+        result = best_response(KUHN, policy)
+        assert result.seat_values == pytest.approx((-1 / 18, 1 / 18), abs=1e-12)
+        assert result.exploitability == pytest.approx(0.0, abs=1e-12)
+        assert naive_value(KUHN, (policy, policy), 0) == pytest.approx(-1 / 18)
+
+
+def test_kuhn_always_call_by_hand():
+    """Always-call in Kuhn: BR 1/3 per seat, and LBR finds all of it.
+
+    The opponent never bets and calls every bet. Holding the top card the
+    best response bets and wins 2; the middle card wins 1 or loses 1 at
+    showdown, or +-2 if it bets: 0 either way; the low card checks and loses
+    1. So (2 + 0 - 1) / 3 = 1/3 in either seat (as seat 1 the opponent checks
+    first, and the same choices remain). LBR: top card wp = 1, U(raise) = 3 >
+    U(call) = 2, bets; middle card U(call) = 1 = U(raise), ties to check; low
+    card U(call) = 0, U(raise) = -1, checks: the same 1/3.
+    """
+    policy = always_call(KUHN)
+    assert best_response(KUHN, policy).seat_values == pytest.approx((1 / 3, 1 / 3))
+    assert lbr_value(KUHN, policy, FCPA).seat_values == pytest.approx((1 / 3, 1 / 3))
+
+
+def test_kuhn_always_fold_by_hand():
+    """Always-fold in Kuhn: BR and LBR both win exactly the ante, 1 per hand.
+
+    The opponent never bets and folds to any bet, so it never puts in more
+    than its ante: no strategy wins more than 1, and betting always wins 1.
+    LBR: fp = 1 makes U(bet) = pot = 2. The low and middle cards have
+    U(check) = 0 or 1 < 2 and bet (+1); the top card has U(check) = wp*pot = 2,
+    a tie that goes to the check, and wins the showdown (+1). Every hand: +1.
+    """
+    policy = always_fold(KUHN)
+    assert best_response(KUHN, policy).seat_values == pytest.approx((1.0, 1.0))
+    assert lbr_value(KUHN, policy, FCPA).seat_values == pytest.approx((1.0, 1.0))
+    assert lbr_expected_value(KUHN, policy, FCPA) == pytest.approx(1.0)
+
+
+def test_leduc_always_fold_by_hand():
+    """Always-fold in Leduc: the opponent only ever loses its ante, so BR = LBR = 1."""
+    policy = always_fold(LEDUC)
+    assert best_response_value(LEDUC, policy) == pytest.approx(1.0)
+    assert lbr_expected_value(LEDUC, policy, FCPA) == pytest.approx(1.0)
+
+
+def test_fold_call_lbr_against_always_call_kuhn_is_showdown_value():
+    """LBR restricted to fold/call against always-call only checks down: value 0 by symmetry."""
+    assert lbr_expected_value(KUHN, always_call(KUHN), FC) == pytest.approx(0.0, abs=1e-12)
+
+
+# -- slow twins ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kuhn_best_response_equals_best_pure_strategy(seed):
+    """The tree-walk BR equals the best of all 64 pure strategies, per seat (random tables)."""
+    sigma = table_strategy(KUHN, random_table(KUHN, seed))
+    result = best_response(KUHN, sigma)
+    for seat in (0, 1):
+        best = max(
+            naive_value(
+                KUHN,
+                (table_strategy(KUHN, pure), sigma) if seat == 0 else (sigma, table_strategy(KUHN, pure)),
+                seat,
+            )
+            for pure in pure_strategies_kuhn(seat)
+        )
+        assert result.seat_values[seat] == pytest.approx(best, abs=1e-12)
+
+
+@pytest.mark.parametrize("game", [KUHN, LEDUC], ids=["kuhn", "leduc"])
+def test_strategy_value_matches_per_deal_walk(game):
+    """strategy_value equals the per-deal scalar walk, and is antisymmetric."""
+    a = table_strategy(game, random_table(game, 11))
+    b = uniform_random(game)
+    slow = (naive_value(game, (a, b), 0) + naive_value(game, (b, a), 1)) / 2
+    assert strategy_value(game, a, b) == pytest.approx(slow, abs=1e-12)
+    assert strategy_value(game, b, a) == pytest.approx(-slow, abs=1e-12)
+    assert strategy_value(game, a, a) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "game,options,rounds",
+    [
+        (KUHN, FCPA, ActiveRounds()),
+        (LEDUC, FCPA, ActiveRounds()),
+        (LEDUC, FCPA, ActiveRounds.parse("2")),
+    ],
+    ids=["kuhn", "leduc", "leduc-round2"],
+)
+def test_lbr_value_matches_per_deal_lbr_player(game, options, rounds):
+    """The vector LBR walk equals replaying LbrPlayer deal by deal (a random table opponent)."""
+    sigma = table_strategy(game, random_table(game, 5))
+    exact = lbr_value(game, sigma, options, rounds)
+    for seat in (0, 1):
+        slow = naive_lbr_value(game, sigma, options, rounds, seat)
+        assert exact.seat_values[seat] == pytest.approx(slow, abs=1e-12)
+    assert exact.inconsistencies == 0
+
+
+# -- the lower bound -------------------------------------------------------------------------------
+
+
+def _strategies(game):
+    found = [
+        ("uniform", uniform_random(game)),
+        ("always-call", always_call(game)),
+        ("always-fold", always_fold(game)),
+        ("table-7", table_strategy(game, random_table(game, 7))),
+        ("table-8", table_strategy(game, random_table(game, 8))),
+    ]
+    if game is KUHN:
+        found.append(("equilibrium", kuhn_equilibrium(game, 0.25)))
+    return found
+
+
+@pytest.mark.parametrize("game", [KUHN, LEDUC], ids=["kuhn", "leduc"])
+def test_lbr_never_beats_best_response(game):
+    """Exact LBR value <= exact BR value, per seat, for several strategies and LBR settings."""
+    settings = [(FCPA, ActiveRounds()), (FC, ActiveRounds())]
+    if game.num_rounds > 1:
+        settings.append((FCPA, ActiveRounds.parse("2")))
+    for name, policy in _strategies(game):
+        br = best_response(game, policy)
+        for options, rounds in settings:
+            lbr = lbr_value(game, policy, options, rounds)
+            for seat in (0, 1):
+                assert lbr.seat_values[seat] <= br.seat_values[seat] + 1e-12, (name, options.name, seat)
+            assert lbr.inconsistencies == 0
+
+
+@pytest.mark.parametrize("game", [KUHN, LEDUC], ids=["kuhn", "leduc"])
+def test_no_strategy_beats_best_response(game):
+    """Any strategy's value against sigma is at most BR(sigma) (strategy_value vs exploitability)."""
+    for _, sigma in _strategies(game):
+        exploitability = best_response_value(game, sigma)
+        for _, other in _strategies(game):
+            assert strategy_value(game, other, sigma) <= exploitability + 1e-12
+
+
+def test_lbr_beats_uniform_random_in_leduc():
+    """LBR exploits uniform random in Leduc (positive value), below BR's 2.373611."""
+    value = lbr_expected_value(LEDUC, uniform_random(LEDUC), FCPA)
+    assert 0.5 < value < 2.373611
+
+
+# -- errors -----------------------------------------------------------------------------------------
+
+
+def test_policy_not_summing_to_one_is_an_error():
+    """A policy that leaves probability mass off the walked actions is rejected."""
+
+    def broken(state, board, actions):
+        return np.full((len(actions), KUHN.num_hands), 0.3)
+
+    with pytest.raises(ValueError, match="sum to"):
+        best_response(KUHN, broken)
+    with pytest.raises(ValueError, match="sum to"):
+        lbr_value(KUHN, broken, FCPA)
+
+
+def test_policy_with_wrong_shape_is_an_error():
+    """A policy answer of the wrong shape is rejected."""
+
+    def wrong(state, board, actions):
+        return np.ones((len(actions), 2))
+
+    with pytest.raises(ValueError, match="shape"):
+        best_response(KUHN, wrong)
+
+
+def test_three_player_games_are_refused():
+    """The exact tools are heads-up only."""
+    game = load_game("kuhn.limit.3p")
+    with pytest.raises(ValueError):
+        best_response(game, uniform_random(game))
+
+
+def test_hand_pairs_count():
+    """Sanity of the chance normalisation: Leduc has 6*5 ordered hole pairs and 4 boards each."""
+    assert sum(1 for _ in deals(LEDUC)) == comb(6, 1) * comb(5, 1) * 4
