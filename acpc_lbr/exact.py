@@ -166,7 +166,9 @@ class _Tree:
             self._showdown_cache[key] = np.where(self.disjoint, matrix, 0.0)
         return self._showdown_cache[(spent, board)]
 
-    def play(self, policy: Policy, state: State, board: tuple[int, ...], reach: FloatArray) -> tuple[list[Action], FloatArray]:
+    def play(
+        self, policy: Policy, state: State, board: tuple[int, ...], reach: FloatArray
+    ) -> tuple[list[Action], FloatArray]:
         """The policy's actions and probabilities at ``state``, checked to sum to 1."""
         actions = self.actions(state)
         probs = np.asarray(policy(state, board, actions), dtype=np.float64)
@@ -220,7 +222,7 @@ class _BestResponseWalk(_Tree):
             return np.zeros(self.game.num_hands)
         if state.current_player == self.seat:
             children = [self.node(_child(state, a), board, reach) for a in self.actions(state)]
-            return np.max(np.array(children), axis=0)
+            return np.asarray(np.max(np.array(children), axis=0), dtype=np.float64)
         actions, probs = self.play(self.policy, state, board, reach)
         total = np.zeros(self.game.num_hands)
         for action, row in zip(actions, probs):
@@ -390,7 +392,9 @@ def lbr_expected_value(
 
 
 class _PairWalk(_Tree):
-    def __init__(self, game: GameDef, policies: tuple[Policy, Policy], actions: ActionsFunction) -> None:
+    def __init__(
+        self, game: GameDef, policies: tuple[Policy, Policy], actions: ActionsFunction
+    ) -> None:
         super().__init__(game, actions)
         self.policies = policies
 
@@ -398,7 +402,9 @@ class _PairWalk(_Tree):
         ones = np.ones(self.game.num_hands)
         return self.node(State(self.game), (), ones, ones) / self.hand_pairs
 
-    def node(self, state: State, board: tuple[int, ...], reach0: FloatArray, reach1: FloatArray) -> float:
+    def node(
+        self, state: State, board: tuple[int, ...], reach0: FloatArray, reach1: FloatArray
+    ) -> float:
         """Seat 0's value: sum over hand pairs of reach0 * reach1 * payoff."""
         count = self.cards_to_deal(state, board)
         if count > 0:
@@ -407,7 +413,10 @@ class _PairWalk(_Tree):
             for cards in deals:
                 unblocked = compatible_mask(self.game, cards)
                 total += self.node(
-                    state, board + cards, np.where(unblocked, reach0, 0.0), np.where(unblocked, reach1, 0.0)
+                    state,
+                    board + cards,
+                    np.where(unblocked, reach0, 0.0),
+                    np.where(unblocked, reach1, 0.0),
                 )
             return total / outcomes
         if state.finished:

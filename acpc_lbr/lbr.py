@@ -175,7 +175,9 @@ class ActiveRounds:
         except ValueError:
             raise ValueError(f"active rounds: {text!r} is not like '3-4' or '4'") from None
         if not 1 <= low <= high <= MAX_ROUNDS:
-            raise ValueError(f"active rounds: {text!r} must satisfy 1 <= first <= last <= {MAX_ROUNDS}")
+            raise ValueError(
+                f"active rounds: {text!r} must satisfy 1 <= first <= last <= {MAX_ROUNDS}"
+            )
         return ActiveRounds(low - 1, high - 1)
 
     def is_active(self, round_: int) -> bool:
@@ -200,7 +202,7 @@ def _heads_up_spent(state: State) -> tuple[int, int, int]:
 
 def _round_half_up(value: float) -> int:
     # Python's round() rounds halves to even; chips round half up.
-    return int(math.floor(value + 0.5))
+    return math.floor(value + 0.5)
 
 
 def candidate_raises(state: State, options: BettingOptions) -> list[Action]:
@@ -346,7 +348,9 @@ def decide(
     for raise_action in raises:
         if raise_action.type is not ActionType.RAISE or not state.is_legal(raise_action):
             raise ValueError(f"{raise_action.text()} is not a legal raise here")
-        fold = _vector(f"fold probabilities of {raise_action.text()}", fold_probs[raise_action], size)
+        fold = _vector(
+            f"fold probabilities of {raise_action.text()}", fold_probs[raise_action], size
+        )
         a = raise_amount(state, raise_action)
         fp = float(pi @ fold)
         continuing = pi * (1.0 - fold)
@@ -378,14 +382,18 @@ def decide(
 
 
 @lru_cache(maxsize=4096)
-def _equity_small_cached(game: GameDef, hero: tuple[int, ...], board: tuple[int, ...]) -> FloatArray:
+def _equity_small_cached(
+    game: GameDef, hero: tuple[int, ...], board: tuple[int, ...]
+) -> FloatArray:
     table = hand_table(game)
     known = set(hero) | set(board)
     if len(known) != len(hero) + len(board):
         raise ValueError("hero cards and board overlap")
     missing = game.total_board_cards - len(board)
     if missing < 0:
-        raise ValueError(f"a board of {len(board)} cards is more than the game's {game.total_board_cards}")
+        raise ValueError(
+            f"a board of {len(board)} cards is more than the game's {game.total_board_cards}"
+        )
     result = np.zeros(game.num_hands, dtype=np.float64)
     for i, hand in enumerate(table.hand_cards):
         if known.intersection(hand):
@@ -404,7 +412,9 @@ def _equity_small_cached(game: GameDef, hero: tuple[int, ...], board: tuple[int,
     return result
 
 
-def equity_vector_small(game: GameDef, hero_hand: Sequence[int], board: Sequence[int]) -> FloatArray:
+def equity_vector_small(
+    game: GameDef, hero_hand: Sequence[int], board: Sequence[int]
+) -> FloatArray:
     """LBR's equity against every opponent hand, by enumerating all board completions.
 
     Every remaining board card is dealt exhaustively from the deck minus the
@@ -436,10 +446,12 @@ def equity_function(game: GameDef) -> EquityFunction:
     :func:`equity_vector_small`.
     """
     if game.deck_size == 52 and game.num_hole_cards == 2 and game.total_board_cards == 5:
-        from acpc_lbr import equity  # noqa: PLC0415  (numba kernels: import on demand)
+        from acpc_lbr.equity import equity_vector  # numba kernels: compiled on first use only
 
-        vector: EquityFunction = getattr(equity, "equity_vector")
-        return vector
+        def holdem(hero: Sequence[int], board: Sequence[int]) -> FloatArray:
+            return np.asarray(equity_vector(hero, board), dtype=np.float64)
+
+        return holdem
 
     def small(hero: Sequence[int], board: Sequence[int]) -> FloatArray:
         return equity_vector_small(game, hero, board)

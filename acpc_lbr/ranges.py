@@ -102,8 +102,8 @@ def compatible_mask(game: GameDef, dead_cards: Iterable[int]) -> BoolArray:
     dead = sorted(set(dead_cards))
     if not dead:
         return np.ones(len(table.hand_cards), dtype=np.bool_)
-    blocked: BoolArray = table.contains[dead].any(axis=0)
-    return ~blocked
+    blocked = np.asarray(table.contains[dead].any(axis=0), dtype=np.bool_)
+    return np.logical_not(blocked)
 
 
 def uniform_range(game: GameDef, dead_cards: Iterable[int]) -> FloatArray:

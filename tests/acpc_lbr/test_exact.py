@@ -18,7 +18,13 @@ from math import comb
 import numpy as np
 import pytest
 
-from acpc_lbr.exact import best_response, best_response_value, lbr_expected_value, lbr_value, strategy_value
+from acpc_lbr.exact import (
+    best_response,
+    best_response_value,
+    lbr_expected_value,
+    lbr_value,
+    strategy_value,
+)
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer
 from acpc_lbr.ranges import hand_table
 from acpc_lbr.strategies import (
@@ -102,25 +108,25 @@ def hand_number(game, hole):
     return hand_table(game).hand_cards.index(tuple(sorted(hole)))
 
 
+def deal_value(game, policies, seat, holes, board):
+    """Seat's expected winnings on one deal, with scalar probabilities."""
+
+    def walk(state, prob):
+        if state.finished:
+            return prob * state.values(holes, board)[seat]
+        player = state.current_player
+        shown = board[: game.board_cards_before(state.round)]
+        actions = default_actions(state)
+        probs = policies[player](state, shown, actions)[:, hand_number(game, holes[player])]
+        return sum(walk(_child(state, a), prob * p) for a, p in zip(actions, probs) if p > 0)
+
+    return walk(State(game), 1.0)
+
+
 def naive_value(game, policies, seat):
-    """Seat's expected winnings with policies[p] at seat p: every deal, scalar probabilities."""
-    total = 0.0
-    count = 0
-    for h0, h1, board in deals(game):
-        holes = (h0, h1)
-
-        def walk(state, prob):
-            if state.finished:
-                return prob * state.values(holes, board)[seat]
-            player = state.current_player
-            shown = board[: game.board_cards_before(state.round)]
-            actions = default_actions(state)
-            probs = policies[player](state, shown, actions)[:, hand_number(game, holes[player])]
-            return sum(walk(_child(state, a), prob * p) for a, p in zip(actions, probs) if p > 0)
-
-        total += walk(State(game), 1.0)
-        count += 1
-    return total / count
+    """Seat's expected winnings with policies[p] at seat p: the mean over every deal."""
+    values = [deal_value(game, policies, seat, (h0, h1), board) for h0, h1, board in deals(game)]
+    return sum(values) / len(values)
 
 
 def pure_strategies_kuhn(seat):
@@ -136,39 +142,44 @@ def pure_strategies_kuhn(seat):
         yield {key: {pick: 1.0} for (key, _), pick in zip(choices, picks)}
 
 
+def deal_lbr_value(game, policy, options, rounds, seat, holes, board):
+    """LBR's winnings in ``seat`` on one deal, replaying LbrPlayer (scalar opponent probabilities)."""
+    opponent_hand = hand_number(game, holes[1 - seat])
+
+    def walk(state, player, prob):
+        if state.finished:
+            return prob * state.values(holes, board)[seat]
+        shown = board[: game.board_cards_before(state.round)]
+        if state.current_player == seat:
+            folds = {
+                a: policy(_child(state, a), shown, [Action.FOLD])[0]
+                for a in player.candidates(state)
+            }
+            decision = player.decide(state, shown, folds)
+            return walk(_child(state, decision.action), player, prob)
+        player.observe_board(shown)
+        actions = default_actions(state)
+        value = 0.0
+        for action, row in zip(actions, policy(state, shown, actions)):
+            if row[opponent_hand] > 0:
+                branch = copy.copy(player)
+                branch.tracker = player.tracker.copy()
+                branch.observe_opponent(row)
+                value += walk(_child(state, action), branch, prob * row[opponent_hand])
+        return value
+
+    root = LbrPlayer(game, options, rounds)
+    root.start_hand(seat, holes[seat])
+    return walk(State(game), root, 1.0)
+
+
 def naive_lbr_value(game, policy, options, rounds, seat):
-    """LBR's value in ``seat`` by replaying LbrPlayer on every deal (scalar opponent probabilities)."""
-    total = 0.0
-    count = 0
-    for h0, h1, board in deals(game):
-        holes = (h0, h1)
-        opponent_hand = hand_number(game, holes[1 - seat])
-        root = LbrPlayer(game, options, rounds)
-        root.start_hand(seat, holes[seat])
-
-        def walk(state, player, prob):
-            if state.finished:
-                return prob * state.values(holes, board)[seat]
-            shown = board[: game.board_cards_before(state.round)]
-            if state.current_player == seat:
-                folds = {a: policy(_child(state, a), shown, [Action.FOLD])[0] for a in player.candidates(state)}
-                decision = player.decide(state, shown, folds)
-                return walk(_child(state, decision.action), player, prob)
-            player.observe_board(shown)
-            actions = default_actions(state)
-            probs = policy(state, shown, actions)
-            value = 0.0
-            for action, row in zip(actions, probs):
-                if row[opponent_hand] > 0:
-                    branch = copy.copy(player)
-                    branch.tracker = player.tracker.copy()
-                    branch.observe_opponent(row)
-                    value += walk(_child(state, action), branch, prob * row[opponent_hand])
-            return value
-
-        total += walk(State(game), root, 1.0)
-        count += 1
-    return total / count
+    """LBR's value in ``seat``: the mean of :func:`deal_lbr_value` over every deal."""
+    values = [
+        deal_lbr_value(game, policy, options, rounds, seat, (h0, h1), board)
+        for h0, h1, board in deals(game)
+    ]
+    return sum(values) / len(values)
 
 
 # -- oracles --------------------------------------------------------------------------------------
@@ -191,8 +202,12 @@ def test_uniform_random_leduc_matches_openspiel():
 def test_sdk_random_bot_has_the_same_exploitability():
     """The SDK's random bot, adapted, is uniform random in limit games: same OpenSpiel figures."""
     bots = pytest.importorskip("agents.bots")
-    assert best_response_value(KUHN, from_sdk(KUHN, bots.random_bot)) == pytest.approx(0.458333, abs=1e-6)
-    assert best_response_value(LEDUC, from_sdk(LEDUC, bots.random_bot)) == pytest.approx(2.373611, abs=1e-6)
+    assert best_response_value(KUHN, from_sdk(KUHN, bots.random_bot)) == pytest.approx(
+        0.458333, abs=1e-6
+    )
+    assert best_response_value(LEDUC, from_sdk(LEDUC, bots.random_bot)) == pytest.approx(
+        2.373611, abs=1e-6
+    )
     assert best_response_value(KUHN, from_sdk(KUHN, bots.always_call)) == pytest.approx(1 / 3)
 
 
@@ -261,7 +276,9 @@ def test_kuhn_best_response_equals_best_pure_strategy(seed):
         best = max(
             naive_value(
                 KUHN,
-                (table_strategy(KUHN, pure), sigma) if seat == 0 else (sigma, table_strategy(KUHN, pure)),
+                (table_strategy(KUHN, pure), sigma)
+                if seat == 0
+                else (sigma, table_strategy(KUHN, pure)),
                 seat,
             )
             for pure in pure_strategies_kuhn(seat)
@@ -326,7 +343,11 @@ def test_lbr_never_beats_best_response(game):
         for options, rounds in settings:
             lbr = lbr_value(game, policy, options, rounds)
             for seat in (0, 1):
-                assert lbr.seat_values[seat] <= br.seat_values[seat] + 1e-12, (name, options.name, seat)
+                assert lbr.seat_values[seat] <= br.seat_values[seat] + 1e-12, (
+                    name,
+                    options.name,
+                    seat,
+                )
             assert lbr.inconsistencies == 0
 
 

@@ -116,22 +116,34 @@ def test_active_rounds_rejects_bad_text(text):
 def test_fcpa_preflop_small_blind():
     """SB 50 vs BB 100: pot 150, asked 50, a = 200, so pot raise to 100 + 200 = 300; all-in 20000."""
     state = State(NOLIMIT)
-    assert [a.text() for a in candidate_raises(state, BettingOptions.parse("fcpa"))] == ["r300", "r20000"]
+    assert [a.text() for a in candidate_raises(state, BettingOptions.parse("fcpa"))] == [
+        "r300",
+        "r20000",
+    ]
     assert raise_amount(state, Action.raise_to(300)) == 200
 
 
 def test_fcpa_preflop_facing_a_raise():
     """BB 100 facing r300: pot 400, asked 200, a = 600, so raise to 300 + 600 = 900."""
     state = play(NOLIMIT, "r300")
-    assert [a.text() for a in candidate_raises(state, BettingOptions.parse("fcpa"))] == ["r900", "r20000"]
+    assert [a.text() for a in candidate_raises(state, BettingOptions.parse("fcpa"))] == [
+        "r900",
+        "r20000",
+    ]
 
 
 def test_fcpa_flop_first_to_act_and_facing_a_bet():
     """Flop pot 600: bet 600 (to 900); facing a bet to 750: pot 1050 + asked 450 = 1500, to 2250."""
     flop = play(NOLIMIT, "r300c/")
-    assert [a.text() for a in candidate_raises(flop, BettingOptions.parse("fcpa"))] == ["r900", "r20000"]
+    assert [a.text() for a in candidate_raises(flop, BettingOptions.parse("fcpa"))] == [
+        "r900",
+        "r20000",
+    ]
     facing = play(NOLIMIT, "r300c/r750")
-    assert [a.text() for a in candidate_raises(facing, BettingOptions.parse("fcpa"))] == ["r2250", "r20000"]
+    assert [a.text() for a in candidate_raises(facing, BettingOptions.parse("fcpa"))] == [
+        "r2250",
+        "r20000",
+    ]
 
 
 def test_small_and_huge_fractions_map_to_min_and_all_in():
@@ -280,7 +292,13 @@ def test_tie_between_raises_goes_to_smaller():
 def test_utilities_match_naive_formula_on_random_inputs():
     """U(call) and every U(raise) equal a plain-Python restatement of lbr.md (seeded random inputs)."""
     rng = np.random.default_rng(2024)
-    for betting, position in [("", 1), ("r300", 0), ("r300c/", 0), ("r300c/r750", 1), ("r300c/cc/r1000", 1)]:
+    for betting, position in [
+        ("", 1),
+        ("r300", 0),
+        ("r300c/", 0),
+        ("r300c/r750", 1),
+        ("r300c/cc/r1000", 1),
+    ]:
         state = play(NOLIMIT, betting)
         raises = candidate_raises(state, BettingOptions.parse("0.5,1,2,min,allin"))
         pi = rng.random(NOLIMIT.num_hands) * (rng.random(NOLIMIT.num_hands) < 0.5)
@@ -297,16 +315,23 @@ def test_utilities_match_naive_formula_on_random_inputs():
             twin = utility_twin(pot, asked, a, pi.tolist(), e.tolist(), folds[action].tolist())
             assert decision.utility(action) == pytest.approx(twin, rel=1e-9)
         best = max(u for _, u in decision.utilities)
-        assert decision.utility(decision.action) == best if best > 0 else decision.action in (
-            Action.FOLD,
-            Action.CALL,
+        assert (
+            decision.utility(decision.action) == best
+            if best > 0
+            else decision.action
+            in (
+                Action.FOLD,
+                Action.CALL,
+            )
         )
 
 
 def test_limit_decision_uses_fixed_raise_size():
     """Limit, SB preflop: a = 10, so with wp = 1 and no folds U(raise) = pot + 10 = 25."""
     state = State(LIMIT)
-    decision = decide(state, 1, flat(1.0, LIMIT), flat(1.0, LIMIT), {Action.RAISE: flat(0.0, LIMIT)})
+    decision = decide(
+        state, 1, flat(1.0, LIMIT), flat(1.0, LIMIT), {Action.RAISE: flat(0.0, LIMIT)}
+    )
     assert decision.utility(Action.RAISE) == pytest.approx(25.0)
     assert decision.action == Action.RAISE
 
