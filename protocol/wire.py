@@ -40,22 +40,22 @@ from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
 
 __all__ = [
+    "PREFIX",
+    "LogState",
     "MatchState",
     "Reply",
-    "LogState",
     "Score",
-    "parse_matchstate",
-    "matchstate_for",
-    "parse_reply",
-    "format_reply",
-    "same_decision_point",
     "format_chips",
+    "format_reply",
+    "log_header",
+    "log_state_for",
+    "matchstate_for",
     "parse_chips",
     "parse_log_state",
-    "log_state_for",
+    "parse_matchstate",
+    "parse_reply",
     "parse_score",
-    "log_header",
-    "PREFIX",
+    "same_decision_point",
 ]
 
 #: The prefix of every state line the dealer sends.
@@ -96,10 +96,8 @@ Cards = tuple[tuple[int, ...], ...]
 
 def _strip_line_end(line: str) -> str:
     """Drop a trailing ``\\n`` and then a trailing ``\\r`` (the reference sends ``\\r\\n``)."""
-    if line.endswith("\n"):
-        line = line[:-1]
-    if line.endswith("\r"):
-        line = line[:-1]
+    line = line.removesuffix("\n")
+    line = line.removesuffix("\r")
     return line
 
 

@@ -79,7 +79,9 @@ def game_defs(draw: st.DrawFn) -> GameDef:
         blind=tuple(blind),
         raise_size=tuple(draw(per_round)) if betting == "limit" else (),
         first_player=tuple(
-            draw(st.lists(st.integers(0, num_players - 1), min_size=num_rounds, max_size=num_rounds))
+            draw(
+                st.lists(st.integers(0, num_players - 1), min_size=num_rounds, max_size=num_rounds)
+            )
         ),
         max_raises=tuple(
             draw(

@@ -185,7 +185,9 @@ def test_comments_are_none(line: str) -> None:
     assert parse_reply(line, NL) is None
 
 
-@pytest.mark.parametrize("line", ["c", "", "\r\n", "MATCHSTATE:1:0:c", "MATCHSTATE:1:0:r150:|Td4d:c"])
+@pytest.mark.parametrize(
+    "line", ["c", "", "\r\n", "MATCHSTATE:1:0:c", "MATCHSTATE:1:0:r150:|Td4d:c"]
+)
 def test_unparsable_reply_state(line: str) -> None:
     """A reply whose state part does not parse is a ParseError (bad state format)."""
     with pytest.raises(ParseError):
@@ -209,8 +211,11 @@ def test_same_decision_point() -> None:
     """Position, hand, actions, board and own cards matter; others' cards do not."""
     expected = parse_matchstate("MATCHSTATE:0:1:cc/:9h6s|/5s3s8h", NL)
     with_other = MatchState(
-        expected.position, expected.hand_id, expected.betting,
-        (expected.hole[0], cards_from_text("3d3h")), expected.board,
+        expected.position,
+        expected.hand_id,
+        expected.betting,
+        (expected.hole[0], cards_from_text("3d3h")),
+        expected.board,
     )
     assert same_decision_point(with_other, expected)
     for line in [
@@ -230,8 +235,15 @@ def test_same_decision_point() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(100.0, "100"), (-19795.0, "-19795"), (0.0, "0"), (0.5, "0.5"), (1 / 3, "0.333333"),
-     (-2.0 / 3, "-0.666667"), (1e-7, "0")],
+    [
+        (100.0, "100"),
+        (-19795.0, "-19795"),
+        (0.0, "0"),
+        (0.5, "0.5"),
+        (1 / 3, "0.333333"),
+        (-2.0 / 3, "-0.666667"),
+        (1e-7, "0"),
+    ],
 )
 def test_format_chips(value: float, text: str) -> None:
     """'%.6f' with trailing zeros and a trailing '.' stripped."""
@@ -268,7 +280,9 @@ def test_log_state_shows_folded_cards_and_board_to_the_end_round() -> None:
     assert line == "STATE:0:r14085f:7d3d|2hAc:-100|100:p1|p2"
 
 
-@pytest.mark.parametrize("line", ["SCORE:1|2", "SCORE:1|2:a", "SCORE::a", "SCORE:1|x:a|b", "STATE:1|2:a|b"])
+@pytest.mark.parametrize(
+    "line", ["SCORE:1|2", "SCORE:1|2:a", "SCORE::a", "SCORE:1|x:a|b", "STATE:1|2:a|b"]
+)
 def test_malformed_score(line: str) -> None:
     """SCORE needs as many names as totals, and numeric totals."""
     with pytest.raises(ProtocolError):
