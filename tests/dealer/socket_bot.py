@@ -1,0 +1,51 @@
+"""A plain-socket bot for subprocess tests: always call, or replay a reference log.
+
+Usage: python tests/dealer/socket_bot.py HOST PORT GAME [--replay LOG] [--close-at HAND]
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from protocol.gamedef import load_game  # noqa: E402
+from protocol.wire import parse_matchstate  # noqa: E402
+from tests.dealer.bots import actions_from_log  # noqa: E402
+
+
+def main() -> int:
+    """Connect, send VERSION, answer every state where it is to act."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("host")
+    parser.add_argument("port", type=int)
+    parser.add_argument("game")
+    parser.add_argument("--replay", default=None)
+    parser.add_argument("--close-at", type=int, default=None)
+    args = parser.parse_args()
+    game = load_game(args.game)
+    actions = actions_from_log(Path(args.replay)) if args.replay else None
+    sock = socket.create_connection((args.host, args.port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.sendall(b"VERSION:2.0.0\r\n")
+    for raw in sock.makefile("rb"):
+        line = raw.decode("ascii").rstrip("\r\n")
+        view = parse_matchstate(line, game)
+        if args.close_at is not None and view.hand_id >= args.close_at:
+            sock.close()
+            return 0
+        state = view.to_state(game)
+        if state.finished or state.current_player != view.position:
+            continue
+        action = "c"
+        if actions is not None:
+            action = actions[view.hand_id][sum(len(a) for a in state.actions)]
+        sock.sendall(f"{line}:{action}\r\n".encode("ascii"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""The real ``acpc-lbr dealer`` command in a subprocess, with bots in subprocesses."""
+
+from __future__ import annotations
+
+import math
+import re
+import socket
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protocol.gamedef import load_game
+from protocol.wire import parse_log_state, parse_score
+from tests.dealer.bots import REFERENCE, reference_lines
+
+ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
+SOCKET_BOT = Path(__file__).with_name("socket_bot.py")
+TIMEOUT = 120
+
+
+def start_dealer(args: list[str], cwd: Path) -> tuple[subprocess.Popen[str], list[list[int]]]:
+    """Start the dealer; return it and its port lines (one per match)."""
+    stderr = open(cwd / "dealer.err", "w")
+    proc = subprocess.Popen([str(ACPC_LBR), "dealer", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=stderr, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert re.fullmatch(r"\d+( \d+)+\n", first), first
+    lines = [first]
+    matches = len([a for a in args if a == "--match"]) + (1 if not args[0].startswith("-") else 0)
+    for _ in range(matches - 1):
+        lines.append(proc.stdout.readline())
+    return proc, [[int(p) for p in line.split()] for line in lines]
+
+
+def start_bot(port: int, game: str, *extra: str) -> subprocess.Popen[bytes]:
+    """A socket bot subprocess on 127.0.0.1:``port``."""
+    return subprocess.Popen([sys.executable, str(SOCKET_BOT), "127.0.0.1", str(port), game, *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def finish(proc: subprocess.Popen[str], bots: list[subprocess.Popen[bytes]]) -> tuple[int, str]:
+    """Wait for the dealer and the bots; return the dealer's exit code and stdout rest."""
+    out, _ = proc.communicate(timeout=TIMEOUT)
+    for bot in bots:
+        bot.wait(timeout=TIMEOUT)
+    return proc.returncode, out
+
+
+def test_cli_replays_reference_match_byte_for_byte(tmp_path: Path) -> None:
+    """`acpc-lbr dealer` with bots replaying nl1000.log writes the reference's .log exactly."""
+    reference = REFERENCE / "logs" / "nl1000.log"
+    game = "holdem.nolimit.2p.reverse_blinds.game"
+    proc, [ports] = start_dealer(["nl1000", game, "1000", "42", "p1", "p2", "-q"], tmp_path)
+    bots = [start_bot(port, game, "--replay", str(reference)) for port in ports]
+    code, out = finish(proc, bots)
+    assert code == 0
+    assert reference_lines(tmp_path / "nl1000.log") == reference_lines(reference)
+    assert (tmp_path / "nl1000.log").read_text() == reference.read_text()
+    assert out.strip().splitlines()[-1] == reference_lines(reference)[-1]
+
+
+def test_cli_game_path_is_recorded_as_typed(tmp_path: Path) -> None:
+    """A game given as a path loads, and the header shows the path as typed."""
+    game = str(REFERENCE / "games" / "holdem.limit.2p.reverse_blinds.game")
+    proc, [ports] = start_dealer(["lim", game, "20", "1", "a", "b", "-q"], tmp_path)
+    code, _ = finish(proc, [start_bot(port, "limit") for port in ports])
+    assert code == 0
+    assert (tmp_path / "lim.log").read_text().splitlines()[0] == f"# name/game/hands/seed lim {game} 20 1"
+
+
+def test_cli_bot_failure_exit_code(tmp_path: Path) -> None:
+    """A bot that leaves mid-match: exit 3, the message names the seat, finished hands and SCORE kept."""
+    proc, [ports] = start_dealer(["m", "nolimit", "50", "3", "a", "b"], tmp_path)
+    bots = [start_bot(ports[0], "nolimit"), start_bot(ports[1], "nolimit", "--close-at", "7")]
+    code, out = finish(proc, bots)
+    assert code == 3
+    lines = (tmp_path / "m.log").read_text().splitlines()
+    assert sum(line.startswith("STATE:") for line in lines) == 7
+    assert lines[-2].startswith("# ERROR: seat 2 (b) disconnected")
+    assert out.strip().splitlines()[-1] == lines[-1]
+    assert "ERROR: seat 2 (b) disconnected" in (tmp_path / "dealer.err").read_text()
+
+
+def test_cli_usage_errors_exit_1(tmp_path: Path) -> None:
+    """Too few arguments or an unknown game: usage on stdout and exit 1, as the reference."""
+    for args in (["m", "nolimit", "10"], ["m", "no-such-game", "10", "1", "a", "b"],
+                 ["m", "nolimit", "0", "1", "a", "b"]):
+        done = subprocess.run([str(ACPC_LBR), "dealer", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=TIMEOUT)
+        assert done.returncode == 1
+        assert done.stdout.startswith("usage:")
+
+
+def test_cli_start_timeout(tmp_path: Path) -> None:
+    """--start_timeout: no bot connects, the match ends with exit 3 and the reference's message."""
+    proc, _ = start_dealer(["m", "nolimit", "5", "1", "a", "b", "--start_timeout", "200"], tmp_path)
+    code, _ = finish(proc, [])
+    assert code == 3
+    assert "timed out waiting for seat 1 (a) to connect" in (tmp_path / "dealer.err").read_text()
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def test_cli_fixed_ports_and_seats(tmp_path: Path) -> None:
+    """-p sets the ports in seat order; -f fixes the seats."""
+    wanted = _free_ports(2)
+    proc, [ports] = start_dealer(["m", "limit", "6", "1", "a", "b", "-p", ",".join(map(str, wanted)),
+                                  "-f", "-q"], tmp_path)
+    assert ports == wanted
+    code, _ = finish(proc, [start_bot(port, "limit") for port in ports])
+    assert code == 0
+    names = {line.rsplit(":", 1)[1] for line in (tmp_path / "m.log").read_text().splitlines()
+             if line.startswith("STATE:")}
+    assert names == {"a|b"}
+
+
+def test_cli_duplicate_match(tmp_path: Path) -> None:
+    """--duplicate: four ports, both logs with mirrored seats, and a paired result."""
+    proc, [ports] = start_dealer(["d", "nolimit", "40", "5", "a", "b", "--duplicate", "-q"], tmp_path)
+    assert len(ports) == 4
+    # NAME1's ports are the 1st and 3rd, NAME2's the 2nd and 4th.
+    bots = [start_bot(port, "nolimit") for port in ports]
+    code, out = finish(proc, bots)
+    assert code == 0
+    game = load_game("nolimit")
+    main = [parse_log_state(l, game) for l in (tmp_path / "d.log").read_text().splitlines() if l.startswith("STATE:")]
+    mirror = [parse_log_state(l, game) for l in (tmp_path / "d.dup.log").read_text().splitlines() if l.startswith("STATE:")]
+    assert len(main) == len(mirror) == 40
+    pairs = []
+    for m, d in zip(main, mirror):
+        assert (m.hole, m.board) == (d.hole, d.board)  # same cards by position
+        assert m.names == d.names[::-1]  # seats reversed
+        pairs.append(m.values[m.names.index("a")] + d.values[d.names.index("a")])
+    line = next(l for l in out.splitlines() if l.startswith("DUPLICATE"))
+    mean = statistics.fmean(pairs)
+    half = 1.96 * statistics.stdev(pairs) / math.sqrt(len(pairs))
+    assert f"a {mean:.6f}".rstrip("0").rstrip(".") in line or f"a {mean:g}" in line
+    assert "40 pairs" in line
+    low = float(re.search(r"CI (\S+) \.\.", line).group(1))  # type: ignore[union-attr]
+    assert low == pytest.approx(mean - half, abs=1e-5)
+
+
+def test_cli_several_matches_in_one_process(tmp_path: Path) -> None:
+    """Several --match options: one port line each, all matches complete, logs independent."""
+    args = ["--match", "x nolimit 30 1 a b", "--match", "y limit 30 2 c d", "--match", "z kuhn.limit.3p 30 3 e f g", "-q"]
+    proc, port_lines = start_dealer(args, tmp_path)
+    assert [len(p) for p in port_lines] == [2, 2, 3]
+    games = ["nolimit", "limit", "kuhn.limit.3p"]
+    bots = [start_bot(port, game) for ports, game in zip(port_lines, games) for port in ports]
+    code, out = finish(proc, bots)
+    assert code == 0
+    for name in "xyz":
+        lines = (tmp_path / f"{name}.log").read_text().splitlines()
+        assert sum(line.startswith("STATE:") for line in lines) == 30
+        assert f"{name} {lines[-1]}" in out
+        parse_score(lines[-1])
