@@ -40,6 +40,8 @@ from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
 
 __all__ = [
+    "BAD_FORMAT",
+    "INVALID",
     "PREFIX",
     "LogState",
     "MatchState",
