@@ -445,3 +445,76 @@ def strategy_value(
     b_first = _PairWalk(game, (policy_b, policy_a), actions).value()
     # Zero-sum: seat 1's value is minus seat 0's.
     return (a_first - b_first) / 2.0
+
+
+# -- command line -------------------------------------------------------------------------
+
+
+def _named_policy(game: GameDef, name: str) -> Policy:
+    """A strategy by name: uniform, always-call, always-fold, kuhn-equilibrium, sdk:<bot>."""
+    from acpc_lbr import strategies
+
+    simple = {
+        "uniform": strategies.uniform_random,
+        "always-call": strategies.always_call,
+        "always-fold": strategies.always_fold,
+        "kuhn-equilibrium": strategies.kuhn_equilibrium,
+    }
+    if name in simple:
+        return simple[name](game)
+    if name.startswith("sdk:"):
+        from agents.bots import BOTS
+
+        bot = name[4:]
+        if bot not in BOTS:
+            raise ValueError(f"unknown SDK bot {bot!r}; known: {', '.join(sorted(BOTS))}")
+        return strategies.from_sdk(game, BOTS[bot])
+    raise ValueError(f"unknown strategy {name!r}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m acpc_lbr.exact``: exact BR and LBR values of a strategy in a small game."""
+    import argparse
+    import time
+
+    from protocol.gamedef import load_game
+
+    parser = argparse.ArgumentParser(
+        prog="python -m acpc_lbr.exact",
+        description="Exact best-response and LBR values (chips per hand) in Kuhn/Leduc.",
+    )
+    parser.add_argument("--game", default="leduc", help="game name or .game file (default leduc)")
+    parser.add_argument(
+        "--strategy",
+        default="uniform",
+        help="uniform, always-call, always-fold, kuhn-equilibrium or sdk:<bot> (default uniform)",
+    )
+    parser.add_argument("--bets", default="fcpa", help="LBR betting options (default fcpa)")
+    parser.add_argument("--rounds", default="all", help="LBR active rounds, 1-based (default all)")
+    args = parser.parse_args(argv)
+    try:
+        game = load_game(args.game)
+        policy = _named_policy(game, args.strategy)
+        options = BettingOptions.parse(args.bets)
+        rounds = ActiveRounds.parse(args.rounds)
+    except ValueError as error:
+        parser.error(str(error))
+    started = time.perf_counter()
+    br = best_response(game, policy)
+    lbr = lbr_value(game, policy, options, rounds)
+    elapsed = time.perf_counter() - started
+    print(f"game {args.game}, strategy {args.strategy}, LBR {options.name} rounds {rounds.text()}")
+    print(f"best response  seat0 {br.seat_values[0]:.6f}  seat1 {br.seat_values[1]:.6f}")
+    print(f"exploitability {br.exploitability:.6f}  NashConv {br.nash_conv:.6f}")
+    print(f"LBR            seat0 {lbr.seat_values[0]:.6f}  seat1 {lbr.seat_values[1]:.6f}")
+    print(
+        f"LBR value      {lbr.value:.6f}  ({lbr.value / br.exploitability:.1%} of BR)"
+        if br.exploitability > 1e-9
+        else f"LBR value      {lbr.value:.6f}"
+    )
+    print(f"range inconsistencies {lbr.inconsistencies}; {elapsed:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

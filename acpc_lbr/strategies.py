@@ -84,11 +84,21 @@ def _from_distribution(
 
 
 def uniform_random(game: GameDef) -> Policy:
-    """Uniform over :func:`default_actions` (limit: the legal actions; no-limit: f, c, pot, all-in)."""
+    """Uniform over the legal action types (fold, call, raise).
+
+    Limit games: that is uniform over every legal action. No-limit: the raise
+    share is split equally between the ``fcpa`` raises (pot-size and all-in,
+    one raise when they coincide), the only sizes this strategy plays.
+    """
 
     def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
         support = default_actions(state)
-        return _from_distribution(game, {a: 1.0 / len(support) for a in support}, actions)
+        raises = [a for a in support if a.type is ActionType.RAISE]
+        types = len(support) - len(raises) + (1 if raises else 0)
+        distribution = {a: 1.0 / types for a in support if a.type is not ActionType.RAISE}
+        for action in raises:
+            distribution[action] = 1.0 / types / len(raises)
+        return _from_distribution(game, distribution, actions)
 
     return policy
 

@@ -401,3 +401,65 @@ def test_three_player_games_are_refused():
 def test_hand_pairs_count():
     """Sanity of the chance normalisation: Leduc has 6*5 ordered hole pairs and 4 boards each."""
     assert sum(1 for _ in deals(LEDUC)) == comb(6, 1) * comb(5, 1) * 4
+
+
+# -- the simple strategies ------------------------------------------------------------------
+
+
+def test_uniform_random_no_limit_is_uniform_over_types():
+    """No-limit SB preflop: f, c 1/3 each; the raise third split between pot (r300) and all-in."""
+    game = load_game("nolimit")
+    actions = [
+        Action.FOLD,
+        Action.CALL,
+        Action.raise_to(300),
+        Action.raise_to(20000),
+        Action.raise_to(500),
+    ]
+    probs = uniform_random(game)(State(game), (), actions)
+    assert probs.shape == (5, 1326)
+    assert probs[:, 0].tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 6, 1 / 6, 0.0])
+    facing_all_in = State(game)
+    facing_all_in.apply(Action.raise_to(20000))
+    probs = uniform_random(game)(facing_all_in, (), [Action.FOLD, Action.CALL])
+    assert probs[:, 7].tolist() == [0.5, 0.5]
+
+
+def test_always_fold_checks_when_it_cannot_fold():
+    """always_fold checks at the first decision of Kuhn and folds facing a bet."""
+    policy = always_fold(KUHN)
+    state = State(KUHN)
+    assert policy(state, (), [Action.FOLD, Action.CALL, Action.RAISE])[:, 0].tolist() == [0, 1, 0]
+    state.apply(Action.RAISE)
+    assert policy(state, (), [Action.FOLD, Action.CALL])[:, 0].tolist() == [1, 0]
+
+
+def test_table_strategy_falls_back_for_missing_information_sets():
+    """Rows come from the table by info key; missing keys use the default (uniform random)."""
+    top = cards_to_text([KUHN.cards[2]])
+    policy = table_strategy(KUHN, {f"{top}:": {"r": 1.0}})
+    probs = policy(State(KUHN), (), [Action.CALL, Action.RAISE])
+    assert probs.tolist() == [[0.5, 0.5, 0.0], [0.5, 0.5, 1.0]]
+
+
+def test_table_strategy_board_blocked_hands_are_zero():
+    """In Leduc round 2, hands holding the board card get no row (all zeros)."""
+    state = State(LEDUC)
+    state.apply(Action.CALL)
+    state.apply(Action.CALL)
+    board = (LEDUC.cards[0],)
+    probs = table_strategy(LEDUC, {})(state, board, [Action.CALL, Action.RAISE])
+    assert probs[:, 0].tolist() == [0.0, 0.0]
+    assert probs[:, 1:].sum(axis=0) == pytest.approx(np.ones(5))
+
+
+def test_exact_command_prints_the_figures(capsys):
+    """python -m acpc_lbr.exact prints BR, exploitability and LBR for a named strategy."""
+    from acpc_lbr.exact import main
+
+    assert main(["--game", "kuhn", "--strategy", "always-call", "--bets", "fcpa"]) == 0
+    out = capsys.readouterr().out
+    assert "exploitability 0.333333" in out
+    assert "LBR value      0.333333" in out
+    with pytest.raises(SystemExit):
+        main(["--strategy", "no-such-strategy"])
