@@ -463,3 +463,46 @@ def test_exact_command_prints_the_figures(capsys):
     assert "LBR value      0.333333" in out
     with pytest.raises(SystemExit):
         main(["--strategy", "no-such-strategy"])
+
+
+# -- sampled play agrees with the exact value ---------------------------------------------------
+
+
+def play_lbr_hand(game, policy, options, rounds, deal, seat, rng):
+    """One hand of LbrPlayer against a sampled policy; LBR's winnings in chips."""
+    opponent_hand = hand_number(game, deal.hole[1 - seat])
+    lbr = LbrPlayer(game, options, rounds)
+    lbr.start_hand(seat, deal.hole[seat])
+    state = State(game)
+    while not state.finished:
+        shown = deal.board_cards[: game.board_cards_before(state.round)]
+        if state.current_player == seat:
+            folds = {
+                a: policy(_child(state, a), shown, [Action.FOLD])[0] for a in lbr.candidates(state)
+            }
+            state.apply(lbr.decide(state, shown, folds).action)
+        else:
+            lbr.observe_board(shown)
+            actions = default_actions(state)
+            probs = policy(state, shown, actions)
+            j = rng.choice(len(actions), p=probs[:, opponent_hand])
+            lbr.observe_opponent(probs[j])
+            state.apply(actions[j])
+    return state.values(deal.hole, deal.board_cards)[seat]
+
+
+def test_sampled_lbr_play_agrees_with_exact_value():
+    """1,500 dealt Leduc hands (seats alternating) average to the exact LBR value within 4 s.e."""
+    from protocol.deal import DealSource
+
+    sigma = table_strategy(LEDUC, random_table(LEDUC, 5))
+    exact = lbr_value(LEDUC, sigma, FCPA).value
+    source = DealSource(20261124)
+    rng = np.random.default_rng(3)
+    outcomes = [
+        play_lbr_hand(LEDUC, sigma, FCPA, ActiveRounds(), source.deal(LEDUC), hand % 2, rng)
+        for hand in range(1500)
+    ]
+    mean = float(np.mean(outcomes))
+    error = float(np.std(outcomes, ddof=1)) / np.sqrt(len(outcomes))
+    assert abs(mean - exact) < 4 * error, (mean, exact, error)
