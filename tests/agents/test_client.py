@@ -177,3 +177,23 @@ def test_reference_bots_are_legal_in_self_play(game_name: str, name: str) -> Non
                 state.apply(reply.action)
                 decisions += 1
     assert decisions >= hands
+
+
+@pytest.mark.parametrize("trace", sorted(TRACES))
+def test_incremental_tracker_agrees_with_a_full_parse(trace: str) -> None:
+    """For every line a seat got, the tracker's state, cards and turn equal protocol.wire's full parse."""
+    from agents.tracking import HandTracker
+
+    game = load_game(TRACES[trace])
+    tracker = HandTracker(game)
+    lines = trace_lines(trace, "TO", 2)
+    for line in lines:
+        view = tracker.update(line)
+        expected = parse_matchstate(line, game)
+        state = expected.to_state(game)
+        assert view.state.betting_string() == state.betting_string() == expected.betting_text()
+        assert (view.state.spent, view.state.finished, view.state.round) == (state.spent, state.finished, state.round)
+        assert view.to_act == (not state.finished and state.current_player == expected.position)
+        assert view.hole == expected.own_hole
+        assert view.board == expected.board_cards
+    assert len(lines) > 5000
