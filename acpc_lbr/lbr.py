@@ -97,6 +97,9 @@ class BettingOptions:
     def parse(text: str) -> BettingOptions:
         """Read ``fc``, ``fcpa``, ``56bets`` or a list like ``0.5,1,2,min,allin``.
 
+        In a list, ``allin`` may also be written ``all-in`` or ``a``, and ``p``
+        stands for the pot fraction 1. Case and blanks do not matter.
+
         Raises:
             ValueError: an unknown word or a pot fraction that is not a
                 positive finite number.
