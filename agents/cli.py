@@ -21,6 +21,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
@@ -128,16 +129,18 @@ def main(argv: Sequence[str]) -> int:
     from acpc_lbr.reactor import install_asyncio_reactor
 
     install_asyncio_reactor()
-    from twisted.internet import reactor
+    from twisted.internet import reactor as installed
+
+    reactor: Any = installed  # zope interfaces are opaque to mypy
 
     factory = BotFactory(lambda: client)
     status: list[int] = []
 
     def finish(code: int) -> None:
         status.append(code)
-        reactor.stop()  # type: ignore[attr-defined]
+        reactor.stop()
 
     factory.done.addCallback(finish)
-    reactor.connectTCP(args.host, args.port, factory, timeout=args.connect_timeout)  # type: ignore[attr-defined]
-    reactor.run()  # type: ignore[attr-defined]
+    reactor.connectTCP(args.host, args.port, factory, timeout=args.connect_timeout)
+    reactor.run()
     return status[0] if status else 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from twisted.internet import defer, error, protocol
@@ -65,10 +65,12 @@ class AcpcClient(LineReceiver):
 
     def connectionMade(self) -> None:
         """Send the version line first, with Nagle off (one small line per action)."""
-        set_no_delay = getattr(self.transport, "setTcpNoDelay", None)
+        # Twisted's transports are zope interfaces, opaque to mypy: hold it as Any.
+        self.out: Any = cast(Any, self.transport)
+        set_no_delay = getattr(self.out, "setTcpNoDelay", None)
         if set_no_delay is not None:
             set_no_delay(True)
-        self.transport.write(VERSION_LINE)
+        self.out.write(VERSION_LINE)
 
     def lineReceived(self, line: bytes) -> None:
         """Dispatch one line from the dealer."""
@@ -90,7 +92,7 @@ class AcpcClient(LineReceiver):
     def lineLengthExceeded(self, line: bytes) -> None:
         """A line over :attr:`MAX_LENGTH`: refuse it by closing the connection."""
         log.error("line from the dealer longer than %d bytes; disconnecting", self.MAX_LENGTH)
-        self.transport.loseConnection()
+        self.out.loseConnection()
 
     # -- play ------------------------------------------------------------
 
@@ -104,7 +106,7 @@ class AcpcClient(LineReceiver):
         if view.to_act and text != self._last_answered:
             self._last_answered = text
             action = self.choose_action(view)
-            self.transport.write(f"{text}:{action.text()}\r\n".encode("ascii"))
+            self.out.write(f"{text}:{action.text()}\r\n".encode("ascii"))
             self.actions_sent += 1
 
     def state_received(self, view: SeatView) -> None:
@@ -128,7 +130,7 @@ class AcpcClient(LineReceiver):
 
     def send_line(self, text: str) -> None:
         """Write one line (CRLF appended)."""
-        self.transport.write(text.encode("ascii") + b"\r\n")
+        self.out.write(text.encode("ascii") + b"\r\n")
 
 
 def _query_id(text: str) -> str | None:
@@ -257,7 +259,7 @@ class BotFactory(protocol.ClientFactory):
 
     def clientConnectionLost(self, connector: Any, reason: Failure) -> None:
         """EOF from the dealer is the normal end of a match: status 0."""
-        if reason.check(error.ConnectionDone):
+        if reason.check(error.ConnectionDone):  # type: ignore[no-untyped-call]
             self._finish(0)
         else:
             log.error("connection to the dealer lost: %s", reason.getErrorMessage())

@@ -308,5 +308,5 @@ def blocked_hands(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
     table = hand_cards(game)
     if not board:
         return np.zeros(table.shape[0], dtype=bool)
-    result: npt.NDArray[np.bool_] = np.isin(table, np.asarray(board)).any(axis=1)
+    result: npt.NDArray[np.bool_] = np.asarray(np.isin(table, np.asarray(board)).any(axis=1))
     return result

@@ -22,7 +22,7 @@ def strength(view: PublicView) -> np.ndarray:
         score += 0.4 * (ranks[:, 0] == ranks[:, 1])  # a pocket pair
     board_ranks = np.asarray(view.board, dtype=np.int64) // 4
     score += 0.3 * np.isin(ranks, board_ranks).any(axis=1)  # pairs the board
-    return np.clip(score, 0.0, 1.0)
+    return np.asarray(np.clip(score, 0.0, 1.0))
 
 
 def strategy(view: PublicView) -> Policy:
