@@ -69,6 +69,7 @@ from protocol.wire import (
     parse_reply,
     same_decision_point,
 )
+from protocol.wire import _read_reply_action as read_reply_action  # see _play_hand
 
 from dealer.events import EventLog, Trace
 from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
@@ -523,11 +524,13 @@ class Match:
                 raise self._failure
             actor = state.current_player
             expected: MatchState | None = None
+            expected_prefix = ""
             for seat, position in ordered:
                 view = matchstate_for(state, deal, position)
                 text = view.text()
                 if position == actor:
                     expected = view
+                    expected_prefix = text + ":"
                 if seat.protocol is not None:
                     seat.protocol.send_line(text)
                 if messages:
@@ -547,15 +550,23 @@ class Match:
                 now = self.clock.seconds()
                 if messages:
                     trace.from_(seat.index, line)
-                try:
-                    reply = parse_reply(line, game)
-                except ParseError:
-                    reply = None
-                    problem = "bad state format in response"
+                problem: str | None = None
+                if line.startswith(expected_prefix):
+                    # The usual case: the echoed state is exactly the one sent,
+                    # so only the action needs reading (parse_reply would replay
+                    # the whole betting through the rules again).
+                    action, action_problem = read_reply_action(line[len(expected_prefix):], game)
                 else:
-                    if reply is None:  # a comment: not charged
-                        continue
-                    problem = None
+                    try:
+                        reply = parse_reply(line, game)
+                    except ParseError:
+                        problem = "bad state format in response"
+                    else:
+                        if reply is None:  # a comment: skipped, not charged
+                            continue
+                        if not same_decision_point(reply.state, expected):
+                            problem = "ignoring un-requested response"
+                        action, action_problem = reply.action, reply.problem
                 # Charge the time since the last charged line (the reference
                 # charges from the send each time, counting some time twice).
                 elapsed = max(0.0, now - charged_to)
@@ -563,24 +574,21 @@ class Match:
                 seat.hand_time += elapsed
                 seat.match_time += elapsed
                 self._check_budgets(seat, t_hand, t_match)
-                if reply is not None and not same_decision_point(reply.state, expected):
-                    problem = "ignoring un-requested response"
-                if problem is not None or reply is None:
-                    ignored_here += 1
-                    seat.ignored += 1
-                    trace.line(f"WARNING: {problem}")
-                    self.events.emit("reply_ignored", level="warning", console=False,
-                                     seat=seat.index + 1, hand=hand_id, problem=problem)
-                    if ignored_here > config.max_ignored:
-                        raise MatchAborted(
-                            "garbage",
-                            f"{seat.label()} sent {ignored_here} unusable lines in a row in hand "
-                            f"{hand_id} (last: {problem})",
-                            seat.index,
-                        )
-                    continue
-                break
-            applied, correction = correct_action(state, reply.action, reply.problem)
+                if problem is None:
+                    break
+                ignored_here += 1
+                seat.ignored += 1
+                trace.line(f"WARNING: {problem}")
+                self.events.emit("reply_ignored", level="warning", console=False,
+                                 seat=seat.index + 1, hand=hand_id, problem=problem)
+                if ignored_here > config.max_ignored:
+                    raise MatchAborted(
+                        "garbage",
+                        f"{seat.label()} sent {ignored_here} unusable lines in a row in hand "
+                        f"{hand_id} (last: {problem})",
+                        seat.index,
+                    )
+            applied, correction = correct_action(state, action, action_problem)
             if correction is not None:
                 message = correction.message
                 seat.corrections += 1

@@ -1,0 +1,110 @@
+"""Dealer throughput: hands/s and dealer CPU per hand, 10,000 no-limit hands of always-call.
+
+The dealer (``acpc-lbr dealer``) and two bots run as separate processes on
+loopback, as in the reference timings (acpc.md §16: 1,600-1,900 hands/s for the
+C dealer with its trace on, quiet machine). Time runs from the port line to
+the dealer's exit; the dealer's CPU time comes from ``wait4``.
+
+Usage::
+
+    .venv/bin/python bench/bench_dealer.py [--hands 10000] [--runs 3] [-q]
+        [--bots fast|agents] [--game nolimit]
+
+``--bots fast`` (default) uses the minimal always-call client below, which
+knows heads-up reverse-blinds hold'em only; ``--bots agents`` runs
+``acpc-lbr play always-call``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
+
+
+def fast_always_call(port: int) -> None:
+    """A minimal always-call client for heads-up reverse-blinds hold'em.
+
+    With only calls, the turn follows from the betting string: the button
+    (position 1) opens preflop, position 0 every later round.
+    """
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.sendall(b"VERSION:2.0.0\r\n")
+    reader = sock.makefile("rb")
+    for raw in reader:
+        line = raw.rstrip(b"\r\n")
+        _, position, _, betting, _ = line.split(b":", 4)
+        rounds = betting.split(b"/")
+        done = len(rounds[-1])
+        if len(rounds) == 4 and done == 2 or b"f" in betting:
+            continue
+        first = 1 if len(rounds) == 1 else 0
+        if (first + done) % 2 == int(position):
+            sock.sendall(line + b":c\r\n")
+
+
+def run_once(hands: int, quiet: bool, bots: str, game: str, workdir: Path) -> tuple[float, float]:
+    """One match; returns (wall seconds, dealer CPU seconds)."""
+    args = [str(ACPC_LBR), "dealer", "bench", game, str(hands), "42", "a", "b", "--no_events"]
+    if quiet:
+        args.append("-q")
+    with open(workdir / "dealer.err", "w") as err:
+        dealer = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err, text=True)
+        assert dealer.stdout is not None
+        ports = dealer.stdout.readline().split()
+        start = time.perf_counter()
+        if bots == "fast":
+            procs = [subprocess.Popen([sys.executable, __file__, "--bot", port]) for port in ports]
+        else:
+            procs = [subprocess.Popen([str(ACPC_LBR), "play", "always-call", "127.0.0.1", port,
+                                       "--game", game], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL) for port in ports]
+        _, status, usage = os.wait4(dealer.pid, 0)
+        wall = time.perf_counter() - start
+        dealer.returncode = os.waitstatus_to_exitcode(status)
+        for proc in procs:
+            proc.wait(timeout=60)
+    if dealer.returncode != 0:
+        raise SystemExit(f"dealer exited with {dealer.returncode}; see {workdir / 'dealer.err'}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    """Run the benchmark and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("-q", dest="quiet", action="store_true", help="dealer without TO/FROM trace")
+    parser.add_argument("--bots", choices=["fast", "agents"], default="fast")
+    parser.add_argument("--game", default="nolimit")
+    parser.add_argument("--bot", default=None, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.bot is not None:
+        fast_always_call(int(options.bot))
+        return 0
+    rates, cpus = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(options.runs):
+            wall, cpu = run_once(options.hands, options.quiet, options.bots, options.game, Path(tmp))
+            rates.append(options.hands / wall)
+            cpus.append(cpu / options.hands * 1000)
+            print(f"run {run + 1}: {options.hands / wall:.0f} hands/s, dealer CPU {cpu:.2f} s "
+                  f"({cpu / options.hands * 1000:.3f} ms/hand)", flush=True)
+    mode = "-q" if options.quiet else "trace on"
+    print(f"{options.game}, {mode}, bots={options.bots}: hands/s min/median/max "
+          f"{min(rates):.0f} / {statistics.median(rates):.0f} / {max(rates):.0f}; "
+          f"dealer CPU ms/hand median {statistics.median(cpus):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
