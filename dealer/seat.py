@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from twisted.internet import tcp
 from twisted.internet.interfaces import IAddress, IListeningPort
 from twisted.internet.protocol import Factory
 from twisted.protocols.basic import LineReceiver
@@ -56,6 +57,8 @@ class SeatProtocol(LineReceiver):
     """
 
     delimiter = b"\n"
+    #: Send straight to the socket when nothing is queued (see :meth:`send_line`).
+    direct_send = True
 
     def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE) -> None:
         if not 1 <= max_length <= LARGEST_MAX_LINE:
@@ -95,9 +98,32 @@ class SeatProtocol(LineReceiver):
             self.listener.seat_lost(self.seat, reason)
 
     def send_line(self, text: str) -> None:
-        """Send one line, ending it with ``\\r\\n``."""
-        if self.transport is not None:
-            self.transport.write(text.encode("ascii") + b"\r\n")
+        """Send one line, ending it with ``\\r\\n``.
+
+        When nothing is queued on a TCP transport the line goes straight to
+        the socket: Twisted's ``write`` would register the socket for writing
+        and send on the next reactor turn, which costs two epoll changes and
+        a loop iteration per message (a third of the dealer's time). Whatever
+        the socket does not take at once goes through ``write`` as usual, so
+        ordering and back-pressure are unchanged.
+        """
+        data = text.encode("ascii") + b"\r\n"
+        transport = self.transport
+        if transport is None:
+            return
+        if self.direct_send and isinstance(transport, tcp.Connection):
+            if (transport.connected and not transport.disconnecting
+                    and not transport.dataBuffer and not transport._tempDataBuffer):
+                try:
+                    sent = transport.socket.send(data)
+                except BlockingIOError:
+                    sent = 0
+                except OSError:
+                    sent = 0  # let write() meet the error and close the connection
+                if sent == len(data):
+                    return
+                data = data[sent:]
+        transport.write(data)
 
     def close(self) -> None:
         """Close the connection once pending writes are out."""
