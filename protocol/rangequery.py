@@ -105,11 +105,19 @@ def format_probability(value: float) -> str:
 
 
 def format_probabilities(values: Iterable[float]) -> str:
-    """Comma-separated :func:`format_probability` texts (fast for constant rows)."""
-    items = list(values)
-    if items and all(v == items[0] for v in items):
-        return ",".join([format_probability(items[0])] * len(items))
-    return ",".join([format_probability(v) for v in items])
+    """Comma-separated :func:`format_probability` texts.
+
+    Each distinct value is formatted once: answers usually repeat a few values
+    (0 on board hands, one density per raise size), which makes long rows cheap.
+    """
+    texts: dict[float, str] = {}
+    out = []
+    for value in values:
+        text = texts.get(value)
+        if text is None:  # also for NaN, which never equals a key
+            text = texts[value] = format_probability(value)
+        out.append(text)
+    return ",".join(out)
 
 
 @dataclass(frozen=True)
