@@ -166,3 +166,30 @@ def test_cli_several_matches_in_one_process(tmp_path: Path) -> None:
         assert sum(line.startswith("STATE:") for line in lines) == 30
         assert f"{name} {lines[-1]}" in out
         parse_score(lines[-1])
+
+
+@pytest.mark.parametrize(("bot1", "bot2", "game"), [
+    ("always-call", "always-call", "nolimit"),
+    ("always-raise", "call-raise", "limit"),
+    ("random", "random", "nolimit"),
+])
+def test_cli_with_agents_play_bots(tmp_path: Path, bot1: str, bot2: str, game: str) -> None:
+    """End to end: `acpc-lbr play` reference bots against `acpc-lbr dealer`, both as subprocesses."""
+    proc, [ports] = start_dealer(["e", game, "100", "9", "x", "y", "-q"], tmp_path)
+    bots = [
+        subprocess.Popen([str(ACPC_LBR), "play", bot, "127.0.0.1", str(port), "--game", game,
+                          "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for bot, port, seed in ((bot1, ports[0], 1), (bot2, ports[1], 2))
+    ]
+    code, out = finish(proc, [])
+    assert code == 0
+    assert [bot.wait(timeout=TIMEOUT) for bot in bots] == [0, 0]
+    lines = (tmp_path / "e.log").read_text().splitlines()
+    states = [parse_log_state(line, load_game(game)) for line in lines if line.startswith("STATE:")]
+    assert len(states) == 100
+    totals = {"x": 0.0, "y": 0.0}
+    for state in states:
+        for name, value in zip(state.names, state.values):
+            totals[name] += value
+    assert parse_score(lines[-1]).totals == (totals["x"], totals["y"])
+    assert out.strip().splitlines()[-1] == lines[-1]
