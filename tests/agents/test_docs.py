@@ -1,0 +1,38 @@
+"""The worked examples in docs/range-query.md are what the code really sends."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+from twisted.internet.testing import StringTransport
+
+from agents.bots import always_call
+from agents.cli import load_strategy
+from agents.client import StrategyBot
+from agents.sdk import Strategy
+from protocol.gamedef import load_game
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def answer(strategy: Strategy, query: str) -> str:
+    """The line a Leduc bot with ``strategy`` sends back for ``query``."""
+    bot = StrategyBot(load_game("leduc"), strategy, np.random.default_rng(0))
+    transport = StringTransport()
+    bot.makeConnection(transport)
+    transport.clear()
+    bot.dataReceived(query.encode() + b"\r\n")
+    return transport.value().decode().removesuffix("\r\n")
+
+
+def test_range_query_page_examples_are_real_exchanges() -> None:
+    """Every RANGE/RANGEERROR line shown for the Leduc example matches the bots' actual answers."""
+    page = (DOCS / "range-query.md").read_text()
+    example = load_strategy(f"{DOCS / 'examples' / 'example_bot.py'}:strategy")
+    shown_example = re.search(r"^    (RANGE:8:f=0,0\.0\S+)$", page, re.M)
+    assert shown_example is not None
+    assert answer(example, "QUERY:8:1:12:rc/r:|/Qh:f,c,r") == shown_example.group(1)
+    assert f"`{answer(always_call, 'QUERY:8:1:12:rc/r:|/Qh:f,c,r')}`" in page
+    assert f"`{answer(always_call, 'QUERY:9:1:12:rc/:|/Qh:c')}`" in page
