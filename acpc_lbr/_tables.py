@@ -41,7 +41,19 @@ import numpy as np
 #: Additive rank keys for ranks 2..A: sums of up to 7 ranks (each at most 4
 #: times) are unique per hand size (checked by :func:`build_tables`).
 RANK_KEYS: tuple[int, ...] = (
-    0, 1, 5, 22, 98, 453, 2031, 8698, 22854, 83661, 262349, 636345, 1479181,
+    0,
+    1,
+    5,
+    22,
+    98,
+    453,
+    2031,
+    8698,
+    22854,
+    83661,
+    262349,
+    636345,
+    1479181,
 )
 #: Rank key of the phantom padding card (index 52); larger than any 7-card sum.
 PHANTOM_KEY = 1 << 23
@@ -219,7 +231,7 @@ def build_tables() -> dict[str, np.ndarray]:
         groups.append(k)
         group_values.append([value_of_counts(tuple(int(x) for x in row)) for row in counts])
 
-    flush_masks = [m for m in range(1 << 13) if bin(m).count("1") >= 5]
+    flush_masks = [m for m in range(1 << 13) if m.bit_count() >= 5]
     flush_values = [value_of_flush(m) for m in flush_masks]
 
     classes = sorted(set(flush_values).union(*map(set, group_values)))

@@ -135,12 +135,22 @@ def rank_from_key(t, key, mask):  # type: ignore[no-untyped-def]
 def hand_rank7(t, c0, c1, c2, c3, c4, c5, c6):  # type: ignore[no-untyped-def]
     """Rank of 7 distinct cards (phantom card 52 allowed as padding); never raises."""
     key = (
-        t.card_key[c0] + t.card_key[c1] + t.card_key[c2] + t.card_key[c3]
-        + t.card_key[c4] + t.card_key[c5] + t.card_key[c6]
+        t.card_key[c0]
+        + t.card_key[c1]
+        + t.card_key[c2]
+        + t.card_key[c3]
+        + t.card_key[c4]
+        + t.card_key[c5]
+        + t.card_key[c6]
     )
     mask = (
-        t.card_mask[c0] | t.card_mask[c1] | t.card_mask[c2] | t.card_mask[c3]
-        | t.card_mask[c4] | t.card_mask[c5] | t.card_mask[c6]
+        t.card_mask[c0]
+        | t.card_mask[c1]
+        | t.card_mask[c2]
+        | t.card_mask[c3]
+        | t.card_mask[c4]
+        | t.card_mask[c5]
+        | t.card_mask[c6]
     )
     return rank_from_key(t, key, mask)
 
@@ -229,9 +239,7 @@ def evaluate_batch(hands: np.ndarray) -> np.ndarray:
     out = np.empty(arr.shape[0], dtype=np.int32)
     bad = _rank_rows(TABLES, arr, out)
     if bad >= 0:
-        raise EvaluatorInputError(
-            f"hand {bad} has a card outside 0..51 or a repeated card"
-        )
+        raise EvaluatorInputError(f"hand {bad} has a card outside 0..51 or a repeated card")
     return out
 
 
@@ -248,13 +256,27 @@ def evaluate(cards: Sequence[int] | np.ndarray) -> int:
         EvaluatorInputError: on a wrong number of cards, a card out of range, a
             non-integer card or a repeated card.
     """
+    if isinstance(cards, np.ndarray):
+        if cards.ndim != 1:
+            raise EvaluatorInputError(f"expected a flat sequence of cards, got shape {cards.shape}")
+        cards = cards.tolist()
     try:
-        row = np.asarray(cards)
-    except (TypeError, ValueError) as exc:  # ragged input
+        n = len(cards)
+    except TypeError as exc:
         raise EvaluatorInputError(f"not a sequence of card indices: {cards!r}") from exc
-    if row.ndim != 1:
-        raise EvaluatorInputError(f"expected a flat sequence of cards, got shape {row.shape}")
-    return int(evaluate_batch(row[np.newaxis, :])[0])
+    if n not in (5, 6, 7):
+        raise EvaluatorInputError(f"a hand has 5, 6 or 7 cards, got {n}")
+    row = []
+    for c in cards:
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
+            raise EvaluatorInputError(f"a card must be an integer index, got {c!r}")
+        if not 0 <= c <= 51:
+            raise EvaluatorInputError(f"card index {c} is not in 0..51")
+        row.append(int(c))
+    if len(set(row)) != n:
+        raise EvaluatorInputError("the hand repeats a card")
+    row += [PHANTOM_CARD] * (7 - n)
+    return int(hand_rank7(TABLES, *row))
 
 
 def category_index(rank: int) -> int:

@@ -39,7 +39,10 @@ C = naive.cards
 
 
 def brute_force_counts(
-    hero: list[int], villain: list[int], board: list[int], dead: list[int] = ()  # type: ignore[assignment]
+    hero: list[int],
+    villain: list[int],
+    board: list[int],
+    dead: list[int] = (),  # type: ignore[assignment]
 ) -> tuple[int, int, int]:
     """(wins, ties, losses) over every completion, ranked by phevaluator."""
     from phevaluator import evaluate_cards
@@ -61,7 +64,10 @@ def brute_force_counts(
 
 
 def assert_matches_brute_force(
-    hero: list[int], villain: list[int], board: list[int], dead: list[int] = ()  # type: ignore[assignment]
+    hero: list[int],
+    villain: list[int],
+    board: list[int],
+    dead: list[int] = (),  # type: ignore[assignment]
 ) -> None:
     """equity() equals the brute-force fractions to float precision."""
     w, t, lo = brute_force_counts(hero, villain, board, dead)
@@ -338,9 +344,7 @@ def test_equity_vs_range_duplicates_and_card_order() -> None:
     """A hand listed twice counts twice; card order within a hand does not matter."""
     hero, board = C("AsKd"), C("2c7d9h")
     a = equity_vs_range(hero, np.array([C("QhQc"), C("QcQh"), C("9c9s")]), board)
-    b = equity_vs_range(
-        hero, np.array([C("QhQc"), C("9c9s")]), board, np.array([2.0, 1.0])
-    )
+    b = equity_vs_range(hero, np.array([C("QhQc"), C("9c9s")]), board, np.array([2.0, 1.0]))
     assert a == pytest.approx(b, abs=1e-15)
 
 
@@ -366,7 +370,7 @@ def test_equity_vs_range_rejects_bad_input() -> None:
 def test_equity_vs_random_range_preflop() -> None:
     """Preflop vs every hand: one pass over 2.1M boards == mean of pairwise equities (slow)."""
     hero = C("AsKd")
-    w, t, lo = equity_vs_range(hero, HAND_CARDS, [])
+    w, t, _ = equity_vs_range(hero, HAND_CARDS, [])
     rng = np.random.default_rng(1)
     mask = possible_hands(hero)
     vec = equity_vector(hero, [])
@@ -390,8 +394,13 @@ def test_pure_python_mode_agrees() -> None:
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
-        check=True, timeout=300,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        check=True,
+        timeout=300,
     )
     vec_text, eq_text = out.stdout.strip().split(" (")
     assert eval(vec_text) == equity_vector([51, 46], [0, 5, 30, 33, 44]).tolist()

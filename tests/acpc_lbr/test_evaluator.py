@@ -186,8 +186,8 @@ def test_agrees_with_naive_on_random_hands(k: int) -> None:
 def test_sizes_share_one_scale() -> None:
     """A 5-, 6- and 7-card hand with the same best five cards get the same rank."""
     five = naive.cards("AsKdQh9c7s")
-    assert evaluate(five) == evaluate(five + naive.cards("2c")) == evaluate(
-        five + naive.cards("2c3d")
+    assert (
+        evaluate(five) == evaluate(five + naive.cards("2c")) == evaluate(five + naive.cards("2c3d"))
     )
 
 
@@ -199,7 +199,11 @@ EDGE_CASES = [
     ("2h3h4h7h9h", "TcJdQhKsAc", ">"),  # lowest flush beats the best straight
     ("4c5c6c7c8c9d", "4c5c6c7c8cTd", "="),  # flush on 6 cards: extra card irrelevant
     ("AcAdAhAsKc2d3h", "AcAdAhAsQcJdTh", ">"),  # quads: kicker decides
-    ("AcAdAhAs5c2d2h", "AcAdAhAs4c3d3h", ">"),  # quads: highest other card kicks, pairs do not count
+    (
+        "AcAdAhAs5c2d2h",
+        "AcAdAhAs4c3d3h",
+        ">",
+    ),  # quads: highest other card kicks, pairs do not count
     ("KcKdQcQdJcJd2h", "KhKsQhQsTc9d8h", ">"),  # 3 pairs: third pair's rank is the kicker
     ("KcKdQcQdJcJd2h", "KhKsQhQsJh3c2d", "="),  # 3 pairs vs two pair + J kicker: tie
     ("AcAdAhKcKdKh2s", "AcAdAhKcKd2h3s", "="),  # two trips: AAA KK plays
