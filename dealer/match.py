@@ -48,11 +48,10 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TextIO, cast
+from typing import IO, Any, TextIO
 
 from twisted.internet import defer
 from twisted.internet.error import CannotListenError
-from twisted.internet.interfaces import IDelayedCall, IListeningPort, IReactorTCP, IReactorTime
 from twisted.python.failure import Failure
 
 from protocol.deal import Deal, DealSource
@@ -229,7 +228,7 @@ class _Seat:
         self.index = index
         self.name = name
         self.factory = factory
-        self.port: IListeningPort | None = None
+        self.port: Any = None  # IListeningPort
         self.protocol: SeatProtocol | None = None
         self.queue: deque[str] = deque()
         self.connected = False
@@ -258,14 +257,15 @@ class Match:
         self,
         config: MatchConfig,
         reactor: Any,
-        clock: IReactorTime | None = None,
+        clock: Any = None,
         stderr: TextIO | None = None,
         trace_prefix: str = "",
     ) -> None:
         self.config = config
         self.game = config.game
         self.reactor = reactor
-        self.clock: IReactorTime = clock if clock is not None else cast(IReactorTime, reactor)
+        # IReactorTime; typed Any because zope interfaces confuse mypy.
+        self.clock: Any = clock if clock is not None else reactor
         self.trace = Trace(stderr, config.trace_messages, trace_prefix)
         self.events = EventLog(
             config.name,
@@ -284,7 +284,7 @@ class Match:
         self._failure: MatchAborted | None = None
         self._waiter: defer.Deferred[str] | None = None
         self._waiter_seat = -1
-        self._timer: IDelayedCall | None = None
+        self._timer: Any = None  # IDelayedCall
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: IO[str] | None = None
         self._tlog: IO[str] | None = None
@@ -300,7 +300,7 @@ class Match:
         Raises:
             MatchAborted: a port could not be opened (exit code 1).
         """
-        tcp = cast(IReactorTCP, self.reactor)
+        tcp = self.reactor
         ports = list(self.config.ports) + [0] * (len(self.seats) - len(self.config.ports))
         numbers = []
         for seat, port in zip(self.seats, ports):
@@ -314,7 +314,7 @@ class Match:
                     "startup", f"cannot listen on port {port} for {seat.label()}: {error.socketError}",
                     seat.index, EXIT_STARTUP,
                 ) from error
-            numbers.append(seat.port.getHost().port)  # type: ignore[attr-defined]
+            numbers.append(seat.port.getHost().port)
         self.events.emit("listening", ports=numbers, bind=self.config.bind, console=False)
         return numbers
 
@@ -336,7 +336,8 @@ class Match:
         if seat.port is not None:
             seat.port.stopListening()
             seat.port = None
-        peer = protocol.transport.getPeer() if protocol.transport is not None else None
+        transport: Any = protocol.transport
+        peer = transport.getPeer() if transport is not None else None
         self.events.emit("seat_connected", seat=seat_index + 1, name=seat.name, peer=str(peer), console=False)
         if all(s.connected for s in self.seats) and not self._all_connected.called:
             self._all_connected.callback(None)

@@ -17,11 +17,11 @@ listening, as the reference closes each listening socket once its seat is taken.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from twisted.internet import tcp
-from twisted.internet.interfaces import IAddress, IListeningPort
-from twisted.internet.protocol import Factory
+from twisted.internet.interfaces import IAddress
+from twisted.internet.protocol import Factory, connectionDone
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
@@ -74,8 +74,9 @@ class SeatProtocol(LineReceiver):
         if set_no_delay is not None:
             set_no_delay(True)
         self.accepted = self.listener.seat_connected(self.seat, self)
-        if not self.accepted and self.transport is not None:
-            self.transport.loseConnection()
+        transport: Any = self.transport
+        if not self.accepted and transport is not None:
+            transport.loseConnection()
 
     def lineReceived(self, line: bytes) -> None:
         text = line.decode("latin-1")
@@ -90,10 +91,11 @@ class SeatProtocol(LineReceiver):
 
     def lineLengthExceeded(self, line: bytes) -> None:
         self.listener.seat_line_too_long(self.seat, len(line))
-        if self.transport is not None:
-            self.transport.loseConnection()
+        transport: Any = self.transport
+        if transport is not None:
+            transport.loseConnection()
 
-    def connectionLost(self, reason: Failure = Failure(ConnectionError("lost"))) -> None:
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
         if self.accepted:
             self.listener.seat_lost(self.seat, reason)
 
@@ -108,7 +110,7 @@ class SeatProtocol(LineReceiver):
         ordering and back-pressure are unchanged.
         """
         data = text.encode("ascii") + b"\r\n"
-        transport = self.transport
+        transport: Any = self.transport
         if transport is None:
             return
         if self.direct_send and isinstance(transport, tcp.Connection):
@@ -127,8 +129,9 @@ class SeatProtocol(LineReceiver):
 
     def close(self) -> None:
         """Close the connection once pending writes are out."""
-        if self.transport is not None:
-            self.transport.loseConnection()
+        transport: Any = self.transport
+        if transport is not None:
+            transport.loseConnection()
 
 
 class SeatFactory(Factory):
@@ -144,7 +147,6 @@ class SeatFactory(Factory):
         self.listener = listener
         self.seat = seat
         self.max_length = max_length
-        self.port: IListeningPort | None = None
 
-    def buildProtocol(self, addr: IAddress) -> SeatProtocol:
+    def buildProtocol(self, addr: IAddress | None) -> SeatProtocol:
         return SeatProtocol(self.listener, self.seat, self.max_length)
