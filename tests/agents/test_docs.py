@@ -36,3 +36,12 @@ def test_range_query_page_examples_are_real_exchanges() -> None:
     assert answer(example, "QUERY:8:1:12:rc/r:|/Qh:f,c,r") == shown_example.group(1)
     assert f"`{answer(always_call, 'QUERY:8:1:12:rc/r:|/Qh:f,c,r')}`" in page
     assert f"`{answer(always_call, 'QUERY:9:1:12:rc/:|/Qh:c')}`" in page
+
+
+def test_sdk_guide_shows_the_example_bot_as_it_is() -> None:
+    """The code block of docs/bot-sdk.md is the example file's code, line for line."""
+    guide = (DOCS / "bot-sdk.md").read_text()
+    block = guide.split("```python\n", 1)[1].split("```", 1)[0]
+    source = (DOCS / "examples" / "example_bot.py").read_text()
+    assert block.strip() in source
+    assert len(block.strip().splitlines()) > 20
