@@ -112,6 +112,12 @@ class EventLog:
         if console and self._console is not None and _LEVELS[level] >= 20:
             getattr(self._console, level)(event, **fields)
 
+    def notify(self, event: str, **fields: Any) -> None:
+        """Tell the subscribers only (no file, no console): for per-action events,
+        which would cost too much to write. Callers check ``hooks`` first."""
+        for hook in self.hooks:
+            hook({"event": event, "level": "debug", "match": self.match, **fields})
+
     def flush(self) -> None:
         """Push buffered events to disk."""
         if self._file is not None:

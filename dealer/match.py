@@ -597,6 +597,10 @@ class Match:
                 self.events.emit("action_corrected", level="warning", console=False,
                                  seat=seat.index + 1, hand=hand_id, correction=message)
             state.apply(applied)
+            if self.events.hooks:
+                self.events.notify("action", seat=seat.index + 1, hand=hand_id,
+                                   action=applied.text(), seconds=now - sent,
+                                   corrected=correction is not None)
             if self._tlog is not None:
                 self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
         self._end_hand(state, deal, ordered, seat_of)

@@ -144,3 +144,27 @@ async def test_score_line_of_result_matches_log(in_tmp: Path) -> None:
     result = await play(config, call_bots(config))
     assert log_lines(config)[-1] == result.score_line()
     assert Score(tuple(result.totals), config.names).text() == result.score_line()
+
+
+@pytest_twisted.ensureDeferred
+async def test_event_hook_sees_actions_and_hands(in_tmp: Path) -> None:
+    """A subscriber (the metrics seam) gets every action with its latency and every hand."""
+    from twisted.internet import reactor
+
+    from dealer.match import Match
+    from tests.dealer.bots import connect
+
+    config = make_config("h", hands=4)
+    match = Match(config, reactor)
+    seen: list[dict[str, object]] = []
+    match.events.subscribe(seen.append)
+    ports = match.listen()
+    finished = match.start()
+    for bot, port in zip(call_bots(config), ports):
+        await connect(reactor, port, bot)
+    await finished
+    actions = [e for e in seen if e["event"] == "action"]
+    assert len(actions) == 4 * 8  # always-call hold'em: 8 actions a hand
+    assert all(isinstance(e["seconds"], float) and e["seconds"] >= 0 for e in actions)
+    assert [e["hand"] for e in seen if e["event"] == "hand_finished"] == [0, 1, 2, 3]
+    assert seen[-1]["event"] == "match_finished"
