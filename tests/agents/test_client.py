@@ -197,3 +197,36 @@ def test_incremental_tracker_agrees_with_a_full_parse(trace: str) -> None:
         assert view.hole == expected.own_hole
         assert view.board == expected.board_cards
     assert len(lines) > 5000
+
+
+@pytest.mark.parametrize("game_name", ["nolimit", "limit", "holdem.nolimit.3p", "leduc", "kuhn"])
+def test_reference_bots_choose_legal_actions_in_random_states(game_name: str) -> None:
+    """At 300 states reached by random legal play, 20 draws of every bot are all legal as sent."""
+    from agents.sdk import PublicView
+    from protocol.rules import Action, ActionType, State
+
+    game = load_game(game_name)
+    walk = np.random.default_rng(11)
+    draws = np.random.default_rng(12)
+    checked = 0
+    while checked < 300:
+        state = State(game, checked)
+        for _ in range(int(walk.integers(0, 25))):
+            legal = state.legal_actions()
+            kind = legal[int(walk.integers(len(legal)))]
+            bounds = state.raise_range()
+            if kind is ActionType.RAISE and bounds is not None and not game.is_limit:
+                action = Action.raise_to(int(walk.integers(bounds[0], bounds[1] + 1)))
+            else:
+                action = Action(kind)
+            trial = state.clone()
+            trial.apply(action)
+            if trial.finished:
+                break
+            state = trial
+        view = PublicView(game, state, state.current_player, ())
+        for name, strategy in BOTS.items():
+            for _ in range(20):
+                chosen = strategy(view).sample(int(draws.integers(game.num_hands)), draws)
+                assert state.is_legal(chosen), (name, state.betting_string(), chosen)
+        checked += 1
