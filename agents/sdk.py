@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, Union, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +43,7 @@ from protocol.rules import Action, ActionType, State
 
 FloatArray = npt.NDArray[np.float64]
 #: A weight: one float for every hand, or an array of shape (num_hands,).
-Weight = Union[float, FloatArray]
+Weight = float | FloatArray
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class UniformRaise:
 
 
 #: One part of a :class:`Mix`: a concrete action or a range of raise sizes.
-Part = Union[Action, UniformRaise]
+Part = Action | UniformRaise
 
 
 @runtime_checkable
@@ -108,7 +108,7 @@ class Mix:
     Action(type=<ActionType.CALL: 'c'>, size=0)
     """
 
-    __slots__ = ("parts", "_single")
+    __slots__ = ("_single", "parts")
 
     def __init__(self, weights: Mapping[Part, Weight]) -> None:
         self.parts: tuple[tuple[Part, Weight], ...] = tuple(weights.items())
@@ -171,7 +171,7 @@ class PublicView:
         board: every board card shown so far (card indices).
     """
 
-    __slots__ = ("game", "state", "position", "board", "_raise_range", "_legal")
+    __slots__ = ("_legal", "_raise_range", "board", "game", "position", "state")
 
     def __init__(self, game: GameDef, state: State, position: int, board: tuple[int, ...]) -> None:
         self.game = game

@@ -32,7 +32,6 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef
@@ -333,7 +332,7 @@ def parse_query_error(line: str) -> QueryErrorReply:
 
 
 #: Any message of the extension.
-RangeMessage = Union[Query, RangeAnswer, RangeErrorReply, QueryErrorReply]
+RangeMessage = Query | RangeAnswer | RangeErrorReply | QueryErrorReply
 
 
 def parse_range_message(line: str, game: GameDef) -> RangeMessage:

@@ -31,7 +31,7 @@ def test_range_query_page_examples_are_real_exchanges() -> None:
     """Every RANGE/RANGEERROR line shown for the Leduc example matches the bots' actual answers."""
     page = (DOCS / "range-query.md").read_text()
     example = load_strategy(f"{DOCS / 'examples' / 'example_bot.py'}:strategy")
-    shown_example = re.search(r"^    (RANGE:8:f=0,0\.0\S+)$", page, re.M)
+    shown_example = re.search(r"^    (RANGE:8:f=0,0\.0\S+)$", page, re.MULTILINE)
     assert shown_example is not None
     assert answer(example, "QUERY:8:1:12:rc/r:|/Qh:f,c,r") == shown_example.group(1)
     assert f"`{answer(always_call, 'QUERY:8:1:12:rc/r:|/Qh:f,c,r')}`" in page
