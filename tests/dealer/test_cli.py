@@ -8,6 +8,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -50,17 +51,45 @@ def finish(proc: subprocess.Popen[str], bots: list[subprocess.Popen[bytes]]) -> 
     return proc.returncode, out
 
 
-def test_cli_replays_reference_match_byte_for_byte(tmp_path: Path) -> None:
-    """`acpc-lbr dealer` with bots replaying nl1000.log writes the reference's .log exactly."""
-    reference = REFERENCE / "logs" / "nl1000.log"
-    game = "holdem.nolimit.2p.reverse_blinds.game"
-    proc, [ports] = start_dealer(["nl1000", game, "1000", "42", "p1", "p2", "-q"], tmp_path)
+@pytest.mark.parametrize(("name", "game"), [("nl1000", "holdem.nolimit.2p.reverse_blinds.game"),
+                                          ("lim1000", "holdem.limit.2p.reverse_blinds.game")])
+def test_cli_replays_reference_match_byte_for_byte(tmp_path: Path, name: str, game: str) -> None:
+    """`acpc-lbr dealer` with bots replaying a reference log writes that .log exactly."""
+    reference = REFERENCE / "logs" / f"{name}.log"
+    proc, [ports] = start_dealer([name, game, "1000", "42", "p1", "p2", "-q"], tmp_path)
     bots = [start_bot(port, game, "--replay", str(reference)) for port in ports]
     code, out = finish(proc, bots)
     assert code == 0
-    assert reference_lines(tmp_path / "nl1000.log") == reference_lines(reference)
-    assert (tmp_path / "nl1000.log").read_text() == reference.read_text()
+    assert reference_lines(tmp_path / f"{name}.log") == reference_lines(reference)
+    assert (tmp_path / f"{name}.log").read_text() == reference.read_text()
     assert out.strip().splitlines()[-1] == reference_lines(reference)[-1]
+
+
+def test_cli_killed_dealer_resumes_to_the_same_score(tmp_path: Path) -> None:
+    """A dealer killed (SIGKILL) midway and rerun with -a -T ends with the reference's SCORE."""
+    reference = REFERENCE / "logs" / "nl1000.log"
+    game = "holdem.nolimit.2p.reverse_blinds.game"
+    args = ["nl1000", game, "1000", "42", "p1", "p2", "-q", "-T"]
+    proc, [ports] = start_dealer(args, tmp_path)
+    bots = [start_bot(port, game, "--replay", str(reference)) for port in ports]
+    log = tmp_path / "nl1000.log"
+    deadline = time.monotonic() + TIMEOUT
+    while log.read_text().count("STATE:") < 300:
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait(timeout=TIMEOUT)
+    for bot in bots:
+        bot.wait(timeout=TIMEOUT)
+    logged = log.read_text().count("STATE:")
+    assert 300 <= logged < 1000
+    proc, [ports] = start_dealer([*args, "-a"], tmp_path)
+    bots = [start_bot(port, game, "--replay", str(reference)) for port in ports]
+    code, out = finish(proc, bots)
+    assert code == 0
+    assert reference_lines(log) == reference_lines(reference)  # every hand once, in order
+    assert out.strip().splitlines()[-1] == reference_lines(reference)[-1]
+    assert log.read_text().count("# name/game/hands/seed") == 2
 
 
 def test_cli_game_path_is_recorded_as_typed(tmp_path: Path) -> None:
