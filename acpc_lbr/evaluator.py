@@ -22,7 +22,7 @@ Public front door (validates input, raises :class:`EvaluatorInputError`):
 
 Kernels for other numba code (never raise, no validation; tables passed in):
 
-* ``hand_rank7(t, c0, c1, c2, c3, c4, c5, c6) -> int``: rank of 7 distinct
+* ``hand_rank7(t, c0, c1, c2, c3, c4, c5, c6) -> int32``: rank of 7 distinct
   cards, ``t`` being :data:`TABLES` (an :class:`EvalTables` named tuple).  Any
   of the cards may be the phantom card :data:`PHANTOM_CARD` (52) to rank a
   5- or 6-card hand.  ``hand_rank_kernel`` is an alias.

@@ -19,13 +19,13 @@ Policy:
 Setting ``NUMBA_DISABLE_JIT=1`` turns every kernel into plain Python (used by
 the coverage run); the decorators then return the function unchanged.
 
-Example:
-    >>> from acpc_lbr.jit import kernel
-    >>> @kernel
-    ... def add(a, b):
-    ...     return a + b
-    >>> add(2, 3)
-    5
+Example (in a module file; ``cache=True`` cannot cache functions typed at a prompt)::
+
+    from acpc_lbr.jit import kernel
+
+    @kernel
+    def add(a, b):
+        return a + b
 """
 
 from __future__ import annotations

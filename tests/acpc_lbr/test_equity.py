@@ -279,6 +279,48 @@ def test_equity_vector_with_dead_cards_preflop() -> None:
         assert vec[h] == pytest.approx((w + t / 2) / (w + t + lo), abs=1e-12)
 
 
+@pytest.mark.parametrize(
+    "hero,board,group_size",
+    [
+        ("AsKd", "2c2h7s", 2),  # swapping clubs and hearts fixes hero and board
+        ("AsKs", "2c2d2h", 6),  # any permutation of clubs, diamonds, hearts
+        ("7h7d", "2c2s9c9s", 4),  # swap h/d (the pair) and c/s (the board)
+        ("AsKd", "2c7h9h", 1),  # no symmetry
+    ],
+)
+def test_equity_vector_with_suit_symmetry(hero: str, board: str, group_size: int) -> None:
+    """Boards with suit symmetries (orbit-weighted enumeration): every entry == equity()."""
+    h, b = C(hero), C(board)
+    assert len(eq._symmetries(h, b)) == group_size
+    vec = equity_vector(h, b)
+    mask = possible_hands(h + b)
+    for opp in np.flatnonzero(mask)[:: 1 if JIT else 50]:
+        w, t, _ = equity(h, HAND_CARDS[opp].tolist(), b)
+        assert vec[opp] == pytest.approx(w + t / 2, abs=1e-12)
+
+
+def test_symmetry_groups() -> None:
+    """The suit permutations kept fix hero's hand and the board as sets; identity first."""
+    assert len(eq._symmetries(C("AsKd"), [])) == 2
+    assert len(eq._symmetries(C("AsKs"), [])) == 6
+    assert len(eq._symmetries(C("AsAd"), [])) == 4
+    perms = eq._symmetries(C("AsAd"), C("2c"))
+    assert len(perms) == 2
+    assert np.array_equal(perms[0], np.arange(52))
+
+
+@pytest.mark.skipif(not JIT, reason="2.1 million boards in pure Python")
+@pytest.mark.parametrize("hero", ["AsKs", "8h8c"])
+def test_equity_vector_preflop_symmetric(hero: str) -> None:
+    """Preflop vector (suited: 6 symmetries, pair: 4) matches equity() on sampled hands (~1 s)."""
+    h = C(hero)
+    vec = equity_vector(h, [])
+    rng = np.random.default_rng(12)
+    for opp in rng.choice(np.flatnonzero(possible_hands(h)), 4, replace=False):
+        w, t, _ = equity(h, HAND_CARDS[opp].tolist(), [])
+        assert vec[opp] == pytest.approx(w + t / 2, abs=1e-12)
+
+
 def test_equity_vector_rejects_bad_input() -> None:
     """equity_vector() validates hero, board size and repeated cards."""
     with pytest.raises(EquityInputError):
