@@ -41,7 +41,9 @@ def _strategy(name: str) -> Strategy:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print microseconds per message (and per query) for each bot."""
-    parser = argparse.ArgumentParser(prog="python -m agents.bench", description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.bench", description=(__doc__ or "").split("\n")[0]
+    )
     parser.add_argument("trace")
     parser.add_argument("--game", required=True)
     parser.add_argument("--seat", type=int, default=2)
@@ -52,7 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     game = load_game(args.game)
     prefix = f"TO {args.seat} at "
     with open(args.trace) as trace:
-        data = [line.split(" ", 4)[4].rstrip("\n").encode() + b"\r\n" for line in trace if line.startswith(prefix)]
+        data = [
+            line.split(" ", 4)[4].rstrip("\n").encode() + b"\r\n"
+            for line in trace
+            if line.startswith(prefix)
+        ]
     for name in args.bot or list(BOTS):
         strategy = _strategy(name)
         best, replies = float("inf"), 0

@@ -91,7 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("bot", metavar="BOT", help="a bot name, or FILE.py:FUNCTION")
     parser.add_argument("host", metavar="HOST", help="the dealer's host")
     parser.add_argument("port", metavar="PORT", type=int, help="the seat's port")
-    parser.add_argument("--game", required=True, help="game name or .game file (see 'acpc-lbr games')")
+    parser.add_argument(
+        "--game", required=True, help="game name or .game file (see 'acpc-lbr games')"
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own generator")
     parser.add_argument(
         "--connect-timeout", type=float, default=30.0, help="seconds to wait for the connection"

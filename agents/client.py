@@ -273,4 +273,3 @@ class BotFactory(protocol.ClientFactory):
 def seeded_rng(seed: int | None) -> np.random.Generator:
     """The bot's generator: seeded for reproducible matches, else from OS entropy."""
     return np.random.default_rng(seed)
-

@@ -162,7 +162,11 @@ class HandTracker:
         if state.round != betting.count("/"):
             self._hand_id = -1
             raise ParseError("round separators do not match the betting", line)
-        self._state, self._hand_id, self._position, self._betting = state, hand_id, position, betting
+        self._state, self._hand_id, self._position, self._betting = (
+            state,
+            hand_id,
+            position,
+            betting,
+        )
         to_act = not state.finished and state.current_player == position
         return SeatView(line, position, hand_id, state, to_act, cards_text)
-

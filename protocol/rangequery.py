@@ -150,7 +150,9 @@ def parse_query(line: str, game: GameDef) -> Query:
     text = line.rstrip("\r\n")
     fields = text.split(":")
     if len(fields) != 7 or fields[0] != "QUERY":
-        raise ParseError("a query is QUERY:<qid>:<position>:<hand>:<betting>:<cards>:<actions>", line)
+        raise ParseError(
+            "a query is QUERY:<qid>:<position>:<hand>:<betting>:<cards>:<actions>", line
+        )
     qid = _check_qid(fields[1], line)
     try:
         state = parse_matchstate("MATCHSTATE:" + ":".join(fields[2:6]), game)
@@ -256,7 +258,9 @@ def validate_range(
     if asked != got:
         missing = ",".join(a.text() for a in actions if a not in got)
         extra = ",".join(a.text() for a in answer.actions if a not in asked)
-        raise ParseError(f"answer does not match the query (missing: {missing or '-'}, extra: {extra or '-'})")
+        raise ParseError(
+            f"answer does not match the query (missing: {missing or '-'}, extra: {extra or '-'})"
+        )
     if ignore is not None and len(ignore) != num_hands:
         raise ValueError("ignore mask needs one flag per hand")
     for action, row in zip(answer.actions, answer.probabilities):

@@ -41,7 +41,9 @@ def read_line(connection: socket.socket, buffer: bytearray) -> bytes:
     return line
 
 
-def run_scripted_match(args: list[str], query: bytes | None = None) -> tuple[int, list[bytes], bytes]:
+def run_scripted_match(
+    args: list[str], query: bytes | None = None
+) -> tuple[int, list[bytes], bytes]:
     """Start ``acpc-lbr play ARGS 127.0.0.1 PORT``, play SCRIPT to it, close; return its status."""
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
@@ -82,7 +84,9 @@ def run_scripted_match(args: list[str], query: bytes | None = None) -> tuple[int
 
 def test_always_call_plays_a_scripted_match_and_exits_zero() -> None:
     """The process sends VERSION, answers exactly its turns, and exits 0 on EOF."""
-    status, received, stderr = run_scripted_match(["always-call", "--game", "nolimit", "--seed", "1"])
+    status, received, stderr = run_scripted_match(
+        ["always-call", "--game", "nolimit", "--seed", "1"]
+    )
     expected = [f"{line}:c\r\n".encode() for line, answer in SCRIPT if answer]
     assert received == expected
     assert status == 0, stderr.decode()

@@ -94,7 +94,9 @@ def test_every_reply_is_the_state_as_received_plus_a_legal_action(name: str, tra
     game = load_game(TRACES[trace])
     sent = trace_lines(trace, "TO", 1)[:3000]
     to_act = [
-        line for line in sent if (state := parse_matchstate(line, game)).to_state(game).finished is False
+        line
+        for line in sent
+        if (state := parse_matchstate(line, game)).to_state(game).finished is False
         and state.to_state(game).current_player == state.position
     ]
     bot = make_bot(name, game, seed=3)
@@ -142,7 +144,9 @@ def test_tracker_resynchronises_on_a_new_hand_and_on_a_non_extension() -> None:
     assert replies(transport) == ["MATCHSTATE:0:0:r300:7d3d|:c", "MATCHSTATE:0:0:r3000:7d3d|:c"]
 
 
-@pytest.mark.parametrize("game_name", ["nolimit", "limit", "holdem.nolimit.3p", "holdem.limit.3p", "kuhn", "leduc"])
+@pytest.mark.parametrize(
+    "game_name", ["nolimit", "limit", "holdem.nolimit.3p", "holdem.limit.3p", "kuhn", "leduc"]
+)
 @pytest.mark.parametrize("name", sorted(BOTS))
 def test_reference_bots_are_legal_in_self_play(game_name: str, name: str) -> None:
     """In an in-memory match every reply parses and is legal without correction."""
@@ -192,7 +196,11 @@ def test_incremental_tracker_agrees_with_a_full_parse(trace: str) -> None:
         expected = parse_matchstate(line, game)
         state = expected.to_state(game)
         assert view.state.betting_string() == state.betting_string() == expected.betting_text()
-        assert (view.state.spent, view.state.finished, view.state.round) == (state.spent, state.finished, state.round)
+        assert (view.state.spent, view.state.finished, view.state.round) == (
+            state.spent,
+            state.finished,
+            state.round,
+        )
         assert view.to_act == (not state.finished and state.current_player == expected.position)
         assert view.hole == expected.own_hole
         assert view.board == expected.board_cards

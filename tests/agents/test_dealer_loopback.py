@@ -14,8 +14,12 @@ REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "acpc_lbr.cli"]
 
 
-@pytest.mark.parametrize(("game", "bots"), [("nolimit", ("random", "call-raise")), ("limit", ("always-raise", "random"))])
-def test_two_bots_finish_a_match_through_the_dealer(tmp_path: Path, game: str, bots: tuple[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("game", "bots"), [("nolimit", ("random", "call-raise")), ("limit", ("always-raise", "random"))]
+)
+def test_two_bots_finish_a_match_through_the_dealer(
+    tmp_path: Path, game: str, bots: tuple[str, str]
+) -> None:
     """A 200-hand match ends with every process at status 0 and no action corrected."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     dealer = subprocess.Popen(
@@ -33,7 +37,17 @@ def test_two_bots_finish_a_match_through_the_dealer(tmp_path: Path, game: str, b
         for seed, (bot, port) in enumerate(zip(bots, ports)):
             players.append(
                 subprocess.Popen(
-                    [*CLI, "play", bot, "127.0.0.1", port.decode(), "--game", game, "--seed", str(seed)],
+                    [
+                        *CLI,
+                        "play",
+                        bot,
+                        "127.0.0.1",
+                        port.decode(),
+                        "--game",
+                        game,
+                        "--seed",
+                        str(seed),
+                    ],
                     stderr=subprocess.PIPE,
                     cwd=REPO,
                     env=env,

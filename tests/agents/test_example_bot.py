@@ -31,7 +31,9 @@ def test_example_bot_plays_legally_and_answers_valid_ranges(game_name: str) -> N
     """In self-play every reply is legal, and a query at each decision gets a valid RANGE."""
     game = load_game(game_name)
     strategy = load_strategy(f"{EXAMPLE}:strategy")
-    bots = [StrategyBot(game, strategy, np.random.default_rng(seat)) for seat in range(game.num_players)]
+    bots = [
+        StrategyBot(game, strategy, np.random.default_rng(seat)) for seat in range(game.num_players)
+    ]
     transports = [StringTransport() for _ in bots]
     for bot, transport in zip(bots, transports):
         bot.makeConnection(transport)
@@ -61,4 +63,3 @@ def test_example_bot_plays_legally_and_answers_valid_ranges(game_name: str) -> N
             assert state.is_legal(reply.action)
             state.apply(reply.action)
     assert queries >= 40
-

@@ -13,7 +13,13 @@ from agents.bots import BOTS
 from agents.client import StrategyBot
 from protocol.gamedef import load_game
 
-TRACE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference" / "transcripts" / "nl1000.trace"
+TRACE = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "acpc-reference"
+    / "transcripts"
+    / "nl1000.trace"
+)
 
 
 def test_always_call_handles_a_message_in_well_under_100_microseconds() -> None:
@@ -21,7 +27,11 @@ def test_always_call_handles_a_message_in_well_under_100_microseconds() -> None:
     if not TRACE.exists():
         pytest.skip("reference transcript not available")
     with TRACE.open() as trace:
-        data = [line.split(" ", 4)[4].rstrip("\n").encode() + b"\r\n" for line in trace if line.startswith("TO 2 at ")]
+        data = [
+            line.split(" ", 4)[4].rstrip("\n").encode() + b"\r\n"
+            for line in trace
+            if line.startswith("TO 2 at ")
+        ]
     game = load_game("nolimit")
     best = float("inf")
     for _ in range(3):

@@ -69,7 +69,9 @@ def test_blocked_hands_are_those_sharing_a_board_card() -> None:
 def test_mix_probabilities_spread_a_uniform_range_per_chip() -> None:
     """A UniformRaise of weight w gives each size w/(count) and nothing outside it."""
     policy = Mix({Action.CALL: 0.25, UniformRaise(300, 399): np.full(4, 0.75)})
-    probs = policy.probabilities([Action.CALL, Action.raise_to(300), Action.raise_to(400), Action.FOLD], 4)
+    probs = policy.probabilities(
+        [Action.CALL, Action.raise_to(300), Action.raise_to(400), Action.FOLD], 4
+    )
     assert probs.shape == (4, 4)
     assert np.allclose(probs[0], 0.25)
     assert np.allclose(probs[1], 0.0075)
@@ -119,7 +121,9 @@ def test_call_raise_calls_half_the_time_and_raises_uniformly() -> None:
         ("limit", "MATCHSTATE:1:0::|2hAc", "fcr"),
     ],
 )
-def test_random_bot_is_uniform_over_legal_types(game_name: str, line: str, expected_types: str) -> None:
+def test_random_bot_is_uniform_over_legal_types(
+    game_name: str, line: str, expected_types: str
+) -> None:
     """random: each legal action type about equally often, nothing illegal (seeded)."""
     view = view_at(game_name, line)
     rng = np.random.default_rng(7)
@@ -220,12 +224,17 @@ def test_queries_do_not_change_the_actions_played(name: str) -> None:
     """Same seed, same states: the actions are identical with and without queries in between."""
     path = (
         __import__("pathlib").Path(__file__).resolve().parents[2].parent
-        / "shared" / "acpc-reference" / "transcripts" / "nl1000.trace"
+        / "shared"
+        / "acpc-reference"
+        / "transcripts"
+        / "nl1000.trace"
     )
     if not path.exists():
         pytest.skip("reference transcript not available")
     with path.open() as trace:
-        sent = [line.rstrip("\n").split(" ", 4)[4] for line in trace if line.startswith("TO 2 at ")][:2000]
+        sent = [
+            line.rstrip("\n").split(" ", 4)[4] for line in trace if line.startswith("TO 2 at ")
+        ][:2000]
     plain, plain_transport = connected(name, "nolimit", seed=99)
     queried, queried_transport = connected(name, "nolimit", seed=99)
     for number, line in enumerate(sent):
@@ -235,7 +244,9 @@ def test_queries_do_not_change_the_actions_played(name: str) -> None:
             # A query about the first decision of the hand, between real decisions.
             hand = line.split(":")[2]
             queried.dataReceived(f"QUERY:x{number}:1:{hand}::|:c,r200,r5000\r\n".encode())
-    actions = [l for l in plain_transport.value().decode().split("\r\n") if l.startswith("MATCHSTATE")]
+    actions = [
+        l for l in plain_transport.value().decode().split("\r\n") if l.startswith("MATCHSTATE")
+    ]
     with_queries = queried_transport.value().decode().split("\r\n")
     assert [l for l in with_queries if l.startswith("MATCHSTATE")] == actions
     assert sum(l.startswith("RANGE:") for l in with_queries) == len(range(0, len(sent), 3))

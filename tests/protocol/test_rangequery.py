@@ -30,7 +30,11 @@ from protocol.wire import MatchState
 
 GAMES = {name: load_game(name) for name in ("nolimit", "limit", "leduc", "holdem.nolimit.3p")}
 
-qids = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=1, max_size=12)
+qids = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    min_size=1,
+    max_size=12,
+)
 
 
 @st.composite
@@ -67,11 +71,7 @@ def decision_points(draw: st.DrawFn) -> tuple[GameDef, MatchState]:
 @st.composite
 def action_lists(draw: st.DrawFn, game: GameDef) -> tuple[Action, ...]:
     """A non-empty list of distinct canonical actions of ``game``."""
-    raises = (
-        st.just(Action.RAISE)
-        if game.is_limit
-        else st.integers(1, 10**6).map(Action.raise_to)
-    )
+    raises = st.just(Action.RAISE) if game.is_limit else st.integers(1, 10**6).map(Action.raise_to)
     pool = st.one_of(st.just(Action.FOLD), st.just(Action.CALL), raises)
     return tuple(draw(st.lists(pool, min_size=1, max_size=6, unique=True)))
 
@@ -98,7 +98,9 @@ dyadic = st.integers(0, 1024).map(lambda k: k / 1024)
 def test_range_answer_round_trips(qid: str, data: st.DataObject, num_hands: int) -> None:
     """A RANGE line prints and parses back to the same answer (values exact in decimal)."""
     actions = data.draw(action_lists(GAMES["nolimit"]))
-    rows = tuple(tuple(data.draw(st.lists(dyadic, min_size=num_hands, max_size=num_hands))) for _ in actions)
+    rows = tuple(
+        tuple(data.draw(st.lists(dyadic, min_size=num_hands, max_size=num_hands))) for _ in actions
+    )
     answer = RangeAnswer(qid, actions, rows)
     text = answer.text()
     assert parse_range(text) == answer
@@ -114,7 +116,12 @@ def test_probabilities_print_as_plain_decimals_within_5e13(value: float) -> None
     assert format_probability(float(text)) == text
 
 
-@given(qid=qids, message=st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]), max_size=40))
+@given(
+    qid=qids,
+    message=st.text(
+        st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]), max_size=40
+    ),
+)
 def test_error_messages_round_trip(qid: str, message: str) -> None:
     """RANGEERROR and QUERYERROR lines print and parse back (':' allowed in the text)."""
     assume(message.isascii())
@@ -136,7 +143,9 @@ def test_garbage_raises_only_parse_error(line: str, game_name: str) -> None:
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), qid=qids, position=st.integers(0, 200), char=st.characters(codec="ascii"))
-def test_mutated_queries_raise_only_parse_error(data: st.DataObject, qid: str, position: int, char: str) -> None:
+def test_mutated_queries_raise_only_parse_error(
+    data: st.DataObject, qid: str, position: int, char: str
+) -> None:
     """A valid query with one character changed still parses or raises ParseError."""
     game, state = data.draw(decision_points())
     text = Query(qid, state, data.draw(action_lists(game))).text()
@@ -179,8 +188,19 @@ def test_limit_queries_take_bare_raises_only() -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["RANGE:q1", "RANGE:q1:c", "RANGE:q1:c=", "RANGE:q1:c=0.5,x", "RANGE:q1:c=nan", "RANGE:q1:c=inf",
-     "RANGE:q1:c=1;c=1", "RANGE:q1:x=1", "RANGE:q_1:c=1", "RANGEX:q1:c=1", "RANGE:q1:c=1,,1"],
+    [
+        "RANGE:q1",
+        "RANGE:q1:c",
+        "RANGE:q1:c=",
+        "RANGE:q1:c=0.5,x",
+        "RANGE:q1:c=nan",
+        "RANGE:q1:c=inf",
+        "RANGE:q1:c=1;c=1",
+        "RANGE:q1:x=1",
+        "RANGE:q_1:c=1",
+        "RANGEX:q1:c=1",
+        "RANGE:q1:c=1,,1",
+    ],
 )
 def test_malformed_answers_are_refused(line: str) -> None:
     """Each malformed RANGE line raises ParseError."""
@@ -190,7 +210,12 @@ def test_malformed_answers_are_refused(line: str) -> None:
 
 def test_action_tokens() -> None:
     """Canonical tokens parse; anything else raises ParseError."""
-    assert [parse_action_token(t).text() for t in ("f", "c", "r", "r250")] == ["f", "c", "r", "r250"]
+    assert [parse_action_token(t).text() for t in ("f", "c", "r", "r250")] == [
+        "f",
+        "c",
+        "r",
+        "r250",
+    ]
     for token in ("", "F", "k", "b", "r0", "r-5", "r+5", "r 5", "rr", "c1", "r٣"):
         with pytest.raises(ParseError):
             parse_action_token(token)
@@ -216,7 +241,10 @@ def test_validation_accepts_a_proper_answer_and_a_sum_at_the_tolerance() -> None
     ("candidate", "fragment"),
     [
         (answer((0.0, 0.0), (1.0, 1.0), actions=ACTIONS[:2]), "missing: r400"),
-        (answer((0.0,), (1.0,), (0.0,), (0.0,), actions=(*ACTIONS, Action.raise_to(500))), "extra: r500"),
+        (
+            answer((0.0,), (1.0,), (0.0,), (0.0,), actions=(*ACTIONS, Action.raise_to(500))),
+            "extra: r500",
+        ),
         (answer((0.0,), (1.0, 0.0), (0.0,)), "expected 2"),
         (answer((0.0, 0.0), (1.0, math.nan), (0.0, 0.0)), "hand 1"),
         (answer((0.0, -0.1), (1.0, 0.0), (0.0, 0.0)), "not in [0, 1]"),
@@ -226,7 +254,9 @@ def test_validation_accepts_a_proper_answer_and_a_sum_at_the_tolerance() -> None
 )
 def test_validation_refuses_with_a_clear_message(candidate: RangeAnswer, fragment: str) -> None:
     """Missing/extra actions, wrong N, non-finite or out-of-range values, sums > 1: ParseError."""
-    num_hands = 1 if len(candidate.probabilities[0]) == 1 and len(candidate.probabilities) == 4 else 2
+    num_hands = (
+        1 if len(candidate.probabilities[0]) == 1 and len(candidate.probabilities) == 4 else 2
+    )
     with pytest.raises(ParseError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
         validate_range(candidate, ACTIONS, num_hands)
 
