@@ -373,7 +373,9 @@ class Match:
         if self._waiter_seat == seat_index and self._waiter is not None:
             when = "while acting"
         elif not self._started:
-            when = "before the match started (no VERSION)"
+            # A VERSION line may already sit in the queue, unread.
+            sent_version = any(_VERSION_LINE.match(line) for line in seat.queue)
+            when = "before the match started" if sent_version else "before sending VERSION"
         else:
             when = "while not acting"
         self.abort(MatchAborted(

@@ -82,7 +82,7 @@ async def test_disconnect_before_version(in_tmp: Path) -> None:
     """A bot that connects and closes without VERSION ends the match before any hand."""
     config = make_config("m", hands=10)
     result = await play_beside_bystander(config, [_ConnectAndClose(), None])
-    assert_ended_early(config, result, "disconnect", 0, "seat 1 (s1) disconnected before")
+    assert_ended_early(config, result, "disconnect", 0, "seat 1 (s1) disconnected before sending VERSION")
 
 
 @pytest_twisted.ensureDeferred

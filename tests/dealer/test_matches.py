@@ -168,3 +168,28 @@ async def test_event_hook_sees_actions_and_hands(in_tmp: Path) -> None:
     assert all(isinstance(e["seconds"], float) and e["seconds"] >= 0 for e in actions)
     assert [e["hand"] for e in seen if e["event"] == "hand_finished"] == [0, 1, 2, 3]
     assert seen[-1]["event"] == "match_finished"
+
+
+@pytest_twisted.ensureDeferred
+async def test_internal_error_traceback_has_no_locals(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dealer bug ends the match with exit 4; its traceback is logged without locals (no cards)."""
+    import dealer.match
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated dealer bug")
+
+    monkeypatch.setattr(dealer.match, "log_state_for", broken)
+    config = make_config("bug", hands=3, events=True)
+    result = await play(config, call_bots(config))
+    assert result.exit_code == 4 and result.cause == "internal"
+    events = [json.loads(line) for line in Path("bug.events.jsonl").read_text().splitlines()]
+    error = next(e for e in events if e["event"] == "internal_error")
+    frames = [frame for exc in error["exception"] for frame in exc["frames"]]
+    assert frames and all("locals" not in frame for frame in frames)
+    assert "simulated dealer bug" in json.dumps(error)
+    from protocol.deal import DealSource
+    from protocol.cards import cards_to_text
+
+    hole = DealSource(config.seed).deal(config.game).hole
+    text = Path("bug.events.jsonl").read_text()
+    assert all(cards_to_text(cards) not in text for cards in hole)
