@@ -221,7 +221,7 @@ class _Seat:
 
     __slots__ = (
         "index", "name", "factory", "port", "protocol", "queue", "connected",
-        "lost", "match_time", "hand_time", "corrections", "ignored",
+        "lost", "ready", "match_time", "hand_time", "corrections", "ignored",
     )
 
     def __init__(self, index: int, name: str, factory: SeatFactory) -> None:
@@ -233,6 +233,7 @@ class _Seat:
         self.queue: deque[str] = deque()
         self.connected = False
         self.lost = False
+        self.ready = False  # its VERSION line was read
         self.match_time = 0.0
         self.hand_time = 0.0
         self.corrections = 0
@@ -374,7 +375,7 @@ class Match:
             when = "while acting"
         elif not self._started:
             # A VERSION line may already sit in the queue, unread.
-            sent_version = any(_VERSION_LINE.match(line) for line in seat.queue)
+            sent_version = seat.ready or any(_VERSION_LINE.match(line) for line in seat.queue)
             when = "before the match started" if sent_version else "before sending VERSION"
         else:
             when = "while not acting"
@@ -482,6 +483,7 @@ class Match:
             if major != VERSION[0] or minor > VERSION[1]:
                 self.trace.line("ERROR: this server is currently using version 2.0.0")
                 self.events.emit("version_mismatch", level="warning", seat=seat.index + 1, line=line)
+            seat.ready = True
             self.events.emit("seat_ready", seat=seat.index + 1, name=seat.name, console=False)
 
     def _next_line(self, seat: _Seat, deadline: float, cause: str, message: str) -> defer.Deferred[str]:
