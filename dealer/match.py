@@ -286,6 +286,7 @@ class Match:
         self._waiter: defer.Deferred[str] | None = None
         self._waiter_seat = -1
         self._timer: Any = None  # IDelayedCall
+        self._wait_deadline: tuple[float, str, str, int] | None = None
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: IO[str] | None = None
         self._tlog: IO[str] | None = None
@@ -348,7 +349,7 @@ class Match:
         seat = self.seats[seat_index]
         if self._waiter is not None and self._waiter_seat == seat_index and not seat.queue:
             waiter, self._waiter = self._waiter, None
-            self._cancel_timer()
+            self._wait_deadline = None
             waiter.callback(line)
             return
         seat.queue.append(line)
@@ -495,13 +496,28 @@ class Match:
         waiter: defer.Deferred[str] = defer.Deferred()
         self._waiter = waiter
         self._waiter_seat = seat.index
-
-        def expire() -> None:
-            self._timer = None
-            self.abort(MatchAborted(cause, message, seat.index))
-
-        self._timer = self.clock.callLater(max(0.0, deadline - self.clock.seconds()), expire)
+        self._wait_deadline = (deadline, cause, message, seat.index)
+        # One watchdog timer, not one per wait: replies come in microseconds,
+        # so the timer is left armed and re-armed only when it fires early or
+        # when this wait must end sooner than it is set for.
+        timer = self._timer
+        if timer is None or not timer.active() or timer.getTime() > deadline:
+            if timer is not None and timer.active():
+                timer.cancel()
+            self._timer = self.clock.callLater(max(0.0, deadline - self.clock.seconds()), self._watchdog)
         return waiter
+
+    def _watchdog(self) -> None:
+        """The wait timer fired: end the wait if its deadline has passed, else re-arm."""
+        self._timer = None
+        if self._waiter is None or self._wait_deadline is None:
+            return
+        deadline, cause, message, seat = self._wait_deadline
+        now = self.clock.seconds()
+        if now >= deadline - 1e-6:
+            self.abort(MatchAborted(cause, message, seat))
+        else:
+            self._timer = self.clock.callLater(deadline - now, self._watchdog)
 
     def _position_to_seat(self, hand_id: int) -> list[int]:
         n = len(self.seats)
