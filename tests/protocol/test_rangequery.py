@@ -15,6 +15,7 @@ from protocol.rangequery import (
     QueryErrorReply,
     RangeAnswer,
     RangeErrorReply,
+    format_probabilities,
     format_probability,
     format_range,
     parse_action_token,
@@ -114,6 +115,14 @@ def test_probabilities_print_as_plain_decimals_within_5e13(value: float) -> None
     assert "e" not in text.lower() and not text.startswith("-")
     assert abs(float(text) - value) <= 5e-13
     assert format_probability(float(text)) == text
+
+
+@given(
+    st.lists(st.floats(-2.0, 2.0) | st.sampled_from([0.0, -0.0, 1.0, 1e-13, -1e-13]), max_size=30)
+)
+def test_row_formatting_agrees_with_single_values(values: list[float]) -> None:
+    """The one-pass row printer gives exactly the single-value texts, comma-joined."""
+    assert format_probabilities(values) == ",".join(format_probability(v) for v in values)
 
 
 @given(
