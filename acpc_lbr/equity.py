@@ -352,9 +352,13 @@ def _distinct(*groups: list[int]) -> list[int]:
 
 
 def _deck(used: list[int]) -> np.ndarray:
-    dead = np.zeros(52, dtype=bool)
-    dead[used] = True
-    return np.flatnonzero(~dead).astype(np.int64)
+    """Ascending int64 array of the cards not in ``used``."""
+    keep = np.ones(52, dtype=bool)
+    keep[used] = False
+    return _ALL_CARDS[keep]
+
+
+_ALL_CARDS = np.arange(52, dtype=np.int64)
 
 
 def equity(
@@ -416,12 +420,12 @@ def _symmetries(hand: list[int], others: list[int]) -> np.ndarray:
     themselves, so it permutes the completions and the opponent hands while
     keeping every showdown's outcome.
     """
-    keep = [
-        p
-        for p in _SUIT_MAPS
-        if set(p[hand].tolist()) == set(hand) and set(p[others].tolist()) == set(others)
-    ]
-    return np.ascontiguousarray(keep, dtype=np.int64)
+    in_hand = np.zeros(52, dtype=bool)
+    in_hand[hand] = True
+    in_others = np.zeros(52, dtype=bool)
+    in_others[others] = True
+    keep = in_hand[_SUIT_MAPS[:, hand]].all(axis=1) & in_others[_SUIT_MAPS[:, others]].all(axis=1)
+    return np.ascontiguousarray(_SUIT_MAPS[keep])
 
 
 def _vector_counts_front(
@@ -431,7 +435,8 @@ def _vector_counts_front(
     deck = _deck(_distinct(hero, board, dead))
     if len(deck) < 7 - len(board):
         raise EquityInputError("not enough cards left for an opponent hand and the board")
-    perms = _symmetries(hero, board + dead)
+    # Symmetries pay off preflop and on the flop; later streets are cheap anyway.
+    perms = _symmetries(hero, board + dead) if len(board) <= 3 else _SUIT_MAPS[:1]
     acc = np.zeros(NUM_HANDS, dtype=np.int64)
     count = _vector_counts(
         TABLES, np.array(hero, dtype=np.int64), np.array(board, dtype=np.int64), deck, perms, acc
