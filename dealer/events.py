@@ -83,7 +83,7 @@ class EventLog:
         self._json: Any = None
         self._console: Any = None
         if path is not None:
-            self._file = open(path, "a" if append else "w", encoding="utf-8")
+            self._file = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115 (lives with the match)
             self._json = structlog.wrap_logger(
                 structlog.WriteLogger(self._file), processors=json_processors()
             ).bind(match=match)

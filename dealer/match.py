@@ -54,6 +54,8 @@ from twisted.internet import defer
 from twisted.internet.error import CannotListenError
 from twisted.python.failure import Failure
 
+from dealer.events import EventLog, Trace
+from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 from protocol.deal import Deal, DealSource
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
@@ -69,9 +71,6 @@ from protocol.wire import (
     same_decision_point,
 )
 from protocol.wire import _read_reply_action as read_reply_action  # see _play_hand
-
-from dealer.events import EventLog, Trace
-from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 
 EXIT_OK = 0
 EXIT_STARTUP = 1
@@ -220,8 +219,19 @@ class _Seat:
     """The dealer's view of one seat (not the connection itself)."""
 
     __slots__ = (
-        "index", "name", "factory", "port", "protocol", "queue", "connected",
-        "lost", "ready", "match_time", "hand_time", "corrections", "ignored",
+        "connected",
+        "corrections",
+        "factory",
+        "hand_time",
+        "ignored",
+        "index",
+        "lost",
+        "match_time",
+        "name",
+        "port",
+        "protocol",
+        "queue",
+        "ready",
     )
 
     def __init__(self, index: int, name: str, factory: SeatFactory) -> None:
@@ -439,7 +449,7 @@ class Match:
             result.completed = True
         except MatchAborted as failure:
             self._record_failure(failure)
-        except Exception as error:  # a dealer bug: still leave a clean ending
+        except Exception as error:  # noqa: BLE001 (a dealer bug: still leave a clean ending)
             self.events.emit("internal_error", level="error", error=repr(error), exc_info=True)
             self._record_failure(MatchAborted("internal", f"internal error: {error!r}", None, EXIT_INTERNAL))
         except BaseException:  # GeneratorExit, KeyboardInterrupt: no ending to write
@@ -693,11 +703,11 @@ class Match:
         mode = "a" if config.resume else "w"
         try:
             if config.write_log:
-                self._log = open(config.log_path, mode, encoding="ascii")
+                self._log = open(config.log_path, mode, encoding="ascii")  # noqa: SIM115
                 self._log.write("".join(line + "\n" for line in header))
                 self._log.flush()
             if config.write_tlog:
-                self._tlog = open(config.tlog_path, mode, encoding="ascii")
+                self._tlog = open(config.tlog_path, mode, encoding="ascii")  # noqa: SIM115
         except OSError as error:
             raise MatchAborted("startup", f"cannot write the logs of {config.name}: {error}",
                                None, EXIT_STARTUP) from error

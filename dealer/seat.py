@@ -80,8 +80,7 @@ class SeatProtocol(LineReceiver):
 
     def lineReceived(self, line: bytes) -> None:
         text = line.decode("latin-1")
-        if text.endswith("\r"):
-            text = text[:-1]
+        text = text.removesuffix("\r")
         if self.prefix_handlers:
             for prefix, handler in self.prefix_handlers.items():
                 if text.startswith(prefix):
@@ -113,18 +112,18 @@ class SeatProtocol(LineReceiver):
         transport: Any = self.transport
         if transport is None:
             return
-        if self.direct_send and isinstance(transport, tcp.Connection):
-            if (transport.connected and not transport.disconnecting
-                    and not transport.dataBuffer and not transport._tempDataBuffer):
-                try:
-                    sent = transport.socket.send(data)
-                except BlockingIOError:
-                    sent = 0
-                except OSError:
-                    sent = 0  # let write() meet the error and close the connection
-                if sent == len(data):
-                    return
-                data = data[sent:]
+        if (self.direct_send and isinstance(transport, tcp.Connection)
+                and transport.connected and not transport.disconnecting
+                and not transport.dataBuffer and not transport._tempDataBuffer):
+            try:
+                sent = transport.socket.send(data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                sent = 0  # let write() meet the error and close the connection
+            if sent == len(data):
+                return
+            data = data[sent:]
         transport.write(data)
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from twisted.internet import defer, endpoints
-from twisted.internet.protocol import Protocol
+from twisted.internet.protocol import Protocol, connectionDone
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
@@ -163,7 +163,7 @@ class TestBot(LineReceiver):
         else:
             raise ValueError(what.kind)
 
-    def connectionLost(self, reason: Failure = Failure(ConnectionError())) -> None:
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
         if not self.closed.called:
             self.closed.callback(None)
 

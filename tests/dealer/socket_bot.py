@@ -12,9 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from protocol.gamedef import load_game  # noqa: E402
-from protocol.wire import parse_matchstate  # noqa: E402
-from tests.dealer.bots import actions_from_log  # noqa: E402
+from protocol.gamedef import load_game
+from protocol.wire import parse_matchstate
+from tests.dealer.bots import actions_from_log
 
 
 def main() -> int:

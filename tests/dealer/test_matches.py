@@ -187,8 +187,8 @@ async def test_internal_error_traceback_has_no_locals(in_tmp: Path, monkeypatch:
     frames = [frame for exc in error["exception"] for frame in exc["frames"]]
     assert frames and all("locals" not in frame for frame in frames)
     assert "simulated dealer bug" in json.dumps(error)
-    from protocol.deal import DealSource
     from protocol.cards import cards_to_text
+    from protocol.deal import DealSource
 
     hole = DealSource(config.seed).deal(config.game).hole
     text = Path("bug.events.jsonl").read_text()
