@@ -35,10 +35,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import GameDefError
-from protocol.gamedef import load_game
-from protocol.wire import format_chips
-
 from dealer.match import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -49,6 +45,9 @@ from dealer.match import (
     MatchResult,
 )
 from dealer.seat import LARGEST_MAX_LINE
+from protocol.errors import GameDefError
+from protocol.gamedef import load_game
+from protocol.wire import format_chips
 
 USAGE = (
     "usage: acpc-lbr dealer MATCH GAME HANDS SEED NAME1 ... NAMEN [options]\n"
