@@ -193,3 +193,42 @@ async def test_internal_error_traceback_has_no_locals(in_tmp: Path, monkeypatch:
     hole = DealSource(config.seed).deal(config.game).hole
     text = Path("bug.events.jsonl").read_text()
     assert all(cards_to_text(cards) not in text for cards in hole)
+
+
+@pytest_twisted.ensureDeferred
+async def test_tlog_lines_and_no_log_option(in_tmp: Path) -> None:
+    """-T writes one '<action> <hand> <sent> <received>' line per action; -l writes no .log."""
+    import re
+
+    config = make_config("t", hands=3, write_tlog=True, write_log=False)
+    replies = iter(["r300", "c"] * 100)
+    bots = [TestBot(config.game, lambda v, s: next(replies)), TestBot(config.game)]
+    await play(config, bots)
+    assert not Path("t.log").exists()
+    lines = Path("t.tlog").read_text().splitlines()
+    assert lines and all(re.fullmatch(r"(f|c|r\d+) [0-2] \d+\.\d{6} \d+\.\d{6}", line) for line in lines)
+    assert any(line.startswith("r300 ") for line in lines)
+    for line in lines:
+        _, _, sent, received = line.split()
+        assert float(sent) <= float(received)
+
+
+@pytest_twisted.ensureDeferred
+async def test_seat_sockets_have_nodelay(in_tmp: Path) -> None:
+    """Every accepted seat socket has TCP_NODELAY set."""
+    import socket
+
+    from twisted.internet import reactor
+
+    from dealer.match import Match
+    from tests.dealer.bots import connect
+
+    config = make_config("n", hands=50)
+    match = Match(config, reactor)
+    ports = match.listen()
+    finished = match.start()
+    for bot, port in zip(call_bots(config), ports):
+        await connect(reactor, port, bot)
+    handles = [seat.protocol.transport.getHandle() for seat in match.seats]  # type: ignore[union-attr]
+    assert all(h.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for h in handles)
+    await finished
