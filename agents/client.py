@@ -16,8 +16,8 @@ policy's probabilities, which never draw from that generator.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Union, cast
 
 import numpy as np
 from twisted.internet import defer, error, protocol
@@ -28,10 +28,29 @@ from agents.sdk import PublicView, Strategy, blocked_hands, hand_of
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
-from protocol.rangequery import SUM_TOLERANCE, RangeErrorReply, format_range, parse_query
+from protocol.rangequery import (
+    SUM_TOLERANCE,
+    Query,
+    QueryErrorReply,
+    RangeAnswer,
+    RangeErrorReply,
+    format_range,
+    parse_query,
+    parse_query_error,
+    parse_range,
+    parse_range_error,
+    public_state,
+    validate_range,
+)
 from protocol.rules import Action, correct_action
+from protocol.wire import MatchState
 
 log = logging.getLogger(__name__)
+
+#: What :meth:`AcpcClient.choose_action` returns: an action now, or later.
+Decision = Union[Action, "defer.Deferred[Action]", Coroutine[Any, Any, Action]]
+#: What :meth:`AcpcClient.ask` gives: the answer, or the dealer's refusal.
+QueryResult = Union[RangeAnswer, QueryErrorReply]
 
 #: The handshake line; the reference dealer reads it before anything else.
 VERSION_LINE = b"VERSION:2.0.0\r\n"
@@ -60,6 +79,8 @@ class AcpcClient(LineReceiver):
         self.lines_received = 0
         self.actions_sent = 0
         self._last_answered = ""
+        self._query_count = 0
+        self._pending: dict[str, tuple[Query, defer.Deferred[QueryResult]]] = {}
 
     # -- connection ------------------------------------------------------
 
@@ -105,15 +126,36 @@ class AcpcClient(LineReceiver):
         self.state_received(view)
         if view.to_act and text != self._last_answered:
             self._last_answered = text
-            action = self.choose_action(view)
-            self.out.write(f"{text}:{action.text()}\r\n".encode("ascii"))
-            self.actions_sent += 1
+            decision = self.choose_action(view)
+            if isinstance(decision, Action):
+                self._send_action(decision, text)
+            else:
+                # An agent that waits (e.g. for range answers) returns a
+                # Deferred or a coroutine; the reply goes out when it fires.
+                waiting: defer.Deferred[Action] = defer.ensureDeferred(decision)
+                waiting.addCallback(self._send_action, text)
+                waiting.addErrback(self._decision_failed, text)
+
+    def _send_action(self, action: Action, text: str) -> None:
+        self.out.write(f"{text}:{action.text()}\r\n".encode("ascii"))
+        self.actions_sent += 1
+
+    def _decision_failed(self, failure: Failure, text: str) -> None:
+        if failure.check(error.ConnectionDone, error.ConnectionLost):  # type: ignore[no-untyped-call]
+            return
+        log.error("decision failed; calling instead: %s", failure.getErrorMessage())
+        self._send_action(Action.CALL, text)
 
     def state_received(self, view: SeatView) -> None:
         """Hook: every MATCHSTATE line, before any answer (default: nothing)."""
 
-    def choose_action(self, view: SeatView) -> Action:
-        """The action to send; called once per decision, only when it is our turn."""
+    def choose_action(self, view: SeatView) -> Decision:
+        """The action to send; called once per decision, only when it is our turn.
+
+        Returns:
+            The action, or a Deferred or coroutine that gives it later (the
+            reply is sent then; if it fails the client calls).
+        """
         raise NotImplementedError
 
     # -- range-query extension --------------------------------------------
@@ -124,9 +166,58 @@ class AcpcClient(LineReceiver):
         if qid is not None:
             self.send_line(RangeErrorReply(qid, "this bot does not answer range queries").text())
 
+    def ask(self, state: MatchState, actions: Sequence[Action]) -> defer.Deferred[QueryResult]:
+        """Send a range query about ``state`` (hole cards are blanked) to the dealer.
+
+        Queries may be pipelined; answers are matched by qid.
+
+        Returns:
+            A Deferred that fires with the checked :class:`RangeAnswer`, or with
+            a :class:`QueryErrorReply` when the dealer refused or could not
+            relay the query. It fails with :class:`ParseError` for a malformed
+            or invalid answer, and with the connection's reason if it closes.
+        """
+        self._query_count += 1
+        qid = f"q{self._query_count}"
+        query = Query(qid, public_state(state), tuple(actions))
+        answer: defer.Deferred[QueryResult] = defer.Deferred()
+        self._pending[qid] = (query, answer)
+        self.send_line(query.text())
+        return answer
+
     def extension_line_received(self, text: str) -> None:
-        """Hook: a ``RANGE``/``RANGEERROR``/``QUERYERROR`` line (default: logged and ignored)."""
-        log.warning("ignoring range-query answer not asked for: %.200s", text)
+        """Route a ``RANGE``/``RANGEERROR``/``QUERYERROR`` line to the :meth:`ask` it answers."""
+        qid = _query_id(text)
+        pending = self._pending.pop(qid, None) if qid is not None else None
+        if pending is None:
+            log.warning("ignoring range-query answer not asked for: %.200s", text)
+            return
+        query, answer = pending
+        try:
+            if text.startswith("RANGE:"):
+                result = parse_range(text)
+                board = query.state.board_cards
+                validate_range(
+                    result,
+                    query.actions,
+                    self.game.num_hands,
+                    blocked_hands(self.game, board).tolist(),
+                )
+                answer.callback(result)
+            elif text.startswith("QUERYERROR:"):
+                answer.callback(parse_query_error(text))
+            else:  # a bot's own refusal, if a dealer passes it on as is
+                refusal = parse_range_error(text)
+                answer.callback(QueryErrorReply(refusal.qid, refusal.message))
+        except ParseError as problem:
+            answer.errback(problem)
+
+    def connectionLost(self, reason: Failure = protocol.connectionDone) -> None:
+        """Fail every query still waiting for its answer."""
+        pending, self._pending = self._pending, {}
+        for _, answer in pending.values():
+            answer.errback(reason)
+        super().connectionLost(reason)
 
     def send_line(self, text: str) -> None:
         """Write one line (CRLF appended)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef
@@ -138,6 +138,17 @@ class Query:
         """The message line, without a line ending."""
         tokens = ",".join(a.text() for a in self.actions)
         return f"QUERY:{self.qid}:{self.state.body()}:{tokens}"
+
+
+def public_state(state: MatchState) -> MatchState:
+    """``state`` with every hole-card slot emptied: the form a query carries.
+
+    >>> from protocol.gamedef import load_game
+    >>> from protocol.wire import parse_matchstate
+    >>> public_state(parse_matchstate("MATCHSTATE:1:0:r300:|2hAc", load_game("nolimit"))).body()
+    '1:0:r300:|'
+    """
+    return replace(state, hole=tuple(() for _ in state.hole))
 
 
 def parse_query(line: str, game: GameDef) -> Query:
