@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Union, cast
+from typing import Any, cast
 
 import numpy as np
 from twisted.internet import defer, error, protocol
@@ -48,9 +48,9 @@ from protocol.wire import MatchState
 log = logging.getLogger(__name__)
 
 #: What :meth:`AcpcClient.choose_action` returns: an action now, or later.
-Decision = Union[Action, "defer.Deferred[Action]", Coroutine[Any, Any, Action]]
+Decision = Action | defer.Deferred[Action] | Coroutine[Any, Any, Action]
 #: What :meth:`AcpcClient.ask` gives: the answer, or the dealer's refusal.
-QueryResult = Union[RangeAnswer, QueryErrorReply]
+QueryResult = RangeAnswer | QueryErrorReply
 
 #: The handshake line; the reference dealer reads it before anything else.
 VERSION_LINE = b"VERSION:2.0.0\r\n"
