@@ -94,13 +94,19 @@ class SeatView:
         holes = self.cards_text.split("/", 1)[0].split("|")
         if self.position >= len(holes):
             raise ParseError("no hole-card slot for the receiver", self.line)
-        return cards_from_text(holes[self.position])
+        own = holes[self.position]
+        if self.position == len(holes) - 1 and self.state.game.num_board_cards[0]:
+            # Round 0's board cards follow the last hole field directly.
+            own = own[: len(own) - 2 * self.state.game.num_board_cards[0]]
+        return cards_from_text(own)
 
     @property
     def board(self) -> tuple[int, ...]:
-        """Every board card shown so far."""
+        """Every board card shown so far, round 0's first."""
         parts = self.cards_text.split("/")
-        return cards_from_text("".join(parts[1:]))
+        first = 2 * self.state.game.num_board_cards[0]
+        board0 = parts[0][len(parts[0]) - first :] if first else ""
+        return cards_from_text(board0 + "".join(parts[1:]))
 
 
 class HandTracker:

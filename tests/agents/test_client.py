@@ -238,3 +238,23 @@ def test_reference_bots_choose_legal_actions_in_random_states(game_name: str) ->
                 chosen = strategy(view).sample(int(draws.integers(game.num_hands)), draws)
                 assert state.is_legal(chosen), (name, state.betting_string(), chosen)
         checked += 1
+
+
+def test_tracker_reads_a_round_zero_board_after_the_last_hole_field() -> None:
+    """In a game dealing board cards in round 0, hole and board split as protocol.wire splits them."""
+    from agents.tracking import HandTracker
+    from protocol.gamedef import parse_gamedef
+
+    game = parse_gamedef(
+        "GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nblind = 1 1\nraiseSize = 2 4\n"
+        "firstPlayer = 1 1\nmaxRaises = 2 2\nnumSuits = 2\nnumRanks = 3\nnumHoleCards = 1\n"
+        "numBoardCards = 1 1\nEND GAMEDEF\n"
+    )
+    for line in (
+        "MATCHSTATE:1:0::|KsQh",
+        "MATCHSTATE:1:0:cc/:|KsQh/Ah",
+        "MATCHSTATE:0:0:cc/:Kh|Qh/Ah",
+    ):
+        view = HandTracker(game).update(line)
+        expected = parse_matchstate(line, game)
+        assert (view.hole, view.board) == (expected.own_hole, expected.board_cards)
