@@ -8,7 +8,7 @@ the dealer's exit; the dealer's CPU time comes from ``wait4``.
 Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 10000] [--runs 3] [-q]
-        [--bots fast|agents] [--game nolimit]
+        [--bots fast|agents] [--game nolimit] [--events]
 
 ``--bots fast`` (default) uses the minimal always-call client below, which
 knows heads-up reverse-blinds hold'em only; ``--bots agents`` runs
@@ -19,7 +19,10 @@ ran (load average 2.7-3.7), 10,000 hands, 3 runs, ``--bots fast``:
 
 * trace on (default): 1055 / 1271 / 1345 hands/s (min/median/max), dealer CPU
   0.61 ms/hand (this includes ~0.35 s of interpreter start-up and imports);
-* ``-q``: 1148 / 1295 / 1441 hands/s (2 runs), 0.57 ms/hand.
+* ``-q``: 1148 / 1295 / 1441 hands/s (2 runs), 0.57 ms/hand;
+* trace on plus the JSON event log (``--events``, the CLI default):
+  925 / 1048 / 1171 hands/s (2 runs), 0.66 ms/hand -- within the noise of the
+  run without it (799 / 1006 / 1214 right after).
 
 The C reference dealer: 1,600-1,900 hands/s with its trace on, on a quiet
 machine, 0.3 ms CPU/hand (acpc.md §16). Before sending straight to the socket
@@ -65,9 +68,12 @@ def fast_always_call(port: int) -> None:
             sock.sendall(line + b":c\r\n")
 
 
-def run_once(hands: int, quiet: bool, bots: str, game: str, workdir: Path) -> tuple[float, float]:
+def run_once(hands: int, quiet: bool, bots: str, game: str, workdir: Path,
+             events: bool = False) -> tuple[float, float]:
     """One match; returns (wall seconds, dealer CPU seconds)."""
-    args = [str(ACPC_LBR), "dealer", "bench", game, str(hands), "42", "a", "b", "--no_events"]
+    args = [str(ACPC_LBR), "dealer", "bench", game, str(hands), "42", "a", "b"]
+    if not events:
+        args.append("--no_events")
     if quiet:
         args.append("-q")
     with open(workdir / "dealer.err", "w") as err:
@@ -99,6 +105,7 @@ def main() -> int:
     parser.add_argument("-q", dest="quiet", action="store_true", help="dealer without TO/FROM trace")
     parser.add_argument("--bots", choices=["fast", "agents"], default="fast")
     parser.add_argument("--game", default="nolimit")
+    parser.add_argument("--events", action="store_true", help="let the dealer write MATCH.events.jsonl")
     parser.add_argument("--bot", default=None, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.bot is not None:
@@ -107,12 +114,13 @@ def main() -> int:
     rates, cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(options.runs):
-            wall, cpu = run_once(options.hands, options.quiet, options.bots, options.game, Path(tmp))
+            wall, cpu = run_once(options.hands, options.quiet, options.bots, options.game, Path(tmp),
+                                 options.events)
             rates.append(options.hands / wall)
             cpus.append(cpu / options.hands * 1000)
             print(f"run {run + 1}: {options.hands / wall:.0f} hands/s, dealer CPU {cpu:.2f} s "
                   f"({cpu / options.hands * 1000:.3f} ms/hand)", flush=True)
-    mode = "-q" if options.quiet else "trace on"
+    mode = ("-q" if options.quiet else "trace on") + (", events" if options.events else "")
     print(f"{options.game}, {mode}, bots={options.bots}: hands/s min/median/max "
           f"{min(rates):.0f} / {statistics.median(rates):.0f} / {max(rates):.0f}; "
           f"dealer CPU ms/hand median {statistics.median(cpus):.3f}")
