@@ -141,3 +141,33 @@ def test_a_failing_decision_calls() -> None:
     transport = connected(client)
     client.dataReceived(b"MATCHSTATE:0:4::Ks|\r\n")
     assert written(transport) == ["MATCHSTATE:0:4::Ks|:c"]
+
+
+def test_an_agent_and_an_sdk_bot_understand_each_other() -> None:
+    """Queries an agent asks, relayed verbatim to a call-raise bot, come back as the bot's true range."""
+    import numpy as np
+
+    from agents.bots import call_raise
+    from agents.client import StrategyBot
+
+    agent = Asker()
+    agent_out = connected(agent)
+    bot = StrategyBot(GAME, call_raise, np.random.default_rng(0))
+    bot_out = connected(bot)
+    results: list[Any] = []
+    state = parse_matchstate("MATCHSTATE:1:4:r:|Ks", GAME)
+    agent.ask(state, [Action.FOLD, Action.CALL, Action.RAISE]).addCallback(results.append)
+    agent.ask(parse_matchstate("MATCHSTATE:1:4:rrc/:|Ks/Qh", GAME), [Action.CALL]).addCallback(
+        results.append
+    )
+    for line in written(agent_out):
+        bot.dataReceived(line.encode() + b"\r\n")
+    for line in written(bot_out):
+        agent.dataReceived(line.encode() + b"\r\n")
+    first, second = results
+    assert isinstance(first, RangeAnswer) and first.probabilities == (
+        (0.0,) * 6,
+        (0.5,) * 6,
+        (0.5,) * 6,
+    )
+    assert isinstance(second, QueryErrorReply) and "not to act" in second.reason
