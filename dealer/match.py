@@ -382,12 +382,12 @@ class Match:
         seat.lost = True
         if self._done:
             return
-        if self._waiter_seat == seat_index and self._waiter is not None:
-            when = "while acting"
-        elif not self._started:
+        if not self._started:
             # A VERSION line may already sit in the queue, unread.
             sent_version = seat.ready or any(_VERSION_LINE.match(line) for line in seat.queue)
             when = "before the match started" if sent_version else "before sending VERSION"
+        elif self._waiter_seat == seat_index and self._waiter is not None:
+            when = "while acting"
         else:
             when = "while not acting"
         self.abort(MatchAborted(

@@ -203,3 +203,21 @@ async def test_seat_never_connects(in_tmp: Path) -> None:
     config = make_config("m", hands=10, start_timeout_ms=300)
     result = await play_beside_bystander(config, [TestBot(config.game), None])
     assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 2 (s2) to connect")
+
+
+class _ConnectThenCloseLater(Protocol):
+    """Connects, says nothing, and leaves after a moment (while its VERSION is awaited)."""
+
+    def connectionMade(self) -> None:
+        from twisted.internet import reactor
+
+        assert self.transport is not None
+        reactor.callLater(0.2, self.transport.loseConnection)
+
+
+@pytest_twisted.ensureDeferred
+async def test_disconnect_while_version_awaited(in_tmp: Path) -> None:
+    """A bot that leaves while the dealer waits for its VERSION is reported as such."""
+    config = make_config("m", hands=10)
+    result = await play_beside_bystander(config, [_ConnectThenCloseLater(), TestBot(config.game)])
+    assert_ended_early(config, result, "disconnect", 0, "seat 1 (s1) disconnected before sending VERSION")
