@@ -1,0 +1,14 @@
+"""Bots for ACPC dealers: the client base, the strategy SDK and the reference bots.
+
+* :mod:`agents.sdk` -- write one strategy function (``PublicView -> Policy``);
+  :class:`~agents.sdk.Mix` and :class:`~agents.sdk.UniformRaise` build policies.
+* :mod:`agents.client` -- :class:`~agents.client.AcpcClient` (the ACPC client
+  on Twisted, with range queries of its own via ``ask``) and
+  :class:`~agents.client.StrategyBot` (plays and answers range queries).
+* :mod:`agents.tracking` -- the incremental MATCHSTATE follower.
+* :mod:`agents.bots` -- ``always-call``, ``always-raise``, ``always-fold``,
+  ``call-raise``, ``random``.
+* :mod:`agents.cli` -- ``acpc-lbr play``; :mod:`agents.bench` -- timing.
+
+See docs/bot-sdk.md and docs/range-query.md.
+"""
