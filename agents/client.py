@@ -78,6 +78,8 @@ class AcpcClient(LineReceiver):
         self.tracker = HandTracker(game)
         self.lines_received = 0
         self.actions_sent = 0
+        #: Set when the client itself ended the connection over a protocol error.
+        self.failed = False
         self._last_answered = ""
         self._query_count = 0
         self._pending: dict[str, tuple[Query, defer.Deferred[QueryResult]]] = {}
@@ -113,6 +115,7 @@ class AcpcClient(LineReceiver):
     def lineLengthExceeded(self, line: bytes) -> None:
         """A line over :attr:`MAX_LENGTH`: refuse it by closing the connection."""
         log.error("line from the dealer longer than %d bytes; disconnecting", self.MAX_LENGTH)
+        self.failed = True
         self.out.loseConnection()
 
     # -- play ------------------------------------------------------------
@@ -350,7 +353,8 @@ class BotFactory(protocol.ClientFactory):
 
     def clientConnectionLost(self, connector: Any, reason: Failure) -> None:
         """EOF from the dealer is the normal end of a match: status 0."""
-        if reason.check(error.ConnectionDone):  # type: ignore[no-untyped-call]
+        clean = reason.check(error.ConnectionDone)  # type: ignore[no-untyped-call]
+        if clean and not (self.client is not None and self.client.failed):
             self._finish(0)
         else:
             log.error("connection to the dealer lost: %s", reason.getErrorMessage())

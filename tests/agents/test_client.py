@@ -258,3 +258,39 @@ def test_tracker_reads_a_round_zero_board_after_the_last_hole_field() -> None:
         view = HandTracker(game).update(line)
         expected = parse_matchstate(line, game)
         assert (view.hole, view.board) == (expected.own_hole, expected.board_cards)
+
+
+def test_an_over_long_line_closes_the_connection_as_a_failure() -> None:
+    """A line beyond MAX_LENGTH drops the connection, and the factory reports status 1."""
+    from twisted.internet.error import ConnectionDone
+    from twisted.python.failure import Failure
+
+    from agents.client import BotFactory
+
+    game = load_game("nolimit")
+    factory = BotFactory(lambda: make_bot("always-call", game))
+    bot = factory.buildProtocol(None)
+    transport = connect(bot)
+    bot.dataReceived(b"#" * (bot.MAX_LENGTH + 10))
+    assert transport.disconnecting
+    statuses: list[int] = []
+    factory.done.addCallback(statuses.append)
+    factory.clientConnectionLost(None, Failure(ConnectionDone()))
+    assert statuses == [1]
+
+
+def test_a_clean_close_is_status_zero_and_a_reset_status_one() -> None:
+    """The factory maps the dealer's EOF to 0 and a lost connection to 1."""
+    from twisted.internet.error import ConnectionDone, ConnectionLost
+    from twisted.python.failure import Failure
+
+    from agents.client import BotFactory
+
+    game = load_game("nolimit")
+    for reason, expected in ((ConnectionDone(), 0), (ConnectionLost(), 1)):
+        factory = BotFactory(lambda: make_bot("always-call", game))
+        connect(factory.buildProtocol(None))
+        statuses: list[int] = []
+        factory.done.addCallback(statuses.append)
+        factory.clientConnectionLost(None, Failure(reason))
+        assert statuses == [expected]
