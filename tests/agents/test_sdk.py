@@ -265,3 +265,29 @@ def test_public_view_helpers_clamp_and_describe_raises() -> None:
     assert not limit_view.can_raise
     with pytest.raises(ValueError):
         limit_view.min_raise()
+
+
+@pytest.mark.parametrize("name", sorted(BOTS))
+@pytest.mark.parametrize(
+    "line",
+    ["MATCHSTATE:1:0::|2hAc", "MATCHSTATE:0:0:r300:7d3d|", "MATCHSTATE:0:0:cc/:7d3d|/2cAs8s"],
+)
+def test_what_a_bot_plays_is_what_it_answers(name: str, line: str) -> None:
+    """Sampled frequencies of fold, call and raise sizes match the probabilities the bot reports."""
+    view = view_at("nolimit", line)
+    policy = BOTS[name](view)
+    rng = np.random.default_rng(5)
+    draws = 4000
+    samples = [policy.sample(0, rng) for _ in range(draws)]
+    for action in (Action.FOLD, Action.CALL):
+        reported = policy.probabilities([action], 1)[0, 0]
+        assert abs(sum(a == action for a in samples) / draws - reported) < 0.03
+    if view.raise_range is not None:
+        low, high = view.raise_range
+        every_size = [Action.raise_to(size) for size in range(low, high + 1)]
+        per_size = policy.probabilities(every_size, 1)[:, 0]
+        reported_raise = per_size.sum()
+        played = [a.size for a in samples if a.type.value == "r"]
+        assert abs(len(played) / draws - reported_raise) < 0.03
+        lower_half = per_size[: len(per_size) // 2].sum()
+        assert abs(sum(s < low + len(per_size) // 2 for s in played) / draws - lower_half) < 0.03
