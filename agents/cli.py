@@ -98,7 +98,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--connect-timeout", type=float, default=30.0, help="seconds to wait for the connection"
     )
-    parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="logging level (default WARNING)",
+    )
     return parser
 
 
@@ -106,7 +112,7 @@ def main(argv: Sequence[str]) -> int:
     """Run ``acpc-lbr play``; returns the exit status."""
     parser = _parser()
     args, options = parser.parse_known_args(list(argv))
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    logging.basicConfig(level=args.log_level, stream=sys.stderr)
     try:
         game = load_game(args.game)
     except (ProtocolError, OSError) as problem:
