@@ -563,7 +563,8 @@ class Match:
                     expected = view
                     expected_prefix = text + ":"
                 if seat.protocol is not None:
-                    seat.protocol.send_line(text)
+                    seat.protocol.queue_line(text)
+                    seat.protocol.flush_lines()
                 if messages:
                     trace.to(seat.index, text)
             assert expected is not None
@@ -666,7 +667,8 @@ class Match:
         for seat, position in ordered:
             text = matchstate_for(state, deal, position).text()
             if seat.protocol is not None:
-                seat.protocol.send_line(text)
+                # Sent with the next hand's first state (or when the match ends).
+                seat.protocol.queue_line(text)
             if messages:
                 self.trace.to(seat.index, text)
         self._record_hand(state, deal, seat_of, write=True)

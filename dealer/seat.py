@@ -68,6 +68,7 @@ class SeatProtocol(LineReceiver):
         self.MAX_LENGTH = max_length
         self.prefix_handlers: dict[str, Callable[[str], None]] = {}
         self.accepted = False
+        self._pending: list[str] = []
 
     def connectionMade(self) -> None:
         set_no_delay = getattr(self.transport, "setTcpNoDelay", None)
@@ -98,6 +99,21 @@ class SeatProtocol(LineReceiver):
         if self.accepted:
             self.listener.seat_lost(self.seat, reason)
 
+    def queue_line(self, text: str) -> None:
+        """Queue one line (ending it with ``\\r\\n``) for the next :meth:`flush_lines`.
+
+        The dealer queues the final state of a hand and the first state of the
+        next one and sends them together: one send instead of two.
+        """
+        self._pending.append(text)
+
+    def flush_lines(self) -> None:
+        """Send the queued lines, if any."""
+        if self._pending:
+            text = "\r\n".join(self._pending)
+            self._pending.clear()
+            self.send_line(text)
+
     def send_line(self, text: str) -> None:
         """Send one line, ending it with ``\\r\\n``.
 
@@ -127,7 +143,8 @@ class SeatProtocol(LineReceiver):
         transport.write(data)
 
     def close(self) -> None:
-        """Close the connection once pending writes are out."""
+        """Send what is queued, then close the connection once writes are out."""
+        self.flush_lines()
         transport: Any = self.transport
         if transport is not None:
             transport.loseConnection()
