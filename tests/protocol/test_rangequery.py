@@ -77,7 +77,7 @@ def action_lists(draw: st.DrawFn, game: GameDef) -> tuple[Action, ...]:
     return tuple(draw(st.lists(pool, min_size=1, max_size=6, unique=True)))
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), qid=qids)
 def test_query_round_trips(data: st.DataObject, qid: str) -> None:
     """print -> parse gives back the same query, and its text survives byte for byte."""
@@ -94,7 +94,7 @@ def test_query_round_trips(data: st.DataObject, qid: str) -> None:
 dyadic = st.integers(0, 1024).map(lambda k: k / 1024)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(qid=qids, data=st.data(), num_hands=st.integers(1, 40))
 def test_range_answer_round_trips(qid: str, data: st.DataObject, num_hands: int) -> None:
     """A RANGE line prints and parses back to the same answer (values exact in decimal)."""
@@ -138,7 +138,7 @@ def test_error_messages_round_trip(qid: str, message: str) -> None:
     assert parse_query_error(QueryErrorReply(qid, message).text()) == QueryErrorReply(qid, message)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(line=st.text(max_size=80), game_name=st.sampled_from(sorted(GAMES)))
 def test_garbage_raises_only_parse_error(line: str, game_name: str) -> None:
     """Arbitrary text is either a message or a ParseError, never another exception."""
@@ -150,7 +150,7 @@ def test_garbage_raises_only_parse_error(line: str, game_name: str) -> None:
             pass
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), qid=qids, position=st.integers(0, 200), char=st.characters(codec="ascii"))
 def test_mutated_queries_raise_only_parse_error(
     data: st.DataObject, qid: str, position: int, char: str
