@@ -222,3 +222,19 @@ def test_cli_with_agents_play_bots(tmp_path: Path, bot1: str, bot2: str, game: s
             totals[name] += value
     assert parse_score(lines[-1]).totals == (totals["x"], totals["y"])
     assert out.strip().splitlines()[-1] == lines[-1]
+
+
+def test_cli_one_failing_match_leaves_the_others_alone(tmp_path: Path) -> None:
+    """In one dealer process, a match whose bot leaves ends (exit 3); the other plays to the end."""
+    args = ["--match", "bad nolimit 40 1 a b", "--match", "good limit 200 2 c d", "-q"]
+    proc, (bad_ports, good_ports) = start_dealer(args, tmp_path)
+    bots = [start_bot(bad_ports[0], "nolimit"), start_bot(bad_ports[1], "nolimit", "--close-at", "4")]
+    bots += [start_bot(port, "limit") for port in good_ports]
+    code, out = finish(proc, bots)
+    assert code == 3
+    bad = (tmp_path / "bad.log").read_text().splitlines()
+    good = (tmp_path / "good.log").read_text().splitlines()
+    assert sum(line.startswith("STATE:") for line in bad) == 4
+    assert bad[-2].startswith("# ERROR: seat 2 (b) disconnected")
+    assert sum(line.startswith("STATE:") for line in good) == 200
+    assert f"good {good[-1]}" in out and f"bad {bad[-1]}" in out
