@@ -21,18 +21,22 @@ from tests.dealer.harness import call_bots, log_lines, make_config, play
 GAME_FILES = {
     "nl1000": "holdem.nolimit.2p.reverse_blinds.game",
     "lim1000": "holdem.limit.2p.reverse_blinds.game",
+    "nl3p_100": "holdem.nolimit.3p.game",
 }
+HEADERS = {"nl1000": (1000, 42, ("p1", "p2")), "lim1000": (1000, 42, ("p1", "p2")),
+           "nl3p_100": (100, 5, ("p1", "p2", "p3"))}
 
 
-@pytest.mark.parametrize("log_name", ["nl1000", "lim1000"])
+@pytest.mark.parametrize("log_name", ["nl1000", "lim1000", "nl3p_100"])
 @pytest_twisted.ensureDeferred
 async def test_replayed_reference_match_gives_identical_log(in_tmp: Path, log_name: str) -> None:
     """Bots replaying the reference log's actions produce the reference .log byte for byte."""
     reference = REFERENCE / "logs" / f"{log_name}.log"
     actions = actions_from_log(reference)
-    config = make_config(log_name, GAME_FILES[log_name], hands=1000, seed=42,
-                         names=("p1", "p2"), trace_messages=False)
-    bots = [TestBot(config.game, replay_strategy(actions)) for _ in range(2)]
+    hands, seed, names = HEADERS[log_name]
+    config = make_config(log_name, GAME_FILES[log_name], hands=hands, seed=seed,
+                         names=names, trace_messages=False)
+    bots = [TestBot(config.game, replay_strategy(actions)) for _ in names]
     result = await play(config, bots)
     assert result.completed and result.exit_code == 0
     assert reference_lines(Path(config.log_path)) == reference_lines(reference)
