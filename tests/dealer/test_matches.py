@@ -236,3 +236,23 @@ async def test_seat_sockets_have_nodelay(in_tmp: Path) -> None:
     handles = [seat.protocol.transport.getHandle() for seat in match.seats]  # type: ignore[union-attr]
     assert all(h.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for h in handles)
     await finished
+
+
+@pytest.mark.parametrize("log_name", ["nl1000", "lim1000"])
+@pytest_twisted.ensureDeferred
+async def test_matchstate_traffic_equals_reference_trace(in_tmp: Path, log_name: str) -> None:
+    """Every message sent (seat and MATCHSTATE line, in order) equals the reference's trace."""
+    import io
+    import re
+
+    with open(REFERENCE / "transcripts" / f"{log_name}.trace", newline="") as trace:
+        reference_trace = trace.read()  # keep the '\r' of every TO line
+    stamp = re.compile(r"^(TO|FROM) (\d+) at \d+\.\d+ ", re.M)
+    expected = [line for line in stamp.sub(r"\1 \2 ", reference_trace).split("\n") if line.startswith("TO ")]
+    actions = actions_from_log(REFERENCE / "logs" / f"{log_name}.log")
+    config = make_config(log_name, GAME_FILES[log_name], hands=1000, seed=42, names=("p1", "p2"))
+    stream = io.StringIO()
+    await play(config, [TestBot(config.game, replay_strategy(actions)) for _ in range(2)], stderr=stream)
+    ours = [line for line in stamp.sub(r"\1 \2 ", stream.getvalue()).split("\n") if line.startswith("TO ")]
+    assert len(ours) == len(expected)
+    assert ours == expected
