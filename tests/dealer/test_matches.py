@@ -245,9 +245,9 @@ async def test_matchstate_traffic_equals_reference_trace(in_tmp: Path, log_name:
     import io
     import re
 
-    with open(REFERENCE / "transcripts" / f"{log_name}.trace", newline="") as trace:
-        reference_trace = trace.read()  # keep the '\r' of every TO line
-    stamp = re.compile(r"^(TO|FROM) (\d+) at \d+\.\d+ ", re.M)
+    # Bytes, not text: universal newlines would drop the '\r' of every TO line.
+    reference_trace = (REFERENCE / "transcripts" / f"{log_name}.trace").read_bytes().decode()
+    stamp = re.compile(r"^(TO|FROM) (\d+) at \d+\.\d+ ", re.MULTILINE)
     expected = [line for line in stamp.sub(r"\1 \2 ", reference_trace).split("\n") if line.startswith("TO ")]
     actions = actions_from_log(REFERENCE / "logs" / f"{log_name}.log")
     config = make_config(log_name, GAME_FILES[log_name], hands=1000, seed=42, names=("p1", "p2"))
