@@ -23,4 +23,4 @@ def install_asyncio_reactor() -> None:
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    asyncioreactor.install(loop)
+    asyncioreactor.install(loop)  # type: ignore[no-untyped-call]
