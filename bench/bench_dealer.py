@@ -14,15 +14,17 @@ Usage::
 knows heads-up reverse-blinds hold'em only; ``--bots agents`` runs
 ``acpc-lbr play always-call``.
 
-Measured 2026-11-24 on the shared 2-vCPU machine while other engineers' tests
-ran (load average 2.7-3.7), 10,000 hands, 3 runs, ``--bots fast``:
+Measured 2026-11-24 on the shared 2-vCPU machine while other engineers worked
+(load average 1.7-3), 10,000 hands, 3 runs each, ``--bots fast``, final code:
 
-* trace on (default): 1055 / 1271 / 1345 hands/s (min/median/max), dealer CPU
-  0.61 ms/hand (this includes ~0.35 s of interpreter start-up and imports);
-* ``-q``: 1148 / 1295 / 1441 hands/s (2 runs), 0.57 ms/hand;
-* trace on plus the JSON event log (``--events``, the CLI default):
-  925 / 1048 / 1171 hands/s (2 runs), 0.66 ms/hand -- within the noise of the
-  run without it (799 / 1006 / 1214 right after).
+* trace on (default): 1250 / 1271 / 1271 hands/s (min/median/max), dealer CPU
+  0.69 ms/hand (including ~0.35 s of interpreter start-up and imports);
+* ``-q``: 1263 / 1314 / 1341 hands/s, 0.65 ms/hand;
+* ``--game limit``, trace on (2 runs): 1247 / 1267 / 1286 hands/s, 0.69 ms/hand;
+* ``--bots agents`` (``acpc-lbr play always-call``, 1 run): 764 hands/s
+  (the bots, not the dealer, are then the limit);
+* ``--events`` (the CLI default, JSON event log on): within the noise of the
+  run without it (earlier, busier run: 1048 vs 1006 hands/s median).
 
 The C reference dealer: 1,600-1,900 hands/s with its trace on, on a quiet
 machine, 0.3 ms CPU/hand (acpc.md §16). Before sending straight to the socket
