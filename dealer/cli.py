@@ -151,7 +151,11 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
     for text in options.matches:
         specs.append((shlex.split(text), ()))
     if options.match_file is not None:
-        for line in Path(options.match_file).read_text().splitlines():
+        try:
+            match_lines = Path(options.match_file).read_text().splitlines()
+        except OSError as error:
+            raise _UsageError(f"cannot read --matches file: {error}") from error
+        for line in match_lines:
             if line.strip() and not line.lstrip().startswith("#"):
                 specs.append((shlex.split(line), ()))
     if not specs:

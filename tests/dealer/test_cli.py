@@ -238,3 +238,18 @@ def test_cli_one_failing_match_leaves_the_others_alone(tmp_path: Path) -> None:
     assert bad[-2].startswith("# ERROR: seat 2 (b) disconnected")
     assert sum(line.startswith("STATE:") for line in good) == 200
     assert f"good {good[-1]}" in out and f"bad {bad[-1]}" in out
+
+
+def test_cli_port_in_use_and_missing_match_file_exit_1(tmp_path: Path) -> None:
+    """A port that cannot be opened, or an unreadable --matches file, is a startup failure (1)."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run([str(ACPC_LBR), "dealer", "m", "nolimit", "5", "1", "a", "b", "-p", f"0,{port}"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 1
+    assert f"cannot listen on port {port} for seat 2 (b)" in done.stderr
+    done = subprocess.run([str(ACPC_LBR), "dealer", "--matches", "nope.txt"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 1 and "cannot read --matches file" in done.stderr
