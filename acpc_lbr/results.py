@@ -1,0 +1,238 @@
+"""The results document of a match: JSON for machines, a table for people.
+
+One document per match (or per merged set of matches), described in
+``docs/results.md``::
+
+    {
+      "schema": "acpc-lbr/results",
+      "version": 1,
+      "software": {"name": "acpc-lbr", "version": "0.1.0"},
+      "config": {"game": ..., "players": [...], "measured": ..., "seed": ...,
+                 "hands": ..., "duplicate": ..., "lbr": {...} | null, "matches": [...]},
+      "big_blind": 100,
+      "estimators": {"raw": {...}, "duplicate": {...}, "io": {...},
+                     "duplicate_io": {...}, "io_minus_raw": {..., "flagged": false},
+                     "pending_halves": [...]},
+      "counts": {"hands": ..., "errors": ..., "timeouts": ..., ...},
+      "timings": {"wall_seconds": ..., ...}
+    }
+
+``estimators`` is :meth:`acpc_lbr.estimators.MatchEstimates.to_dict`: each
+estimator in chips, mbb/g and bb/hand with n, mean, m2, std and the 95%
+half-width; ``m2`` makes documents mergeable exactly
+(:func:`merge_documents`).
+
+>>> from acpc_lbr.estimators import HandOutcome
+>>> doc = results_document({"game": "kuhn", "players": ["a", "b"]},
+...     estimates_from_outcomes([HandOutcome(0, 0, 1.0), HandOutcome(1, 0, -1.0)]), 2)
+>>> doc["estimators"]["raw"]["chips"]["n"], doc["counts"]["hands"]
+(2, 2)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates
+
+#: The ``schema`` field of every results document.
+SCHEMA = "acpc-lbr/results"
+#: Bumped whenever a field changes meaning or disappears.
+SCHEMA_VERSION = 1
+
+#: Counts every document carries (0 when unknown).
+COUNT_KEYS = (
+    "hands",
+    "errors",
+    "timeouts",
+    "invalid_actions",
+    "disconnects",
+    "queries",
+    "query_errors",
+    "dealer_queries",
+    "range_inconsistencies",
+)
+
+_LABELS = {
+    "raw": "raw",
+    "duplicate": "duplicate",
+    "io": "imaginary obs.",
+    "duplicate_io": "duplicate + IO",
+    "io_minus_raw": "IO - raw (check)",
+}
+
+
+def software_version() -> str:
+    """The installed acpc-lbr version ('unknown' when not installed)."""
+    try:
+        from importlib.metadata import version
+
+        return version("acpc-lbr")
+    except Exception:  # noqa: BLE001 (a missing distribution is not an error here)
+        return "unknown"
+
+
+def estimates_from_outcomes(outcomes: Iterable[HandOutcome]) -> MatchEstimates:
+    """The estimators over ``outcomes``, added in a canonical order.
+
+    Floating-point sums depend on order; adding by (deal, half) makes a live
+    dealer (whose two duplicate halves interleave arbitrarily) and an offline
+    recomputation from the logs give bit-identical figures.
+    """
+    estimates = MatchEstimates()
+    for outcome in sorted(outcomes, key=lambda o: (o.deal, o.half)):
+        estimates.add(outcome)
+    return estimates
+
+
+def results_document(
+    config: Mapping[str, Any],
+    estimates: MatchEstimates,
+    big_blind: int,
+    counts: Mapping[str, int] | None = None,
+    timings: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """Build one results document.
+
+    Args:
+        config: game, players, measured, seed, hands, duplicate, lbr, ...
+            (copied as given; missing standard keys are filled with None).
+        estimates: the match's estimators.
+        big_blind: the game's big blind in chips (for mbb/g and bb/hand).
+        counts: errors, timeouts, queries, ... (see :data:`COUNT_KEYS`);
+            ``hands`` defaults to the raw estimator's n.
+        timings: seconds (wall time, query time, ...).
+
+    Returns:
+        A JSON-serialisable dict.
+    """
+    full_config: dict[str, Any] = {
+        "game": None,
+        "players": [],
+        "measured": None,
+        "seed": None,
+        "hands": None,
+        "duplicate": False,
+        "lbr": None,
+    }
+    full_config.update(config)
+    all_counts = {key: 0 for key in COUNT_KEYS}
+    all_counts["hands"] = estimates.raw.n
+    if counts:
+        all_counts.update({key: int(value) for key, value in counts.items()})
+    return {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "software": {"name": "acpc-lbr", "version": software_version()},
+        "config": full_config,
+        "big_blind": int(big_blind),
+        "estimators": estimates.to_dict(big_blind),
+        "counts": all_counts,
+        "timings": dict(timings or {}),
+    }
+
+
+def document_estimates(doc: Mapping[str, Any]) -> MatchEstimates:
+    """The mergeable estimators of a document."""
+    return MatchEstimates.from_dict(doc["estimators"])
+
+
+def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Merge the documents of several batches into one with the same schema.
+
+    Estimators merge exactly (count, mean and squared deviations, and the
+    duplicate halves still waiting for their partner); counts and timings
+    add up; ``config.hands`` adds up and ``config.matches`` concatenates.
+
+    Raises:
+        ValueError: no documents, an unknown schema version, or documents of
+            different games or big blinds.
+    """
+    if not docs:
+        raise ValueError("no results to merge")
+    for doc in docs:
+        if doc.get("schema") != SCHEMA or doc.get("version") != SCHEMA_VERSION:
+            raise ValueError(f"not a version-{SCHEMA_VERSION} results document: {doc.get('schema')!r} v{doc.get('version')!r}")
+    big_blinds = {int(doc["big_blind"]) for doc in docs}
+    games = {doc["config"].get("game") for doc in docs}
+    if len(big_blinds) > 1 or len(games) > 1:
+        raise ValueError(f"cannot merge results of different games: {sorted(map(str, games))}")
+    estimates = MatchEstimates()
+    counts: dict[str, int] = {}
+    timings: dict[str, float] = {}
+    for doc in docs:
+        estimates.merge(document_estimates(doc))
+        for key, value in doc.get("counts", {}).items():
+            counts[key] = counts.get(key, 0) + int(value)
+        for key, value in doc.get("timings", {}).items():
+            if isinstance(value, (int, float)):
+                timings[key] = timings.get(key, 0.0) + float(value)
+    config = dict(docs[0]["config"])
+    hands = [doc["config"].get("hands") for doc in docs]
+    config["hands"] = sum(hands) if all(isinstance(h, int) for h in hands) else None
+    config["matches"] = [m for doc in docs for m in doc["config"].get("matches", [])]
+    config["merged_from"] = len(docs) + sum(max(int(doc["config"].get("merged_from", 1)), 1) - 1 for doc in docs)
+    return results_document(config, estimates, big_blinds.pop(), counts, timings)
+
+
+def dumps(doc: Mapping[str, Any]) -> str:
+    """The document as JSON text (one fixed formatting, so runs compare byte for byte)."""
+    return json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def format_table(doc: Mapping[str, Any]) -> str:
+    """The estimators side by side, for a terminal.
+
+    One row per estimator: units, mean ± 95% half-width in mbb/g, the
+    standard deviation, bb/hand and chips, and the width relative to raw.
+    """
+    config = doc["config"]
+    est = doc["estimators"]
+    lines = []
+    players = ", ".join(config.get("players") or [])
+    lines.append(
+        f"{config.get('game')}  players: {players}  measured: {config.get('measured')}  "
+        f"seed: {config.get('seed')}  hands: {config.get('hands')}"
+        + ("  (duplicate)" if config.get("duplicate") else "")
+    )
+    header = f"{'estimator':<18} {'n':>8} {'mbb/g':>10} {'± 95%':>9} {'std mbb':>10} {'bb/hand':>9} {'chips':>10} {'width/raw':>9}"
+    lines.append(header)
+    lines.append("-" * len(header))
+    raw_width = est["raw"]["mbb_per_game"]["half_width_95"]
+    for name in (*ESTIMATORS, "io_minus_raw"):
+        stat = est[name]
+        mbb = stat["mbb_per_game"]
+        if stat["chips"]["n"] == 0:
+            lines.append(f"{_LABELS[name]:<18} {0:>8} {'-':>10}")
+            continue
+        ratio = "-"
+        if raw_width and mbb["half_width_95"] is not None and name != "io_minus_raw":
+            ratio = f"{mbb['half_width_95'] / raw_width:.3f}"
+        lines.append(
+            f"{_LABELS[name]:<18} {stat['chips']['n']:>8} {_fmt(mbb['mean']):>10} "
+            f"{_fmt(mbb['half_width_95']):>9} {_fmt(mbb['std']):>10} "
+            f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}"
+        )
+    if est["io"]["chips"]["n"]:
+        verdict = (
+            "FLAGGED: the interval excludes 0, the range answers do not match the play"
+            if est["io_minus_raw"].get("flagged")
+            else "ok (interval contains 0)"
+        )
+        lines.append(f"honesty check (IO - raw): {verdict}")
+    counts = doc.get("counts", {})
+    shown = ", ".join(f"{key} {value}" for key, value in counts.items() if key != "hands")
+    lines.append(f"counts: hands {counts.get('hands', 0)}, {shown}")
+    timings = doc.get("timings", {})
+    if timings:
+        lines.append("timings: " + ", ".join(f"{key} {value:.3f}" for key, value in timings.items()))
+    return "\n".join(lines) + "\n"
