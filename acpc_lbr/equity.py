@@ -19,8 +19,9 @@ turn/river pairs, preflop 1,712,304 boards per villain hand.  The vector over
 all 1326 hands enumerates each completion once and ranks every opponent hand
 on it; completions equivalent under a suit permutation that fixes hero's hand
 and the board are dealt once with their orbit's weight.  Preflop that is still
-2.1 million boards x 990 hands / (2 offsuit, 4 pair, 6 suited): 0.6-1.6 s.
-Use it postflop, or use a precomputed preflop table.
+2.1 million boards x 990 hands / (2 offsuit, 4 pair, 6 suited): 0.6-1.6 s,
+so with no board and no dead cards :func:`equity_vector` reads the exact
+precomputed table of :mod:`acpc_lbr.preflop` instead.
 """
 
 from __future__ import annotations
@@ -451,7 +452,7 @@ def _vector_counts_front(
 
 
 def equity_vector(
-    hero: Sequence[int], board: Sequence[int], dead: Sequence[int] = ()
+    hero: Sequence[int], board: Sequence[int] = (), dead: Sequence[int] = ()
 ) -> np.ndarray:
     """LBR's equity e(h) of hero against every opponent hand h.
 
@@ -460,7 +461,10 @@ def equity_vector(
 
     Args:
         hero: Hero's two cards.
-        board: 3, 4 or 5 board cards (0 is accepted but slow: seconds).
+        board: 0, 3, 4 or 5 board cards.  With no board and no dead cards the
+            answer comes from the exact preflop table
+            (:func:`acpc_lbr.preflop.preflop_equity_vector`, loaded on first
+            use); preflop with dead cards enumerates (seconds).
         dead: Further cards out of the deck (opponents' hands holding one get 0).
 
     Returns:
@@ -472,11 +476,16 @@ def equity_vector(
         EquityInputError: on a bad card, a repeated card or a bad board size.
 
     Timing (one thread, ``bench/bench_evaluator.py``): river ~0.015 ms, turn
-    ~0.07 ms, flop ~1.5 ms; preflop (0 board cards) 0.6-1.6 s.
+    ~0.07 ms, flop ~1.5 ms; preflop from the table ~0.01 ms (first call
+    ~0.2 s to load it), preflop with dead cards 0.6-1.6 s.
     """
     h = _cards(hero, "hero", (2,))
     b = _cards(board, "board", (0, 3, 4, 5))
     d = _cards(dead, "dead", tuple(range(53)))
+    if not b and not d:
+        from acpc_lbr.preflop import preflop_equity_vector  # lazy: loads a 14 MB table
+
+        return preflop_equity_vector(h)
     wins, ties, count = _vector_counts_front(h, b, d)
     return (wins + 0.5 * ties) / count
 
