@@ -513,8 +513,9 @@ def equity_vs_range(
 
     Returns:
         (win, tie, loss), summing to 1.  Few hands are enumerated one by one;
-        from 256 distinct hands on, one pass ranks all 1326 hands on every
-        completion (postflop: milliseconds; preflop: several seconds).
+        from 64 distinct hands on, one pass ranks all 1326 hands on every
+        completion (postflop: milliseconds), or, preflop with no dead cards,
+        the exact counts come from the precomputed preflop table (instant).
 
     Raises:
         EquityInputError: on bad cards, bad shapes, negative or non-finite
@@ -567,7 +568,13 @@ def equity_vs_range(
             loss += hand_w[hand] * cl / n
         total = hand_w.sum()
         return win / total, tie / total, loss / total
-    wins, ties, count = _vector_counts_front(h, b, d)
+    if not b and not d:  # preflop: the same exact counts, from the precomputed table
+        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector
+
+        wins, ties = preflop_counts_vector(h)
+        count = NUM_BOARDS
+    else:
+        wins, ties, count = _vector_counts_front(h, b, d)
     total = hand_w.sum() * count
     return (
         float(hand_w @ wins) / total,

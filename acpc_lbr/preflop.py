@@ -29,6 +29,7 @@ Public API:
   ties / 2) / 1,712,304 of hand ``a`` against hand ``b``; 0 where they share
   a card.  Built lazily from the shipped counts and cached (read-only).
 * :func:`preflop_equity_vector` -- one row of it, for hero's two cards.
+* :func:`preflop_counts_vector` -- the exact (wins, ties) board counts behind a row.
 * :func:`canonical_matchups`, :func:`matchup_ids`, :func:`load_counts` -- the
   canonical numbering and the exact counts behind the table.
 * :func:`build_counts` -- recompute counts by enumeration (all, or some ids).
@@ -46,7 +47,6 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
@@ -88,7 +88,7 @@ _PAIRWISE_BELOW = 40
 
 def _hand_permutations() -> np.ndarray:
     """(24, 1326) int64: each suit permutation as a map of colex hand numbers."""
-    return HAND_INDEX[_SUIT_MAPS[:, HAND_CARDS[:, 0]], _SUIT_MAPS[:, HAND_CARDS[:, 1]]]
+    return np.asarray(HAND_INDEX[_SUIT_MAPS[:, HAND_CARDS[:, 0]], _SUIT_MAPS[:, HAND_CARDS[:, 1]]])
 
 
 def _disjoint() -> np.ndarray:
@@ -117,7 +117,7 @@ def _ordered_keys() -> np.ndarray:
         stab_min[i] = perms[perms[:, r] == r].min(axis=0)
     rep_row = np.searchsorted(reps, rep)
     mapped = perms[to_rep[:, None], np.arange(NUM_HANDS)[None, :]]  # p_a(b)
-    keys = rep[:, None] * NUM_HANDS + stab_min[rep_row[:, None], mapped]
+    keys: np.ndarray = rep[:, None] * NUM_HANDS + stab_min[rep_row[:, None], mapped]
     keys[~_disjoint()] = -1
     return keys
 
@@ -188,7 +188,7 @@ def matchup_counts(hero: Sequence[int], villain: Sequence[int]) -> tuple[int, in
     if len(set(h + v)) != 4:
         raise EquityInputError("a card appears twice among the hands")
     empty = np.zeros(0, dtype=np.int64)
-    w, t, lo = _pair_counts(
+    w, t, lo = _pair_counts(  # type: ignore[no-untyped-call]  # a numba kernel
         TABLES, np.array(h, dtype=np.int64), np.array(v, dtype=np.int64), empty, _deck(h + v)
     )
     return int(w), int(t), int(lo)
@@ -283,6 +283,8 @@ def build_counts(
             wins[slots], ties[slots] = _hero_counts(hero, reps[wanted[slots], 1], pairwise)
             bar.advance()
     else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = {
                 pool.submit(_hero_counts, hero, reps[wanted[slots], 1], pairwise): slots
@@ -382,6 +384,30 @@ def preflop_equity_table() -> np.ndarray:
     return table
 
 
+def preflop_counts_vector(hero: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Exact board counts of hero's two cards against every hand, from the shipped table.
+
+    Args:
+        hero: Hero's two cards (indices 0..51).
+
+    Returns:
+        ``(wins, ties)``: int64 arrays of shape (1326,) in colex hand order,
+        boards (out of 1,712,304) on which hero beats or ties each hand; 0
+        for hands that share a card with hero.
+
+    Raises:
+        EquityInputError: on a bad or repeated card.
+    """
+    c1, c2 = _cards(hero, "hero", (2,))
+    row = hand_index(c1, c2)
+    wins, ties = load_counts()
+    ids, flipped = matchup_ids()
+    valid = ids[row] >= 0
+    safe = np.where(valid, ids[row], 0)
+    hero_wins = np.where(flipped[row], NUM_BOARDS - wins[safe] - ties[safe], wins[safe])
+    return np.where(valid, hero_wins, 0), np.where(valid, ties[safe], 0)
+
+
 def preflop_equity_vector(hero: Sequence[int]) -> np.ndarray:
     """Exact preflop equity of hero's two cards against every hand.
 
@@ -438,6 +464,7 @@ __all__ = [
     "load_counts",
     "matchup_counts",
     "matchup_ids",
+    "preflop_counts_vector",
     "preflop_equity_table",
     "preflop_equity_vector",
     "save_counts",

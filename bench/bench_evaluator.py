@@ -9,8 +9,10 @@ Prints 7-card evaluations per second of ``acpc_lbr.evaluator.evaluate_batch``
 excluded) next to phevaluator's and eval7's, measured in the same run on a
 smaller sample through their Python APIs (one call per hand, as a caller would
 use them), and the ratios.  Then the time per call of ``equity_vector`` on
-random flop, turn and river spots, ``equity`` preflop, and the warm start
-(import + first call in a fresh interpreter, numba cache warm).
+random flop, turn and river spots and preflop (a row of the exact preflop
+table, :mod:`acpc_lbr.preflop`), ``equity`` preflop, the preflop table's load
+time, and the warm start (import + first call in a fresh interpreter, numba
+cache warm).
 """
 
 from __future__ import annotations
@@ -123,6 +125,24 @@ def bench_preflop_vs_random() -> float:
     return time.perf_counter() - t0
 
 
+def preflop_table_load() -> float:
+    """Seconds of the first preflop equity_vector in a fresh interpreter (loads the table).
+
+    Measured after the imports, so it is the load itself: read the shipped
+    counts, rebuild the canonical numbering, expand to 1326 x 1326.
+    """
+    code = (
+        "import time\n"
+        "from acpc_lbr.equity import equity_vector\n"
+        "t = time.perf_counter(); equity_vector([51, 46])\n"
+        "print(time.perf_counter() - t)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True
+    )
+    return float(out.stdout.strip())
+
+
 def start_times() -> tuple[float, float]:
     """(warm, cold) seconds to import the evaluator and equity modules and run each once.
 
@@ -197,6 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         ("flop", 3, "1081 x 990"),
         ("turn", 4, "46 x 990"),
         ("river", 5, "1 x 990"),
+        ("preflop", 0, "table row"),
     ):
         ms = bench_equity_vector(rng, n_board, args.spots)
         print(f"{name:<12}{work:>22}{ms:>12.3f}")
@@ -206,6 +227,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         f"equity_vs_range() preflop vs all 1326 hands ('random'): {bench_preflop_vs_random():.2f} s"
+    )
+    print(
+        "preflop table load (fresh process: first equity_vector(hero) with no board): "
+        f"{preflop_table_load():.2f} s"
     )
     warm, cold = start_times()
     print(

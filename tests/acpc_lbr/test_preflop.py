@@ -11,6 +11,7 @@ import numba
 import numpy as np
 import pytest
 
+from acpc_lbr import equity as eq
 from acpc_lbr import preflop as pf
 from acpc_lbr.equity import (
     _SUIT_MAPS,
@@ -19,6 +20,7 @@ from acpc_lbr.equity import (
     EquityInputError,
     equity,
     equity_vector,
+    equity_vs_range,
     hand_index,
 )
 
@@ -248,6 +250,31 @@ def test_shipped_counts_equal_vector_build_of_one_hero() -> None:
 
 
 @needs_jit
+def test_counts_row_equals_kernel_pass() -> None:
+    """A whole row of counts (stored and reversed entries) equals one kernel pass over all boards.
+
+    Also: equity_vs_range preflop against a wide range, now answered from the
+    table, equals the same computation from the kernel's counts bit for bit.
+    """
+    hero = C("9h9d")  # a pair: 4 suit symmetries, a quick pass (~0.7 s)
+    kernel_wins, kernel_ties, boards = eq._vector_counts_front(hero, [], [])
+    wins, ties = pf.preflop_counts_vector(hero)
+    assert boards == pf.NUM_BOARDS
+    assert np.array_equal(wins, kernel_wins) and np.array_equal(ties, kernel_ties)
+    _, flipped = pf.matchup_ids()
+    assert 0 < np.count_nonzero(flipped[hand_index(*hero)]) < 1225  # both kinds of entry
+    weights = np.random.default_rng(5).random(1326)
+    masked = weights * eq.possible_hands(hero)
+    total = masked.sum() * boards
+    expected = (
+        float(masked @ kernel_wins) / total,
+        float(masked @ kernel_ties) / total,
+        float(masked @ (boards - kernel_wins - kernel_ties)) / total,
+    )
+    assert equity_vs_range(hero, HAND_CARDS, weights=weights) == expected
+
+
+@needs_jit
 def test_build_in_worker_processes() -> None:
     """With two workers the build returns the same counts as in-process (and draws progress)."""
     import io
@@ -293,6 +320,28 @@ def test_save_and_reload_roundtrip(tmp_path: Path) -> None:
     )
     with pytest.raises(RuntimeError, match="numbering"):
         pf._read_counts(path)
+
+
+def test_missing_data_is_built_into_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the shipped file the counts are built once into the cache, then read from there."""
+    wins, ties = pf.load_counts()
+    calls: list[int] = []
+
+    def fake_build(**kwargs: object) -> tuple[np.ndarray, np.ndarray]:
+        calls.append(1)
+        return wins.astype(np.uint32), ties.astype(np.uint32)
+
+    monkeypatch.setattr(pf, "DATA_PATH", tmp_path / "missing.npz")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(pf, "build_counts", fake_build)
+    load = pf.load_counts.__wrapped__  # bypass the in-memory cache of the real table
+    for _ in range(2):
+        got_wins, got_ties = load()
+        assert np.array_equal(got_wins, wins) and np.array_equal(got_ties, ties)
+    assert calls == [1]
+    assert (tmp_path / "cache" / "acpc-lbr" / "preflop_counts.npz").exists()
 
 
 # ---------------------------------------------------------------------------
