@@ -236,3 +236,95 @@ def format_table(doc: Mapping[str, Any]) -> str:
     if timings:
         lines.append("timings: " + ", ".join(f"{key} {value:.3f}" for key, value in timings.items()))
     return "\n".join(lines) + "\n"
+
+
+# -- an in-process match: LBR against a strategy, through the dealer's pipeline -----------
+
+
+def simulate_lbr_match(
+    game: Any,
+    policy: Any,
+    options: Any,
+    hands: int,
+    seed: int,
+    rng_seed: int,
+    *,
+    duplicate: bool = False,
+    answers: Any = None,
+    active_rounds: Any = None,
+) -> list[HandOutcome]:
+    """LBR against a bot playing ``policy``, dealt and seated as the dealer does.
+
+    The measured player is LBR ("lbr", seat 0); the bot ("bot", seat 1)
+    samples its actions from ``policy``. Each finished hand becomes the
+    ``STATE`` record the dealer would log, and its IO comes from the dealer's
+    own pipeline (:func:`dealer.results.hand_io`) with σ rows answered by
+    ``answers`` (default ``policy``; a different one makes a lying bot).
+
+    Args:
+        game: a heads-up game (small enough for :func:`acpc_lbr.lbr.equity_function`).
+        policy: the bot's strategy (:data:`acpc_lbr.strategies.Policy`).
+        options: LBR's :class:`~acpc_lbr.lbr.BettingOptions`.
+        hands: hands per match.
+        seed: the deal seed (as the dealer's).
+        rng_seed: seed of the bot's action sampling.
+        duplicate: also play every deal with the seats reversed (half 1).
+        answers: the bot's range answers (default: ``policy``).
+        active_rounds: LBR's active rounds (default: all).
+
+    Returns:
+        One :class:`HandOutcome` per hand played, with its IO value.
+    """
+    import numpy as np
+
+    from acpc_lbr.lbr import ActiveRounds, LbrPlayer
+    from acpc_lbr.strategies import default_actions
+    from dealer.results import hand_index_of, hand_io, log_values, opponent_decisions
+    from protocol.deal import DealSource
+    from protocol.rules import Action, State
+    from protocol.wire import log_state_for
+
+    answer = answers if answers is not None else policy
+    rounds = active_rounds if active_rounds is not None else ActiveRounds()
+    rng = np.random.default_rng(rng_seed)
+    lbr = LbrPlayer(game, options, rounds)
+    outcomes: list[HandOutcome] = []
+    halves = (0, 1) if duplicate else (0,)
+    seat_names = ("lbr", "bot")
+    source = DealSource(seed)
+    for hand_id in range(hands):
+        deal = source.deal(game)
+        for half in halves:
+            names_by_seat = seat_names if half == 0 else seat_names[::-1]
+            # Seat s plays position (s - h) mod 2, as the dealer rotates them.
+            position_names = tuple(names_by_seat[(p + hand_id) % 2] for p in range(2))
+            me = position_names.index("lbr")
+            opponent = 1 - me
+            opponent_hand = hand_index_of(game, deal.hole[opponent])
+            lbr.start_hand(me, deal.hole[me])
+            state = State(game, hand_id)
+            while not state.finished:
+                shown = deal.board_cards[: game.board_cards_before(state.round)]
+                if state.current_player == me:
+                    folds = {}
+                    for raise_ in lbr.candidates(state):
+                        after = state.clone()
+                        after.apply(raise_)
+                        folds[raise_] = answer(after, shown, [Action.FOLD])[0]
+                    state.apply(lbr.decide(state, shown, folds).action)
+                else:
+                    lbr.observe_board(shown)
+                    actions = default_actions(state)
+                    probs = np.asarray(policy(state, shown, actions), dtype=np.float64)[:, opponent_hand]
+                    j = int(rng.choice(len(actions), p=probs / probs.sum()))
+                    lbr.observe_opponent(answer(state, shown, [actions[j]])[0])
+                    state.apply(actions[j])
+            values = log_values(state.values(deal.hole, deal.board_cards))
+            record = log_state_for(state, deal, values, position_names)
+            rows = [
+                np.asarray(answer(d.state.to_state(game), d.state.board_cards, [d.action]), dtype=np.float64)[0]
+                for d in opponent_decisions(game, record, opponent)
+            ]
+            result = hand_io(game, record, me, rows)
+            outcomes.append(HandOutcome(hand_id, half, result.chips, result.io_chips))
+    return outcomes

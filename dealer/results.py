@@ -1,0 +1,623 @@
+"""A match's results: imaginary observations after each hand, the query log, the estimators.
+
+The dealer measures one player (``--measure NAME``, default the first name)
+against its opponent. After every hand it turns the hand into a
+:class:`~acpc_lbr.estimators.HandOutcome`:
+
+* the raw outcome is the measured player's value in the ``STATE`` line;
+* a hand that ended in a fold keeps that value as its imaginary observation
+  (IO); a showdown's IO is the measured player's expected value over every
+  hand the opponent could have held on the line played
+  (:func:`acpc_lbr.estimators.imaginary_observation`), weighted by
+  w(h) = Π σ(s, h, a) over the opponent's actions a at states s on the line.
+
+The σ rows come from the opponent itself: the answers the dealer already
+relayed to an agent during the hand (:meth:`MatchResults.record_answer`) and,
+for the rest, queries the dealer sends after the hand ends and before the
+next deal (:meth:`MatchResults.after_hand`). Only showdowns need them. Every
+showdown's rows go to ``MATCH.queries`` (JSON lines, rows stored exactly as
+base64 float64), so ``acpc-lbr results MATCH.log`` recomputes every estimator
+from files alone (:func:`outcomes_from_files`) -- bit for bit, since both
+paths feed the same numbers through the same functions in the same order.
+
+An opponent action to which the opponent's own answer gives probability 0
+for the hand it really held is a *range inconsistency* of its answers:
+counted, and reported with the results. A showdown whose queries failed, or
+whose weights are all 0, keeps its raw value as its IO (counted as an IO
+fallback): a substitution that does not depend on the cards, so IO stays
+unbiased.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from acpc_lbr.estimators import HandOutcome, MatchEstimates, imaginary_observation
+from protocol.gamedef import GameDef
+from protocol.rules import Action, State
+from protocol.wire import LogState, MatchState, format_chips, parse_chips, parse_log_state, parse_score
+
+FloatArray = npt.NDArray[np.float64]
+#: ``ask(seat, state, actions)`` -> rows ``(len(actions), num_hands)``; raises on failure.
+AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[Any]]
+
+#: Version of the ``.queries`` file format.
+QUERY_LOG_VERSION = 1
+
+
+# -- the pure pipeline: hand -> decisions -> weights -> IO ------------------------------
+
+
+@dataclass(frozen=True)
+class OpponentDecision:
+    """One opponent action on the played line.
+
+    Attributes:
+        state: the public decision point (hole-card slots empty), as the
+            opponent would have received it; its position is the opponent's.
+        action: what the opponent played there.
+    """
+
+    state: MatchState
+    action: Action
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(betting, action) -- unique within a hand."""
+        return (self.state.betting_text(), self.action.text())
+
+
+def opponent_decisions(game: GameDef, hand: LogState, opponent_position: int) -> list[OpponentDecision]:
+    """Every decision of ``opponent_position`` on the line of a finished hand, in order."""
+    state = State(game, hand.hand_id)
+    empty = tuple(() for _ in range(game.num_players))
+    decisions = []
+    for round_actions in hand.betting:
+        for action in round_actions:
+            if state.current_player == opponent_position:
+                betting = tuple(tuple(actions) for actions in state.actions)
+                board = tuple(hand.board[r] for r in range(state.round + 1))
+                view = MatchState(opponent_position, hand.hand_id, betting, empty, board)
+                decisions.append(OpponentDecision(view, action))
+            state.apply(action)
+    return decisions
+
+
+def line_weights(game: GameDef, rows: Sequence[FloatArray]) -> FloatArray:
+    """w(h) = Π over the line of σ(s, h, a), multiplied in line order; ones for no rows."""
+    weights = np.ones(game.num_hands, dtype=np.float64)
+    for row in rows:
+        weights = weights * np.asarray(row, dtype=np.float64)
+    return weights
+
+
+def hand_index_of(game: GameDef, hole: Sequence[int]) -> int:
+    """The colex index of a private hand given as card indices."""
+    from protocol.cards import hand_index
+
+    number = {card: k for k, card in enumerate(game.cards)}
+    return hand_index(sorted(number[c] for c in hole))
+
+
+@dataclass(frozen=True)
+class HandIO:
+    """The IO figures of one hand.
+
+    Attributes:
+        chips: the measured player's raw outcome.
+        io_chips: its IO value (``chips`` after a fold or a fallback).
+        showdown: the hand reached a showdown.
+        fallback: a showdown whose IO could not be computed (no rows, or
+            every weight 0), so ``io_chips == chips``.
+        inconsistencies: opponent actions whose row gives the opponent's
+            real hand probability 0.
+    """
+
+    chips: float
+    io_chips: float
+    showdown: bool
+    fallback: bool
+    inconsistencies: int
+
+
+def hand_io(
+    game: GameDef, hand: LogState, measured_position: int, rows: Sequence[FloatArray] | None
+) -> HandIO:
+    """IO of one finished hand.
+
+    Args:
+        game: a heads-up game.
+        hand: the hand's ``STATE`` record (values as written to the ``.log``).
+        measured_position: the measured player's position in this hand.
+        rows: σ(s, ·, a) for each of :func:`opponent_decisions` (in order),
+            or None when they are not available.
+    """
+    chips = float(hand.values[measured_position])
+    opponent = 1 - measured_position
+    inconsistencies = 0
+    if rows is not None:
+        true_hand = hand_index_of(game, hand.hole[opponent])
+        inconsistencies = sum(1 for row in rows if not row[true_hand] > 0.0)
+    state = hand.to_state(game)
+    if not state.is_showdown:
+        return HandIO(chips, chips, False, False, inconsistencies)
+    if rows is None:
+        return HandIO(chips, chips, True, True, inconsistencies)
+    board = [card for cards in hand.board for card in cards]
+    io = imaginary_observation(
+        game, measured_position, hand.hole[measured_position], board, state.spent, line_weights(game, rows)
+    )
+    if io != io:  # NaN: no hand of the opponent has weight
+        return HandIO(chips, chips, True, True, inconsistencies)
+    return HandIO(chips, io, True, False, inconsistencies)
+
+
+# -- the query log ------------------------------------------------------------------------
+
+
+def encode_row(row: FloatArray) -> str:
+    """A row of probabilities, exactly: base64 of zlib-compressed little-endian float64."""
+    data = np.ascontiguousarray(row, dtype="<f8").tobytes()
+    return base64.b64encode(zlib.compress(data, 6)).decode("ascii")
+
+
+def decode_row(text: str) -> FloatArray:
+    """Inverse of :func:`encode_row`."""
+    data = zlib.decompress(base64.b64decode(text))
+    return np.frombuffer(data, dtype="<f8").astype(np.float64)
+
+
+class QueryLog:
+    """Writer of ``MATCH.queries``: a header line, then one JSON line per showdown.
+
+    Each hand line holds the opponent's position and, per opponent decision
+    on the line, its betting, the action, where the row came from
+    (``relayed`` or ``asked``) and the row; or ``"failed": reason``.
+    """
+
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = path
+        self._file: IO[str] | None = open(path, "w", encoding="ascii")  # noqa: SIM115 (lives with the match)
+        self._write({"type": "header", "version": QUERY_LOG_VERSION, **header})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self._file is not None:
+            self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            self._file.flush()
+
+    def hand(
+        self,
+        hand_id: int,
+        opponent_position: int,
+        decisions: Sequence[OpponentDecision],
+        rows: Sequence[FloatArray] | None,
+        sources: Sequence[str],
+        failure: str | None,
+    ) -> None:
+        """Record one showdown's rows (or why there are none)."""
+        record: dict[str, Any] = {"type": "hand", "hand": hand_id, "opponent_position": opponent_position}
+        if rows is None:
+            record["failed"] = failure or "no answers"
+        else:
+            record["decisions"] = [
+                {"betting": d.state.betting_text(), "action": d.action.text(), "source": s, "row": encode_row(r)}
+                for d, r, s in zip(decisions, rows, sources)
+            ]
+        self._write(record)
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+@dataclass
+class QueryLogData:
+    """What a ``.queries`` file holds: the header and, per hand, its rows (None: failed)."""
+
+    header: dict[str, Any]
+    rows: dict[int, list[FloatArray] | None]
+    queries: int = 0
+
+
+def read_query_log(path: Path) -> QueryLogData:
+    """Read a ``.queries`` file (a torn last line is ignored).
+
+    Raises:
+        ValueError: no header, or an unknown version.
+    """
+    header: dict[str, Any] | None = None
+    rows: dict[int, list[FloatArray] | None] = {}
+    queries = 0
+    with open(path, encoding="ascii") as file:
+        for line in file:
+            if not line.endswith("\n"):
+                break
+            record = json.loads(line)
+            if record.get("type") == "header":
+                if record.get("version") != QUERY_LOG_VERSION:
+                    raise ValueError(f"{path}: unknown query log version {record.get('version')!r}")
+                header = record
+            elif record.get("type") == "hand":
+                if "decisions" in record:
+                    rows[int(record["hand"])] = [decode_row(d["row"]) for d in record["decisions"]]
+                    queries += sum(1 for d in record["decisions"] if d.get("source") == "asked")
+                else:
+                    rows[int(record["hand"])] = None
+    if header is None:
+        raise ValueError(f"{path}: not a query log (no header line)")
+    return QueryLogData(header, rows, queries)
+
+
+# -- offline: from files ----------------------------------------------------------------
+
+
+@dataclass
+class LogData:
+    """What a ``.log`` holds: its hands, the seat names and error lines."""
+
+    hands: list[LogState]
+    seat_names: tuple[str, ...]
+    errors: list[str] = field(default_factory=list)
+
+
+def read_match_log(path: Path, game: GameDef) -> LogData:
+    """Read the ``STATE`` lines of a ``.log`` (a resumed log's repeated hands count once)."""
+    hands: dict[int, LogState] = {}
+    seat_names: tuple[str, ...] = ()
+    errors = []
+    with open(path, encoding="ascii", errors="replace") as file:
+        for line in file:
+            text = line.rstrip("\r\n")
+            if text.startswith("STATE:"):
+                state = parse_log_state(text, game)
+                hands.setdefault(state.hand_id, state)
+            elif text.startswith("SCORE:"):
+                seat_names = parse_score(text).names
+            elif text.startswith("# ERROR"):
+                errors.append(text[2:])
+    ordered = [hands[k] for k in sorted(hands)]
+    if not seat_names and ordered:
+        seat_names = ordered[0].names  # hand 0: position p is seat p
+    return LogData(ordered, seat_names, errors)
+
+
+def read_log_header(path: Path) -> tuple[str, str, int, int]:
+    """(match name, game argument, hands, seed) from a ``.log``'s first header line.
+
+    Raises:
+        ValueError: no ``# name/game/hands/seed`` line.
+    """
+    with open(path, encoding="ascii", errors="replace") as file:
+        for line in file:
+            fields = line.split()
+            if len(fields) == 6 and fields[:2] == ["#", "name/game/hands/seed"]:
+                return fields[2], fields[3], int(fields[4]), int(fields[5])
+    raise ValueError(f"{path}: no '# name/game/hands/seed' header line")
+
+
+@dataclass
+class Tally:
+    """The counts of one match's results (see :data:`acpc_lbr.results.COUNT_KEYS`)."""
+
+    showdowns: int = 0
+    io_fallbacks: int = 0
+    range_inconsistencies: int = 0
+    dealer_queries: int = 0
+    query_errors: int = 0
+
+    def merge(self, other: Tally) -> None:
+        """Add another tally."""
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+def outcomes_of_hands(
+    game: GameDef,
+    hands: Iterable[LogState],
+    measured: str,
+    half: int,
+    rows: dict[int, list[FloatArray] | None] | None,
+    tally: Tally | None = None,
+) -> list[HandOutcome]:
+    """Outcomes of one match's hands from the measured player's seat.
+
+    Args:
+        rows: per showdown hand its σ rows (None: failed); None for a match
+            without range answers (then there is no IO at all).
+    """
+    outcomes = []
+    for hand in hands:
+        position = hand.names.index(measured)
+        hand_rows = None if rows is None else rows.get(hand.hand_id)
+        result = hand_io(game, hand, position, hand_rows)
+        if tally is not None:
+            tally.showdowns += result.showdown
+            tally.io_fallbacks += result.fallback and rows is not None
+            tally.range_inconsistencies += result.inconsistencies
+        io = None if rows is None else result.io_chips
+        outcomes.append(HandOutcome(hand.hand_id, half, result.chips, io))
+    return outcomes
+
+
+# -- live: one match inside the dealer ------------------------------------------------------
+
+
+class MatchResults:
+    """The results side of one live match (one half of a duplicate pair).
+
+    Args:
+        game: the game.
+        match_name: the match name (for the query log header).
+        measured: the measured player's name.
+        half: 0, or 1 for the mirrored match of a duplicate pair.
+        query_log: where to write the rows (None: nowhere).
+        ask: the dealer's own query primitive (``Match.ask_seat``); None
+            when the match has no queryable opponent machinery.
+        queryable: ``queryable(seat) -> bool``: whether asking is worth it.
+        notify: ``notify(event, **fields)`` for subscribers (metrics).
+        sink: receives every :class:`HandOutcome` (a duplicate collector).
+    """
+
+    def __init__(
+        self,
+        game: GameDef,
+        match_name: str,
+        measured: str,
+        half: int = 0,
+        query_log: Path | None = None,
+        ask: AskFunction | None = None,
+        queryable: Callable[[int], bool] | None = None,
+        notify: Callable[..., None] | None = None,
+        sink: Callable[[HandOutcome], None] | None = None,
+    ) -> None:
+        if game.num_players != 2:
+            raise ValueError("results are computed for heads-up matches only")
+        self.game = game
+        self.match_name = match_name
+        self.measured = measured
+        self.half = half
+        self.ask = ask
+        self.queryable = queryable
+        self.notify = notify
+        self.sink = sink
+        self.outcomes: list[HandOutcome] = []
+        self.tally = Tally()
+        self.any_rows = False
+        self._answers: dict[tuple[int, str, str], FloatArray] = {}
+        self._query_log_path = query_log
+        self._query_log: QueryLog | None = None
+
+    def record_answer(self, state: MatchState, actions: Sequence[Action], rows: FloatArray) -> None:
+        """An answer the dealer relayed during the hand (reused after it)."""
+        betting = state.betting_text()
+        for action, row in zip(actions, np.asarray(rows, dtype=np.float64)):
+            self._answers[(state.hand_id, betting, action.text())] = row
+
+    def _log(self) -> QueryLog | None:
+        if self._query_log is None and self._query_log_path is not None:
+            self._query_log = QueryLog(
+                self._query_log_path,
+                {"match": self.match_name, "measured": self.measured, "half": self.half,
+                 "num_hands": self.game.num_hands},
+            )
+        return self._query_log
+
+    async def after_hand(self, hand: LogState, seat_of: Sequence[int]) -> HandOutcome:
+        """Account for a finished hand; asks the opponent for missing rows first.
+
+        Args:
+            hand: the hand as written to the ``.log``.
+            seat_of: seat of each position in this hand.
+        """
+        game = self.game
+        position = hand.names.index(self.measured)
+        opponent = 1 - position
+        opponent_seat = seat_of[opponent]
+        rows: list[FloatArray] | None = None
+        failure: str | None = None
+        sources: list[str] = []
+        decisions: list[OpponentDecision] = []
+        can_ask = self.ask is not None and (self.queryable is None or self.queryable(opponent_seat))
+        if can_ask and hand.to_state(game).is_showdown:
+            decisions = opponent_decisions(game, hand, opponent)
+            rows = []
+            for decision in decisions:
+                key = (hand.hand_id, decision.state.betting_text(), decision.action.text())
+                row = self._answers.get(key)
+                if row is not None:
+                    rows.append(row)
+                    sources.append("relayed")
+                    continue
+                assert self.ask is not None
+                try:
+                    answer = await self.ask(opponent_seat, decision.state, [decision.action])
+                except Exception as error:  # noqa: BLE001 (QueryFailed or a closed match: no IO for this hand)
+                    failure = str(getattr(error, "reason", error)) or type(error).__name__
+                    self.tally.query_errors += 1
+                    rows = None
+                    break
+                array = answer[0] if isinstance(answer, tuple) else answer
+                self.tally.dealer_queries += 1
+                rows.append(np.asarray(array, dtype=np.float64)[0])
+                sources.append("asked")
+            if rows is not None:
+                self.any_rows = True
+            log = self._log()
+            if log is not None:
+                log.hand(hand.hand_id, opponent, decisions, rows, sources, failure)
+        self._answers = {k: v for k, v in self._answers.items() if k[0] > hand.hand_id}
+        result = hand_io(game, hand, position, rows)
+        self.tally.showdowns += result.showdown
+        self.tally.io_fallbacks += result.fallback and can_ask
+        self.tally.range_inconsistencies += result.inconsistencies
+        if result.inconsistencies and self.notify is not None:
+            self.notify("range_inconsistency", hand=hand.hand_id, count=result.inconsistencies)
+        outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None)
+        self.outcomes.append(outcome)
+        if self.sink is not None:
+            self.sink(outcome)
+        return outcome
+
+    def close(self) -> None:
+        """Close the query log."""
+        if self._query_log is not None:
+            self._query_log.close()
+
+
+def log_values(values: Sequence[float]) -> tuple[float, ...]:
+    """Values as they read back from the ``.log`` (written with 6 decimals)."""
+    return tuple(parse_chips(format_chips(v)) for v in values)
+
+
+class LiveEstimates:
+    """The running estimators of one results document (a match or a duplicate pair).
+
+    Live figures for the metrics come from running accumulators; the final
+    document is recomputed from the outcomes in canonical order
+    (:func:`acpc_lbr.results.estimates_from_outcomes`), so it equals what
+    ``acpc-lbr results`` computes from the files.
+    """
+
+    def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None) -> None:
+        self.name = name
+        self.big_blind = big_blind
+        self.running = MatchEstimates()
+        self.outcomes: list[HandOutcome] = []
+        self.publish = publish
+
+    def add(self, outcome: HandOutcome) -> None:
+        """Account for one hand and publish the running figures."""
+        self.outcomes.append(outcome)
+        self.running.add(outcome)
+        if self.publish is not None:
+            self.publish(self.name, self.running)
+
+    def final(self) -> MatchEstimates:
+        """The estimators over every outcome, in canonical order."""
+        from acpc_lbr.results import estimates_from_outcomes
+
+        return estimates_from_outcomes(self.outcomes)
+
+
+# -- offline: every estimator from the files of finished matches ---------------------------
+
+
+def _match_base(path: Path) -> tuple[str, int]:
+    """('dir/MATCH', half) of a ``.log`` path (``MATCH.dup.log`` is half 1)."""
+    text = str(path)
+    if not text.endswith(".log"):
+        raise ValueError(f"{path}: a match log ends in .log")
+    stem = text[: -len(".log")]
+    if stem.endswith(".dup"):
+        return stem[: -len(".dup")], 1
+    return stem, 0
+
+
+def results_from_files(
+    paths: Sequence[Path], measured: str | None = None, lbr: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The results document of finished matches, from their files alone.
+
+    Args:
+        paths: ``.log`` files, optionally with ``.queries`` files; a log's
+            query file is also found next to it (``MATCH.queries`` beside
+            ``MATCH.log``). ``MATCH.log`` and ``MATCH.dup.log`` are the two
+            halves of a duplicate match, paired by hand number.
+        measured: the measured player (default: the query log's, else the
+            first seat's name).
+        lbr: LBR options to record in the configuration, if known.
+
+    Raises:
+        ValueError: unreadable or inconsistent files.
+    """
+    from acpc_lbr.results import estimates_from_outcomes, results_document
+    from protocol.gamedef import load_game
+
+    logs = [Path(p) for p in paths if str(p).endswith(".log")]
+    explicit = {str(p)[: -len(".queries")]: Path(p) for p in paths if str(p).endswith(".queries")}
+    others = [p for p in paths if not str(p).endswith((".log", ".queries"))]
+    if others:
+        raise ValueError(f"not a .log or .queries file: {others[0]}")
+    if not logs:
+        raise ValueError("no .log file given")
+    groups: dict[str, list[tuple[int, Path]]] = {}
+    for log in logs:
+        base, half = _match_base(log)
+        groups.setdefault(base, []).append((half, log))
+    game_arg: str | None = None
+    game: GameDef | None = None
+    seed: int | None = None
+    hands_total = 0
+    players: tuple[str, ...] = ()
+    tally = Tally()
+    errors = 0
+    any_io = False
+    duplicate = False
+    outcomes: list[HandOutcome] = []
+    matches = []
+    offset = 1 << 32 if len(groups) > 1 else 0
+    for group_index, (base, members) in enumerate(sorted(groups.items())):
+        group_hands = 0
+        for half, log in sorted(members):
+            name, this_game, hands, this_seed = read_log_header(log)
+            if game_arg is None:
+                game_arg, game, seed = this_game, load_game(this_game), this_seed
+            elif load_game(this_game) != game:
+                raise ValueError(f"{log}: game {this_game} differs from {game_arg}")
+            assert game is not None
+            data = read_match_log(log, game)
+            if not players:
+                players = data.seat_names
+            errors += len(data.errors)
+            duplicate = duplicate or half == 1
+            group_hands = max(group_hands, hands)
+            query_path = explicit.get(str(log)[: -len(".log")]) or Path(str(log)[: -len(".log")] + ".queries")
+            rows: dict[int, list[FloatArray] | None] | None = None
+            who = measured
+            if query_path.exists():
+                queries = read_query_log(query_path)
+                rows = queries.rows
+                tally.dealer_queries += queries.queries
+                tally.query_errors += sum(1 for r in queries.rows.values() if r is None)
+                who = who or queries.header.get("measured")
+                any_io = True
+            who = who or players[0]
+            if measured is None:
+                measured = who
+            for outcome in outcomes_of_hands(game, data.hands, who, half, rows, tally):
+                outcomes.append(HandOutcome(outcome.deal + group_index * offset, half,
+                                            outcome.chips, outcome.io_chips))
+            matches.append(name)
+        hands_total += group_hands
+    assert game is not None
+    config = {
+        "game": game_arg,
+        "players": list(players),
+        "measured": measured,
+        "seed": seed,
+        "hands": hands_total,
+        "duplicate": duplicate,
+        "lbr": lbr,
+        "matches": matches,
+    }
+    counts = {
+        "hands": len(outcomes),
+        "errors": errors,
+        "dealer_queries": tally.dealer_queries,
+        "query_errors": tally.query_errors,
+        "range_inconsistencies": tally.range_inconsistencies,
+        "showdowns": tally.showdowns,
+        "io_fallbacks": tally.io_fallbacks if any_io else 0,
+    }
+    return results_document(config, estimates_from_outcomes(outcomes), game.big_blind, counts, {})
