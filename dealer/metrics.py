@@ -7,7 +7,7 @@ long-running dealer does not grow without bound. Latencies use buckets from
 
 Names follow the Prometheus conventions (``acpc_`` prefix, base units,
 ``_total`` for counters); :data:`METRIC_NAMES` lists every exported sample
-name, and the README documents them.
+name, and docs/metrics.md documents them.
 """
 
 from __future__ import annotations
@@ -105,6 +105,7 @@ class MatchMetrics:
                 family.labels(name, seat)
         metrics.hands.labels(name)
         metrics.range_inconsistencies.labels(name)
+        self._totals = [0.0] * len(seats)
 
     def _seat_families(self) -> list[Any]:
         m = self.metrics
@@ -124,6 +125,48 @@ class MatchMetrics:
         self.metrics.estimate.labels(self.name, estimator).set(mean)
         self.metrics.estimate_half_width.labels(self.name, estimator).set(half_width)
         self.metrics.estimate_units.labels(self.name, estimator).set(units)
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """An :class:`dealer.events.EventLog` hook: turn the match's events into samples.
+
+        Seats in events are 1-based numbers; series are labelled by name.
+        Events: ``action`` (response latency, corrected actions),
+        ``hand_finished`` (hands, running chips), ``query``/``query_error``
+        (queries a seat answered or failed, with latency), ``match_aborted``
+        (timeouts, disconnects), ``estimate`` (the running estimators, from
+        :mod:`dealer.results`) and ``range_inconsistency``.
+        """
+        kind = event.get("event")
+        m = self.metrics
+        seat = event.get("seat")
+        label = self.seats[seat - 1] if isinstance(seat, int) and 0 < seat <= len(self.seats) else None
+        if kind == "action" and label is not None:
+            m.response_seconds.labels(self.name, label).observe(float(event["seconds"]))
+            if event.get("corrected"):
+                m.invalid_actions.labels(self.name, label).inc()
+        elif kind == "hand_finished":
+            for index, value in enumerate(event.get("values", ())):
+                self._totals[index] += float(value)
+            self.hand_finished(dict(zip(self.seats, self._totals)))
+        elif kind == "query" and label is not None:
+            m.queries.labels(self.name, label).inc()
+            m.query_seconds.labels(self.name, label).observe(float(event["seconds"]))
+        elif kind == "query_error" and label is not None:
+            m.queries.labels(self.name, label).inc()
+            m.query_errors.labels(self.name, label).inc()
+            if event.get("cause") == "timeout":
+                m.timeouts.labels(self.name, label).inc()
+        elif kind == "match_aborted" and label is not None:
+            cause = event.get("cause")
+            if cause in ("timeout", "out_of_time"):
+                m.timeouts.labels(self.name, label).inc()
+            elif cause == "disconnect":
+                m.disconnects.labels(self.name, label).inc()
+        elif kind == "range_inconsistency":
+            m.range_inconsistencies.labels(self.name).inc(int(event.get("count", 1)))
+        elif kind == "estimate":
+            for estimator, figures in event["estimators"].items():
+                self.publish_estimate(estimator, figures["mean"], figures["half_width"], figures["n"])
 
     def retire(self) -> None:
         """Remove every series of this match."""

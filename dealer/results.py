@@ -429,6 +429,8 @@ class MatchResults:
         sources: list[str] = []
         decisions: list[OpponentDecision] = []
         can_ask = self.ask is not None and (self.queryable is None or self.queryable(opponent_seat))
+        if can_ask:
+            self._log()  # a match with IO has a query log, even before its first showdown
         if can_ask and hand.to_state(game).is_showdown:
             decisions = opponent_decisions(game, hand, opponent)
             rows = []
@@ -621,3 +623,157 @@ def results_from_files(
         "io_fallbacks": tally.io_fallbacks if any_io else 0,
     }
     return results_document(config, estimates_from_outcomes(outcomes), game.big_blind, counts, {})
+
+
+# -- wiring into the dealer: a match, or a match and its mirror ------------------------------
+
+
+class ResultsGroup:
+    """The results of one group of matches: a match, or a match and its mirror (``--duplicate``).
+
+    Attaches a :class:`MatchResults` to each match (awaited after every hand,
+    through ``Match.hand_hooks``), keeps the answers the dealer relays, feeds
+    the running estimators and, when given, the Prometheus series of each
+    match (an :class:`~dealer.events.EventLog` subscriber).
+
+    Args:
+        matches: the group's matches (the mirror second).
+        measured: the measured player (default: the first match's first name).
+        metrics: a :class:`dealer.metrics.DealerMetrics`, or None.
+        lbr: LBR options for the results' configuration, if known.
+        query_logs: write ``MATCH.queries`` beside each ``MATCH.log``.
+    """
+
+    def __init__(
+        self,
+        matches: Sequence[Any],
+        measured: str | None = None,
+        metrics: Any = None,
+        lbr: dict[str, Any] | None = None,
+        query_logs: bool = True,
+    ) -> None:
+        first = matches[0]
+        self.matches = list(matches)
+        self.game: GameDef = first.game
+        self.name: str = first.config.name
+        self.measured = measured if measured is not None else first.config.names[0]
+        if self.measured not in first.config.names:
+            raise ValueError(f"--measure {self.measured}: not a player of {self.name}")
+        self.lbr = lbr
+        self.match_metrics: list[Any] = []
+        self.started = 0.0
+        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
+        self.results: list[MatchResults] = []
+        for half, match in enumerate(self.matches):
+            config = match.config
+            relay = getattr(match, "relay", None)
+            queryable = None
+            if relay is not None:
+                def queryable(seat: int, relay: Any = relay) -> bool:
+                    return bool(relay.queryable[seat])
+            part = MatchResults(
+                self.game, config.name, self.measured, half,
+                query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
+                ask=getattr(match, "ask_seat", None), queryable=queryable,
+                notify=match.events.notify, sink=self.live.add,
+            )
+            self.results.append(part)
+            match.hand_hooks.append(self._hand_hook(match, part))
+            if relay is not None:
+                self._keep_answers(relay, part)
+            if metrics is not None:
+                observer = metrics.match(config.name, config.names)
+                self.match_metrics.append(observer)
+                match.events.subscribe(observer.observe)
+
+    @staticmethod
+    def _keep_answers(relay: Any, part: MatchResults) -> None:
+        # Every answer the relay checks (an agent's relayed query or the
+        # dealer's own) is kept for the hand's IO, so nothing is asked twice.
+        ask = relay.ask
+
+        def ask_and_keep(seat: int, state: MatchState, actions: Sequence[Action]) -> Any:
+            answer = ask(seat, state, actions)
+
+            def keep(result: Any) -> Any:
+                part.record_answer(state, actions, result[0] if isinstance(result, tuple) else result)
+                return result
+
+            answer.addCallback(keep)
+            return answer
+
+        relay.ask = ask_and_keep
+
+    def _hand_hook(self, match: Any, part: MatchResults) -> Callable[[State, Any, Sequence[int]], Awaitable[None]]:
+        from protocol.wire import log_state_for
+
+        async def after_hand(state: State, deal: Any, seat_of: Sequence[int]) -> None:
+            values = log_values(state.values(deal.hole, deal.board_cards))
+            names = tuple(match.config.names[s] for s in seat_of)
+            hand = log_state_for(state, deal, values, names)
+            opponent_seat = seat_of[1 - names.index(self.measured)]
+            seats = getattr(match, "seats", None)
+            if seats is not None and state.is_showdown and seats[opponent_seat].protocol is not None:
+                # The hand's final state (queued for the next send) goes first.
+                seats[opponent_seat].protocol.flush_lines()
+            await part.after_hand(hand, seat_of)
+
+        return after_hand
+
+    def _publish(self, name: str, estimates: MatchEstimates) -> None:
+        if not self.match_metrics:
+            return
+        scale = 1000.0 / self.game.big_blind
+        figures = {}
+        for estimator in ("raw", "duplicate", "io", "duplicate_io"):
+            stat = estimates.estimator(estimator)
+            if stat.n:
+                figures[estimator] = {"mean": stat.mean * scale, "half_width": stat.half_width * scale, "n": stat.n}
+        for observer in self.match_metrics[:1]:  # the group's estimate lives on its first match
+            observer.observe({"event": "estimate", "estimators": figures})
+
+    def document(self, outcomes: Sequence[Any], timings: dict[str, float] | None = None) -> dict[str, Any]:
+        """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""
+        from acpc_lbr.results import results_document
+
+        first = self.matches[0].config
+        counts: dict[str, int] = {
+            "hands": len(self.live.outcomes),
+            "errors": sum(1 for r in outcomes if r.exit_code != 0),
+            "timeouts": sum(1 for r in outcomes if r.cause in ("timeout", "out_of_time")),
+            "disconnects": sum(1 for r in outcomes if r.cause == "disconnect"),
+            "invalid_actions": sum(sum(r.corrections) for r in outcomes),
+            "dealer_queries": sum(p.tally.dealer_queries for p in self.results),
+            "range_inconsistencies": sum(p.tally.range_inconsistencies for p in self.results),
+            "showdowns": sum(p.tally.showdowns for p in self.results),
+            "io_fallbacks": sum(p.tally.io_fallbacks for p in self.results),
+        }
+        queries = query_errors = 0
+        query_seconds = 0.0
+        for match in self.matches:
+            relay = getattr(match, "relay", None)
+            if relay is not None:
+                for seat_counts in relay.counts:
+                    queries += seat_counts.answered + seat_counts.errors
+                    query_errors += seat_counts.errors
+                    query_seconds += seat_counts.seconds
+        counts["queries"] = queries
+        counts["query_errors"] = query_errors
+        config = {
+            "game": first.game_arg,
+            "players": list(first.names),
+            "measured": self.measured,
+            "seed": first.seed,
+            "hands": first.hands,
+            "duplicate": len(self.matches) > 1,
+            "lbr": self.lbr,
+            "matches": [m.config.name for m in self.matches],
+        }
+        all_timings = {"query_seconds": query_seconds}
+        all_timings.update(timings or {})
+        return results_document(config, self.live.final(), self.game.big_blind, counts, all_timings)
+
+    def close(self) -> None:
+        """Close the query logs."""
+        for part in self.results:
+            part.close()

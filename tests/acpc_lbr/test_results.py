@@ -1,0 +1,275 @@
+"""Tests of the match results: unbiased estimators on Leduc, IO against a slow reference,
+the honesty check, and the results document (schema, merge, table)."""
+
+from __future__ import annotations
+
+import json
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from acpc_lbr.estimators import HandOutcome
+from acpc_lbr.exact import lbr_value
+from acpc_lbr.lbr import BettingOptions
+from acpc_lbr.results import (
+    SCHEMA_VERSION,
+    dumps,
+    estimates_from_outcomes,
+    format_table,
+    merge_documents,
+    results_document,
+    simulate_lbr_match,
+)
+from acpc_lbr.strategies import default_actions, from_sdk
+from agents.bots import BOTS, random_bot
+from agents.sdk import Mix, PublicView
+from dealer.results import hand_io, log_values, opponent_decisions
+from protocol.cards import all_hands
+from protocol.deal import DealSource
+from protocol.gamedef import load_game
+from protocol.rules import Action, State
+from protocol.wire import log_state_for
+
+LEDUC = load_game("leduc")
+FCPA = BettingOptions.parse("fcpa")
+ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io")
+
+
+# -- a lying SDK bot: plays uniformly at random, answers as if it raised with every King --
+
+
+class _LyingPolicy:
+    """Plays ``honest`` but answers range queries with ``claim``."""
+
+    def __init__(self, honest: Mix, claim: Mix) -> None:
+        self.honest, self.claim = honest, claim
+
+    def probabilities(self, actions, num_hands):
+        return self.claim.probabilities(actions, num_hands)
+
+    def sample(self, hand, rng):
+        return self.honest.sample(hand, rng)
+
+
+def lying_bot(view: PublicView) -> _LyingPolicy:
+    """random_bot's play; its answers claim a King always takes the strongest action."""
+    honest = random_bot(view)
+    game = view.game
+    kings = np.array([game.cards[h] // 4 == 11 for h in range(game.num_hands)], dtype=np.float64)
+    strongest = view.min_raise() if view.can_raise else Action.CALL
+    weights: dict = {}
+    for part, weight in honest.parts:
+        weights[part] = (1.0 - kings) * weight
+    weights[strongest] = weights.get(strongest, 0.0) + kings
+    return _LyingPolicy(honest, Mix(weights))
+
+
+# -- a slow, obviously-correct reference of the per-hand pipeline ---------------------------
+
+
+def reference_io(game, record, measured, answers) -> float:
+    """IO by enumeration: every opponent hand, its weight by replaying the line, its outcome by
+    re-scoring the hand with that hand shown."""
+    opponent = 1 - measured
+    state = record.to_state(game)
+    chips = record.values[measured]
+    if not state.is_showdown:
+        return chips
+    board = [c for cards in record.board for c in cards]
+    dead = set(record.hole[measured]) | set(board)
+    hand_list = [tuple(game.cards[i] for i in hand) for hand in all_hands(game.deck_size, game.num_hole_cards)]
+    num = den = 0.0
+    for hole in combinations(game.cards, game.num_hole_cards):
+        if dead & set(hole):
+            continue
+        index = hand_list.index(tuple(sorted(hole)))
+        weight = 1.0
+        replay = State(game, record.hand_id)
+        for actions in record.betting:
+            for action in actions:
+                if replay.current_player == opponent:
+                    shown = board[: game.board_cards_before(replay.round)]
+                    weight *= answers(replay, shown, [action])[0][index]
+                replay.apply(action)
+        holes = list(record.hole)
+        holes[opponent] = hole
+        num += weight * replay.values(holes, board)[measured]
+        den += weight
+    return num / den if den > 0 else chips
+
+
+def _played_hands(game, count, seed):
+    """``count`` Leduc hands of uniformly random play by both sides, as STATE records."""
+    rng = np.random.default_rng(seed)
+    source = DealSource(seed)
+    records = []
+    for hand_id in range(count):
+        deal = source.deal(game)
+        state = State(game, hand_id)
+        while not state.finished:
+            actions = default_actions(state)
+            state.apply(actions[int(rng.integers(len(actions)))])
+        values = log_values(state.values(deal.hole, deal.board_cards))
+        records.append(log_state_for(state, deal, values, ("a", "b") if hand_id % 2 == 0 else ("b", "a")))
+    return records
+
+
+@pytest.mark.parametrize("bot", ["random", "call-raise", "lying"])
+def test_pipeline_equals_slow_reference(bot: str) -> None:
+    """Dealer answers -> weights -> IO equals enumeration over opponent hands; folds unchanged."""
+    answers = from_sdk(LEDUC, lying_bot if bot == "lying" else BOTS[bot])
+    showdowns = 0
+    for record in _played_hands(LEDUC, 300, 11):
+        measured = record.names.index("a")
+        rows = [
+            answers(d.state.to_state(LEDUC), d.state.board_cards, [d.action])[0]
+            for d in opponent_decisions(LEDUC, record, 1 - measured)
+        ]
+        result = hand_io(LEDUC, record, measured, rows)
+        expected = reference_io(LEDUC, record, measured, answers)
+        if not record.to_state(LEDUC).is_showdown:
+            assert result.io_chips == result.chips == record.values[measured]
+        else:
+            showdowns += 1
+            if not result.fallback:
+                assert result.io_chips == pytest.approx(expected, abs=1e-9)
+    assert showdowns > 50
+
+
+def test_opponent_decisions_follow_the_line() -> None:
+    """The decisions are the opponent's actions in order, each at the public state it faced."""
+    record = _played_hands(LEDUC, 40, 5)[-1]
+    for opponent in (0, 1):
+        state = State(LEDUC, record.hand_id)
+        expected = []
+        for actions in record.betting:
+            for action in actions:
+                if state.current_player == opponent:
+                    expected.append((state.betting_string(), action))
+                state.apply(action)
+        got = [(d.state.betting_text(), d.action) for d in opponent_decisions(LEDUC, record, opponent)]
+        assert got == expected
+        assert all(d.state.position == opponent and d.state.hole == ((), ()) for d in
+                   opponent_decisions(LEDUC, record, opponent))
+
+
+def _check_unbiased(bot: str, deals: int, seed: int) -> dict:
+    policy = from_sdk(LEDUC, BOTS[bot])
+    exact = lbr_value(LEDUC, policy, FCPA).value
+    outcomes = simulate_lbr_match(LEDUC, policy, FCPA, deals, seed, seed + 1, duplicate=True)
+    estimates = estimates_from_outcomes(outcomes)
+    report = {}
+    for name in ESTIMATORS:
+        stat = estimates.estimator(name)
+        report[name] = (stat.mean, stat.half_width)
+        assert stat.n == (2 * deals if name in ("raw", "io") else deals)
+        assert abs(stat.mean - exact) <= stat.half_width, (bot, name, stat.mean, exact, stat.half_width)
+    assert not estimates.io_minus_raw.excludes(0.0), (bot, estimates.io_minus_raw)
+    return report
+
+
+@pytest.mark.parametrize("bot", ["random", "call-raise"])
+def test_estimators_agree_with_exact_lbr_value(bot: str) -> None:
+    """600 duplicate Leduc deals: every estimator's 95% interval holds LBR's exact value."""
+    _check_unbiased(bot, 600, 2026)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bot", ["random", "call-raise", "always-call"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_estimators_agree_with_exact_lbr_value_many_hands(bot: str, seed: int) -> None:
+    """20,000 duplicate Leduc deals (40,000 hands) per run: each estimator agrees with the exact value."""
+    report = _check_unbiased(bot, 20_000, seed)
+    # The variance-reduced estimators are narrower than raw at equal hands.
+    assert report["duplicate_io"][1] < report["raw"][1]
+
+
+def test_lying_bot_is_flagged() -> None:
+    """A bot whose answers differ from its play: IO - raw excludes 0 and the flag is set."""
+    play = from_sdk(LEDUC, random_bot)
+    claims = from_sdk(LEDUC, lying_bot)
+    outcomes = simulate_lbr_match(LEDUC, play, FCPA, 1500, 3, 4, answers=claims)
+    doc = results_document({"game": "leduc"}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
+    assert doc["estimators"]["io_minus_raw"]["flagged"] is True
+    assert "FLAGGED" in format_table(doc)
+
+
+def test_honest_bot_is_not_flagged() -> None:
+    """The same match with honest answers: the check passes."""
+    play = from_sdk(LEDUC, random_bot)
+    outcomes = simulate_lbr_match(LEDUC, play, FCPA, 1500, 3, 4)
+    doc = results_document({"game": "leduc"}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
+    assert doc["estimators"]["io_minus_raw"]["flagged"] is False
+
+
+# -- the document ----------------------------------------------------------------------------
+
+
+def _outcomes(seed: int, deals: int) -> list[HandOutcome]:
+    rng = np.random.default_rng(seed)
+    return [
+        HandOutcome(deal, half, float(rng.normal(0, 100)), float(rng.normal(0, 50)))
+        for deal in range(deals) for half in (0, 1)
+    ]
+
+
+def test_document_schema_and_units() -> None:
+    """Every estimator has n, mean, std and half-width in chips, mbb/g and bb/hand; JSON is strict."""
+    doc = results_document({"game": "nolimit", "players": ["a", "b"], "seed": 1}, estimates_from_outcomes(_outcomes(1, 50)), 100,
+                           {"queries": 7}, {"wall_seconds": 1.5})
+    assert doc["schema"] == "acpc-lbr/results" and doc["version"] == SCHEMA_VERSION
+    for name in ESTIMATORS:
+        for unit in ("chips", "mbb_per_game", "bb_per_hand"):
+            assert set(doc["estimators"][name][unit]) >= {"n", "mean", "std", "half_width_95"}
+        chips = doc["estimators"][name]["chips"]
+        assert doc["estimators"][name]["mbb_per_game"]["mean"] == pytest.approx(chips["mean"] * 10)
+        assert doc["estimators"][name]["bb_per_hand"]["half_width_95"] == pytest.approx(chips["half_width_95"] / 100)
+    assert doc["counts"]["hands"] == 100 and doc["counts"]["queries"] == 7
+    assert json.loads(dumps(doc)) == doc
+    assert doc["software"]["version"]
+
+
+def test_merge_documents_equals_one_run() -> None:
+    """Documents of batches (pairs split across them) merge into the one-run document's figures."""
+    outcomes = _outcomes(2, 200)
+    whole = results_document({"game": "nolimit", "hands": 200}, estimates_from_outcomes(outcomes), 100)
+    parts = [outcomes[:151], outcomes[151:]]
+    docs = [results_document({"game": "nolimit", "hands": 100}, estimates_from_outcomes(p), 100) for p in parts]
+    merged = merge_documents([json.loads(dumps(d)) for d in docs])
+    for name in ESTIMATORS:
+        a, b = whole["estimators"][name]["chips"], merged["estimators"][name]["chips"]
+        assert a["n"] == b["n"]
+        assert math.isclose(a["mean"], b["mean"], rel_tol=1e-12, abs_tol=1e-12)
+        assert math.isclose(a["half_width_95"], b["half_width_95"], rel_tol=1e-9)
+    assert merged["config"]["hands"] == 200 and merged["counts"]["hands"] == 400
+    assert merged["estimators"]["pending_halves"] == []
+
+
+def test_merge_refuses_different_games() -> None:
+    """Results of different games do not merge."""
+    a = results_document({"game": "nolimit"}, estimates_from_outcomes(_outcomes(3, 5)), 100)
+    b = results_document({"game": "leduc"}, estimates_from_outcomes(_outcomes(3, 5)), 1)
+    with pytest.raises(ValueError):
+        merge_documents([a, b])
+
+
+def test_table_puts_estimators_side_by_side() -> None:
+    """The table has one row per estimator with its width relative to raw."""
+    doc = results_document({"game": "nolimit"}, estimates_from_outcomes(_outcomes(4, 100)), 100)
+    lines = format_table(doc).splitlines()
+    for label in ("raw", "duplicate", "imaginary obs.", "duplicate + IO", "IO - raw (check)"):
+        assert any(line.startswith(label) for line in lines), label
+    raw_row = next(line for line in lines if line.startswith("raw "))
+    assert raw_row.split()[-1] == "1.000"
+
+
+def test_estimates_order_is_canonical() -> None:
+    """Outcomes in any arrival order give bit-identical estimates (live vs offline)."""
+    outcomes = _outcomes(5, 100)
+    shuffled = list(outcomes)
+    np.random.default_rng(0).shuffle(shuffled)
+    a = estimates_from_outcomes(outcomes).to_dict(100)
+    b = estimates_from_outcomes(shuffled).to_dict(100)
+    assert dumps(a) == dumps(b)

@@ -1,0 +1,174 @@
+"""Tests of dealer.results: IO after each hand, the query log, and results recomputed from files."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
+from acpc_lbr.strategies import default_actions, from_sdk
+from agents.bots import BOTS
+from dealer.results import (
+    MatchResults,
+    decode_row,
+    encode_row,
+    log_values,
+    read_query_log,
+    results_from_files,
+)
+from protocol.deal import DealSource
+from protocol.gamedef import load_game
+from protocol.rules import State
+from protocol.wire import Score, log_header, log_state_for
+
+LEDUC = load_game("leduc")
+
+
+def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Drive a coroutine that never really waits (the fake ask answers at once)."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the coroutine waited")
+
+
+def _play_match(tmp_path: Path, name: str, names: tuple[str, str], hands: int, seed: int,
+                ask: Any, measured: str = "lbr", half: int = 0) -> MatchResults:
+    """Random play over ``hands`` Leduc hands; writes NAME.log as the dealer does and runs the
+    results side after each hand (rotating seats like the dealer)."""
+    rng = np.random.default_rng(seed + half)
+    source = DealSource(seed)
+    results = MatchResults(LEDUC, name, measured, half, query_log=tmp_path / f"{name}.queries", ask=ask)
+    totals = [0.0, 0.0]
+    with open(tmp_path / f"{name}.log", "w", encoding="ascii") as log:
+        log.write("".join(line + "\n" for line in log_header(name, "leduc", hands, seed, 600000, 600000, 7000)))
+        for hand_id in range(hands):
+            deal = source.deal(LEDUC)
+            state = State(LEDUC, hand_id)
+            while not state.finished:
+                actions = default_actions(state)
+                state.apply(actions[int(rng.integers(len(actions)))])
+            seat_of = [(p + hand_id) % 2 for p in range(2)]
+            position_names = tuple(names[s] for s in seat_of)
+            values = log_values(state.values(deal.hole, deal.board_cards))
+            for position, seat in enumerate(seat_of):
+                totals[seat] += values[position]
+            record = log_state_for(state, deal, values, position_names)
+            log.write(record.text() + "\n")
+            _run(results.after_hand(record, seat_of))
+        log.write(Score(tuple(totals), names).text() + "\n")
+    results.close()
+    return results
+
+
+def _honest_ask(bot: str = "random") -> Any:
+    policy = from_sdk(LEDUC, BOTS[bot])
+    asked: list[tuple[int, Any]] = []
+
+    async def ask(seat: int, state: Any, actions: Any) -> Any:
+        asked.append((seat, state))
+        return policy(state.to_state(LEDUC), state.board_cards, actions)
+
+    ask.asked = asked  # type: ignore[attr-defined]
+    return ask
+
+
+def test_row_encoding_is_exact() -> None:
+    """Rows survive the query log bit for bit."""
+    row = np.random.default_rng(0).random(1326) / 3
+    assert np.array_equal(decode_row(encode_row(row)), row)
+
+
+def test_files_reproduce_the_live_results(tmp_path: Path) -> None:
+    """``results_from_files`` on the .log and .queries equals the live document's estimators, byte for byte."""
+    ask = _honest_ask()
+    live = _play_match(tmp_path, "m", ("lbr", "bot"), 400, 7, ask)
+    assert live.tally.showdowns > 50 and live.tally.dealer_queries > 0
+    # Queries went to the opponent's seat only (seat 1), with no hole cards.
+    assert {seat for seat, _ in ask.asked} == {1}
+    assert all(state.hole == ((), ()) for _, state in ask.asked)
+    live_doc = results_document({}, estimates_from_outcomes(live.outcomes), LEDUC.big_blind)
+    offline = results_from_files([tmp_path / "m.log"])
+    assert dumps(offline["estimators"]) == dumps(live_doc["estimators"])
+    assert offline["config"]["measured"] == "lbr" and offline["config"]["players"] == ["lbr", "bot"]
+    assert offline["counts"]["dealer_queries"] == live.tally.dealer_queries
+    assert offline["counts"]["range_inconsistencies"] == live.tally.range_inconsistencies == 0
+    assert offline["estimators"]["io"]["chips"]["n"] == 400
+
+
+def test_duplicate_files_pair_by_hand(tmp_path: Path) -> None:
+    """MATCH.log + MATCH.dup.log give the duplicate estimators, equal to the live pair's."""
+    ask = _honest_ask("call-raise")
+    a = _play_match(tmp_path, "d", ("lbr", "bot"), 200, 3, ask, half=0)
+    b = _play_match(tmp_path, "d.dup", ("bot", "lbr"), 200, 3, ask, half=1)
+    live_doc = results_document({}, estimates_from_outcomes(a.outcomes + b.outcomes), LEDUC.big_blind)
+    offline = results_from_files([tmp_path / "d.log", tmp_path / "d.dup.log"])
+    assert offline["config"]["duplicate"] is True
+    assert offline["estimators"]["duplicate"]["chips"]["n"] == 200
+    assert offline["estimators"]["duplicate_io"]["chips"]["n"] == 200
+    assert dumps(offline["estimators"]) == dumps(live_doc["estimators"])
+
+
+def test_failed_queries_fall_back_to_raw(tmp_path: Path) -> None:
+    """A showdown whose query fails keeps its raw value as IO; the files say so too."""
+    calls = {"n": 0}
+    honest = _honest_ask()
+
+    async def flaky(seat: int, state: Any, actions: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] % 3 == 0:
+            raise RuntimeError("no answer")
+        return await honest(seat, state, actions)
+
+    live = _play_match(tmp_path, "f", ("lbr", "bot"), 200, 5, flaky)
+    assert live.tally.query_errors > 0 and live.tally.io_fallbacks >= live.tally.query_errors
+    data = read_query_log(tmp_path / "f.queries")
+    assert sum(1 for rows in data.rows.values() if rows is None) == live.tally.query_errors
+    for outcome in live.outcomes:
+        if data.rows.get(outcome.deal, []) is None:
+            assert outcome.io_chips == outcome.chips
+    offline = results_from_files([tmp_path / "f.log", tmp_path / "f.queries"])
+    live_doc = results_document({}, estimates_from_outcomes(live.outcomes), LEDUC.big_blind)
+    assert dumps(offline["estimators"]) == dumps(live_doc["estimators"])
+
+
+def test_inconsistent_answers_are_counted(tmp_path: Path) -> None:
+    """An answer giving the opponent's real action probability 0 counts as a range inconsistency."""
+
+    async def never(seat: int, state: Any, actions: Any) -> Any:
+        return np.zeros((len(actions), LEDUC.num_hands))
+
+    live = _play_match(tmp_path, "z", ("lbr", "bot"), 100, 9, never)
+    assert live.tally.range_inconsistencies > 0
+    assert live.tally.io_fallbacks == live.tally.showdowns  # every weight 0: raw kept
+    assert all(o.io_chips == o.chips for o in live.outcomes)
+
+
+def test_no_queryable_opponent_means_no_io(tmp_path: Path) -> None:
+    """Without a query primitive there is no IO and no query log."""
+    live = _play_match(tmp_path, "n", ("lbr", "bot"), 50, 1, None)
+    assert all(o.io_chips is None for o in live.outcomes)
+    assert not (tmp_path / "n.queries").exists()
+    offline = results_from_files([tmp_path / "n.log"])
+    assert offline["estimators"]["io"]["chips"]["n"] == 0
+    assert offline["estimators"]["raw"]["chips"]["n"] == 50
+
+
+def test_results_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``acpc-lbr results`` prints the table, writes the JSON, merges documents, rejects bad input."""
+    _play_match(tmp_path, "c", ("lbr", "bot"), 100, 2, _honest_ask())
+    out_json = tmp_path / "c.json"
+    assert results_main([str(tmp_path / "c.log"), "-o", str(out_json)]) == 0
+    table = capsys.readouterr().out
+    assert "imaginary obs." in table and "duplicate + IO" in table
+    assert results_main(["--merge", str(out_json), str(out_json), "--json"]) == 0
+    merged = capsys.readouterr().out
+    assert '"n": 200' in merged
+    assert results_main([str(tmp_path / "missing.log")]) == 2
+    assert results_main([str(tmp_path / "c.json")]) == 2
