@@ -66,9 +66,23 @@ def card_from_text(text: str) -> int:
     return make_card(rank, suit)
 
 
+#: The text of every card index, ``CARD_TEXT[c] == card_to_text(c)``.
+CARD_TEXT: tuple[str, ...] = tuple(
+    RANKS[c // NUM_SUITS] + SUITS[c % NUM_SUITS] for c in range(DECK_SIZE)
+)
+# The same as a dict, so that a lookup fails (rather than wraps) off the deck.
+_CARD_TEXT_BY_INDEX: dict[int, str] = dict(enumerate(CARD_TEXT))
+
+
 def cards_to_text(cards: Iterable[int]) -> str:
     """Return the concatenated text of several cards, e.g. ``'7d3d'``."""
-    return "".join(card_to_text(c) for c in cards)
+    if not isinstance(cards, (tuple, list)):
+        cards = tuple(cards)
+    try:
+        return "".join([_CARD_TEXT_BY_INDEX[c] for c in cards])
+    except (KeyError, TypeError):
+        # Off the deck or not an index: card_to_text raises the usual error.
+        return "".join(card_to_text(c) for c in cards)
 
 
 def cards_from_text(text: str) -> tuple[int, ...]:

@@ -18,7 +18,6 @@ here: it is the separate, named step :func:`correct_action`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -63,9 +62,14 @@ class Action:
 
     def text(self) -> str:
         """The canonical wire token: ``f``, ``c``, ``r`` or ``r<size>``."""
-        if self.type is ActionType.RAISE and self.size:
-            return f"r{self.size}"
-        return self.type.value
+        # Identity tests on module constants: ``Enum.value`` is a Python-level
+        # descriptor, and this runs once per action per line the dealer sends.
+        kind = self.type
+        if kind is _CALL:
+            return "c"
+        if kind is _RAISE:
+            return f"r{self.size}" if self.size else "r"
+        return "f"
 
     def __str__(self) -> str:
         return self.text()
@@ -75,10 +79,18 @@ Action.FOLD = Action(ActionType.FOLD)
 Action.CALL = Action(ActionType.CALL)
 Action.RAISE = Action(ActionType.RAISE)
 
+_FOLD = ActionType.FOLD
+_CALL = ActionType.CALL
+_RAISE = ActionType.RAISE
 
-@dataclass
+
+@dataclass(slots=True)
 class State:
     """The public state of one hand (betting only; cards live in a ``Deal``).
+
+    Only :meth:`apply` should change a state: it keeps a cached betting
+    string in step with ``actions`` (rebuilt if ``actions`` grows by other
+    means, but not if an action is replaced in place).
 
     Args:
         game: the frozen game definition.
@@ -96,6 +108,13 @@ class State:
     #: Actions of each round reached, and who made them.
     actions: list[list[Action]] = field(default_factory=list)
     actors: list[list[int]] = field(default_factory=list)
+    # The betting string, built one token at a time by apply (the dealer
+    # prints it in every MATCHSTATE line), and the shape of ``actions`` it
+    # was built for: (number of rounds, actions in the last round).
+    _betting: str = field(default="", init=False, repr=False, compare=False)
+    _betting_shape: tuple[int, int] = field(
+        default=(1, 0), init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         game = self.game
@@ -109,12 +128,31 @@ class State:
                 self.min_raise_to = 2 * self.max_spent if self.max_spent else 1
             self.actions = [[]]
             self.actors = [[]]
+        self._rebuild_betting()
+
+    def _rebuild_betting(self) -> None:
+        actions = self.actions
+        self._betting = "/".join("".join(a.text() for a in acts) for acts in actions)
+        self._betting_shape = (len(actions), len(actions[-1]) if actions else 0)
 
     # -- queries -----------------------------------------------------------
 
     def clone(self) -> State:
-        """An independent copy."""
-        return copy.deepcopy(self)
+        """An independent copy (sharing only the frozen game definition)."""
+        copy = State.__new__(State)
+        copy.game = self.game
+        copy.hand_id = self.hand_id
+        copy.round = self.round
+        copy.finished = self.finished
+        copy.spent = self.spent.copy()
+        copy.folded = self.folded.copy()
+        copy.max_spent = self.max_spent
+        copy.min_raise_to = self.min_raise_to
+        copy.actions = [acts.copy() for acts in self.actions]
+        copy.actors = [acts.copy() for acts in self.actors]
+        copy._betting = self._betting
+        copy._betting_shape = self._betting_shape
+        return copy
 
     @property
     def num_players(self) -> int:
@@ -124,12 +162,15 @@ class State:
         return not self.folded[p] and self.spent[p] < self.game.stack[p]
 
     def _next_player(self, p: int) -> int:
-        n = p
-        for _ in range(self.num_players):
-            n = (n + 1) % self.num_players
-            if self._can_act(n):
-                return n
-        return n  # unreachable while the hand is live
+        n = self.game.num_players
+        folded, spent, stack = self.folded, self.spent, self.game.stack
+        for _ in range(n):
+            p += 1
+            if p >= n:
+                p -= n
+            if not folded[p] and spent[p] < stack[p]:
+                return p
+        return p  # unreachable while the hand is live
 
     @property
     def current_player(self) -> int:
@@ -143,8 +184,7 @@ class State:
         actors = self.actors[self.round]
         if actors:
             return self._next_player(actors[-1])
-        first = self.game.first_player[self.round]
-        return self._next_player(first + self.num_players - 1)
+        return self._next_player(self.game.first_player[self.round] - 1)
 
     @property
     def num_folded(self) -> int:
@@ -153,17 +193,20 @@ class State:
     @property
     def num_active(self) -> int:
         """Players who have neither folded nor gone all-in."""
-        return sum(1 for p in range(self.num_players) if self._can_act(p))
+        folded, spent, stack = self.folded, self.spent, self.game.stack
+        return sum(1 for p in range(len(spent)) if not folded[p] and spent[p] < stack[p])
 
     def _num_raises(self) -> int:
-        return sum(1 for a in self.actions[self.round] if a.type is ActionType.RAISE)
+        return sum(1 for a in self.actions[self.round] if a.type is _RAISE)
 
     def _num_called(self) -> int:
         called = 0
+        spent, stack = self.spent, self.game.stack
         for action, p in zip(reversed(self.actions[self.round]), reversed(self.actors[self.round])):
-            if action.type is ActionType.RAISE:
-                return called + (1 if self.spent[p] < self.game.stack[p] else 0)
-            if action.type is ActionType.CALL and self.spent[p] < self.game.stack[p]:
+            kind = action.type
+            if kind is _RAISE:
+                return called + (1 if spent[p] < stack[p] else 0)
+            if kind is _CALL and spent[p] < stack[p]:
                 called += 1
         return called
 
@@ -181,8 +224,11 @@ class State:
         """Folding is legal only when facing a bet (and not all-in)."""
         if self.finished:
             return False
-        p = self.current_player
-        return self.spent[p] < self.max_spent and self.spent[p] < self.game.stack[p]
+        return self._can_fold(self.current_player)
+
+    def _can_fold(self, p: int) -> bool:
+        spent = self.spent[p]
+        return spent < self.max_spent and spent < self.game.stack[p]
 
     def raise_range(self) -> tuple[int, int] | None:
         """The smallest and largest legal raise-to, or None if no raise is legal.
@@ -191,6 +237,10 @@ class State:
         """
         if self.finished:
             return None
+        return self._raise_range(self.current_player)
+
+    def _raise_range(self, p: int) -> tuple[int, int] | None:
+        """:meth:`raise_range` for a live hand whose player to act is ``p``."""
         game = self.game
         if self._num_raises() >= game.max_raises[self.round]:
             return None
@@ -198,7 +248,6 @@ class State:
             return None
         if self.num_active <= 1:
             return None
-        p = self.current_player
         stack = game.stack[p]
         if game.is_limit:
             to = min(self.max_spent + game.raise_size[self.round], stack)
@@ -217,10 +266,11 @@ class State:
         """The legal action types, in the order fold, call, raise."""
         if self.finished:
             return []
+        p = self.current_player
         legal = [ActionType.CALL]
-        if self.can_fold():
+        if self._can_fold(p):
             legal.insert(0, ActionType.FOLD)
-        if self.can_raise():
+        if self._raise_range(p) is not None:
             legal.append(ActionType.RAISE)
         return legal
 
@@ -236,16 +286,21 @@ class State:
         """Raise :class:`IllegalActionError` unless ``action`` is legal as given."""
         if self.finished:
             raise IllegalActionError("the hand is over", action.text())
-        if action.type is ActionType.FOLD:
-            if not self.can_fold():
+        self._check(action, self.current_player)
+
+    def _check(self, action: Action, p: int) -> None:
+        """:meth:`check` for a live hand whose player to act is ``p``."""
+        kind = action.type
+        if kind is _CALL:
+            if action.size:
+                raise IllegalActionError("a call has no size", action.text())
+        elif kind is _FOLD:
+            if not self._can_fold(p):
                 raise IllegalActionError("fold is not allowed when not facing a bet", "f")
             if action.size:
                 raise IllegalActionError("a fold has no size", action.text())
-        elif action.type is ActionType.CALL:
-            if action.size:
-                raise IllegalActionError("a call has no size", action.text())
         else:
-            bounds = self.raise_range()
+            bounds = self._raise_range(p)
             if bounds is None:
                 raise IllegalActionError("no raise is allowed here", action.text())
             if self.game.is_limit:
@@ -264,35 +319,48 @@ class State:
         Raises:
             IllegalActionError: the action is not legal; the state is unchanged.
         """
-        self.check(action)
-        game = self.game
+        if self.finished:
+            raise IllegalActionError("the hand is over", action.text())
         p = self.current_player
-        self.actions[self.round].append(action)
-        self.actors[self.round].append(p)
-        if action.type is ActionType.FOLD:
-            self.folded[p] = True
-        elif action.type is ActionType.CALL:
+        self._check(action, p)
+        self._betting_text()  # bring the cache up to date before it grows
+        game = self.game
+        round_ = self.round
+        self.actions[round_].append(action)
+        self.actors[round_].append(p)
+        self._betting += action.text()
+        kind = action.type
+        if kind is _CALL:
             self.spent[p] = min(self.max_spent, game.stack[p])
+        elif kind is _FOLD:
+            self.folded[p] = True
         else:
             if game.is_limit:
-                self.max_spent = min(self.max_spent + game.raise_size[self.round], game.stack[p])
+                self.max_spent = min(self.max_spent + game.raise_size[round_], game.stack[p])
             else:
                 self.min_raise_to = max(self.min_raise_to, 2 * action.size - self.max_spent)
                 self.max_spent = action.size
             self.spent[p] = self.max_spent
         self._close_round_if_done()
+        self._betting_shape = (len(self.actions), len(self.actions[-1]))
         return action
+
+    def _next_round(self) -> None:
+        self.round += 1
+        self.actions.append([])
+        self.actors.append([])
+        self._betting += "/"
 
     def _close_round_if_done(self) -> None:
         game = self.game
         if self.num_folded + 1 >= game.num_players:
             self.finished = True
-        elif self._num_called() >= self.num_active:
-            if self.num_active > 1:
+            return
+        active = self.num_active
+        if self._num_called() >= active:
+            if active > 1:
                 if self.round + 1 < game.num_rounds:
-                    self.round += 1
-                    self.actions.append([])
-                    self.actors.append([])
+                    self._next_round()
                     self.min_raise_to = max(max(game.blind), 1) + self.max_spent
                 else:
                     self.finished = True
@@ -300,9 +368,7 @@ class State:
                 # Everyone left is all-in (or one can act against all-ins):
                 # jump to the last round for the showdown.
                 while self.round + 1 < game.num_rounds:
-                    self.round += 1
-                    self.actions.append([])
-                    self.actors.append([])
+                    self._next_round()
                 self.finished = True
 
     # -- results -----------------------------------------------------------
@@ -312,10 +378,15 @@ class State:
         """True when the hand is over and two or more players did not fold."""
         return self.finished and self.num_folded + 1 < self.num_players
 
+    def _betting_text(self) -> str:
+        actions = self.actions
+        if self._betting_shape != (len(actions), len(actions[-1]) if actions else 0):
+            self._rebuild_betting()
+        return self._betting
+
     def betting_string(self) -> str:
         """The ACPC betting string, e.g. ``'r300c/cr900f'``."""
-        text = "/".join("".join(a.text() for a in acts) for acts in self.actions)
-        return text
+        return self._betting_text()
 
     def values(self, hole: Sequence[Sequence[int]], board: Sequence[int]) -> tuple[float, ...]:
         """Each position's winnings in chips at the end of the hand.

@@ -51,12 +51,15 @@ __all__ = [
     "format_reply",
     "log_header",
     "log_state_for",
+    "log_state_text",
     "matchstate_for",
+    "matchstate_text",
     "parse_chips",
     "parse_log_state",
     "parse_matchstate",
     "parse_reply",
     "parse_score",
+    "read_reply_action",
     "same_decision_point",
 ]
 
@@ -87,6 +90,12 @@ _REPLY_ACTIONS = {
     "k": ActionType.CALL,
     "r": ActionType.RAISE,
     "b": ActionType.RAISE,
+}
+# The shared records of the letters that carry no size (a limit raise too).
+_SIMPLE_REPLY_ACTIONS = {
+    letter: action
+    for letters, action in (("fF", Action.FOLD), ("cCkK", Action.CALL), ("rRbB", Action.RAISE))
+    for letter in letters
 }
 
 Betting = tuple[tuple[Action, ...], ...]
@@ -234,12 +243,9 @@ def _betting_text(betting: Betting) -> str:
 
 
 def _cards_text(hole: Cards, board: Cards) -> str:
-    text = "|".join(cards_to_text(h) for h in hole)
-    for round_, cards in enumerate(board):
-        if round_:
-            text += "/"
-        text += cards_to_text(cards)
-    return text
+    return "|".join([cards_to_text(h) for h in hole]) + "/".join(
+        [cards_to_text(cards) for cards in board]
+    )
 
 
 def _state_betting(state: State) -> Betting:
@@ -295,7 +301,13 @@ class MatchState:
 
     def text(self) -> str:
         """The line as the dealer sends it (without the line ending)."""
-        return PREFIX + self.body()
+        # A record is frozen, so its text never changes: matchstate_for
+        # renders it along the fast path, and any other is rendered once.
+        cached: str | None = self.__dict__.get("_text")
+        if cached is None:
+            cached = PREFIX + self.body()
+            object.__setattr__(self, "_text", cached)
+        return cached
 
     def to_state(self, game: GameDef) -> State:
         """Replay the betting through the rules.
@@ -366,7 +378,92 @@ def matchstate_for(state: State, deal: Deal, position: int) -> MatchState:
         for p in range(state.num_players)
     )
     board = tuple(deal.board[r] for r in range(state.round + 1))
-    return MatchState(position, state.hand_id, _state_betting(state), hole, board)
+    view = MatchState(position, state.hand_id, _state_betting(state), hole, board)
+    text = _fast_matchstate_text(state, deal, position)
+    if text is not None:
+        object.__setattr__(view, "_text", text)
+    return view
+
+
+class _DealText:
+    """The card fields of one deal's ``MATCHSTATE`` lines, rendered once.
+
+    Within a hand the cards field changes only when a round's board is
+    revealed (and at a showdown), so the dealer's lines differ from one
+    another mostly by their betting.
+    """
+
+    __slots__ = ("boards", "deal", "hole", "own")
+
+    def __init__(self, deal: Deal) -> None:
+        self.deal = deal  # held so that id(deal) stays this deal's key
+        self.hole = [cards_to_text(cards) for cards in deal.hole]
+        #: own[p]: the hole fields as position p sees them before a showdown.
+        self.own = [
+            "|".join([text if p == position else "" for p, text in enumerate(self.hole)])
+            for position in range(len(self.hole))
+        ]
+        #: boards[r]: the board fields of rounds 0..r (``board0/board1/...``).
+        self.boards = []
+        text = ""
+        for round_, cards in enumerate(deal.board):
+            text += ("/" if round_ else "") + cards_to_text(cards)
+            self.boards.append(text)
+
+
+# Rendered deals by id(); each entry keeps its deal alive, so ids are not
+# reused while cached. Small and bounded: a match needs only its current hand.
+_DEAL_TEXTS: dict[int, _DealText] = {}
+_DEAL_TEXTS_MAX = 64
+
+
+def _deal_text(deal: Deal) -> _DealText:
+    entry = _DEAL_TEXTS.get(id(deal))
+    if entry is None or entry.deal is not deal:
+        if len(_DEAL_TEXTS) >= _DEAL_TEXTS_MAX:
+            del _DEAL_TEXTS[next(iter(_DEAL_TEXTS))]
+        entry = _DEAL_TEXTS[id(deal)] = _DealText(deal)
+    return entry
+
+
+def matchstate_text(state: State, deal: Deal, position: int) -> str:
+    """``matchstate_for(state, deal, position).text()``, without building the record.
+
+    The dealer's hot path: the cards part is rendered once per deal and
+    round, and the betting string is the one the state keeps as it goes.
+
+    >>> from protocol.gamedef import load_game
+    >>> from protocol.deal import DealSource
+    >>> game = load_game("nolimit")
+    >>> deal = DealSource(42).deal(game)
+    >>> state = State(game, 7)
+    >>> _ = state.apply(Action.raise_to(300)); _ = state.apply(Action.CALL)
+    >>> matchstate_text(state, deal, 1) == matchstate_for(state, deal, 1).text()
+    True
+    """
+    text = _fast_matchstate_text(state, deal, position)
+    if text is None:  # odd input: the plain way
+        text = PREFIX + matchstate_for(state, deal, position).body()
+    return text
+
+
+def _fast_matchstate_text(state: State, deal: Deal, position: int) -> str | None:
+    """:func:`matchstate_text`, or None for input it does not cover (position off the table)."""
+    texts = _deal_text(deal)
+    own = texts.own
+    if not 0 <= position < len(own) or len(own) != state.game.num_players:
+        return None
+    if state.finished and state.is_showdown:
+        folded = state.folded
+        cards = "|".join(
+            [text if p == position or not folded[p] else "" for p, text in enumerate(texts.hole)]
+        )
+    else:
+        cards = own[position]
+    return (
+        f"{PREFIX}{position}:{state.hand_id}:{state.betting_string()}:"
+        f"{cards}{texts.boards[state.round]}"
+    )
 
 
 # -- replies ---------------------------------------------------------------
@@ -393,8 +490,26 @@ class Reply:
     text: str
 
 
-def _read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | None]:
-    """Read an action as the reference's ``readAction`` does; the rest is ignored."""
+def read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | None]:
+    """Read the action part of a reply as the reference's ``readAction`` does.
+
+    ``text`` is what follows the echoed state and its ``:``; whatever follows
+    the action is ignored. The dealer calls this directly when a reply echoes
+    the state it sent byte for byte, skipping the full :func:`parse_reply`.
+
+    Returns:
+        ``(action, None)``, or ``(None, problem)`` with the problem as
+        :class:`Reply` names it.
+
+    >>> from protocol.gamedef import load_game
+    >>> read_reply_action("r300 thinking", load_game("nolimit"))
+    (Action(type=<ActionType.RAISE: 'r'>, size=300), None)
+    >>> read_reply_action("z", load_game("nolimit"))
+    (None, 'invalid')
+    """
+    action = _SIMPLE_REPLY_ACTIONS.get(text[:1])
+    if action is not None and (action is not Action.RAISE or game.is_limit):
+        return action, None
     kind = _REPLY_ACTIONS.get(text[:1].lower()) if text else None
     if kind is None:
         return None, INVALID
@@ -410,6 +525,10 @@ def _read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | N
     size = INT32_MAX + 1 if len(magnitude) > 10 else int(magnitude)
     size = max(INT32_MIN, min(INT32_MAX, sign * size))
     return Action.raise_to(size), None
+
+
+#: The former private name, kept for callers written against it.
+_read_reply_action = read_reply_action
 
 
 def parse_reply(line: str, game: GameDef) -> Reply | None:
@@ -439,7 +558,7 @@ def parse_reply(line: str, game: GameDef) -> Reply | None:
     state, _ = _parse_matchstate(":".join(fields[:5]), game)
     if len(fields) < 6:
         return Reply(state, None, BAD_FORMAT, text)
-    action, problem = _read_reply_action(fields[5], game)
+    action, problem = read_reply_action(fields[5], game)
     return Reply(state, action, problem, text)
 
 
@@ -580,6 +699,28 @@ def log_state_for(
         board=tuple(deal.board[r] for r in range(state.round + 1)),
         values=tuple(float(v) for v in values),
         names=tuple(names),
+    )
+
+
+def log_state_text(
+    state: State, deal: Deal, values: Sequence[float], names: Sequence[str]
+) -> str:
+    """``log_state_for(state, deal, values, names).text()``, without building the record.
+
+    >>> from protocol.gamedef import load_game
+    >>> from protocol.deal import DealSource
+    >>> game = load_game("nolimit")
+    >>> deal = DealSource(42).deal(game)
+    >>> state = State(game, 3)
+    >>> _ = state.apply(Action.FOLD)
+    >>> log_state_text(state, deal, (-50, 50), ("a", "b"))
+    'STATE:3:f:7d3d|2hAc:-50|50:a|b'
+    """
+    texts = _deal_text(deal)
+    return (
+        f"{_LOG_PREFIX}{state.hand_id}:{state.betting_string()}:"
+        f"{'|'.join(texts.hole)}{texts.boards[state.round]}:"
+        f"{'|'.join([format_chips(float(v)) for v in values])}:{'|'.join(names)}"
     )
 
 
