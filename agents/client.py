@@ -54,6 +54,9 @@ QueryResult = RangeAnswer | QueryErrorReply
 
 #: The handshake line; the reference dealer reads it before anything else.
 VERSION_LINE = b"VERSION:2.0.0\r\n"
+#: Sent after VERSION by a bot that answers range queries (dealer/relay.py);
+#: the reference dealer ignores '#' lines, so such a bot still runs under it.
+QUERYABLE_LINE = b"# range-query 1\r\n"
 
 
 class AcpcClient(LineReceiver):
@@ -252,6 +255,11 @@ class StrategyBot(AcpcClient):
         self.queries_refused = 0
         self._hand_key: tuple[int, str] = (-1, "")
         self._hand = 0
+
+    def connectionMade(self) -> None:
+        """Send VERSION, then announce that this bot answers range queries."""
+        super().connectionMade()
+        self.out.write(QUERYABLE_LINE)
 
     def choose_action(self, view: SeatView) -> Action:
         """Sample the action for the hand actually held; fall back to a call on error."""

@@ -44,6 +44,7 @@ from dealer.match import (
     MatchConfig,
     MatchResult,
 )
+from dealer.relay import DEFAULT_T_QUERY_MS
 from dealer.seat import LARGEST_MAX_LINE
 from protocol.errors import GameDefError
 from protocol.gamedef import load_game
@@ -98,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="unparsable/stale lines tolerated per decision (default 100)")
     parser.add_argument("--no_events", dest="events", action="store_false",
                         help="do not write MATCH.events.jsonl")
+    parser.add_argument("--t_query", type=int, default=DEFAULT_T_QUERY_MS, metavar="MS",
+                        help=f"a bot's time limit per range query (default {DEFAULT_T_QUERY_MS})")
+    parser.add_argument("--queryable", default="", metavar="NAME[,NAME]",
+                        help="players that answer range queries without announcing it")
     return parser
 
 
@@ -127,6 +132,8 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             write_log=options.log, write_tlog=options.tlog, resume=options.resume,
             trace_messages=not options.quiet, max_line=options.max_line,
             max_ignored=options.max_ignored, events=options.events,
+            t_query_ms=options.t_query,
+            queryable=tuple(n for n in options.queryable.split(",") if n),
         )
     except ValueError as error:
         raise _UsageError(str(error)) from error

@@ -50,11 +50,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
 
+import numpy as np
+import numpy.typing as npt
 from twisted.internet import defer
 from twisted.internet.error import CannotListenError
 from twisted.python.failure import Failure
 
 from dealer.events import EventLog, Trace
+from dealer.relay import DEFAULT_T_QUERY_MS, QueryFailed, QueryRelay  # noqa: F401 (QueryFailed: ask_seat raises it)
 from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 from protocol.deal import Deal, DealSource
 from protocol.errors import IllegalActionError, ParseError
@@ -71,6 +74,8 @@ from protocol.wire import (
     same_decision_point,
 )
 from protocol.wire import _read_reply_action as read_reply_action  # see _play_hand
+
+FloatArray = npt.NDArray[np.float64]
 
 EXIT_OK = 0
 EXIT_STARTUP = 1
@@ -108,6 +113,9 @@ class MatchConfig:
         max_ignored: unparsable or stale lines tolerated while one decision is
             pending; one more ends the match (cause ``garbage``).
         events: write ``<name>.events.jsonl``.
+        t_query_ms: a bot's time limit per range query (dealer/relay.py).
+        queryable: names of players that answer range queries without
+            announcing it (``--queryable``).
     """
 
     name: str
@@ -130,6 +138,8 @@ class MatchConfig:
     max_line: int = DEFAULT_MAX_LINE
     max_ignored: int = 100
     events: bool = True
+    t_query_ms: int = DEFAULT_T_QUERY_MS
+    queryable: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.names) != self.game.num_players:
@@ -297,12 +307,17 @@ class Match:
         self._waiter_seat = -1
         self._timer: Any = None  # IDelayedCall
         self._wait_deadline: tuple[float, str, str, int] | None = None
+        self._wait_paused = 0.0
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: IO[str] | None = None
         self._tlog: IO[str] | None = None
         self._started = False
         self._done = False
         self.finished: defer.Deferred[MatchResult] | None = None
+        #: The hand being played: (live state, deal, seat of each position).
+        self.current_hand: tuple[State, Deal, list[int]] | None = None
+        #: Range-query traffic: counters in ``relay.counts`` (per seat).
+        self.relay = QueryRelay(self, config.t_query_ms, config.queryable)
 
     # -- listening ---------------------------------------------------------
 
@@ -345,6 +360,7 @@ class Match:
             return False
         seat.connected = True
         seat.protocol = protocol
+        self.relay.attach(seat_index, protocol)
         if seat.port is not None:
             seat.port.stopListening()
             seat.port = None
@@ -507,6 +523,7 @@ class Match:
         self._waiter = waiter
         self._waiter_seat = seat.index
         self._wait_deadline = (deadline, cause, message, seat.index)
+        self._wait_paused = self.relay.paused(seat.index, self.clock.seconds())
         # One watchdog timer, not one per wait: replies come in microseconds,
         # so the timer is left armed and re-armed only when it fires early or
         # when this wait must end sooner than it is set for.
@@ -524,10 +541,35 @@ class Match:
             return
         deadline, cause, message, seat = self._wait_deadline
         now = self.clock.seconds()
+        # The seat's clock stands still while its range queries are out.
+        deadline += self.relay.paused(seat, now) - self._wait_paused
         if now >= deadline - 1e-6:
             self.abort(MatchAborted(cause, message, seat))
         else:
             self._timer = self.clock.callLater(deadline - now, self._watchdog)
+
+    async def ask_seat(self, seat: int, state: MatchState, actions: Sequence[Action]) -> FloatArray:
+        """Ask ``seat`` a range query (its hole-card slots are blanked) and await the answer.
+
+        Queries may be pipelined; each must be answered within ``t_query``.
+
+        Args:
+            seat: the seat to ask (0-based).
+            state: the decision point, as the MATCHSTATE that seat would get
+                there; the seat must be the one to act.
+            actions: the actions whose probabilities are wanted.
+
+        Returns:
+            float64 array ``(len(actions), game.num_hands)``, rows in
+            ``actions`` order; hands colliding with the board carry whatever
+            the bot sent.
+
+        Raises:
+            QueryFailed: RANGEERROR, a malformed answer, no answer in time,
+                a seat that does not answer queries, or the match ended.
+        """
+        values, _ = await self.relay.ask(seat, state, actions)
+        return values
 
     def _position_to_seat(self, hand_id: int) -> list[int]:
         n = len(self.seats)
@@ -550,6 +592,8 @@ class Match:
         t_match = config.t_per_hand_ms * config.hands / 1000.0
         for seat in seats:
             seat.hand_time = 0.0
+        self.current_hand = (state, deal, seat_of)
+        relay = self.relay
         while not state.finished:
             if self._failure is not None:
                 raise self._failure
@@ -571,6 +615,8 @@ class Match:
             seat = seats[seat_of[actor]]
             sent = self.clock.seconds()
             charged_to = sent
+            # Time with the seat's own range queries out is not charged to it.
+            paused_at_send = paused_mark = relay.paused(seat.index, sent)
             ignored_here = 0
             while True:
                 if seat.queue and self._failure is None:
@@ -578,8 +624,10 @@ class Match:
                 else:
                     deadline, cause, message = self._deadline(
                         seat, sent, charged_to, t_response, t_hand, t_match)
+                    deadline += relay.paused(seat.index, self.clock.seconds()) - paused_at_send
                     line = await self._next_line(seat, deadline, cause, message)
                 now = self.clock.seconds()
+                paused_now = relay.paused(seat.index, now)
                 if messages:
                     trace.from_(seat.index, line)
                 problem: str | None = None
@@ -601,8 +649,9 @@ class Match:
                         action, action_problem = reply.action, reply.problem
                 # Charge the time since the last charged line (the reference
                 # charges from the send each time, counting some time twice).
-                elapsed = max(0.0, now - charged_to)
+                elapsed = max(0.0, now - charged_to - (paused_now - paused_mark))
                 charged_to = now
+                paused_mark = paused_now
                 seat.hand_time += elapsed
                 seat.match_time += elapsed
                 self._check_budgets(seat, t_hand, t_match)
@@ -797,6 +846,7 @@ class Match:
         result.ignored = [s.ignored for s in self.seats]
         self.stop_listening()
         self._cancel_timer()
+        self.relay.close()
         if self._failure is None:
             self._failure = MatchAborted("finished", "the match is over", None, EXIT_OK)
         score = result.score_line()

@@ -64,6 +64,7 @@ def run_scripted_match(
                 connection.settimeout(20)
                 buffer = bytearray()
                 version = read_line(connection, buffer)
+                announce = read_line(connection, buffer)
                 received = []
                 for line, must_answer in SCRIPT:
                     connection.sendall(line.encode() + b"\r\n")
@@ -79,6 +80,7 @@ def run_scripted_match(
                 process.kill()
                 process.wait()
     assert version == b"VERSION:2.0.0\r\n"
+    assert announce == b"# range-query 1\r\n"  # SDK bots answer range queries
     return process.returncode, received, stderr
 
 

@@ -10,7 +10,7 @@ import pytest
 from twisted.internet.testing import StringTransport
 
 from agents.bots import BOTS
-from agents.client import VERSION_LINE, AcpcClient, StrategyBot
+from agents.client import QUERYABLE_LINE, VERSION_LINE, AcpcClient, StrategyBot
 from protocol.deal import DealSource
 from protocol.gamedef import GameDef, load_game
 from protocol.wire import matchstate_for, parse_matchstate, parse_reply
@@ -40,7 +40,8 @@ def replies(transport: StringTransport) -> list[str]:
     """The lines the bot wrote, after checking the version line came first."""
     data = transport.value()
     assert data.startswith(VERSION_LINE)
-    body = data[len(VERSION_LINE) :].decode("ascii")
+    # An SDK bot announces that it answers range queries right after VERSION.
+    body = data[len(VERSION_LINE) :].removeprefix(QUERYABLE_LINE).decode("ascii")
     assert body == "" or body.endswith("\r\n")
     return body.split("\r\n")[:-1]
 

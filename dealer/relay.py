@@ -1,0 +1,467 @@
+"""Range-query traffic of one match: the dealer's own queries and the agents' relayed ones.
+
+The dealer is the only party that talks to bots (docs/range-query.md). Two
+kinds of traffic go through :class:`QueryRelay`:
+
+* **The dealer's own queries** (:meth:`QueryRelay.ask`, exposed as
+  :meth:`dealer.match.Match.ask_seat`): a ``QUERY`` with a dealer-chosen qid
+  goes to a queryable seat; its ``RANGE`` answer is checked (N values per
+  asked action, each finite in [0, 1] for every hand that does not collide
+  with the board, sums over the asked actions at most 1 + 1e-6) and returned
+  as a float64 array of shape ``(len(actions), num_hands)``. A ``RANGEERROR``,
+  a malformed answer, no answer within ``t_query`` or a seat that does not
+  answer queries raise :class:`QueryFailed`. Queries may be pipelined; each
+  has its own deadline counted from when it was sent.
+* **Agents' queries** (``QUERY:`` lines from a seat): checked against the
+  hand being played (:meth:`QueryRelay.check_agent_query`), refused at once
+  with ``QUERYERROR:<qid>:<reason>`` when they break a rule, else forwarded
+  with a dealer qid; the checked answer is relayed as ``RANGE:<agent's qid>:…``
+  (the bot's own text with the qid replaced: no re-printing of 1326 floats),
+  and a failure becomes ``QUERYERROR`` for the agent, counted against the bot.
+  The match goes on either way.
+
+While an agent has relayed queries out, its action clock is paused
+(:meth:`QueryRelay.paused`): the match subtracts that time from what it
+charges the agent.
+
+A seat answers queries when its bot announced it with the comment line
+``# range-query 1`` after ``VERSION`` (the reference dealer ignores ``#``
+lines, so such a bot still plays under it), or when the dealer was told so
+(``--queryable NAME``). A queryable seat's line limit is raised to 1 MiB.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from twisted.internet import defer
+
+from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
+from protocol.cards import all_hands
+from protocol.errors import ParseError, ProtocolError
+from protocol.gamedef import GameDef
+from protocol.rangequery import (
+    SUM_TOLERANCE,
+    Query,
+    QueryErrorReply,
+    parse_query,
+    parse_range,
+    parse_range_error,
+    public_state,
+)
+from protocol.rules import Action
+from protocol.wire import MatchState
+
+if TYPE_CHECKING:
+    from dealer.match import Match
+
+FloatArray = npt.NDArray[np.float64]
+
+#: The comment line by which a bot announces that it answers range queries.
+ANNOUNCE_PREFIX = "# range-query"
+#: Default per-query time limit of a bot, in milliseconds.
+DEFAULT_T_QUERY_MS = 10_000
+_QID = re.compile(r"[A-Za-z0-9]+\Z")
+
+# Reasons given to agents in QUERYERROR lines (docs/range-query.md lists them).
+NOT_CURRENT_HAND = "not the current hand"
+NOT_ON_LINE = "betting is not on the line played so far"
+NOT_OPPONENT_TO_ACT = "the queried position is not to act at that point"
+TOO_FAR_AHEAD = "more than one action past the betting played so far"
+NOT_YOUR_STEP = "one step past the played betting must be the asking agent's own action"
+STEP_ENDS_ROUND = "one step past the played betting must not end the round"
+WRONG_BOARD = "board differs from the board at that point"
+HOLE_CARDS_SHOWN = "hole-card slots must be empty"
+NOT_QUERYABLE = "not queryable"
+OWN_POSITION = "an agent cannot query its own position"
+NO_HAND = "no hand is being played"
+
+
+class QueryFailed(Exception):
+    """A range query got no usable answer.
+
+    Args:
+        reason: why, in words (sent to agents as the QUERYERROR reason).
+        cause: a short code: ``not_queryable``, ``range_error``,
+            ``malformed``, ``timeout`` or ``closed``.
+    """
+
+    def __init__(self, reason: str, cause: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.cause = cause
+
+
+@dataclass
+class QueryCounts:
+    """Per-seat query counters (for metrics and results).
+
+    Attributes:
+        answered: queries this seat answered with a valid range.
+        failed: queries this seat failed (error, malformed, late), by cause.
+        seconds: total time this seat took to answer (answered queries).
+        relayed: agent queries from this seat relayed with an answer.
+        refused: agent queries from this seat refused by the dealer.
+        relay_failed: agent queries from this seat that were forwarded but
+            got no valid answer.
+    """
+
+    answered: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    relayed: int = 0
+    refused: int = 0
+    relay_failed: int = 0
+
+    @property
+    def errors(self) -> int:
+        """Queries this seat failed to answer."""
+        return sum(self.failed.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy."""
+        return {"answered": self.answered, "errors": self.errors, "failed": dict(self.failed),
+                "seconds": self.seconds, "relayed": self.relayed, "refused": self.refused,
+                "relay_failed": self.relay_failed}
+
+
+@dataclass
+class _Outstanding:
+    seat: int
+    actions: tuple[Action, ...]
+    board: tuple[int, ...]
+    sent: float
+    answer: defer.Deferred[tuple[FloatArray, str]]
+    timer: Any
+
+
+@lru_cache(maxsize=16)
+def _hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
+    """Card indices of every hand, shape ``(num_hands, num_hole_cards)``."""
+    numbers = all_hands(game.deck_size, game.num_hole_cards)
+    cards = np.asarray(game.cards, dtype=np.int64)
+    return cards[np.asarray(numbers, dtype=np.int64)]
+
+
+def blocked_mask(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
+    """Hands sharing a card with ``board`` (their answers are ignored)."""
+    table = _hand_cards(game)
+    if not board:
+        return np.zeros(table.shape[0], dtype=bool)
+    mask: npt.NDArray[np.bool_] = np.asarray(np.isin(table, np.asarray(board)).any(axis=1))
+    return mask
+
+
+def check_range_line(
+    line: str, actions: Sequence[Action], game: GameDef, board: Sequence[int]
+) -> FloatArray:
+    """Parse and check a bot's ``RANGE`` line against the query it answers.
+
+    The rules are :func:`protocol.rangequery.validate_range`'s, applied with
+    numpy (a Python loop over 1326 hands per answer would cost milliseconds).
+
+    Returns:
+        float64 array ``(len(actions), num_hands)``, rows in ``actions`` order.
+
+    Raises:
+        ParseError: the line is malformed or breaks a rule.
+    """
+    answer = parse_range(line)
+    if set(answer.actions) != set(actions) or len(answer.actions) != len(actions):
+        raise ParseError("answer does not match the query's actions", line[:200])
+    num_hands = game.num_hands
+    rows = {}
+    for action, row in zip(answer.actions, answer.probabilities):
+        if len(row) != num_hands:
+            raise ParseError(f"action {action.text()}: {len(row)} values, expected {num_hands}")
+        rows[action] = row
+    values = np.array([rows[a] for a in actions], dtype=np.float64).reshape(len(actions), num_hands)
+    live = ~blocked_mask(game, board)
+    checked = values[:, live]
+    if not np.isfinite(checked).all():
+        raise ParseError("a probability is not finite")
+    if checked.size and (checked.min() < 0.0 or checked.max() > 1.0):
+        raise ParseError("a probability is outside [0, 1]")
+    if checked.size and checked.sum(axis=0).max() > 1.0 + SUM_TOLERANCE:
+        raise ParseError("probabilities of a hand sum to more than 1")
+    return values
+
+
+def _flat(betting: Sequence[Sequence[Action]]) -> list[Action]:
+    return [action for round_actions in betting for action in round_actions]
+
+
+class QueryRelay:
+    """The range-query traffic of one :class:`~dealer.match.Match`.
+
+    Args:
+        match: the match (its seats, game, clock, events and current hand).
+        t_query_ms: a bot's time limit per query, in milliseconds.
+        queryable_names: seats with these player names answer queries
+            without announcing it.
+    """
+
+    def __init__(self, match: Match, t_query_ms: int = DEFAULT_T_QUERY_MS,
+                 queryable_names: Sequence[str] = ()) -> None:
+        self.match = match
+        self.game: GameDef = match.game
+        self.t_query = t_query_ms / 1000.0
+        n = len(match.seats)
+        self.queryable = [seat.name in queryable_names for seat in match.seats]
+        self.counts = [QueryCounts() for _ in range(n)]
+        self._protocols: list[SeatProtocol | None] = [None] * n
+        self._outstanding: dict[str, _Outstanding] = {}
+        self._next_qid = 0
+        # The asking agent's clock pause: queries out, total paused, since when.
+        self._out_for = [0] * n
+        self._paused_total = [0.0] * n
+        self._paused_since = [0.0] * n
+        self._closed = False
+
+    # -- connections -------------------------------------------------------
+
+    def attach(self, seat: int, protocol: SeatProtocol) -> None:
+        """Route the range-query lines of a new seat connection here."""
+        self._protocols[seat] = protocol
+        handlers = protocol.prefix_handlers
+        handlers["RANGE"] = lambda line: self.answer_received(seat, line)  # RANGE: and RANGEERROR:
+        handlers["QUERY"] = lambda line: self.agent_query_received(seat, line)
+        handlers[ANNOUNCE_PREFIX] = lambda line: self.announce_received(seat, line)
+        if self.queryable[seat]:
+            protocol.MAX_LENGTH = LARGEST_MAX_LINE
+
+    def announce_received(self, seat: int, line: str) -> None:
+        """``# range-query 1``: the seat answers queries from now on."""
+        self.queryable[seat] = True
+        protocol = self._protocols[seat]
+        if protocol is not None:
+            protocol.MAX_LENGTH = LARGEST_MAX_LINE
+        self.match.events.emit("seat_queryable", console=False, seat=seat + 1, line=line[:100])
+
+    # -- the dealer's own queries --------------------------------------------
+
+    def ask(self, seat: int, state: MatchState, actions: Sequence[Action]
+            ) -> defer.Deferred[tuple[FloatArray, str]]:
+        """Send one query to ``seat``; fires with (checked array, the answer's text after the qid).
+
+        Fails with :class:`QueryFailed`.
+        """
+        if self._closed:
+            return defer.fail(QueryFailed("the match is over", "closed"))
+        protocol = self._protocols[seat]
+        if not self.queryable[seat] or protocol is None:
+            self._count_failure(seat, "not_queryable", NOT_QUERYABLE, 0.0)
+            return defer.fail(QueryFailed(NOT_QUERYABLE, "not_queryable"))
+        self._next_qid += 1
+        qid = f"d{self._next_qid}"
+        actions = tuple(actions)
+        query = Query(qid, public_state(state), actions)
+        answer: defer.Deferred[tuple[FloatArray, str]] = defer.Deferred()
+        clock = self.match.clock
+        timer = clock.callLater(self.t_query, self._expire, qid)
+        self._outstanding[qid] = _Outstanding(
+            seat, actions, state.board_cards, clock.seconds(), answer, timer)
+        protocol.send_line(query.text())
+        return answer
+
+    def _expire(self, qid: str) -> None:
+        pending = self._outstanding.pop(qid, None)
+        if pending is None:
+            return
+        reason = f"no answer within t_query {self.t_query * 1000:g} ms"
+        self._fail(pending, "timeout", reason)
+
+    def answer_received(self, seat: int, line: str) -> None:
+        """A ``RANGE:``/``RANGEERROR:`` line from a bot."""
+        qid = line.split(":", 2)[1] if line.count(":") >= 2 else ""
+        pending = self._outstanding.get(qid)
+        if pending is None or pending.seat != seat:
+            # Late (timed out already) or never asked: dropped.
+            self.match.events.emit("query_answer_dropped", level="warning", console=False,
+                                   seat=seat + 1, qid=qid[:20], line=line[:100])
+            return
+        del self._outstanding[qid]
+        if pending.timer.active():
+            pending.timer.cancel()
+        if line.startswith("RANGEERROR:"):
+            try:
+                message = parse_range_error(line).message
+            except ParseError as error:
+                self._fail(pending, "malformed", f"malformed RANGEERROR: {error.message}")
+            else:
+                self._fail(pending, "range_error", f"the bot could not answer: {message}")
+            return
+        if not line.startswith("RANGE:"):
+            self._fail(pending, "malformed", "malformed answer")
+            return
+        try:
+            values = check_range_line(line, pending.actions, self.game, pending.board)
+        except ParseError as error:
+            self._fail(pending, "malformed", f"malformed answer: {error.message}")
+            return
+        latency = self.match.clock.seconds() - pending.sent
+        counts = self.counts[seat]
+        counts.answered += 1
+        counts.seconds += latency
+        events = self.match.events
+        if events.hooks:
+            events.notify("query", seat=seat + 1, seconds=latency, actions=len(pending.actions))
+        pending.answer.callback((values, line.split(":", 2)[2]))
+
+    def _fail(self, pending: _Outstanding, cause: str, reason: str) -> None:
+        latency = self.match.clock.seconds() - pending.sent
+        self._count_failure(pending.seat, cause, reason, latency)
+        pending.answer.errback(QueryFailed(reason, cause))
+
+    def _count_failure(self, seat: int, cause: str, reason: str, latency: float) -> None:
+        failed = self.counts[seat].failed
+        failed[cause] = failed.get(cause, 0) + 1
+        self.match.events.emit("query_error", level="warning", console=False, seat=seat + 1,
+                               cause=cause, reason=reason[:200], seconds=latency)
+
+    # -- agents' queries ---------------------------------------------------
+
+    def agent_query_received(self, seat: int, line: str) -> None:
+        """A ``QUERY:`` line from an agent: refuse it or relay it."""
+        fields = line.split(":", 2)
+        qid = fields[1] if len(fields) >= 2 else ""
+        if not _QID.match(qid):
+            self.match.events.emit("query_refused", level="warning", console=False,
+                                   seat=seat + 1, reason="no valid qid", line=line[:100])
+            self.counts[seat].refused += 1
+            return
+        try:
+            query = parse_query(line, self.game)
+        except ParseError as error:
+            reason = HOLE_CARDS_SHOWN if "no hole cards" in error.message else f"malformed query: {error.message}"
+            self._refuse(seat, qid, reason)
+            return
+        try:
+            target = self.check_agent_query(seat, query)
+        except QueryFailed as refusal:
+            self._refuse(seat, qid, refusal.reason)
+            return
+        self._pause(seat)
+        relayed = self.ask(target, query.state, query.actions)
+        relayed.addCallbacks(self._relay_answer, self._relay_failure,
+                             callbackArgs=(seat, qid), errbackArgs=(seat, qid))
+
+    def check_agent_query(self, seat: int, query: Query) -> int:
+        """Check an agent's query against the hand being played.
+
+        Returns:
+            The seat to forward it to.
+
+        Raises:
+            QueryFailed: a rule is broken (its reason goes to the agent).
+        """
+        current = self.match.current_hand
+        if current is None:
+            raise QueryFailed(NO_HAND, "refused")
+        state, deal, seat_of = current
+        asked = query.state
+        if asked.hand_id != state.hand_id:
+            raise QueryFailed(NOT_CURRENT_HAND, "refused")
+        if seat not in seat_of:
+            raise QueryFailed(NO_HAND, "refused")
+        own_position = seat_of.index(seat)
+        target_position = asked.position
+        if target_position == own_position:
+            raise QueryFailed(OWN_POSITION, "refused")
+        try:
+            asked_state = asked.to_state(self.game)
+        except ProtocolError as error:
+            raise QueryFailed(f"malformed query: {error.message}", "refused") from error
+        played = _flat(state.actions)
+        wanted = _flat(asked.betting)
+        if len(wanted) <= len(played):
+            if wanted != played[: len(wanted)]:
+                raise QueryFailed(NOT_ON_LINE, "refused")
+        elif len(wanted) == len(played) + 1:
+            if wanted[:-1] != played:
+                raise QueryFailed(NOT_ON_LINE, "refused")
+            if state.finished or state.current_player != own_position:
+                raise QueryFailed(NOT_YOUR_STEP, "refused")
+            if asked_state.round != state.round:
+                raise QueryFailed(STEP_ENDS_ROUND, "refused")
+        else:
+            if wanted[: len(played)] == played:
+                raise QueryFailed(TOO_FAR_AHEAD, "refused")
+            raise QueryFailed(NOT_ON_LINE, "refused")
+        if asked_state.finished or asked_state.current_player != target_position:
+            raise QueryFailed(NOT_OPPONENT_TO_ACT, "refused")
+        if len(asked.betting) != asked_state.round + 1:
+            raise QueryFailed(NOT_ON_LINE, "refused")
+        if tuple(asked.board) != tuple(deal.board[: asked_state.round + 1]):
+            raise QueryFailed(WRONG_BOARD, "refused")
+        target = seat_of[target_position]
+        if not self.queryable[target]:
+            raise QueryFailed(NOT_QUERYABLE, "refused")
+        return target
+
+    def _refuse(self, seat: int, qid: str, reason: str) -> None:
+        self.counts[seat].refused += 1
+        self.match.events.emit("query_refused", level="warning", console=False,
+                               seat=seat + 1, reason=reason)
+        self._send(seat, QueryErrorReply(qid, reason).text())
+
+    def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str) -> None:
+        self._resume(seat)
+        self.counts[seat].relayed += 1
+        self._send(seat, f"RANGE:{qid}:{result[1]}")
+
+    def _relay_failure(self, failure: Any, seat: int, qid: str) -> None:
+        self._resume(seat)
+        self.counts[seat].relay_failed += 1
+        error = failure.value
+        reason = error.reason if isinstance(error, QueryFailed) else str(error)
+        self._send(seat, QueryErrorReply(qid, reason).text())
+
+    def _send(self, seat: int, text: str) -> None:
+        protocol = self._protocols[seat]
+        if protocol is not None and not self._closed:
+            protocol.send_line(text)
+
+    # -- the asking agent's clock --------------------------------------------
+
+    def _pause(self, seat: int) -> None:
+        if self._out_for[seat] == 0:
+            self._paused_since[seat] = self.match.clock.seconds()
+        self._out_for[seat] += 1
+
+    def _resume(self, seat: int) -> None:
+        if self._out_for[seat] <= 0:  # closed meanwhile
+            return
+        self._out_for[seat] -= 1
+        if self._out_for[seat] == 0:
+            self._paused_total[seat] += self.match.clock.seconds() - self._paused_since[seat]
+
+    def paused(self, seat: int, now: float) -> float:
+        """Total seconds ``seat`` has had relayed queries out, up to ``now``."""
+        total = self._paused_total[seat]
+        if self._out_for[seat]:
+            total += max(0.0, now - self._paused_since[seat])
+        return total
+
+    # -- ending ------------------------------------------------------------
+
+    def close(self) -> None:
+        """Fail every outstanding query (the match is over)."""
+        self._closed = True
+        pending, self._outstanding = self._outstanding, {}
+        for item in pending.values():
+            if item.timer.active():
+                item.timer.cancel()
+            item.answer.errback(QueryFailed("the match is over", "closed"))
+        for seat in range(len(self._protocols)):
+            self._out_for[seat] = 0
+
+    def counts_dict(self) -> list[dict[str, Any]]:
+        """Per-seat counters, JSON-ready."""
+        return [c.to_dict() for c in self.counts]

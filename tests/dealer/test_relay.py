@@ -1,0 +1,320 @@
+"""The dealer's range-query relay, in memory: refusals, bot failures, pipelining, the paused clock.
+
+Match: no-limit hold'em, seed 42 (hand 0: seat 1 = position 1 holds 2hAc and
+acts first, seat 0 = position 0 holds 7d3d; transcripts/nl1000.trace). Seat 0
+is the asking agent, seat 1 the bot, which announces ``# range-query 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from twisted.internet import defer, task
+from twisted.internet.testing import StringTransport
+
+from dealer import relay as relay_module
+from dealer.match import Match, MatchAborted, MatchConfig
+from dealer.relay import QueryFailed
+from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
+from protocol.rules import Action
+from protocol.wire import parse_matchstate
+from tests.dealer.harness import make_config
+
+N = 1326
+_OPEN: list[Match] = []
+
+
+@pytest.fixture(autouse=True)
+def _abort_unfinished() -> Iterator[None]:
+    """End any match a test leaves running, so its coroutine closes cleanly."""
+    yield
+    for match in _OPEN:
+        match.abort(MatchAborted("internal", "test over", None))
+    _OPEN.clear()
+
+
+class _Table:
+    """A match whose seats are StringTransports, on a fake clock."""
+
+    def __init__(self, config: MatchConfig) -> None:
+        self.clock = task.Clock()
+        self.match = Match(config, reactor=None, clock=self.clock)
+        self.done = self.match.start()
+        _OPEN.append(self.match)
+        self.protocols: list[SeatProtocol] = []
+        self.transports: list[StringTransport] = []
+        for seat in self.match.seats:
+            protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
+            transport = StringTransport()
+            protocol.makeConnection(transport)
+            self.protocols.append(protocol)
+            self.transports.append(transport)
+
+    def feed(self, seat: int, text: str) -> None:
+        """Deliver lines from ``seat``."""
+        self.protocols[seat].dataReceived(text.encode("ascii"))
+
+    def take(self, seat: int) -> list[str]:
+        """The lines sent to ``seat`` since the last call."""
+        data = self.transports[seat].value()
+        self.transports[seat].clear()
+        return data.decode().split("\r\n")[:-1] if data else []
+
+
+def table(in_tmp: Path, announce: bool = True, **overrides: Any) -> _Table:
+    """Both seats connected and past VERSION; the bot (seat 1) is to act in hand 0."""
+    config = make_config("rq", hands=2, seed=42, names=("agent", "bot"), **overrides)
+    t = _Table(config)
+    t.feed(0, "VERSION:2.0.0\r\n")
+    t.feed(1, "VERSION:2.0.0\r\n" + ("# range-query 1\r\n" if announce else ""))
+    assert t.take(1) == ["MATCHSTATE:1:0::|2hAc"]
+    assert t.take(0) == ["MATCHSTATE:0:0::7d3d|"]
+    return t
+
+
+def rows(*values: str) -> str:
+    """A RANGE body: one ``action=`` row of N copies of a value per pair."""
+    parts = []
+    for pair in values:
+        token, value = pair.split("=")
+        parts.append(f"{token}=" + ",".join([value] * N))
+    return ";".join(parts)
+
+
+def refusal(t: _Table, query: str) -> str:
+    """Send ``query`` from the agent; the QUERYERROR reason it gets at once (nothing forwarded)."""
+    t.feed(0, query + "\r\n")
+    assert t.take(1) == []
+    (line,) = t.take(0)
+    tag, qid, reason = line.split(":", 2)
+    assert (tag, qid) == ("QUERYERROR", "a")
+    return reason
+
+
+def bot_calls(t: _Table) -> None:
+    """The bot limps: betting 'c', the agent (position 0) to act."""
+    t.feed(1, "MATCHSTATE:1:0::|2hAc:c\r\n")
+    assert t.take(0) == ["MATCHSTATE:0:0:c:7d3d|"]
+    t.take(1)
+
+
+def test_a_valid_query_is_forwarded_and_its_answer_relayed(in_tmp: Path) -> None:
+    """A query at the bot's decision point goes out with a dealer qid; the answer comes back under the agent's."""
+    t = table(in_tmp)
+    t.feed(0, "QUERY:a:1:0::|:f,c\r\n")
+    (forwarded,) = t.take(1)
+    assert forwarded.startswith("QUERY:") and forwarded.endswith(":1:0::|:f,c")
+    dealer_qid = forwarded.split(":")[1]
+    assert dealer_qid != "a"
+    t.feed(1, f"RANGE:{dealer_qid}:{rows('f=0', 'c=0.25')}\r\n")
+    assert t.take(0) == [f"RANGE:a:{rows('f=0', 'c=0.25')}"]
+    counts = t.match.relay.counts
+    assert (counts[1].answered, counts[1].errors, counts[0].relayed) == (1, 0, 1)
+
+
+@pytest.mark.parametrize(
+    ("setup", "query", "reason"),
+    [
+        (None, "QUERY:a:1:5::|:c", relay_module.NOT_CURRENT_HAND),
+        ("call", "QUERY:a:1:0:r300:|:f,c", relay_module.NOT_ON_LINE),
+        ("call", "QUERY:a:1:0:c:|:f,c", relay_module.NOT_OPPONENT_TO_ACT),
+        ("call", "QUERY:a:1:0:cr300r900:|:f,c", relay_module.TOO_FAR_AHEAD),
+        (None, "QUERY:a:1:0:c:|:f,c", relay_module.NOT_YOUR_STEP),
+        ("call", "QUERY:a:1:0:cc/:|/2c3c4c:c", relay_module.STEP_ENDS_ROUND),
+        (None, "QUERY:a:1:0::|2hAc:c", relay_module.HOLE_CARDS_SHOWN),
+        (None, "QUERY:a:0:0::|:c", relay_module.OWN_POSITION),
+    ],
+    ids=["wrong-hand", "not-a-prefix", "opponent-not-to-act", "two-steps-past",
+         "step-not-by-agent", "step-ends-round", "hole-cards", "own-position"],
+)
+def test_refusal_rules(in_tmp: Path, setup: str | None, query: str, reason: str) -> None:
+    """Each broken rule is refused at once with its QUERYERROR reason, and counted."""
+    t = table(in_tmp)
+    if setup == "call":
+        bot_calls(t)
+    assert refusal(t, query) == reason
+    assert t.match.relay.counts[0].refused == 1
+
+
+def test_one_step_past_by_the_agent_is_accepted(in_tmp: Path) -> None:
+    """The played betting plus the agent's own raise, with the bot then to act, is forwarded."""
+    t = table(in_tmp)
+    bot_calls(t)
+    t.feed(0, "QUERY:a:1:0:cr300:|:f\r\n")
+    (forwarded,) = t.take(1)
+    assert forwarded.endswith(":1:0:cr300:|:f")
+
+
+def test_wrong_board_is_refused(in_tmp: Path) -> None:
+    """A flop query naming other flop cards than the ones dealt is refused."""
+    t = table(in_tmp)
+    bot_calls(t)
+    t.feed(0, "MATCHSTATE:0:0:c:7d3d|:c\r\n")  # the agent checks: flop, agent first
+    (flop_state,) = t.take(0)
+    t.take(1)
+    board = parse_matchstate(flop_state, t.match.game).board
+    assert len(board[1]) == 3
+    t.feed(0, flop_state + ":c\r\n")  # agent checks; the bot is to act at 'cc/c'
+    t.take(0)
+    t.take(1)
+    good = flop_state.split(":")[4].split("/", 1)[1]
+    wrong = "2c3c4c" if "2c" not in good else "5d6d7h"
+    assert refusal(t, f"QUERY:a:1:0:cc/c:|/{wrong}:f,c") == relay_module.WRONG_BOARD
+    t.feed(0, f"QUERY:b:1:0:cc/c:|/{good}:f,c\r\n")
+    assert len(t.take(1)) == 1  # the right board is forwarded
+
+
+def test_opponent_that_does_not_answer_queries_is_refused(in_tmp: Path) -> None:
+    """Without an announcement (or --queryable) the bot is never queried."""
+    t = table(in_tmp, announce=False)
+    assert refusal(t, "QUERY:a:1:0::|:c") == relay_module.NOT_QUERYABLE
+
+
+def test_queryable_option_marks_a_seat_and_raises_its_line_limit(in_tmp: Path) -> None:
+    """--queryable NAME makes a seat queryable without announcing; its line limit becomes 1 MiB."""
+    t = table(in_tmp, announce=False, queryable=("bot",))
+    assert t.protocols[1].MAX_LENGTH == LARGEST_MAX_LINE
+    assert t.protocols[0].MAX_LENGTH < LARGEST_MAX_LINE
+    t.feed(0, "QUERY:a:1:0::|:c\r\n")
+    assert len(t.take(1)) == 1
+
+
+def test_malformed_query_is_refused(in_tmp: Path) -> None:
+    """An unreadable query gets QUERYERROR 'malformed query: …'."""
+    t = table(in_tmp)
+    assert refusal(t, "QUERY:a:1:0::|:x7").startswith("malformed query")
+
+
+@pytest.mark.parametrize(
+    ("answer", "cause"),
+    [
+        ("RANGE:{qid}:garbage", "malformed"),
+        ("RANGE:{qid}:c=" + ",".join(["1"] * (N - 1)), "malformed"),
+        ("RANGE:{qid}:c=" + ",".join(["1.5"] * N), "malformed"),
+        ("RANGE:{qid}:c=1;f=1", "malformed"),
+        ("RANGEERROR:{qid}:cannot", "range_error"),
+    ],
+    ids=["garbage", "too-few-numbers", "above-one", "wrong-actions", "rangeerror"],
+)
+def test_bad_bot_answers_become_queryerror_and_the_match_goes_on(
+    in_tmp: Path, answer: str, cause: str
+) -> None:
+    """A bad answer is a QUERYERROR for the agent and a count against the bot; play continues."""
+    t = table(in_tmp)
+    t.feed(0, "QUERY:a:1:0::|:c\r\n")
+    (forwarded,) = t.take(1)
+    t.feed(1, answer.format(qid=forwarded.split(":")[1]) + "\r\n")
+    (line,) = t.take(0)
+    assert line.startswith("QUERYERROR:a:")
+    assert t.match.relay.counts[1].failed == {cause: 1}
+    t.feed(1, "MATCHSTATE:1:0::|2hAc:f\r\n")
+    assert t.take(0)[0] == "MATCHSTATE:0:0:f:7d3d|"
+
+
+def test_no_answer_in_time_is_a_queryerror_and_a_late_answer_is_dropped(in_tmp: Path) -> None:
+    """t_query passes without an answer: QUERYERROR; the answer arriving later goes nowhere."""
+    t = table(in_tmp, t_query_ms=2000)
+    t.feed(0, "QUERY:a:1:0::|:c\r\n")
+    (forwarded,) = t.take(1)
+    t.clock.advance(1.9)
+    assert t.take(0) == []
+    t.clock.advance(0.2)
+    (line,) = t.take(0)
+    assert line.startswith("QUERYERROR:a:") and "t_query" in line
+    t.feed(1, f"RANGE:{forwarded.split(':')[1]}:{rows('c=1')}\r\n")
+    assert t.take(0) == []
+    assert t.match.relay.counts[1].failed == {"timeout": 1}
+    t.feed(1, "MATCHSTATE:1:0::|2hAc:f\r\n")
+    assert t.take(0)[0] == "MATCHSTATE:0:0:f:7d3d|"
+
+
+def test_pipelined_queries_are_answered_in_order(in_tmp: Path) -> None:
+    """Three queries out before any answer; answers relayed under each agent qid, in order."""
+    t = table(in_tmp)
+    bot_calls(t)
+    t.feed(0, "QUERY:x:1:0::|:c\r\nQUERY:y:1:0:cr300:|:f\r\nQUERY:z:1:0:cr20000:|:f\r\n")
+    forwarded = t.take(1)
+    assert len(forwarded) == 3
+    qids = [line.split(":")[1] for line in forwarded]
+    assert len(set(qids)) == 3
+    t.feed(1, "".join(f"RANGE:{q}:{rows(('c' if i == 0 else 'f') + '=0.' + str(i))}\r\n"
+                      for i, q in enumerate(qids)))
+    relayed = t.take(0)
+    assert [line.split(":")[1] for line in relayed] == ["x", "y", "z"]
+    assert relayed[1].endswith("f=" + ",".join(["0.1"] * N))
+
+
+def test_the_agents_clock_pauses_while_its_queries_are_out(in_tmp: Path) -> None:
+    """3 s waiting for the bot's answer, with t_response 1 s: the agent is charged only its own time."""
+    t = table(in_tmp, t_response_ms=1000, t_query_ms=5000)
+    bot_calls(t)  # the agent (seat 0) is to act
+    t.clock.advance(0.25)
+    t.feed(0, "QUERY:a:1:0:cr300:|:f\r\n")
+    (forwarded,) = t.take(1)
+    t.clock.advance(3.0)
+    t.feed(1, f"RANGE:{forwarded.split(':')[1]}:{rows('f=1')}\r\n")
+    t.clock.advance(0.5)
+    t.feed(0, "MATCHSTATE:0:0:c:7d3d|:c\r\n")
+    assert t.take(1)[0].startswith("MATCHSTATE:1:0:cc/:|2hAc/")
+    assert t.match.seats[0].match_time == pytest.approx(0.75)
+    assert not t.done.called  # no timeout: the match is still going
+
+
+def test_the_clock_still_runs_out_without_queries(in_tmp: Path) -> None:
+    """Control for the test above: the same wait without a query out ends the match."""
+    t = table(in_tmp, t_response_ms=1000)
+    bot_calls(t)
+    t.clock.advance(1.01)
+    assert t.done.called
+    assert t.done.result.cause == "timeout"
+
+
+@pytest.mark.parametrize("valid", [True, False])
+def test_ask_seat_returns_the_checked_array_or_raises(in_tmp: Path, valid: bool) -> None:
+    """Match.ask_seat: rows in the asked order as float64 (N,), or QueryFailed for a RANGEERROR."""
+    t = table(in_tmp)
+    state = parse_matchstate("MATCHSTATE:1:0::|2hAc", t.match.game)
+    results: list[Any] = []
+    asked = defer.ensureDeferred(t.match.ask_seat(1, state, [Action.FOLD, Action.CALL]))
+    asked.addBoth(results.append)
+    (forwarded,) = t.take(1)
+    assert forwarded.endswith(":1:0::|:f,c")  # hole cards blanked
+    qid = forwarded.split(":")[1]
+    if valid:
+        t.feed(1, f"RANGE:{qid}:{rows('c=0.75', 'f=0.25')}\r\n")
+        (values,) = results
+        assert values.dtype == np.float64 and values.shape == (2, N)
+        assert values[0].tolist() == [0.25] * N and values[1].tolist() == [0.75] * N
+    else:
+        t.feed(1, f"RANGEERROR:{qid}:no\r\n")
+        (failure,) = results
+        assert failure.check(QueryFailed)
+        assert failure.value.cause == "range_error"
+
+
+def test_ask_seat_refuses_a_seat_that_does_not_answer_queries(in_tmp: Path) -> None:
+    """Asking a plain ACPC bot fails at once with cause not_queryable; nothing is sent."""
+    t = table(in_tmp, announce=False)
+    state = parse_matchstate("MATCHSTATE:1:0::|2hAc", t.match.game)
+    results: list[Any] = []
+    defer.ensureDeferred(t.match.ask_seat(1, state, [Action.CALL])).addBoth(results.append)
+    assert results[0].value.cause == "not_queryable"
+    assert t.take(1) == []
+
+
+def test_query_events_reach_subscribers(in_tmp: Path) -> None:
+    """Subscribers see 'query' (with latency) for an answer and 'query_error' for a failure."""
+    t = table(in_tmp)
+    seen: list[dict[str, Any]] = []
+    t.match.events.subscribe(seen.append)
+    t.feed(0, "QUERY:a:1:0::|:c\r\nQUERY:b:1:0::|:c\r\n")
+    first, second = (line.split(":")[1] for line in t.take(1))
+    t.clock.advance(0.5)
+    t.feed(1, f"RANGE:{first}:{rows('c=1')}\r\nRANGEERROR:{second}:no\r\n")
+    names = [e["event"] for e in seen if e["event"].startswith("query")]
+    assert names == ["query", "query_error"]
+    assert seen[0]["seconds"] == pytest.approx(0.5) and seen[0]["seat"] == 2
