@@ -1,0 +1,285 @@
+"""The dealer's fast paths agree with the slow, obviously correct ones.
+
+The fast paths (a card-text table, the betting string a State extends as it
+goes, ``matchstate_text``/``log_state_text`` with the cards rendered once per
+deal, ``read_reply_action`` handing out shared records, ``State.clone``
+without deepcopy) are each compared with a naive rebuild written here from
+the definitions, on seeded random play in every bundled game.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from protocol.cards import CARD_TEXT, DECK_SIZE, RANKS, SUITS, card_to_text, cards_to_text
+from protocol.deal import Deal, DealSource
+from protocol.errors import ParseError
+from protocol.gamedef import GameDef, bundled_games, load_game
+from protocol.rules import Action, ActionType, State
+from protocol.wire import (
+    BAD_FORMAT,
+    INVALID,
+    MatchState,
+    log_state_for,
+    log_state_text,
+    matchstate_for,
+    matchstate_text,
+    parse_matchstate,
+    parse_reply,
+    read_reply_action,
+)
+
+GAMES = {name: load_game(name) for name in bundled_games()}
+HANDS_PER_GAME = 150
+
+
+# -- slow twins ----------------------------------------------------------------
+
+
+def naive_card_text(card: int) -> str:
+    """A card's text straight from the definition: rank letter, suit letter."""
+    return "23456789TJQKA"[card // 4] + "cdhs"[card % 4]
+
+
+def naive_action_text(action: Action) -> str:
+    """The wire token from the enum's letter (``r<size>`` for a sized raise)."""
+    if action.type is ActionType.RAISE and action.size:
+        return "r" + str(action.size)
+    return action.type.value
+
+
+def naive_betting(actions: Sequence[Sequence[Action]]) -> str:
+    """The betting string re-joined from every action."""
+    return "/".join("".join(naive_action_text(a) for a in acts) for acts in actions)
+
+
+def naive_cards(hole: Sequence[Sequence[int]], board: Sequence[Sequence[int]]) -> str:
+    """The cards field: hole fields joined by ``|``, then the boards joined by ``/``."""
+    text = "|".join("".join(naive_card_text(c) for c in h) for h in hole)
+    return text + "/".join("".join(naive_card_text(c) for c in b) for b in board)
+
+
+def naive_matchstate_text(state: State, deal: Deal, position: int) -> str:
+    """What the dealer must send, rebuilt from acpc.md's rules for visible cards."""
+    live = [not f for f in state.folded]
+    showdown = state.finished and sum(live) > 1
+    hole = [
+        deal.hole[p] if p == position or (showdown and live[p]) else ()
+        for p in range(state.game.num_players)
+    ]
+    board = deal.board[: state.round + 1]
+    return (
+        f"MATCHSTATE:{position}:{state.hand_id}:{naive_betting(state.actions)}:"
+        f"{naive_cards(hole, board)}"
+    )
+
+
+def naive_current_player(state: State) -> int:
+    """The next player after the last actor (or before the round's first) who can act."""
+    game = state.game
+    n = game.num_players
+    actors = state.actors[state.round]
+    p = actors[-1] if actors else game.first_player[state.round] + n - 1
+    for _ in range(n):
+        p = (p + 1) % n
+        if not state.folded[p] and state.spent[p] < game.stack[p]:
+            return p
+    raise AssertionError("nobody can act in a live hand")
+
+
+def random_action(state: State, rng: random.Random) -> Action:
+    """A legal action: some folds, raises of every size (all-ins included), else calls."""
+    legal = state.legal_actions()
+    roll = rng.random()
+    if ActionType.FOLD in legal and roll < 0.12:
+        return Action.FOLD
+    if ActionType.RAISE in legal and roll < 0.45:
+        if state.game.is_limit:
+            return Action.RAISE
+        bounds = state.raise_range()
+        assert bounds is not None
+        low, high = bounds
+        return Action.raise_to(rng.choice([low, high, rng.randint(low, high)]))
+    return Action.CALL
+
+
+def random_play(game: GameDef, hands: int, seed: int) -> Iterator[tuple[State, Deal]]:
+    """Every state (each decision point and each hand's end) of seeded random play."""
+    rng = random.Random(seed)
+    deals = DealSource(seed)
+    for hand_id in range(hands):
+        deal = deals.deal(game)
+        state = State(game, rng.randrange(2**32))
+        yield state, deal
+        while not state.finished:
+            state.apply(random_action(state, rng))
+            yield state, deal
+
+
+# -- tests ---------------------------------------------------------------------
+
+
+def test_card_text_table_matches_card_to_text() -> None:
+    """The card-text table holds card_to_text of every index, and agrees with the definition."""
+    assert len(CARD_TEXT) == DECK_SIZE
+    for card in range(DECK_SIZE):
+        assert CARD_TEXT[card] == card_to_text(card) == naive_card_text(card)
+    assert {text[0] for text in CARD_TEXT} == set(RANKS)
+    assert {text[1] for text in CARD_TEXT} == set(SUITS)
+
+
+def test_cards_to_text_matches_per_card_text() -> None:
+    """Joined card text equals card_to_text card by card, for tuples, lists and iterators."""
+    rng = random.Random(7)
+    for _ in range(500):
+        cards = rng.sample(range(DECK_SIZE), rng.randint(0, 7))
+        expected = "".join(card_to_text(c) for c in cards)
+        assert cards_to_text(cards) == expected
+        assert cards_to_text(tuple(cards)) == expected
+        assert cards_to_text(iter(cards)) == expected
+
+
+@pytest.mark.parametrize("card", [-1, DECK_SIZE, 10**6])
+def test_cards_to_text_rejects_off_deck_like_card_to_text(card: int) -> None:
+    """An index off the deck raises the same ParseError as card_to_text (no wrap-around)."""
+    with pytest.raises(ParseError) as slow:
+        card_to_text(card)
+    with pytest.raises(ParseError) as fast:
+        cards_to_text([0, card])
+    assert str(fast.value) == str(slow.value)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_state_fast_queries_match_naive_on_random_play(name: str) -> None:
+    """The kept betting string and the player to act equal their naive rebuilds at every step."""
+    game = GAMES[name]
+    rounds_seen = set()
+    for state, _ in random_play(game, HANDS_PER_GAME, seed=11):
+        assert state.betting_string() == naive_betting(state.actions)
+        if not state.finished:
+            assert state.current_player == naive_current_player(state)
+        rounds_seen.add(state.round)
+    assert rounds_seen == set(range(game.num_rounds))  # the play reaches every round
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_matchstate_text_matches_full_rebuild_on_random_play(name: str) -> None:
+    """matchstate_text and matchstate_for().text() equal the naive line, which parses back."""
+    game = GAMES[name]
+    showdowns = 0
+    for state, deal in random_play(game, HANDS_PER_GAME, seed=12):
+        showdowns += state.is_showdown
+        for position in range(game.num_players):
+            expected = naive_matchstate_text(state, deal, position)
+            assert matchstate_text(state, deal, position) == expected
+            view = matchstate_for(state, deal, position)
+            assert view.text() == expected
+            # A record built field by field (no cached text) prints the same.
+            rebuilt = MatchState(view.position, view.hand_id, view.betting, view.hole, view.board)
+            assert rebuilt.text() == expected and rebuilt == view
+            assert parse_matchstate(expected, game) == view
+    assert showdowns > 0
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_log_state_text_matches_record_on_random_play(name: str) -> None:
+    """log_state_text equals log_state_for().text() for every finished hand."""
+    game = GAMES[name]
+    names = [f"seat{p}" for p in range(game.num_players)]
+    finished = 0
+    for state, deal in random_play(game, HANDS_PER_GAME, seed=13):
+        if state.finished:
+            values = state.values(deal.hole, deal.board_cards)
+            expected = log_state_for(state, deal, values, names).text()
+            assert log_state_text(state, deal, values, names) == expected
+            finished += 1
+    assert finished == HANDS_PER_GAME
+
+
+def test_matchstate_text_with_many_deals_interleaved() -> None:
+    """Lines for more deals than the render cache holds, visited in turn, stay right."""
+    game = GAMES["holdem.nolimit.2p.reverse_blinds"]
+    deals = DealSource(3)
+    hands = [(State(game, h), deals.deal(game)) for h in range(200)]
+    for _ in range(2):
+        for state, deal in hands:
+            for position in range(game.num_players):
+                assert matchstate_text(state, deal, position) == naive_matchstate_text(
+                    state, deal, position
+                )
+        for state, _ in hands:
+            state.apply(Action.CALL)
+            state.apply(Action.CALL)
+
+
+def test_matchstate_text_off_the_table_position_falls_back() -> None:
+    """A position outside the table prints as matchstate_for does (no own cards shown)."""
+    game = GAMES["holdem.nolimit.2p.reverse_blinds"]
+    state, deal = State(game, 5), DealSource(1).deal(game)
+    for position in (-1, 2):
+        assert matchstate_text(state, deal, position) == matchstate_for(state, deal, position).text()
+        assert matchstate_text(state, deal, position).endswith(":|")
+
+
+def test_state_built_from_fields_keeps_its_betting_string() -> None:
+    """A State given its actions directly prints them, and extends them correctly."""
+    game = GAMES["holdem.nolimit.2p.reverse_blinds"]
+    played = State(game, 9)
+    for action in (Action.raise_to(300), Action.CALL, Action.CALL):
+        played.apply(action)
+    built = State(
+        game, 9, played.round, played.finished, list(played.spent), list(played.folded),
+        played.max_spent, played.min_raise_to,
+        [list(a) for a in played.actions], [list(a) for a in played.actors],
+    )
+    assert built == played and built.betting_string() == "r300c/c"
+    built.actions[-1].append(Action.CALL)  # grown by hand, not by apply: rebuilt on demand
+    assert built.betting_string() == "r300c/cc"
+
+
+def test_clone_is_equal_and_independent_like_deepcopy() -> None:
+    """clone() equals a deepcopy, shares the game, and does not follow the original."""
+    rng = random.Random(5)
+    for name, game in GAMES.items():
+        for state, _ in random_play(game, 20, seed=14):
+            twin, deep = state.clone(), copy.deepcopy(state)
+            assert twin == deep == state and twin.game is state.game
+            assert twin.betting_string() == state.betting_string(), name
+            if not state.finished:
+                before = deep.betting_string()
+                twin.apply(random_action(twin, rng))
+                assert state == deep and state.betting_string() == before
+
+
+REPLY_LETTERS = "fcrkbFCRKBxz:1 "
+
+
+@pytest.mark.parametrize(
+    "name", ["holdem.nolimit.2p.reverse_blinds", "holdem.limit.2p.reverse_blinds"]
+)
+def test_read_reply_action_matches_parse_reply(name: str) -> None:
+    """read_reply_action reads every action part as parse_reply does, and as the spec says."""
+    game = GAMES[name]
+    prefix = "MATCHSTATE:1:0::|Td4d:"
+    rng = random.Random(8)
+    suffixes = ["", "c", "r", "r300", "R 300", "b-5", "r+7", "r99999999999", "k", "x"]
+    suffixes += [
+        "".join(rng.choice(REPLY_LETTERS) for _ in range(rng.randint(0, 6))) for _ in range(400)
+    ]
+    for suffix in suffixes:
+        action, problem = read_reply_action(suffix, game)
+        reply = parse_reply(prefix + suffix, game)
+        assert reply is not None
+        assert (action, problem) == (reply.action, reply.problem)
+        letter = suffix[:1].lower()
+        if letter not in ("f", "c", "k", "r", "b"):
+            assert (action, problem) == (None, INVALID)
+        elif letter in ("f", "c", "k") or game.is_limit:
+            kind = {"f": "f", "c": "c", "k": "c", "r": "r", "b": "r"}[letter]
+            assert action == Action(ActionType(kind)) and problem is None
+        else:
+            assert problem in (None, BAD_FORMAT)
