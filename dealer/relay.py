@@ -33,7 +33,7 @@ lines, so such a bot still plays under it), or when the dealer was told so
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from dealer.match import Match
 
 FloatArray = npt.NDArray[np.float64]
+#: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
+AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
 
 #: The comment line by which a bot announces that it answers range queries.
 ANNOUNCE_PREFIX = "# range-query"
@@ -223,6 +225,8 @@ class QueryRelay:
         self._paused_total = [0.0] * n
         self._paused_since = [0.0] * n
         self._closed = False
+        #: Hooks seeing every answer relayed to an agent (e.g. results' record_answer).
+        self.answer_hooks: list[AnswerHook] = []
 
     # -- connections -------------------------------------------------------
 
@@ -350,7 +354,7 @@ class QueryRelay:
         self._pause(seat)
         relayed = self.ask(target, query.state, query.actions)
         relayed.addCallbacks(self._relay_answer, self._relay_failure,
-                             callbackArgs=(seat, qid), errbackArgs=(seat, qid))
+                             callbackArgs=(seat, qid, query), errbackArgs=(seat, qid))
 
     def check_agent_query(self, seat: int, query: Query) -> int:
         """Check an agent's query against the hand being played.
@@ -411,10 +415,12 @@ class QueryRelay:
                                seat=seat + 1, reason=reason)
         self._send(seat, QueryErrorReply(qid, reason).text())
 
-    def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str) -> None:
+    def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str, query: Query) -> None:
         self._resume(seat)
         self.counts[seat].relayed += 1
         self._send(seat, f"RANGE:{qid}:{result[1]}")
+        for hook in self.answer_hooks:
+            hook(query.state, query.actions, result[0])
 
     def _relay_failure(self, failure: Any, seat: int, qid: str) -> None:
         self._resume(seat)

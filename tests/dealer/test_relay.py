@@ -110,8 +110,13 @@ def test_a_valid_query_is_forwarded_and_its_answer_relayed(in_tmp: Path) -> None
     assert forwarded.startswith("QUERY:") and forwarded.endswith(":1:0::|:f,c")
     dealer_qid = forwarded.split(":")[1]
     assert dealer_qid != "a"
+    hooked: list[Any] = []
+    t.match.relay.answer_hooks.append(lambda *args: hooked.append(args))
     t.feed(1, f"RANGE:{dealer_qid}:{rows('f=0', 'c=0.25')}\r\n")
     assert t.take(0) == [f"RANGE:a:{rows('f=0', 'c=0.25')}"]
+    ((state, actions, values),) = hooked  # results reuse relayed answers
+    assert state.body() == "1:0::|" and actions == (Action.FOLD, Action.CALL)
+    assert values[1].tolist() == [0.25] * N
     counts = t.match.relay.counts
     assert (counts[1].answered, counts[1].errors, counts[0].relayed) == (1, 0, 1)
 
