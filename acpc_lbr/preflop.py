@@ -99,7 +99,6 @@ def _disjoint() -> np.ndarray:
     return np.asarray((bits[:, None] & bits[None, :]) == 0)
 
 
-@lru_cache(maxsize=1)
 def _ordered_keys() -> np.ndarray:
     """(1326, 1326) int64 ordered-pair key (see the module docstring); -1 where hands collide.
 
@@ -420,6 +419,14 @@ def preflop_equity_vector(hero: Sequence[int]) -> np.ndarray:
 
     Raises:
         EquityInputError: on a bad or repeated card.
+
+    Pocket aces against kings of the two other suits (GNU poker-eval counts
+    1,388,072 wins and 6,538 ties of 1,712,304 boards):
+
+    >>> from protocol.cards import cards_from_text
+    >>> row = preflop_equity_vector(cards_from_text("AsAh"))
+    >>> round(float(row[hand_index(*cards_from_text("KdKc"))]), 6)
+    0.812555
     """
     c1, c2 = _cards(hero, "hero", (2,))
     return np.array(preflop_equity_table()[hand_index(c1, c2)])
