@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -318,6 +318,9 @@ class Match:
         self.current_hand: tuple[State, Deal, list[int]] | None = None
         #: Range-query traffic: counters in ``relay.counts`` (per seat).
         self.relay = QueryRelay(self, config.t_query_ms, config.queryable)
+        #: Awaited after every hand, before the next deal, with (state, deal,
+        #: seat of each position): the results' own range queries (dealer/results.py).
+        self.hand_hooks: list[Callable[[State, Deal, list[int]], Awaitable[None]]] = []
 
     # -- listening ---------------------------------------------------------
 
@@ -462,6 +465,8 @@ class Match:
                     deal = deals.deal(self.game)
                     state = State(self.game, hand_id)
                 await self._play_hand(state, deal)
+                for hook in self.hand_hooks:
+                    await hook(state, deal, self._position_to_seat(hand_id))
             result.completed = True
         except MatchAborted as failure:
             self._record_failure(failure)
