@@ -6,8 +6,9 @@ import socket
 
 import pytest_twisted
 from prometheus_client.parser import text_string_to_metric_families
-from twisted.internet import reactor
-from twisted.web.client import Agent, readBody
+import urllib.request
+
+from twisted.internet.threads import deferToThread
 
 from dealer.metrics import DealerMetrics, serve_metrics
 
@@ -29,12 +30,17 @@ async def test_endpoint_serves_counters_and_binds_loopback() -> None:
     try:
         host = port.getHost()
         assert host.host == "127.0.0.1"
-        url = f"http://127.0.0.1:{host.port}/metrics".encode()
-        body = (await readBody(await Agent(reactor).request(b"GET", url))).decode()
+        url = f"http://127.0.0.1:{host.port}/metrics"
+
+        def scrape() -> str:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return str(response.read().decode())
+
+        body = await deferToThread(scrape)
         assert _samples(body)[("acpc_hands_total", (("match", "m1"),))] == 0
         match.hand_finished({"lbr": 150.0, "bot": -150.0})
         match.publish_estimate("raw", 1500.0, 300.0, 1)
-        body = (await readBody(await Agent(reactor).request(b"GET", url))).decode()
+        body = await deferToThread(scrape)
         samples = _samples(body)
         assert samples[("acpc_hands_total", (("match", "m1"),))] == 1
         assert samples[("acpc_seat_chips", (("match", "m1"), ("seat", "bot")))] == -150.0
@@ -48,7 +54,7 @@ async def test_endpoint_serves_counters_and_binds_loopback() -> None:
                 probe.settimeout(1.0)
                 assert probe.connect_ex((address, host.port)) != 0
         match.retire()
-        body = (await readBody(await Agent(reactor).request(b"GET", url))).decode()
+        body = await deferToThread(scrape)
         assert 'match="m1"' not in body
     finally:
         await port.stopListening()
