@@ -25,6 +25,7 @@ from typing import Any
 
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
+from agents.lbr import make_lbr_player
 from agents.sdk import Strategy
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
@@ -48,6 +49,7 @@ def strategy_player(strategy: Strategy) -> PlayerMaker:
 
 #: Bot name -> how to build its client. Adding a bot is one line.
 PLAYERS: dict[str, PlayerMaker] = {name: strategy_player(s) for name, s in BOTS.items()}
+PLAYERS["lbr"] = make_lbr_player  # LBR: --bets fcpa --rounds 3-4 (agents/lbr.py)
 
 
 def load_strategy(spec: str) -> Strategy:

@@ -1,0 +1,532 @@
+"""``acpc-lbr evaluate``: a lower bound on a bot's exploitability, with a 95% interval.
+
+Usage::
+
+    acpc-lbr evaluate [--opponent BOT | --opponent-cmd "CMD {host} {port}"]
+                      [--game nolimit] [--bets fcpa] [--rounds 3-4]
+                      [--hands N] [--seed S] [--no-duplicate] [--out DIR] [--json FILE]
+
+It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
+(:class:`agents.lbr.LbrAgent`) and the opponent, and plays over loopback TCP
+(127.0.0.1). By default the evaluation is *duplicate*: the match and its
+mirror (seats swapped, the same deals) run concurrently, and each deal's two
+outcomes are averaged, which removes most of the luck of the cards. The
+opponent is a built-in bot by name (``acpc-lbr play`` knows them), or any
+program given by ``--opponent-cmd``, launched once per half with ``{host}``
+and ``{port}`` filled in, the way ACPC start-up scripts take them; it must
+answer range queries (docs/range-query.md).
+
+The result is LBR's win rate in milli-big-blinds per game (mbb/g): a lower
+bound on what a best response would win, i.e. on the opponent's
+exploitability (docs/lbr.md). Raw (per hand) and duplicate (per pair)
+estimators are printed side by side; imaginary-observation estimators come
+from the dealer's results (``--io``).
+
+With no options it runs a one-minute demonstration: LBR (fcpa, rounds 3-4)
+against ``call-raise`` in heads-up no-limit hold'em.
+
+Exit status: 0 done; 1 a match failed; 2 usage; 3 the opponent does not
+answer range queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from acpc_lbr.estimators import HandOutcome, MatchEstimates
+from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from protocol.gamedef import GameDef, load_game
+
+#: The demonstration run (no options): about a minute on a 2-core machine.
+DEFAULT_OPPONENT = "call-raise"
+DEFAULT_HANDS = 4000
+EXIT_OK = 0
+EXIT_MATCH_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOT_QUERYABLE = 3
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """One evaluation.
+
+    Attributes:
+        game_arg: the game as typed (bundled name or path).
+        game: the game.
+        opponent: a built-in bot name, or None with ``opponent_cmd``.
+        opponent_cmd: a command line with ``{host}`` and ``{port}``.
+        bets: LBR's betting options.
+        rounds: LBR's active rounds.
+        hands: deals to play (each played twice when duplicate).
+        seed: the deal seed (the bots' generators derive from it).
+        duplicate: also play the mirrored match.
+        out: directory for the logs.
+        t_query_ms: the opponent's time limit per query.
+        io: attach the dealer's results (imaginary observations).
+    """
+
+    game_arg: str
+    game: GameDef
+    opponent: str | None
+    opponent_cmd: str | None
+    bets: BettingOptions
+    rounds: ActiveRounds
+    hands: int
+    seed: int
+    duplicate: bool = True
+    out: Path = Path(".")
+    t_query_ms: int = 10_000
+    io: bool = False
+
+    @property
+    def opponent_name(self) -> str:
+        """The opponent's player name in the logs."""
+        if self.opponent is not None:
+            return self.opponent
+        first = shlex.split(self.opponent_cmd or "bot")[0]
+        name = "".join(c for c in Path(first).stem if c.isalnum() or c in "-_") or "bot"
+        return name if name != "lbr" else "opponent"
+
+
+@dataclass
+class Evaluation:
+    """What an evaluation measured.
+
+    Attributes:
+        config: the evaluation.
+        estimates: LBR's estimators in chips (raw per hand, duplicate per pair).
+        pairs: per deal, LBR's chips in each seating (``[half0, half1]``).
+        results: each half's :class:`dealer.match.MatchResult`.
+        timing: the LBR agents' time split and counts, summed over halves.
+        relay: per half, the dealer's per-seat query counters.
+        inconsistencies: range inconsistencies seen by LBR.
+        seconds: wall time.
+        not_queryable: the opponent does not answer range queries.
+        document: the results JSON document.
+    """
+
+    config: EvaluationConfig
+    estimates: MatchEstimates = field(default_factory=MatchEstimates)
+    pairs: dict[int, list[float | None]] = field(default_factory=dict)
+    results: list[Any] = field(default_factory=list)
+    timing: dict[str, Any] = field(default_factory=dict)
+    relay: list[Any] = field(default_factory=list)
+    inconsistencies: int = 0
+    seconds: float = 0.0
+    not_queryable: bool = False
+    document: dict[str, Any] = field(default_factory=dict)
+    io_estimates: MatchEstimates | None = None
+
+    @property
+    def big_blind(self) -> int:
+        return self.config.game.big_blind
+
+    def mbb(self, name: str) -> tuple[float, float, int]:
+        """(mean, 95% half-width, units) of one estimator in mbb/g."""
+        stat = self.estimates.estimator(name)
+        scale = 1000.0 / self.big_blind
+        return stat.mean * scale, stat.half_width * scale, stat.n
+
+    @property
+    def exit_code(self) -> int:
+        if self.not_queryable:
+            return EXIT_NOT_QUERYABLE
+        return EXIT_OK if all(r.exit_code == 0 for r in self.results) else EXIT_MATCH_FAILED
+
+
+class _Progress:
+    """A progress bar on a TTY, else a line every ``every`` hands."""
+
+    def __init__(self, stream: TextIO | None, total: int, every: int) -> None:
+        self.stream = stream
+        self.total = total
+        self.every = max(1, every)
+        self.tty = bool(stream is not None and stream.isatty())
+        self.done = 0
+        self._last_draw = 0.0
+        self.started = time.monotonic()
+
+    def hand(self, evaluation: Evaluation) -> None:
+        self.done += 1
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if now - self._last_draw < 0.2 and self.done < self.total:
+                return
+            self._last_draw = now
+            self.stream.write("\r" + self._text(evaluation, now, bar=True))
+            if self.done >= self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+        elif self.done % self.every == 0 or self.done == self.total:
+            self.stream.write(self._text(evaluation, now, bar=False) + "\n")
+            self.stream.flush()
+
+    def _text(self, evaluation: Evaluation, now: float, bar: bool) -> str:
+        name = "duplicate" if evaluation.config.duplicate else "raw"
+        mean, half, n = evaluation.mbb(name)
+        rate = self.done / max(now - self.started, 1e-9)
+        estimate = f"{mean:+.0f} ± {half:.0f} mbb/g" if n > 1 else "…"
+        share = self.done / self.total
+        head = f"[{'#' * int(share * 30):<30}] " if bar else ""
+        return f"{head}{self.done}/{self.total} hands  LBR {estimate}  {rate:.0f} hands/s"
+
+
+async def run_evaluation(config: EvaluationConfig, reactor: Any,
+                         progress: TextIO | None = None, progress_every: int = 0) -> Evaluation:
+    """Play the evaluation on ``reactor`` (loopback TCP) and return what it measured."""
+    from twisted.internet import defer
+
+    from agents.bots import BOTS
+    from agents.client import BotFactory, StrategyBot, seeded_rng
+    from agents.lbr import LbrAgent
+    from dealer.match import Match, MatchConfig
+
+    evaluation = Evaluation(config)
+    game = config.game
+    opponent = config.opponent_name
+    halves = 2 if config.duplicate else 1
+    total = config.hands * halves
+    bar = _Progress(progress, total, progress_every or max(config.hands * halves // 10, 1))
+    config.out.mkdir(parents=True, exist_ok=True)
+    matches: list[Any] = []
+    agents: list[LbrAgent] = []
+    processes: list[Any] = []
+    factories: list[Any] = []
+    started = time.perf_counter()
+    for half in range(halves):
+        names = ("lbr", opponent) if half == 0 else (opponent, "lbr")
+        lbr_seat = names.index("lbr")
+        match_config = MatchConfig(
+            name=str(config.out / (f"lbr-vs-{opponent}" + (".dup" if half else ""))),
+            game_arg=config.game_arg, game=game, hands=config.hands, seed=config.seed,
+            names=names, bind="127.0.0.1", t_per_hand_ms=600_000, trace_messages=False,
+            t_query_ms=config.t_query_ms,
+        )
+        match = Match(match_config, reactor, stderr=None)
+        matches.append(match)
+
+        def on_event(event: dict[str, Any], half: int = half, lbr_seat: int = lbr_seat) -> None:
+            if event["event"] != "hand_finished":
+                return
+            chips = float(event["values"][lbr_seat])
+            deal = int(event["hand"])
+            evaluation.estimates.add(HandOutcome(deal, half, chips))
+            evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
+            bar.hand(evaluation)
+
+        match.events.subscribe(on_event)
+    group = None
+    if config.io:
+        from dealer.results import ResultsGroup
+
+        group = ResultsGroup(matches, measured="lbr", lbr={"bets": config.bets.name,
+                                                          "rounds": config.rounds.text()})
+    finished = []
+    for half, match in enumerate(matches):
+        ports = match.listen()
+        finished.append(match.start())
+        lbr_seat = match.config.names.index("lbr")
+        agent = LbrAgent(game, config.bets, config.rounds, announce_fatal=False)
+        agents.append(agent)
+        factory = BotFactory(_returning(agent))
+        factories.append(factory)
+        reactor.connectTCP("127.0.0.1", ports[lbr_seat], factory)
+        opponent_port = ports[1 - lbr_seat]
+        if config.opponent is not None:
+            bot = StrategyBot(game, BOTS[config.opponent], seeded_rng(config.seed * 2 + half + 1))
+            factory = BotFactory(_returning(bot))
+            factories.append(factory)
+            reactor.connectTCP("127.0.0.1", opponent_port, factory)
+        else:
+            processes.append(_spawn(reactor, config, opponent_port, half))
+    results = await defer.gatherResults(finished)
+    for process in processes:
+        await process.ended
+    for factory in factories:  # the clients see the dealer's close before we return
+        await factory.done
+    evaluation.seconds = time.perf_counter() - started
+    evaluation.results = list(results)
+    # Final figures from the match results (the same numbers the events gave).
+    evaluation.estimates = MatchEstimates()
+    evaluation.pairs = {}
+    for half, result in enumerate(results):
+        lbr_seat = result.names.index("lbr")
+        for deal, values in sorted(result.hand_values.items()):
+            evaluation.estimates.add(HandOutcome(deal, half, float(values[lbr_seat])))
+            evaluation.pairs.setdefault(deal, [None] * halves)[half] = float(values[lbr_seat])
+    timing: dict[str, Any] = {}
+    for agent in agents:
+        for key, value in agent.timing.to_dict().items():
+            if isinstance(value, dict):
+                merged = timing.setdefault(key, {})
+                for k, v in value.items():
+                    merged[k] = merged.get(k, 0) + v
+            else:
+                timing[key] = timing.get(key, 0) + value
+    evaluation.timing = timing
+    evaluation.inconsistencies = sum(a.inconsistencies for a in agents)
+    evaluation.not_queryable = any(a.fatal is not None for a in agents)
+    evaluation.relay = [m.relay.counts_dict() for m in matches]
+    evaluation.document = _document(evaluation, group)
+    if group is not None:
+        evaluation.io_estimates = group.live.final()
+        group.close()
+    return evaluation
+
+
+def _returning(client: Any) -> Any:
+    """A ``make_client`` for :class:`agents.client.BotFactory` that returns ``client``."""
+    return lambda: client
+
+
+def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
+    from acpc_lbr.results import results_document
+
+    config = evaluation.config
+    opponent_answered = opponent_errors = 0
+    for half, counts in enumerate(evaluation.relay):
+        lbr_seat = evaluation.results[half].names.index("lbr") if evaluation.results else half
+        opponent_answered += counts[1 - lbr_seat]["answered"]
+        opponent_errors += counts[1 - lbr_seat]["errors"]
+    counts = {
+        "errors": sum(1 for r in evaluation.results if r.exit_code != 0),
+        "timeouts": sum(1 for r in evaluation.results if r.cause in ("timeout", "out_of_time")),
+        "disconnects": sum(1 for r in evaluation.results if r.cause == "disconnect"),
+        "invalid_actions": sum(sum(r.corrections) for r in evaluation.results),
+        "queries": opponent_answered + opponent_errors,
+        "query_errors": opponent_errors,
+        "range_inconsistencies": evaluation.inconsistencies,
+    }
+    setup = {
+        "game": config.game_arg,
+        "players": ["lbr", config.opponent_name],
+        "measured": "lbr",
+        "seed": config.seed,
+        "hands": config.hands,
+        "duplicate": config.duplicate,
+        "lbr": {"bets": config.bets.name, "rounds": config.rounds.text()},
+        "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
+        "logs": str(config.out),
+    }
+    timings = {
+        "wall_seconds": evaluation.seconds,
+        "lbr_query_wait_seconds": evaluation.timing.get("queries_seconds", 0.0),
+        "lbr_protocol_seconds": evaluation.timing.get("protocol_seconds", 0.0),
+        "lbr_compute_seconds": evaluation.timing.get("compute_seconds", 0.0),
+    }
+    estimates = evaluation.estimates
+    if group is not None:
+        # The dealer's results carry the IO estimators; raw/duplicate agree with ours.
+        estimates = group.live.final()
+    return results_document(setup, estimates, config.game.big_blind, counts, timings)
+
+
+class _OpponentProcess:
+    """One external opponent process (``--opponent-cmd``)."""
+
+    def __init__(self, reactor: Any, argv: list[str], log_path: Path) -> None:
+        from twisted.internet import defer, protocol
+
+        self.ended: defer.Deferred[int] = defer.Deferred()
+        self.log = open(log_path, "wb")  # noqa: SIM115 (closed when the process ends)
+        outer = self
+
+        class _Watcher(protocol.ProcessProtocol):
+            def outReceived(self, data: bytes) -> None:
+                outer.log.write(data)
+
+            def errReceived(self, data: bytes) -> None:
+                outer.log.write(data)
+
+            def processEnded(self, reason: Any) -> None:
+                outer.log.close()
+                code = getattr(reason.value, "exitCode", None)
+                if not outer.ended.called:
+                    outer.ended.callback(int(code or 0))
+
+        reactor.spawnProcess(_Watcher(), argv[0], argv, env=dict(os.environ))
+
+
+def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:
+    command = (config.opponent_cmd or "").format(host="127.0.0.1", port=port)
+    argv = shlex.split(command)
+    import shutil
+
+    executable = shutil.which(argv[0]) or argv[0]
+    argv[0] = executable
+    return _OpponentProcess(reactor, argv, config.out / f"opponent{half}.out")
+
+
+def format_report(evaluation: Evaluation) -> str:
+    """The human-readable result."""
+    config = evaluation.config
+    lines = []
+    opponent = config.opponent or config.opponent_cmd
+    hands = sum(r.hands_played for r in evaluation.results)
+    lines.append(
+        f"LBR ({config.bets.name}, rounds {config.rounds.text()}) vs {opponent} "
+        f"in {config.game_arg}: {hands} hands"
+        + (f" ({len(evaluation.pairs)} duplicate deals)" if config.duplicate else "")
+        + f", seed {config.seed}"
+    )
+    lines.append("")
+    lines.append("lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:")
+    names = ["raw", "duplicate"] if config.duplicate else ["raw"]
+    for name in names:
+        mean, half, n = evaluation.mbb(name)
+        unit = "pairs" if name == "duplicate" else "hands"
+        lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
+    if evaluation.io_estimates is not None:
+        scale = 1000.0 / config.game.big_blind
+        for name in ("io", "duplicate_io"):
+            stat = evaluation.io_estimates.estimator(name)
+            if stat.n:
+                mean, half = stat.mean * scale, stat.half_width * scale
+                lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
+    else:
+        lines.append("  io            (not computed: add --io for imaginary-observation estimators)")
+    timing = evaluation.timing
+    wall = evaluation.seconds
+    rate = hands / wall if wall > 0 else 0.0
+    lines.append("")
+    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s; LBR agent: "
+                 f"waiting for queries {timing.get('queries_seconds', 0.0):.1f} s, "
+                 f"protocol {timing.get('protocol_seconds', 0.0):.1f} s, "
+                 f"own computation {timing.get('compute_seconds', 0.0):.1f} s")
+    doc_counts = evaluation.document.get("counts", {})
+    lines.append(f"counts: {timing.get('queries_sent', 0)} queries, "
+                 f"{doc_counts.get('query_errors', 0)} query errors, "
+                 f"{evaluation.inconsistencies} range inconsistencies, "
+                 f"{timing.get('active_decisions', 0)} active decisions")
+    for result in evaluation.results:
+        if result.exit_code != 0:
+            lines.append(f"match {result.name} ended early: {result.message}")
+    lines.append(f"logs: {config.out}")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acpc-lbr evaluate",
+        description="Measure a lower bound on a bot's exploitability with Local Best Response.",
+        epilog="With no options: LBR (fcpa, rounds 3-4) against call-raise in no-limit hold'em, "
+               "about a minute. See docs/lbr.md.",
+    )
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--opponent", default=None, metavar="BOT",
+                     help=f"a built-in bot (default {DEFAULT_OPPONENT})")
+    who.add_argument("--opponent-cmd", default=None, metavar="CMD",
+                     help="a program to launch per half, e.g. './bot {host} {port}'")
+    parser.add_argument("--game", default="nolimit", help="game name or .game file (default nolimit)")
+    parser.add_argument("--bets", default="fcpa", help="LBR's raises: fc, fcpa, 56bets or e.g. 0.5,1,min,allin")
+    parser.add_argument("--rounds", default="3-4", help="LBR's active rounds, 1-based (default 3-4)")
+    parser.add_argument("--hands", type=int, default=DEFAULT_HANDS,
+                        help=f"deals to play; duplicate plays each twice (default {DEFAULT_HANDS})")
+    parser.add_argument("--seed", type=int, default=1, help="deal seed (default 1)")
+    parser.add_argument("--no-duplicate", dest="duplicate", action="store_false",
+                        help="play one seating only")
+    parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
+    parser.add_argument("--io", action="store_true",
+                        help="also compute imaginary-observation estimators (dealer queries after each showdown)")
+    parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
+                        help="the opponent's time limit per range query (default 10000)")
+    parser.add_argument("--progress-every", type=int, default=0, metavar="N",
+                        help="without a TTY, print a progress line every N hands (default: 10 lines)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
+    """Check the options.
+
+    Raises:
+        ValueError: an unusable option.
+    """
+    from agents.bots import BOTS
+
+    game = load_game(args.game)
+    if game.num_players != 2:
+        raise ValueError("LBR plays heads-up games only")
+    opponent = args.opponent
+    if opponent is None and args.opponent_cmd is None:
+        opponent = DEFAULT_OPPONENT
+    if opponent is not None and opponent not in BOTS:
+        raise ValueError(f"unknown bot {opponent!r} (known: {', '.join(BOTS)}); "
+                         "use --opponent-cmd for your own program")
+    if args.opponent_cmd is not None and ("{port}" not in args.opponent_cmd):
+        raise ValueError("--opponent-cmd needs {port} (and usually {host}) in it")
+    if args.hands < 1:
+        raise ValueError("--hands must be positive")
+    if not 0 <= args.seed < 2**32:
+        raise ValueError("--seed must be an unsigned 32-bit integer")
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="acpc-lbr-evaluate-"))
+    return EvaluationConfig(
+        game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
+        bets=BettingOptions.parse(args.bets), rounds=ActiveRounds.parse(args.rounds),
+        hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
+        t_query_ms=args.t_query, io=args.io,
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``acpc-lbr evaluate``; returns the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    try:
+        config = config_from_args(args)
+    except (ValueError, OSError) as problem:
+        print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+
+    from acpc_lbr.reactor import install_asyncio_reactor
+
+    install_asyncio_reactor()
+    from twisted.internet import defer
+    from twisted.internet import reactor as installed
+
+    reactor: Any = installed
+    outcome: list[Any] = []
+
+    async def go() -> None:
+        try:
+            outcome.append(await run_evaluation(
+                config, reactor, None if args.quiet else sys.stderr, args.progress_every))
+        finally:
+            reactor.stop()
+
+    def start() -> None:
+        defer.ensureDeferred(go()).addErrback(lambda failure: outcome.append(failure))
+
+    reactor.callWhenRunning(start)
+    reactor.run()
+    if not outcome or not isinstance(outcome[0], Evaluation):
+        error = outcome[0].getTraceback() if outcome else "interrupted"
+        print(f"acpc-lbr evaluate: internal error: {error}", file=sys.stderr)
+        return EXIT_MATCH_FAILED
+    evaluation = outcome[0]
+    if evaluation.not_queryable:
+        print(f"acpc-lbr evaluate: the opponent {config.opponent_name!r} does not answer range "
+              "queries; LBR needs them (docs/range-query.md). A bot that answers them without "
+              "announcing '# range-query 1' can be forced with the dealer's --queryable.",
+              file=sys.stderr)
+        return EXIT_NOT_QUERYABLE
+    print(format_report(evaluation))
+    if args.json:
+        Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
+    return evaluation.exit_code

@@ -1,0 +1,321 @@
+"""The networked Local Best Response agent (lbr.md; Lisy & Bowling, arXiv 1612.07547).
+
+:class:`LbrAgent` is an :class:`~agents.client.AcpcClient` that plays LBR
+through the dealer's range-query relay (docs/range-query.md):
+
+* At each of its decisions in an active round it sends, in one pipelined
+  batch, (1) for every opponent action on the line played so far that its
+  range has not absorbed yet, ``QUERY`` at that opponent decision point for the
+  played action, and (2) for every candidate raise (``fc``/``fcpa``/…),
+  ``QUERY`` at the state one step past the played line (after its own raise)
+  for the fold action. When all answers are in it updates its range
+  (:class:`acpc_lbr.ranges.RangeTracker`, board cards removed round by round)
+  and decides with :func:`acpc_lbr.lbr.decide`.
+* Outside the active rounds it checks/calls at once and asks nothing: the
+  range catches up on every round (passive ones too) at the next active
+  decision, since every opponent decision point stays a valid query
+  (a prefix of the played line) until the hand ends.
+* When the opponent does not answer queries (``QUERYERROR … not queryable``)
+  it says so on stderr, and ends the connection with exit status
+  :data:`EXIT_NOT_QUERYABLE`.
+
+Its time is split into :class:`LbrTiming`: waiting for query answers,
+protocol work (reading lines, parsing answers, printing queries) and LBR's
+own computation (equity and the decision).
+
+Answers are trusted as the dealer checked them already; they are read with
+numpy (the generic :meth:`AcpcClient.ask` re-validates in Python, which costs
+milliseconds per answer in hold'em).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+from twisted.internet import defer
+from twisted.python.failure import Failure
+
+from acpc_lbr.lbr import ActiveRounds, BettingOptions, EquityFunction, LbrPlayer
+from agents.client import AcpcClient, Decision
+from agents.tracking import SeatView
+from protocol.gamedef import GameDef
+from protocol.rules import Action, State
+from protocol.wire import MatchState
+
+log = logging.getLogger(__name__)
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Exit status of ``acpc-lbr play lbr`` when the opponent does not answer queries.
+EXIT_NOT_QUERYABLE = 3
+
+
+class OpponentNotQueryable(Exception):
+    """The dealer says the opponent does not answer range queries."""
+
+
+class QueryRefused(Exception):
+    """The dealer refused or could not relay one query (QUERYERROR)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class LbrTiming:
+    """Where the agent's time goes (seconds, summed over the match).
+
+    Attributes:
+        queries: waiting for range answers (the opponent's and the relay's time).
+        protocol: reading and writing lines, parsing answers, printing queries.
+        compute: LBR's own work: equity vectors, range updates and decisions.
+        decisions: active decisions made (each with one query batch).
+        passive: decisions outside the active rounds (check/call, no queries).
+        queries_sent: range queries sent.
+        query_errors: QUERYERROR answers.
+    """
+
+    queries: float = 0.0
+    protocol: float = 0.0
+    compute: float = 0.0
+    decisions: int = 0
+    passive: int = 0
+    queries_sent: int = 0
+    query_errors: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready copy."""
+        return {"queries_seconds": self.queries, "protocol_seconds": self.protocol,
+                "compute_seconds": self.compute, "active_decisions": self.decisions,
+                "passive_decisions": self.passive, "queries_sent": self.queries_sent,
+                "query_errors": self.query_errors, "query_error_reasons": dict(self.errors)}
+
+
+def _split_board(game: GameDef, board: Sequence[int], rounds: int) -> tuple[tuple[int, ...], ...]:
+    """The flat board as per-round tuples for rounds ``0 .. rounds-1``."""
+    out = []
+    start = 0
+    for r in range(rounds):
+        count = game.num_board_cards[r]
+        out.append(tuple(board[start : start + count]))
+        start += count
+    return tuple(out)
+
+
+class LbrAgent(AcpcClient):
+    """LBR as an ACPC client that asks the dealer for the opponent's ranges.
+
+    Args:
+        game: a heads-up game.
+        options: the raises LBR considers.
+        active_rounds: the rounds in which LBR may raise or fold.
+        equity: equity function (default: the game's, see
+            :func:`acpc_lbr.lbr.equity_function`).
+        announce_fatal: print to stderr when the opponent is not queryable
+            (off when a caller reports it itself).
+    """
+
+    def __init__(self, game: GameDef, options: BettingOptions, active_rounds: ActiveRounds,
+                 equity: EquityFunction | None = None, announce_fatal: bool = True) -> None:
+        super().__init__(game)
+        self.announce_fatal = announce_fatal
+        self.player = LbrPlayer(game, options, active_rounds, equity)
+        self.timing = LbrTiming()
+        #: Set (with its reason) when the agent gave up: the opponent is not queryable.
+        self.fatal: str | None = None
+        self._hand_key: tuple[int, int] = (-1, -1)
+        self._absorbed = 0  # opponent decisions of this hand already in the range
+        self._qid = 0
+        self._waiting: dict[str, tuple[tuple[Action, ...], defer.Deferred[dict[Action, FloatArray]]]] = {}
+        self._empty_hole = tuple(() for _ in range(game.num_players))
+
+    # -- lines ---------------------------------------------------------------
+
+    def lineReceived(self, line: bytes) -> None:
+        """Dispatch a line; its cost, less LBR's own computation, is protocol time."""
+        start = time.perf_counter()
+        compute = self.timing.compute
+        super().lineReceived(line)
+        self.timing.protocol += time.perf_counter() - start - (self.timing.compute - compute)
+
+    def extension_line_received(self, text: str) -> None:
+        """Answers to the agent's queries (read with numpy; the dealer checked them)."""
+        qid = text.split(":", 2)[1] if text.count(":") >= 2 else ""
+        waiting = self._waiting.pop(qid, None)
+        if waiting is None:
+            super().extension_line_received(text)
+            return
+        actions, answer = waiting
+        if text.startswith("RANGE:"):
+            try:
+                rows = _read_rows(text, self.game.num_hands)
+                answer.callback({a: rows[a.text()] for a in actions})
+            except (KeyError, ValueError) as problem:
+                answer.errback(QueryRefused(f"unreadable answer: {problem}"))
+            return
+        reason = text.split(":", 2)[2]
+        if reason.startswith("not queryable") or "not queryable" in reason:
+            answer.errback(OpponentNotQueryable(reason))
+        else:
+            answer.errback(QueryRefused(reason))
+
+    def ask_rows(self, state: MatchState, actions: Sequence[Action]) -> defer.Deferred[dict[Action, FloatArray]]:
+        """Send one query about ``state`` (hole slots must be empty); fires with a row per action."""
+        self._qid += 1
+        qid = f"l{self._qid}"
+        actions = tuple(actions)
+        answer: defer.Deferred[dict[Action, FloatArray]] = defer.Deferred()
+        self._waiting[qid] = (actions, answer)
+        tokens = ",".join(a.text() for a in actions)
+        self.send_line(f"QUERY:{qid}:{state.body()}:{tokens}")
+        self.timing.queries_sent += 1
+        return answer
+
+    def connectionLost(self, reason: Any = None) -> None:
+        """Fail the agent's own waiting queries, then the base class's."""
+        waiting, self._waiting = self._waiting, {}
+        for _, answer in waiting.values():
+            answer.errback(QueryRefused("connection closed"))
+        if reason is None:
+            super().connectionLost()
+        else:
+            super().connectionLost(reason)
+
+    # -- play ------------------------------------------------------------------
+
+    def state_received(self, view: SeatView) -> None:
+        """Start the range afresh at each new hand."""
+        key = (view.hand_id, view.position)
+        if key != self._hand_key:
+            self._hand_key = key
+            self._absorbed = 0
+            self.player.start_hand(view.position, view.hole)
+
+    def choose_action(self, view: SeatView) -> Decision:
+        """Check/call outside the active rounds; otherwise ask, update the range, decide."""
+        if self.fatal is not None:
+            return Action.CALL
+        state = view.state
+        if not self.player.is_active(state):
+            self.timing.passive += 1
+            return Action.CALL
+        return self._active_decision(view)
+
+    async def _active_decision(self, view: SeatView) -> Action:
+        state = view.state
+        board = view.board
+        me = view.position
+        opponent = 1 - me
+        # (1) the opponent's decisions on the line not yet in the range.
+        points = self._opponent_points(state, board, opponent)
+        fresh = points[self._absorbed :]
+        asks: list[defer.Deferred[dict[Action, FloatArray]]] = []
+        for point, action in fresh:
+            asks.append(self.ask_rows(point, (action,)))
+        # (2) fold probabilities after each candidate raise (one step past the line).
+        candidates = self.player.candidates(state)
+        betting = tuple(tuple(actions) for actions in state.actions)
+        rounds_board = _split_board(self.game, board, state.round + 1)
+        for raise_action in candidates:
+            last = betting[-1] + (raise_action,)
+            ahead = MatchState(opponent, view.hand_id, betting[:-1] + (last,),
+                               self._empty_hole, rounds_board)
+            asks.append(self.ask_rows(ahead, (Action.FOLD,)))
+        sent = time.perf_counter()
+        results = await defer.DeferredList(asks, consumeErrors=True)
+        self.timing.queries += time.perf_counter() - sent
+        self.timing.decisions += 1
+        fold_probs: dict[Action, FloatArray] = {}
+        for index, (ok, value) in enumerate(results):
+            if not ok:
+                self._query_failed(cast(Failure, value).value)
+                if self.fatal is not None:
+                    return Action.CALL
+            elif index >= len(fresh):  # a candidate raise's fold probabilities
+                fold_probs[candidates[index - len(fresh)]] = value[Action.FOLD]
+        start = time.perf_counter()
+        # Range updates in line order, board cards removed as they appeared.
+        for (ok, value), (point, action) in zip(results[: len(fresh)], fresh):
+            self.player.observe_board(point.board_cards)
+            if ok:
+                self.player.observe_opponent(value[action])
+        self._absorbed = len(points)
+        decision = self.player.decide(state, board, fold_probs)
+        self.timing.compute += time.perf_counter() - start
+        return decision.action
+
+    def _opponent_points(self, state: State, board: Sequence[int], opponent: int
+                         ) -> list[tuple[MatchState, Action]]:
+        """Each opponent decision point on the played line (hole slots empty), with its action."""
+        points = []
+        hand_id = state.hand_id
+        for round_, (actions, actors) in enumerate(zip(state.actions, state.actors)):
+            for index, (action, actor) in enumerate(zip(actions, actors)):
+                if actor != opponent:
+                    continue
+                betting = tuple(tuple(a) for a in state.actions[:round_]) + (tuple(actions[:index]),)
+                points.append((MatchState(opponent, hand_id, betting, self._empty_hole,
+                                          _split_board(self.game, board, round_ + 1)), action))
+        return points
+
+    def _query_failed(self, error: BaseException | None) -> None:
+        self.timing.query_errors += 1
+        reason = error.reason if isinstance(error, QueryRefused) else str(error)
+        key = reason.split(":")[0][:60]
+        self.timing.errors[key] = self.timing.errors.get(key, 0) + 1
+        if isinstance(error, OpponentNotQueryable) and self.fatal is None:
+            self.fatal = f"the opponent does not answer range queries ({error})"
+            if self.announce_fatal:
+                print(f"acpc-lbr lbr: {self.fatal}; LBR cannot play against it. "
+                      "Use a bot that answers range queries (docs/range-query.md), or the dealer's "
+                      "--queryable option for a bot that does without announcing it.",
+                      file=sys.stderr)
+            self.failed = True
+            factory = getattr(self, "factory", None)
+            done = getattr(factory, "done", None)
+            if done is not None and not done.called:
+                done.callback(EXIT_NOT_QUERYABLE)
+            self.out.loseConnection()
+        else:
+            log.warning("range query failed: %s", reason)
+
+    @property
+    def inconsistencies(self) -> int:
+        """Range inconsistencies over the match so far (lbr.md)."""
+        return self.player.inconsistencies
+
+
+def _read_rows(text: str, num_hands: int) -> dict[str, FloatArray]:
+    """``RANGE:<qid>:<a>=p,…;<a>=…`` -> {action token: row}, read with numpy."""
+    rows: dict[str, FloatArray] = {}
+    for part in text.split(":", 2)[2].split(";"):
+        token, _, numbers = part.partition("=")
+        row = np.array(numbers.split(","), dtype=np.float64)
+        if row.shape != (num_hands,):
+            raise ValueError(f"{token}: {row.size} values, expected {num_hands}")
+        rows[token] = row
+    return rows
+
+
+def make_lbr_player(game: GameDef, seed: int | None, options: Sequence[str]) -> LbrAgent:
+    """``acpc-lbr play lbr … --bets fcpa --rounds 3-4``: the agent from its own options."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="acpc-lbr play lbr", add_help=False)
+    parser.add_argument("--bets", default="fcpa", help="fc, fcpa, 56bets or e.g. 0.5,1,min,allin")
+    parser.add_argument("--rounds", default="3-4", help="active rounds, 1-based, e.g. 3-4 or 1-4")
+    args, rest = parser.parse_known_args(list(options))
+    if rest:
+        raise ValueError(f"unrecognised arguments: {' '.join(rest)}")
+    if game.num_players != 2:
+        raise ValueError("LBR plays heads-up games only")
+    return LbrAgent(game, BettingOptions.parse(args.bets), ActiveRounds.parse(args.rounds))
