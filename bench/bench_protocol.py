@@ -521,6 +521,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     finals = [(hand, states[-1]) for hand, states in zip(hands, new_states)]
     values = [final.values(hand.deal.hole, hand.deal.board_cards) for hand, final in finals]
 
+    def log_previous() -> None:
+        for (hand, final), vals in zip(finals, values):
+            previous_log_text(final, hand.deal, vals, names)
+
     def log_record() -> None:
         for (hand, final), vals in zip(finals, values):
             log_state_for(final, hand.deal, vals, names).text()
@@ -552,23 +556,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run
 
     rows = [
-        ("MATCHSTATE text", text_previous, [("matchstate_for().text()", text_record),
-                                            ("matchstate_text()", text_fast)]),
-        ("reply", reply_parse, [("echo + read_reply_action", reply_echo)]),
-        ("State.apply", apply_previous, [("State", apply_fast)]),
-        ("log line", log_record, [("log_state_text()", log_fast)]),
+        ("MATCHSTATE text", ("previous printer", text_previous),
+         [("matchstate_for().text()", text_record), ("matchstate_text()", text_fast)]),
+        ("reply", ("parse_reply()", reply_parse),
+         [("echo + read_reply_action()", reply_echo)]),
+        ("State.apply", ("PreviousState", apply_previous), [("State", apply_fast)]),
+        ("log line", ("previous printer", log_previous),
+         [("log_state_for().text()", log_record), ("log_state_text()", log_fast)]),
         ("dealer protocol work",
-         dealer(PreviousState, previous_matchstate_text, previous_read_reply_action,
-                previous_log_text),
+         ("previous", dealer(PreviousState, previous_matchstate_text,
+                             previous_read_reply_action, previous_log_text)),
          [("current", dealer(State, matchstate_text, read_reply_action, log_state_text))]),
     ]
     scale = 1e6 / len(hands)
-    for name, baseline, variants in rows:
+    print(f"{'':32s} {'µs/hand':>9s}  previous/this")
+    for name, (base_label, baseline), variants in rows:
         base = best_time(baseline, options.repeats)
-        print(f"{name}: previous {base * scale:8.1f} µs/hand", flush=True)
+        print(f"{name}\n    {base_label:28s} {base * scale:9.1f}", flush=True)
         for label, run in variants:
             took = best_time(run, options.repeats)
-            print(f"    {label:28s} {took * scale:8.1f} µs/hand  x{base / took:5.2f}", flush=True)
+            print(f"    {label:28s} {took * scale:9.1f}  x{base / took:.2f}", flush=True)
     return 0
 
 

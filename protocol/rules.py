@@ -194,7 +194,11 @@ class State:
     def num_active(self) -> int:
         """Players who have neither folded nor gone all-in."""
         folded, spent, stack = self.folded, self.spent, self.game.stack
-        return sum(1 for p in range(len(spent)) if not folded[p] and spent[p] < stack[p])
+        active = 0
+        for p in range(len(spent)):
+            if not folded[p] and spent[p] < stack[p]:
+                active += 1
+        return active
 
     def _num_raises(self) -> int:
         return sum(1 for a in self.actions[self.round] if a.type is _RAISE)
@@ -323,10 +327,12 @@ class State:
             raise IllegalActionError("the hand is over", action.text())
         p = self.current_player
         self._check(action, p)
-        self._betting_text()  # bring the cache up to date before it grows
+        actions = self.actions
+        if self._betting_shape != (len(actions), len(actions[-1])):
+            self._rebuild_betting()  # bring the cache up to date before it grows
         game = self.game
         round_ = self.round
-        self.actions[round_].append(action)
+        actions[round_].append(action)
         self.actors[round_].append(p)
         self._betting += action.text()
         kind = action.type
@@ -482,6 +488,8 @@ def correct_action(
         return Action.CALL, Correction(
             Action.RAISE, Action.CALL, "bad action format in response, changed to call"
         )
+    if action.type is _CALL and not action.size and not state.finished:
+        return action, None  # the usual reply, and always legal in a live hand
     if action.type is ActionType.RAISE:
         bounds = state.raise_range()
         if bounds is not None and not state.game.is_limit:

@@ -417,12 +417,20 @@ _DEAL_TEXTS: dict[int, _DealText] = {}
 _DEAL_TEXTS_MAX = 64
 
 
+_last_deal_text: _DealText | None = None
+
+
 def _deal_text(deal: Deal) -> _DealText:
+    global _last_deal_text
+    entry = _last_deal_text
+    if entry is not None and entry.deal is deal:
+        return entry
     entry = _DEAL_TEXTS.get(id(deal))
     if entry is None or entry.deal is not deal:
         if len(_DEAL_TEXTS) >= _DEAL_TEXTS_MAX:
             del _DEAL_TEXTS[next(iter(_DEAL_TEXTS))]
         entry = _DEAL_TEXTS[id(deal)] = _DealText(deal)
+    _last_deal_text = entry
     return entry
 
 

@@ -221,7 +221,8 @@ def test_matchstate_text_off_the_table_position_falls_back() -> None:
     game = GAMES["holdem.nolimit.2p.reverse_blinds"]
     state, deal = State(game, 5), DealSource(1).deal(game)
     for position in (-1, 2):
-        assert matchstate_text(state, deal, position) == matchstate_for(state, deal, position).text()
+        expected = matchstate_for(state, deal, position).text()
+        assert matchstate_text(state, deal, position) == expected
         assert matchstate_text(state, deal, position).endswith(":|")
 
 
