@@ -35,6 +35,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from twisted.internet.error import CannotListenError
+
 from dealer.match import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -103,6 +105,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"a bot's time limit per range query (default {DEFAULT_T_QUERY_MS})")
     parser.add_argument("--queryable", default="", metavar="NAME[,NAME]",
                         help="players that answer range queries without announcing it")
+    # Results and metrics (dealer/results.py, dealer/metrics.py; docs/results.md, docs/metrics.md).
+    parser.add_argument("--measure", default=None, metavar="NAME",
+                        help="the measured player of the results (default: the first name)")
+    parser.add_argument("--results-json", dest="results_json", default=None, metavar="FILE",
+                        help="write the results document (JSON) to FILE")
+    parser.add_argument("--metrics-port", dest="metrics_port", type=int, default=None, metavar="PORT",
+                        help="serve Prometheus metrics on PORT (0: any free port, printed on stderr)")
+    parser.add_argument("--metrics-bind", dest="metrics_bind", default="127.0.0.1", metavar="ADDR",
+                        help="interface of the metrics endpoint (default 127.0.0.1)")
+    parser.add_argument("--metrics-grace", dest="metrics_grace", type=float, default=60.0, metavar="SECONDS",
+                        help="keep a finished match's series this long (default 60)")
     return parser
 
 
@@ -221,10 +234,11 @@ def main(argv: Sequence[str]) -> int:
     install_asyncio_reactor()
     from twisted.internet import defer, reactor
 
-    return run_groups(groups, reactor, defer)
+    return run_groups(groups, reactor, defer, _options)
 
 
-def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any) -> int:
+def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
+               options: argparse.Namespace | None = None) -> int:
     """Listen, print the port lines, run every match, print the results."""
     several = sum(len(g) for g in groups) > 1
     matches: list[list[Match]] = []
@@ -247,6 +261,16 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any) -> int
                 m.stop_listening()
                 m.events.close()
         print(f"ERROR: {failure.message}", file=sys.stderr)
+        return EXIT_STARTUP
+    try:
+        # Before the port line: a launcher may look for the logs once it has read it.
+        results_setup = _setup_results(matches, options, reactor)
+    except (ValueError, OSError, CannotListenError) as error:
+        for group_matches in matches:
+            for m in group_matches:
+                m.stop_listening()
+                m.events.close()
+        print(f"ERROR: {error}", file=sys.stderr)
         return EXIT_STARTUP
     sys.stdout.write("".join(line + "\n" for line in port_lines))
     sys.stdout.flush()
@@ -271,6 +295,8 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any) -> int
             if len(group) == 2:
                 print(paired_result(by_name[group[0].config.name], by_name[group[1].config.name]))
         sys.stdout.flush()
+        if results_setup is not None:
+            results_setup.report(by_name)
 
     done = defer.DeferredList([m.start() for m in all_matches], consumeErrors=True)
     done.addCallback(report)
@@ -278,3 +304,16 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any) -> int
     done.addBoth(lambda _: reactor.callLater(0, reactor.stop))
     reactor.run()
     return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK
+
+
+def _setup_results(matches: list[list[Match]], options: argparse.Namespace | None, reactor: Any) -> Any:
+    """The results of every heads-up group, and the metrics endpoint when asked for."""
+    if options is None:
+        return None
+    from dealer.results import DealerResults
+
+    return DealerResults(
+        matches, reactor, measure=options.measure, results_json=options.results_json,
+        metrics_port=options.metrics_port, metrics_bind=options.metrics_bind,
+        metrics_grace=options.metrics_grace,
+    )

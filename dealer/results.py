@@ -777,3 +777,96 @@ class ResultsGroup:
         """Close the query logs."""
         for part in self.results:
             part.close()
+
+
+class DealerResults:
+    """Results and metrics of every heads-up match of a dealer process (``dealer/cli.py``).
+
+    Args:
+        matches: groups of matches (a match, or a match and its mirror).
+        reactor: for the metrics endpoint and the grace timers.
+        measure: the measured player (default: each group's first name).
+        results_json: write the results document here (several groups: merged).
+        metrics_port: serve ``/metrics`` on this port (None: no metrics).
+        metrics_bind: the endpoint's interface.
+        metrics_grace: seconds a finished match's series stay visible.
+        lbr: LBR options for the results' configuration, if known.
+        stream: where the results table goes (stderr).
+    """
+
+    def __init__(
+        self,
+        matches: Sequence[Sequence[Any]],
+        reactor: Any,
+        measure: str | None = None,
+        results_json: str | None = None,
+        metrics_port: int | None = None,
+        metrics_bind: str = "127.0.0.1",
+        metrics_grace: float = 60.0,
+        lbr: dict[str, Any] | None = None,
+        stream: Any = None,
+    ) -> None:
+        import sys
+        import time
+
+        from dealer.metrics import DealerMetrics, serve_metrics
+
+        self.reactor = reactor
+        self.results_json = results_json
+        self.stream = stream if stream is not None else sys.stderr
+        self.started = time.time()
+        self.metrics = DealerMetrics() if metrics_port is not None else None
+        self.metrics_grace = metrics_grace
+        self.groups = [
+            ResultsGroup(group, measure, self.metrics, lbr)
+            for group in matches
+            if group[0].game.num_players == 2
+        ]
+        self.listening: Any = None
+        if self.metrics is not None:
+            for group in self.groups:
+                for match, observer in zip(group.matches, group.match_metrics):
+                    self.metrics.matches_running.inc()
+                    match.events.subscribe(self._on_finish(observer))
+            self.listening = serve_metrics(self.metrics, int(metrics_port or 0), metrics_bind)
+            host = self.listening.getHost()
+            print(f"METRICS http://{host.host}:{host.port}/metrics", file=self.stream, flush=True)
+
+    def _on_finish(self, observer: Any) -> Callable[[dict[str, Any]], None]:
+        def hook(event: dict[str, Any]) -> None:
+            if event.get("event") in ("match_finished", "match_ended_early"):
+                assert self.metrics is not None
+                self.metrics.matches_running.dec()
+                self.reactor.callLater(self.metrics_grace, observer.retire)
+
+        return hook
+
+    def documents(self, by_name: dict[str, Any]) -> list[dict[str, Any]]:
+        """One results document per group (``by_name``: MatchResult by match name)."""
+        import time
+
+        wall = time.time() - self.started
+        return [
+            group.document([by_name[m.config.name] for m in group.matches], {"wall_seconds": wall})
+            for group in self.groups
+        ]
+
+    def report(self, by_name: dict[str, Any]) -> list[dict[str, Any]]:
+        """Print each group's table, write the JSON document, close the query logs."""
+        from acpc_lbr.results import dumps, format_table, merge_documents
+
+        docs = self.documents(by_name)
+        for group, doc in zip(self.groups, docs):
+            group.close()
+            self.stream.write(f"RESULTS {group.name}\n" + format_table(doc))
+        self.stream.flush()
+        if self.results_json is not None and docs:
+            try:
+                doc = docs[0] if len(docs) == 1 else merge_documents(docs)
+            except ValueError as error:
+                print(f"WARNING: results of different games are not merged ({error}); "
+                      f"writing the first match's only", file=self.stream)
+                doc = docs[0]
+            with open(self.results_json, "w", encoding="utf-8") as file:
+                file.write(dumps(doc))
+        return docs
