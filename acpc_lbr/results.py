@@ -252,6 +252,7 @@ def simulate_lbr_match(
     duplicate: bool = False,
     answers: Any = None,
     active_rounds: Any = None,
+    sample: Any = None,
 ) -> list[HandOutcome]:
     """LBR against a bot playing ``policy``, dealt and seated as the dealer does.
 
@@ -271,6 +272,10 @@ def simulate_lbr_match(
         duplicate: also play every deal with the seats reversed (half 1).
         answers: the bot's range answers (default: ``policy``).
         active_rounds: LBR's active rounds (default: all).
+        sample: ``sample(state, board, hand, rng) -> Action``, the bot's play
+            (default: drawn from ``policy`` over
+            :func:`acpc_lbr.strategies.default_actions`); e.g. an SDK
+            strategy's own ``sample`` for no-limit raise sizes.
 
     Returns:
         One :class:`HandOutcome` per hand played, with its IO value.
@@ -314,11 +319,14 @@ def simulate_lbr_match(
                     state.apply(lbr.decide(state, shown, folds).action)
                 else:
                     lbr.observe_board(shown)
-                    actions = default_actions(state)
-                    probs = np.asarray(policy(state, shown, actions), dtype=np.float64)[:, opponent_hand]
-                    j = int(rng.choice(len(actions), p=probs / probs.sum()))
-                    lbr.observe_opponent(answer(state, shown, [actions[j]])[0])
-                    state.apply(actions[j])
+                    if sample is not None:
+                        played = sample(state, shown, opponent_hand, rng)
+                    else:
+                        actions = default_actions(state)
+                        probs = np.asarray(policy(state, shown, actions), dtype=np.float64)[:, opponent_hand]
+                        played = actions[int(rng.choice(len(actions), p=probs / probs.sum()))]
+                    lbr.observe_opponent(answer(state, shown, [played])[0])
+                    state.apply(played)
             values = log_values(state.values(deal.hole, deal.board_cards))
             record = log_state_for(state, deal, values, position_names)
             rows = [
