@@ -38,7 +38,7 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -184,8 +184,18 @@ class _Progress:
 
 
 async def run_evaluation(config: EvaluationConfig, reactor: Any,
-                         progress: TextIO | None = None, progress_every: int = 0) -> Evaluation:
-    """Play the evaluation on ``reactor`` (loopback TCP) and return what it measured."""
+                         progress: TextIO | None = None, progress_every: int = 0,
+                         make_opponent: Callable[[int], Any] | None = None) -> Evaluation:
+    """Play the evaluation on ``reactor`` (loopback TCP) and return what it measured.
+
+    Args:
+        config: the evaluation.
+        reactor: a running Twisted reactor.
+        progress: where the progress goes (None: nowhere).
+        progress_every: without a TTY, a line every this many hands (0: ten lines).
+        make_opponent: ``half -> AcpcClient`` instead of the configured opponent
+            (tests, embedding).
+    """
     from twisted.internet import defer
 
     from agents.bots import BOTS
@@ -244,7 +254,11 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         factories.append(factory)
         reactor.connectTCP("127.0.0.1", ports[lbr_seat], factory)
         opponent_port = ports[1 - lbr_seat]
-        if config.opponent is not None:
+        if make_opponent is not None:
+            factory = BotFactory(_returning(make_opponent(half)))
+            factories.append(factory)
+            reactor.connectTCP("127.0.0.1", opponent_port, factory)
+        elif config.opponent is not None:
             bot = StrategyBot(game, BOTS[config.opponent], seeded_rng(config.seed * 2 + half + 1))
             factory = BotFactory(_returning(bot))
             factories.append(factory)
