@@ -58,3 +58,54 @@ async def test_endpoint_serves_counters_and_binds_loopback() -> None:
         assert 'match="m1"' not in body
     finally:
         await port.stopListening()
+
+
+def test_docs_list_every_metric() -> None:
+    """docs/metrics.md names every sample the registry exports."""
+    from pathlib import Path
+
+    from dealer.metrics import metric_names
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    for name in metric_names(DealerMetrics()):
+        base = name.removesuffix("_bucket").removesuffix("_sum").removesuffix("_count")
+        assert name in text or base in text, name
+
+
+def test_events_move_the_series() -> None:
+    """The EventLog subscriber turns action, hand, query, abort and estimate events into samples."""
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    metrics = DealerMetrics(registry)
+    match = metrics.match("m", ["lbr", "bot"])
+    events = [
+        {"event": "action", "seat": 2, "seconds": 0.002, "corrected": True},
+        {"event": "action", "seat": 1, "seconds": 0.001, "corrected": False},
+        {"event": "hand_finished", "values": [5.0, -5.0]},
+        {"event": "hand_finished", "values": [-2.0, 2.0]},
+        {"event": "query", "seat": 2, "seconds": 0.01, "actions": 1},
+        {"event": "query_error", "seat": 2, "cause": "timeout", "seconds": 1.0},
+        {"event": "range_inconsistency", "count": 2},
+        {"event": "estimate", "estimators": {"io": {"mean": 12.5, "half_width": 3.0, "n": 2}}},
+        {"event": "match_aborted", "seat": 1, "cause": "disconnect"},
+    ]
+    for event in events:
+        match.observe({"match": "m", "level": "debug", **event})
+
+    def value(name: str, **labels: str) -> float | None:
+        return registry.get_sample_value(name, {"match": "m", **labels})
+
+    assert value("acpc_hands_total") == 2
+    assert value("acpc_seat_chips", seat="lbr") == 3.0
+    assert value("acpc_invalid_actions_total", seat="bot") == 1
+    assert value("acpc_response_seconds_count", seat="lbr") == 1
+    assert value("acpc_queries_total", seat="bot") == 2
+    assert value("acpc_query_errors_total", seat="bot") == 1
+    assert value("acpc_timeouts_total", seat="bot") == 1
+    assert value("acpc_disconnects_total", seat="lbr") == 1
+    assert value("acpc_range_inconsistencies_total") == 2
+    assert value("acpc_estimate_mbb_per_game", estimator="io") == 12.5
+    match.retire()
+    assert value("acpc_hands_total") is None
+    assert value("acpc_estimate_mbb_per_game", estimator="io") is None
