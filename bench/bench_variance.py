@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acpc_lbr.lbr import BettingOptions  # noqa: E402
-from acpc_lbr.results import estimates_from_outcomes, results_document, simulate_lbr_match  # noqa: E402
-from acpc_lbr.strategies import from_sdk  # noqa: E402
-from agents.bots import BOTS  # noqa: E402
-from agents.sdk import PublicView  # noqa: E402
-from protocol.gamedef import load_game  # noqa: E402
+from acpc_lbr.lbr import BettingOptions
+from acpc_lbr.results import estimates_from_outcomes, results_document, simulate_lbr_match
+from acpc_lbr.strategies import from_sdk
+from agents.bots import BOTS
+from agents.sdk import PublicView
+from protocol.gamedef import load_game
 
 ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io")
 

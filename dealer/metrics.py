@@ -204,10 +204,13 @@ def metric_names(metrics: DealerMetrics) -> set[str]:
 def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1") -> Any:
     """Serve ``/metrics`` from the running reactor; returns the listening port."""
     from prometheus_client.twisted import MetricsResource
-    from twisted.internet import reactor
+    from twisted.internet import reactor as installed_reactor
     from twisted.web.resource import Resource
     from twisted.web.server import Site
 
-    root = Resource()
-    root.putChild(b"metrics", MetricsResource(registry=metrics.registry))
-    return reactor.listenTCP(port, Site(root), interface=interface)  # type: ignore[attr-defined]
+    tcp: Any = installed_reactor  # zope interfaces confuse mypy
+    root: Any = Resource()  # type: ignore[no-untyped-call]
+    metrics_resource: Any = MetricsResource(registry=metrics.registry)  # type: ignore[no-untyped-call]
+    root.putChild(b"metrics", metrics_resource)
+    site: Any = Site(root)  # type: ignore[no-untyped-call]
+    return tcp.listenTCP(port, site, interface=interface)

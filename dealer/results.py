@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +45,14 @@ import numpy.typing as npt
 from acpc_lbr.estimators import HandOutcome, MatchEstimates, imaginary_observation
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
-from protocol.wire import LogState, MatchState, format_chips, parse_chips, parse_log_state, parse_score
+from protocol.wire import (
+    LogState,
+    MatchState,
+    format_chips,
+    parse_chips,
+    parse_log_state,
+    parse_score,
+)
 
 FloatArray = npt.NDArray[np.float64]
 #: ``ask(seat, state, actions)`` -> rows ``(len(actions), num_hands)``; raises on failure.
@@ -156,7 +164,7 @@ def hand_io(
     io = imaginary_observation(
         game, measured_position, hand.hole[measured_position], board, state.spent, line_weights(game, rows)
     )
-    if io != io:  # NaN: no hand of the opponent has weight
+    if math.isnan(io):  # no hand of the opponent has weight
         return HandIO(chips, chips, True, True, inconsistencies)
     return HandIO(chips, io, True, False, inconsistencies)
 

@@ -29,7 +29,7 @@ from dealer.results import hand_io, log_values, opponent_decisions
 from protocol.cards import all_hands
 from protocol.deal import DealSource
 from protocol.gamedef import load_game
-from protocol.rules import Action, State
+from protocol.rules import State
 from protocol.wire import log_state_for
 
 LEDUC = load_game("leduc")

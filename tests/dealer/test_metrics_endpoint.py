@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import socket
+import urllib.request
 
 import pytest_twisted
 from prometheus_client.parser import text_string_to_metric_families
-import urllib.request
-
 from twisted.internet.threads import deferToThread
 
 from dealer.metrics import DealerMetrics, serve_metrics
