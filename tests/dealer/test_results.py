@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest_twisted
 import pytest
 
 from acpc_lbr.commands.results import main as results_main
@@ -172,3 +173,33 @@ def test_results_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert '"n": 200' in merged
     assert results_main([str(tmp_path / "missing.log")]) == 2
     assert results_main([str(tmp_path / "c.json")]) == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_lying_bot_through_the_dealer_is_flagged(tmp_path: Path) -> None:
+    """LBR against an SDK bot whose range answers differ from its play, over loopback TCP:
+    the dealer's IO honesty check is flagged, and the files reproduce the dealer's figures."""
+    from twisted.internet import reactor
+
+    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.lbr import ActiveRounds, BettingOptions
+    from agents.client import StrategyBot
+    from tests.acpc_lbr.test_results import lying_bot
+
+    out = tmp_path / "liar"
+    config = EvaluationConfig(
+        game_arg="leduc", game=LEDUC, opponent="random", opponent_cmd=None,
+        bets=BettingOptions.parse("fcpa"), rounds=ActiveRounds.parse("1-2"), hands=600, seed=4,
+        duplicate=True, out=out, io=True,
+    )
+    evaluation = await run_evaluation(
+        config, reactor,
+        make_opponent=lambda half: StrategyBot(LEDUC, lying_bot, np.random.default_rng(10 + half)),
+    )
+    doc = evaluation.document
+    assert doc["estimators"]["io"]["chips"]["n"] == 1200
+    assert doc["estimators"]["io_minus_raw"]["flagged"] is True
+    offline = results_from_files(sorted(out.glob("*.log")))
+    assert offline["estimators"]["io_minus_raw"]["flagged"] is True
+    assert offline["counts"]["range_inconsistencies"] > 0  # the answers give the real hand 0
+    assert dumps(offline["estimators"]) == dumps(doc["estimators"])
