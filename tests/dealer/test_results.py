@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest_twisted
 import pytest
+import pytest_twisted
 
 from acpc_lbr.commands.results import main as results_main
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
