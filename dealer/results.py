@@ -412,6 +412,18 @@ class MatchResults:
         for action, row in zip(actions, np.asarray(rows, dtype=np.float64)):
             self._answers[(state.hand_id, betting, action.text())] = row
 
+    def will_ask(self, opponent_seat: int) -> bool:
+        """Whether this hand's IO will be computed (the opponent can be asked)."""
+        return self.ask is not None and (self.queryable is None or self.queryable(opponent_seat))
+
+    def plain_hand(self, hand_id: int, chips: float) -> HandOutcome:
+        """Account for a hand without IO (the cheap path: no replay, no LogState)."""
+        outcome = HandOutcome(hand_id, self.half, chips, None)
+        self.outcomes.append(outcome)
+        if self.sink is not None:
+            self.sink(outcome)
+        return outcome
+
     def _log(self) -> QueryLog | None:
         if self._query_log is None and self._query_log_path is not None:
             self._query_log = QueryLog(
@@ -436,7 +448,7 @@ class MatchResults:
         failure: str | None = None
         sources: list[str] = []
         decisions: list[OpponentDecision] = []
-        can_ask = self.ask is not None and (self.queryable is None or self.queryable(opponent_seat))
+        can_ask = self.will_ask(opponent_seat)
         if can_ask:
             self._log()  # a match with IO has a query log, even before its first showdown
         if can_ask and hand.to_state(game).is_showdown:
@@ -487,7 +499,10 @@ class MatchResults:
 
 def log_values(values: Sequence[float]) -> tuple[float, ...]:
     """Values as they read back from the ``.log`` (written with 6 decimals)."""
-    return tuple(parse_chips(format_chips(v)) for v in values)
+    return tuple(
+        float(v) if float(v).is_integer() and abs(v) < 2.0**52 else parse_chips(format_chips(v))
+        for v in values
+    )
 
 
 class LiveEstimates:
@@ -716,10 +731,18 @@ class ResultsGroup:
         from protocol.wire import log_state_for
 
         async def after_hand(state: State, deal: Any, seat_of: Sequence[int]) -> None:
-            values = log_values(state.values(deal.hole, deal.board_cards))
             names = tuple(match.config.names[s] for s in seat_of)
+            position = names.index(self.measured)
+            opponent_seat = seat_of[1 - position]
+            recorded = match.result.hand_values.get(state.hand_id)
+            if recorded is not None:  # by seat, as the dealer computed them for the .log
+                values = log_values([recorded[s] for s in seat_of])
+            else:
+                values = log_values(state.values(deal.hole, deal.board_cards))
+            if not part.will_ask(opponent_seat):
+                part.plain_hand(state.hand_id, values[position])
+                return
             hand = log_state_for(state, deal, values, names)
-            opponent_seat = seat_of[1 - names.index(self.measured)]
             seats = getattr(match, "seats", None)
             if seats is not None and state.is_showdown and seats[opponent_seat].protocol is not None:
                 # The hand's final state (queued for the next send) goes first.
