@@ -132,6 +132,8 @@ class LbrAgent(AcpcClient):
         self.timing = LbrTiming()
         #: Set (with its reason) when the agent gave up: the opponent is not queryable.
         self.fatal: str | None = None
+        #: Write :attr:`timing` (JSON) here when the connection ends.
+        self.timing_path: str | None = None
         self._hand_key: tuple[int, int] = (-1, -1)
         self._absorbed = 0  # opponent decisions of this hand already in the range
         self._qid = 0
@@ -185,6 +187,12 @@ class LbrAgent(AcpcClient):
         waiting, self._waiting = self._waiting, {}
         for _, answer in waiting.values():
             answer.errback(QueryRefused("connection closed"))
+        if self.timing_path is not None:
+            import json
+
+            report = {**self.timing.to_dict(), "range_inconsistencies": self.inconsistencies}
+            with open(self.timing_path, "w", encoding="utf-8") as out:
+                json.dump(report, out, indent=2)
         if reason is None:
             super().connectionLost()
         else:
@@ -313,9 +321,12 @@ def make_lbr_player(game: GameDef, seed: int | None, options: Sequence[str]) -> 
     parser = argparse.ArgumentParser(prog="acpc-lbr play lbr", add_help=False)
     parser.add_argument("--bets", default="fcpa", help="fc, fcpa, 56bets or e.g. 0.5,1,min,allin")
     parser.add_argument("--rounds", default="3-4", help="active rounds, 1-based, e.g. 3-4 or 1-4")
+    parser.add_argument("--timing", default=None, help="write the time split (JSON) here at the end")
     args, rest = parser.parse_known_args(list(options))
     if rest:
         raise ValueError(f"unrecognised arguments: {' '.join(rest)}")
     if game.num_players != 2:
         raise ValueError("LBR plays heads-up games only")
-    return LbrAgent(game, BettingOptions.parse(args.bets), ActiveRounds.parse(args.rounds))
+    agent = LbrAgent(game, BettingOptions.parse(args.bets), ActiveRounds.parse(args.rounds))
+    agent.timing_path = args.timing
+    return agent

@@ -152,11 +152,18 @@ def _hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
 
 
 def blocked_mask(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
-    """Hands sharing a card with ``board`` (their answers are ignored)."""
+    """Hands sharing a card with ``board`` (their answers are ignored); read-only, cached."""
+    return _blocked_mask(game, tuple(sorted(board)))
+
+
+@lru_cache(maxsize=4096)
+def _blocked_mask(game: GameDef, board: tuple[int, ...]) -> npt.NDArray[np.bool_]:
     table = _hand_cards(game)
     if not board:
-        return np.zeros(table.shape[0], dtype=bool)
-    mask: npt.NDArray[np.bool_] = np.asarray(np.isin(table, np.asarray(board)).any(axis=1))
+        mask: npt.NDArray[np.bool_] = np.zeros(table.shape[0], dtype=bool)
+    else:
+        mask = np.asarray(np.isin(table, np.asarray(board)).any(axis=1))
+    mask.setflags(write=False)
     return mask
 
 

@@ -113,6 +113,12 @@ def format_probabilities(values: Iterable[float]) -> str:
     '0,1,0.5,0,0.333333333333'
     """
     items = [float(v) for v in values]
+    distinct = set(items)
+    if len(distinct) * 8 < len(items):
+        # Few distinct values (a bot's constant rows, zeros on the board's
+        # hands): print each value once.
+        text_of = {value: format_probability(value) for value in distinct}
+        return ",".join([text_of[value] for value in items])
     # One C-level %-format for the whole row, then strip each item's zeros.
     texts = ("%.12f," * len(items) % tuple(items)).split(",")[:-1]
     trimmed = [text.rstrip("0").rstrip(".") for text in texts]

@@ -1,0 +1,130 @@
+"""LBR throughput: hands/s of LBR (fcpa) against always-call, and where the time goes.
+
+Two set-ups:
+
+* ``--mode processes`` (default): ``acpc-lbr dealer``, ``acpc-lbr play
+  always-call`` and ``acpc-lbr play lbr --timing FILE`` as three processes on
+  loopback, the way a user runs them; both cores can work. Time runs from the
+  dealer's port line to its exit.
+* ``--mode inprocess``: ``acpc-lbr evaluate``'s set-up (dealer, LBR agent and
+  bot in one process and one reactor, duplicate seating); the process's CPU
+  time per hand is reported too, which is robust against a busy machine.
+
+The LBR agent's time split: *queries* (waiting for the range answers: the
+dealer's relay and the opponent's look-ups), *protocol* (reading lines,
+parsing answers, printing queries) and *compute* (equity, range updates and
+decisions).
+
+Usage::
+
+    .venv/bin/python bench/bench_lbr.py [--hands 2000] [--mode processes|inprocess]
+        [--bets fcpa] [--rounds 3-4] [--opponent always-call] [--runs 1]
+
+Figures (2026-11-24, shared 2-vCPU machine, other engineers' test runs in
+parallel, load average 3-5, so wall times are pessimistic) are recorded in
+docs/lbr.md ("Speed").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def run_processes(args: argparse.Namespace) -> dict[str, Any]:
+    """Dealer, bot and LBR as three processes; returns the figures."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cli = [sys.executable, "-m", "acpc_lbr.cli"]
+    with tempfile.TemporaryDirectory() as work:
+        timing_path = Path(work) / "lbr.json"
+        dealer = subprocess.Popen(
+            [*cli, "dealer", "bench", "nolimit", str(args.hands), "1", "lbr", args.opponent,
+             "-q", "--no_events", "--t_per_hand", "600000"],
+            cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert dealer.stdout is not None
+        ports = dealer.stdout.readline().split()
+        started = time.perf_counter()
+        lbr = subprocess.Popen(
+            [*cli, "play", "lbr", "127.0.0.1", ports[0], "--game", "nolimit", "--bets", args.bets,
+             "--rounds", args.rounds, "--timing", str(timing_path)], cwd=work, env=env)
+        bot = subprocess.Popen(
+            [*cli, "play", args.opponent, "127.0.0.1", ports[1], "--game", "nolimit", "--seed", "2"],
+            cwd=work, env=env)
+        output, _ = dealer.communicate(timeout=3600)
+        wall = time.perf_counter() - started
+        lbr.wait(timeout=60)
+        bot.wait(timeout=60)
+        timing = json.loads(timing_path.read_text())
+    return {"mode": "processes", "hands": args.hands, "wall_seconds": wall,
+            "hands_per_second": args.hands / wall, "score": output.strip().splitlines()[-1:],
+            "lbr": timing}
+
+
+def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
+    """evaluate's set-up in this process; returns the figures."""
+    from acpc_lbr.reactor import install_asyncio_reactor
+
+    install_asyncio_reactor()
+    from twisted.internet import defer, reactor
+
+    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.lbr import ActiveRounds, BettingOptions
+    from protocol.gamedef import load_game
+
+    deals = max(1, args.hands // 2)
+    with tempfile.TemporaryDirectory() as work:
+        config = EvaluationConfig(
+            game_arg="nolimit", game=load_game("nolimit"), opponent=args.opponent, opponent_cmd=None,
+            bets=BettingOptions.parse(args.bets), rounds=ActiveRounds.parse(args.rounds),
+            hands=deals, seed=1, out=Path(work))
+        outcome: list[Any] = []
+        cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+
+        async def go() -> None:
+            try:
+                outcome.append(await run_evaluation(config, reactor))
+            finally:
+                reactor.stop()  # type: ignore[attr-defined]
+
+        reactor.callWhenRunning(lambda: defer.ensureDeferred(go()))  # type: ignore[attr-defined]
+        reactor.run()  # type: ignore[attr-defined]
+        cpu_after = resource.getrusage(resource.RUSAGE_SELF)
+    evaluation = outcome[0]
+    hands = 2 * deals
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    return {"mode": "inprocess", "hands": hands, "wall_seconds": evaluation.seconds,
+            "hands_per_second": hands / evaluation.seconds, "cpu_seconds": cpu,
+            "cpu_ms_per_hand": 1000 * cpu / hands,
+            "duplicate_mbb": evaluation.mbb("duplicate"), "lbr": evaluation.timing}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hands", type=int, default=2000)
+    parser.add_argument("--mode", choices=["processes", "inprocess"], default="processes")
+    parser.add_argument("--bets", default="fcpa")
+    parser.add_argument("--rounds", default="3-4")
+    parser.add_argument("--opponent", default="always-call")
+    args = parser.parse_args()
+    figures = run_processes(args) if args.mode == "processes" else run_inprocess(args)
+    lbr = figures["lbr"]
+    print(json.dumps(figures, indent=2))
+    print(f"{figures['mode']}: {figures['hands']} hands in {figures['wall_seconds']:.1f} s = "
+          f"{figures['hands_per_second']:.0f} hands/s; LBR agent: queries {lbr['queries_seconds']:.1f} s, "
+          f"protocol {lbr['protocol_seconds']:.1f} s, compute {lbr['compute_seconds']:.1f} s; "
+          f"load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
