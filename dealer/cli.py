@@ -17,6 +17,10 @@ mirror ``MATCH.dup``), several matches in one process (``--match "NAME GAME
 HANDS SEED P1 P2"``, repeatable, or ``--matches FILE`` with one such line per
 match; one port line per match, in order), ``--max_line`` and
 ``--max_ignored``. See docs/dealer.md for the failure policy and exit codes.
+Results of heads-up matches (raw, duplicate and imaginary-observation
+estimators; ``--measure``, ``--results-json``; docs/results.md) and Prometheus
+metrics (``--metrics-port``, ``--metrics-bind``, ``--metrics-grace``;
+docs/metrics.md) come from dealer/results.py and dealer/metrics.py.
 
 Exit codes: 0 every match was played to the end; 1 bad arguments or a startup
 failure; 3 a match ended early because of a bot; 4 an internal error or an
