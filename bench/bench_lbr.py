@@ -76,7 +76,10 @@ def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
     from acpc_lbr.reactor import install_asyncio_reactor
 
     install_asyncio_reactor()
-    from twisted.internet import defer, reactor
+    from twisted.internet import defer
+    from twisted.internet import reactor as installed
+
+    reactor: Any = installed  # zope interfaces are opaque to mypy
 
     from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
     from acpc_lbr.lbr import ActiveRounds, BettingOptions
@@ -95,10 +98,10 @@ def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
             try:
                 outcome.append(await run_evaluation(config, reactor))
             finally:
-                reactor.stop()  # type: ignore[attr-defined]
+                reactor.stop()
 
-        reactor.callWhenRunning(lambda: defer.ensureDeferred(go()))  # type: ignore[attr-defined]
-        reactor.run()  # type: ignore[attr-defined]
+        reactor.callWhenRunning(lambda: defer.ensureDeferred(go()))
+        reactor.run()
         cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     evaluation = outcome[0]
     hands = 2 * deals

@@ -415,7 +415,8 @@ def format_report(evaluation: Evaluation) -> str:
     wall = evaluation.seconds
     rate = hands / wall if wall > 0 else 0.0
     lines.append("")
-    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s; LBR agent: "
+    agents = "LBR agents (both seatings, summed)" if config.duplicate else "LBR agent"
+    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s; {agents}: "
                  f"waiting for queries {timing.get('queries_seconds', 0.0):.1f} s, "
                  f"protocol {timing.get('protocol_seconds', 0.0):.1f} s, "
                  f"own computation {timing.get('compute_seconds', 0.0):.1f} s")
