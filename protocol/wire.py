@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from protocol.cards import card_from_text, cards_to_text
+from protocol.cards import CARD_TEXT, DECK_SIZE, card_from_text, cards_to_text
 from protocol.deal import Deal
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
@@ -81,6 +81,7 @@ _UNSIGNED = re.compile(r"[0-9]+")
 # Betting letters are read as the reference's readAction reads them, through
 # the same table as replies: case-insensitive, with k = c and b = r.
 _ACTION_TOKEN = re.compile(r"([fcrkbFCRKB])([0-9]*)")
+_BETTING_ROUND = re.compile(r"(?:[fcrkbFCRKB][0-9]*)*")
 # ``scanf("%d")``: optional C white space, an optional sign, then digits.
 _SCANF_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 _CHIPS = re.compile(r"-?[0-9]+(\.[0-9]+)?")
@@ -96,6 +97,14 @@ _SIMPLE_REPLY_ACTIONS = {
     letter: action
     for letters, action in (("fF", Action.FOLD), ("cCkK", Action.CALL), ("rRbB", Action.RAISE))
     for letter in letters
+}
+
+# Card text as card_from_text reads it (rank and suit letters in either case).
+_CARD_BY_TEXT = {
+    rank + suit: card
+    for card, text in enumerate(CARD_TEXT)
+    for rank in {text[0], text[0].lower()}
+    for suit in {text[1], text[1].upper()}
 }
 
 Betting = tuple[tuple[Action, ...], ...]
@@ -124,6 +133,19 @@ def _unsigned(token: str, what: str, limit: int, line: str) -> int:
 
 def _cards(text: str, game: GameDef, line: str) -> tuple[int, ...]:
     """Parse concatenated cards, each of which must belong to ``game``'s deck."""
+    try:
+        cards = tuple([_CARD_BY_TEXT[text[i : i + 2]] for i in range(0, len(text), 2)])
+    except KeyError:
+        return _cards_checked(text, game, line)  # raises the first card's error
+    if len(text) % 2 or (
+        len(game.cards) != DECK_SIZE and not all(card in game.cards for card in cards)
+    ):
+        return _cards_checked(text, game, line)
+    return cards
+
+
+def _cards_checked(text: str, game: GameDef, line: str) -> tuple[int, ...]:
+    """:func:`_cards` card by card, naming the first bad one."""
     if len(text) % 2:
         raise ParseError(f"card text {text!r} has an odd length", line)
     cards = []
@@ -140,6 +162,30 @@ def _cards(text: str, game: GameDef, line: str) -> tuple[int, ...]:
 
 def _parse_betting(text: str, game: GameDef, line: str) -> Betting:
     """Split a betting string into rounds of actions (syntax only)."""
+    # Well-formed betting, token by token with shared records; anything odd
+    # goes through the checked reader below, which names the problem.
+    no_limit = not game.is_limit
+    rounds = []
+    for segment in text.split("/"):
+        if not _BETTING_ROUND.fullmatch(segment):
+            return _parse_betting_checked(text, game, line)
+        actions: list[Action] = []
+        for letter, digits in _ACTION_TOKEN.findall(segment):
+            simple = _SIMPLE_REPLY_ACTIONS[letter]
+            if simple is Action.RAISE and no_limit:
+                if not 0 < len(digits) < 10:  # missing, or maybe above INT32_MAX
+                    return _parse_betting_checked(text, game, line)
+                actions.append(Action.raise_to(int(digits)))
+            elif digits:
+                return _parse_betting_checked(text, game, line)
+            else:
+                actions.append(simple)
+        rounds.append(tuple(actions))
+    return tuple(rounds)
+
+
+def _parse_betting_checked(text: str, game: GameDef, line: str) -> Betting:
+    """:func:`_parse_betting` one token at a time, naming the first problem."""
     rounds = []
     for segment in text.split("/"):
         actions = []

@@ -11,19 +11,30 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from protocol.cards import CARD_TEXT, DECK_SIZE, RANKS, SUITS, card_to_text, cards_to_text
+from protocol.cards import (
+    CARD_TEXT,
+    DECK_SIZE,
+    RANKS,
+    SUITS,
+    card_from_text,
+    card_to_text,
+    cards_to_text,
+)
 from protocol.deal import Deal, DealSource
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef, bundled_games, load_game
 from protocol.rules import Action, ActionType, State
 from protocol.wire import (
+    _CARD_BY_TEXT,
     BAD_FORMAT,
     INVALID,
     MatchState,
+    _parse_betting,
+    _parse_betting_checked,
     log_state_for,
     log_state_text,
     matchstate_for,
@@ -284,3 +295,65 @@ def test_read_reply_action_matches_parse_reply(name: str) -> None:
             assert action == Action(ActionType(kind)) and problem is None
         else:
             assert problem in (None, BAD_FORMAT)
+
+
+def test_card_lookup_reads_what_card_from_text_reads() -> None:
+    """The parser's card table accepts exactly the printable pairs card_from_text accepts."""
+    for first in map(chr, range(32, 127)):
+        for second in map(chr, range(32, 127)):
+            try:
+                card = card_from_text(first + second)
+            except ParseError:
+                assert first + second not in _CARD_BY_TEXT
+            else:
+                assert _CARD_BY_TEXT[first + second] == card
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_parse_matchstate_reads_case_mangled_cards(name: str) -> None:
+    """Lines with card letters in either case parse to the record the canonical line gives."""
+    game = GAMES[name]
+    rng = random.Random(15)
+    for state, deal in random_play(game, 40, seed=16):
+        line = matchstate_text(state, deal, 0)
+        head, cards = line.rsplit(":", 1)
+        mangled = "".join(c.swapcase() if rng.random() < 0.5 else c for c in cards)
+        assert parse_matchstate(f"{head}:{mangled}", game) == parse_matchstate(line, game)
+
+
+@pytest.mark.parametrize(
+    ("name", "card", "message"),
+    [
+        ("leduc.limit.2p", "2c", "is not a card of this game"),
+        ("kuhn.limit.2p", "Zs", "is not a card"),
+    ],
+)
+def test_parse_matchstate_names_a_bad_card(name: str, card: str, message: str) -> None:
+    """A card off the game's deck, or no card at all, is refused with the slow path's message."""
+    with pytest.raises(ParseError, match=message):
+        parse_matchstate(f"MATCHSTATE:0:0::{card}|", GAMES[name])
+
+
+def _outcome(read: Callable[[str, GameDef, str], object], text: str, game: GameDef) -> object:
+    """What a betting reader returns, or the message it raises."""
+    try:
+        return read(text, game, text)
+    except ParseError as error:
+        return f"ParseError: {error}"
+
+
+@pytest.mark.parametrize(
+    "name", ["holdem.nolimit.2p.reverse_blinds", "holdem.limit.2p.reverse_blinds"]
+)
+def test_betting_reader_matches_checked_reader(name: str) -> None:
+    """The betting reader's fast path gives what the token-by-token reader gives, errors included."""
+    game = GAMES[name]
+    rng = random.Random(17)
+    texts = ["", "/", "r", "r0300", "r2147483647", "r2147483648", "r00000000000300", "cc/r1x"]
+    texts += [
+        "".join(rng.choice("fcrkbFCRKB0123456789/x") for _ in range(rng.randint(0, 12)))
+        for _ in range(3000)
+    ]
+    texts += [state.betting_string() for state, _ in random_play(game, 30, seed=18)]
+    for text in texts:
+        assert _outcome(_parse_betting, text, game) == _outcome(_parse_betting_checked, text, game)
