@@ -346,7 +346,7 @@ def _outcome(read: Callable[[str, GameDef, str], object], text: str, game: GameD
     "name", ["holdem.nolimit.2p.reverse_blinds", "holdem.limit.2p.reverse_blinds"]
 )
 def test_betting_reader_matches_checked_reader(name: str) -> None:
-    """The betting reader's fast path gives what the token-by-token reader gives, errors included."""
+    """The fast betting reader gives what the token-by-token one gives, errors included."""
     game = GAMES[name]
     rng = random.Random(17)
     texts = ["", "/", "r", "r0300", "r2147483647", "r2147483648", "r00000000000300", "cc/r1x"]
