@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +22,7 @@ from protocol.gamedef import load_game
 from protocol.rules import Action, State
 
 LEDUC = load_game("leduc")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def agent(rounds: str = "1-4", bets: str = "fcpa") -> tuple[LbrAgent, StringTransport]:
@@ -143,3 +149,30 @@ def test_play_registry_knows_lbr_and_its_options() -> None:
         make_lbr_player(LEDUC, None, ["--colour", "red"])
     with pytest.raises(ValueError):
         make_lbr_player(LEDUC, None, ["--rounds", "9"])
+
+
+def test_play_lbr_as_a_process_against_the_dealer_and_always_fold(tmp_path: Path) -> None:
+    """'acpc-lbr play lbr' beside 'play always-fold' under 'acpc-lbr dealer': +50 as big blind, +100 as small."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cli = [sys.executable, "-m", "acpc_lbr.cli"]
+    dealer = subprocess.Popen([*cli, "dealer", "m", "nolimit", "20", "1", "lbr", "bot", "-q"],
+                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        assert dealer.stdout is not None
+        ports = dealer.stdout.readline().split()
+        lbr = subprocess.Popen([*cli, "play", "lbr", "127.0.0.1", ports[0], "--game", "nolimit",
+                                "--bets", "fcpa", "--rounds", "3-4", "--timing", "t.json"],
+                               cwd=tmp_path, env=env)
+        bot = subprocess.Popen([*cli, "play", "always-fold", "127.0.0.1", ports[1], "--game", "nolimit"],
+                               cwd=tmp_path, env=env)
+        output, errors = dealer.communicate(timeout=120)
+        assert lbr.wait(timeout=30) == 0 and bot.wait(timeout=30) == 0
+    finally:
+        for process in (dealer,):
+            if process.poll() is None:
+                process.kill()
+    assert dealer.returncode == 0, errors
+    assert output.strip().splitlines()[-1] == "SCORE:1500|-1500:lbr|bot"  # 10 x 50 + 10 x 100
+    timing = json.loads((tmp_path / "t.json").read_text())
+    assert timing["active_decisions"] == 10 and timing["queries_sent"] > 0
