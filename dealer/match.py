@@ -426,6 +426,9 @@ class Match:
             waiter.errback(failure)
         if not self._all_connected.called:
             self._all_connected.errback(failure)
+        # Outstanding range queries (e.g. the results' queries between hands) fail now
+        # rather than after t_query.
+        self.relay.close()
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

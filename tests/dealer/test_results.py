@@ -203,3 +203,115 @@ async def test_lying_bot_through_the_dealer_is_flagged(tmp_path: Path) -> None:
     assert offline["estimators"]["io_minus_raw"]["flagged"] is True
     assert offline["counts"]["range_inconsistencies"] > 0  # the answers give the real hand 0
     assert dumps(offline["estimators"]) == dumps(doc["estimators"])
+
+
+# -- inside the dealer, in memory: the dealer's own queries after a showdown ----------------
+
+
+class _MemoryTable:
+    """A heads-up no-limit match on StringTransports and a fake clock, with results attached."""
+
+    def __init__(self, hands: int = 2) -> None:
+        from twisted.internet import task
+        from twisted.internet.testing import StringTransport
+
+        from dealer.match import Match
+        from dealer.results import ResultsGroup
+        from tests.dealer.harness import make_config
+
+        self.clock = task.Clock()
+        config = make_config("io", hands=hands, seed=42, names=("lbr", "bot"))
+        self.match = Match(config, reactor=None, clock=self.clock)
+        self.group = ResultsGroup([self.match], measured="lbr")
+        self.done = self.match.start()
+        self.protocols = []
+        self.transports = []
+        for seat in self.match.seats:
+            protocol = seat.factory.buildProtocol(None)
+            transport = StringTransport()
+            protocol.makeConnection(transport)
+            self.protocols.append(protocol)
+            self.transports.append(transport)
+        self.feed(0, "VERSION:2.0.0\r\n")
+        self.feed(1, "VERSION:2.0.0\r\n# range-query 1\r\n")
+
+    def feed(self, seat: int, text: str) -> None:
+        self.protocols[seat].dataReceived(text.encode("ascii"))
+
+    def take(self, seat: int) -> list[str]:
+        data = self.transports[seat].value()
+        self.transports[seat].clear()
+        return data.decode().split("\r\n")[:-1] if data else []
+
+    def call_until_queried(self) -> list[str]:
+        """Both seats check/call until the dealer sends the bot QUERY lines; returns them."""
+        from protocol.wire import parse_matchstate
+
+        game = self.match.game
+        for _ in range(100):
+            queries = []
+            for seat in (0, 1):
+                for line in self.take(seat):
+                    if line.startswith("QUERY:"):
+                        assert seat == 1
+                        queries.append(line)
+                    elif line.startswith("MATCHSTATE:"):
+                        view = parse_matchstate(line, game)
+                        state = view.to_state(game)
+                        if not state.finished and state.current_player == view.position:
+                            self.feed(seat, line + ":c\r\n")
+            if queries:
+                return queries
+        raise AssertionError("no query came")
+
+
+def _answer(query: str) -> tuple[str, np.ndarray]:
+    """A RANGE answer that depends on the hand: 1 for even hand indices, 0.25 for odd ones."""
+    _, qid, *_rest = query.split(":")
+    action = query.rsplit(":", 1)[1]
+    row = np.where(np.arange(1326) % 2 == 0, 1.0, 0.25)
+    return f"RANGE:{qid}:{action}=" + ",".join(f"{v:g}" for v in row) + "\r\n", row
+
+
+def test_dealer_asks_after_a_showdown_and_computes_io(in_tmp: Path) -> None:
+    """After a checked-down hand the dealer queries the bot for each of its actions on the line
+    (public state only), and the hand's IO is the posterior-weighted showdown value."""
+    from dealer.results import hand_io
+    from protocol.wire import parse_log_state
+
+    t = _MemoryTable(hands=1)
+    queries = t.call_until_queried()
+    sent = []
+    while queries:
+        for query in queries:
+            fields = query.split(":")
+            assert fields[5].count("|") == 1 and fields[5].split("/")[0] == "|"  # no hole cards
+            text, row = _answer(query)
+            sent.append(row)
+            t.feed(1, text)
+        queries = [line for line in t.take(1) if line.startswith("QUERY:")]
+    assert t.done.called
+    result = t.done.result
+    assert result.completed
+    part = t.group.results[0]
+    assert part.tally.dealer_queries == len(sent) == 4  # the bot acts once per round
+    (outcome,) = part.outcomes
+    record = parse_log_state(next(line for line in Path("io.log").read_text().splitlines()
+                                  if line.startswith("STATE:")), t.match.game)
+    expected = hand_io(t.match.game, record, record.names.index("lbr"), sent)
+    assert outcome.io_chips == expected.io_chips and not expected.fallback
+    assert outcome.chips == record.values[record.names.index("lbr")]
+    assert read_query_log(Path("io.queries")).rows[0] is not None
+
+
+def test_disconnect_during_the_dealers_query_ends_the_match_at_once(in_tmp: Path) -> None:
+    """A bot that leaves while the dealer awaits its IO answer: the match ends without waiting t_query."""
+    from twisted.python.failure import Failure
+
+    t = _MemoryTable(hands=3)
+    t.call_until_queried()
+    t.protocols[1].connectionLost(Failure(ConnectionError("gone")))
+    assert t.done.called
+    result = t.done.result
+    assert result.cause == "disconnect" and result.hands_played == 1
+    assert t.group.results[0].tally.query_errors == 1
