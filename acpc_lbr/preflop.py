@@ -187,7 +187,7 @@ def matchup_counts(hero: Sequence[int], villain: Sequence[int]) -> tuple[int, in
     if len(set(h + v)) != 4:
         raise EquityInputError("a card appears twice among the hands")
     empty = np.zeros(0, dtype=np.int64)
-    w, t, lo = _pair_counts(  # type: ignore[no-untyped-call]  # a numba kernel
+    w, t, lo = _pair_counts(  # a numba kernel
         TABLES, np.array(h, dtype=np.int64), np.array(v, dtype=np.int64), empty, _deck(h + v)
     )
     return int(w), int(t), int(lo)
