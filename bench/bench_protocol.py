@@ -21,10 +21,20 @@ Usage::
     .venv/bin/python bench/bench_protocol.py [--game nolimit] [--hands 2000]
         [--repeats 5] [--seed 1]
 
-Times are the best of ``--repeats`` and are per hand (µs); ratios are
-previous / current. Measured 2026-11-24 on the shared 2-vCPU machine
-(load ~2), ``--game nolimit --hands 2000``: see the report printed by the run
-(figures are in docs and in the commit message of this file).
+Times are the best of ``--repeats`` in process CPU time, per hand (µs);
+ratios are previous / this. Measured 2026-11-24 on the shared 2-vCPU machine
+(load average ~4), defaults (no-limit, 2000 hands, 7.9 actions and 17.8
+MATCHSTATE lines per hand)::
+
+    MATCHSTATE text   previous 116.8; matchstate_for().text() 54.1 (x2.2);
+                      matchstate_text() 16.4 (x7.1)
+    reply             parse_reply() 187.3; echo + read_reply_action() 1.3
+    State.apply       PreviousState 26.7; State 19.2 (x1.4)
+    log line          previous 9.6; log_state_text() 4.9 (x2.0)
+    dealer protocol   previous 208.8; current 83.9 (x2.5)
+
+``parse_reply`` itself went from ~32 to ~24 µs per line (card table,
+whole-round betting regex, faster State), measured separately.
 """
 
 from __future__ import annotations
@@ -442,12 +452,12 @@ def decision_states(game: GameDef, hands: Sequence[Hand], cls: type) -> list[lis
 
 
 def best_time(run: Callable[[], object], repeats: int) -> float:
-    """The fastest of ``repeats`` runs, in seconds."""
+    """The fastest of ``repeats`` runs, in CPU seconds (steadier on a shared machine)."""
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         run()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
