@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import copy
 import random
+import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -357,3 +361,16 @@ def test_betting_reader_matches_checked_reader(name: str) -> None:
     texts += [state.betting_string() for state, _ in random_play(game, 30, seed=18)]
     for text in texts:
         assert _outcome(_parse_betting, text, game) == _outcome(_parse_betting_checked, text, game)
+
+
+def test_protocol_benchmark_runs() -> None:
+    """bench/bench_protocol.py runs on a few hands and prints every row with a ratio."""
+    script = Path(__file__).resolve().parents[2] / "bench" / "bench_protocol.py"
+    run = subprocess.run(
+        [sys.executable, str(script), "--hands", "5", "--repeats", "1", "--game", "limit"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    for row in ("MATCHSTATE text", "reply", "State.apply", "log line", "dealer protocol work"):
+        assert row in run.stdout
+    ratios = [line for line in run.stdout.splitlines() if re.search(r" x[0-9]+\.[0-9]{2}$", line)]
+    assert len(ratios) == 7  # two text paths, reply, apply, two log paths, dealer
