@@ -101,9 +101,9 @@ class MatchEstimates:
         for name in (*ESTIMATORS, "io_minus_raw"):
             stat = self.estimator(name)
             report[name] = {
-                "chips": stat.to_dict(),
-                "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(),
-                "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(),
+                "chips": stat.to_dict(),  # with the exact sums: documents merge exactly
+                "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(exact=False),
+                "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
             }
         check = self.io_minus_raw
         report["io_minus_raw"]["flagged"] = bool(check.n > 1 and check.excludes(0.0))

@@ -2,24 +2,35 @@
 
 Every estimator of a match (raw, duplicate, imaginary observations, ...) is
 a :class:`RunningMean` over independent units (hands, or duplicate pairs).
-It is accumulated online with Welford's update, so a live match can publish
-its running estimate, and merged with Chan et al.'s pairwise formula, so
-that results of separate batches combine into exactly the result of one run
-over the same units (up to floating-point rounding).
+
+Two accumulators run side by side:
+
+* **exact sums** of the units and of their squares (Shewchuk's error-free
+  partial sums, squares split exactly with Veltkamp's method). The reported
+  ``mean`` and ``m2`` are computed from them with rational arithmetic and
+  rounded once, so they do not depend on the order in which units were
+  added or batches merged: a live dealer (whose duplicate halves arrive in
+  any order), ``acpc-lbr results`` recomputing from files, and a merge of
+  separate runs give bit-identical figures. :meth:`RunningMean.to_dict`
+  carries the exact sums (``exact``), so documents merge exactly too.
+* **Welford's running mean and variance** (:meth:`RunningMean.live`), cheap
+  to read after every hand, for live metrics.
 
 >>> a, b, whole = RunningMean(), RunningMean(), RunningMean()
 >>> for x in (1.0, 2.0, 4.0): a.add(x); whole.add(x)
 >>> for x in (8.0, 16.0): b.add(x); whole.add(x)
 >>> merged = a.merged(b)
->>> merged.n, round(merged.mean, 12) == round(whole.mean, 12), abs(merged.m2 - whole.m2) < 1e-9
-(5, True, True)
+>>> (merged.n, merged.mean, merged.m2) == (whole.n, whole.mean, whole.m2)
+True
+>>> whole.mean, whole.m2
+(6.2, 148.8)
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -27,54 +38,143 @@ import numpy as np
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 
+#: Veltkamp's splitter for binary64: 2**27 + 1.
+_SPLIT = 134217729.0
 
-@dataclass
+
+def _add_exact(partials: list[float], x: float) -> None:
+    """Add ``x`` to a list of non-overlapping partials whose sum is exact (Shewchuk)."""
+    i = 0
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i:] = [x]
+
+
+def _add_square(partials: list[float], x: float) -> None:
+    """Add ``x * x`` exactly (three error-free products of Veltkamp halves)."""
+    c = _SPLIT * x
+    hi = c - (c - x)
+    lo = x - hi
+    _add_exact(partials, hi * hi)
+    _add_exact(partials, 2.0 * hi * lo)
+    _add_exact(partials, lo * lo)
+
+
+def _exact(partials: list[float], base: Fraction) -> Fraction:
+    return base + sum((Fraction(p) for p in partials), Fraction(0))
+
+
 class RunningMean:
-    """Count, mean and sum of squared deviations of a sample (Welford).
+    """Count, mean and sum of squared deviations of a sample, exact and order-independent.
+
+    Args:
+        n, mean, m2: start from a summary (count, mean, sum of squared
+            deviations), e.g. a document without exact sums.
 
     Attributes:
         n: number of units.
-        mean: their mean.
-        m2: sum of squared deviations from the mean.
     """
 
-    n: int = 0
-    mean: float = 0.0
-    m2: float = 0.0
+    __slots__ = ("_base_sq", "_base_sum", "_cache", "_live_m2", "_live_mean", "_sq", "_sum", "n")
+
+    def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
+        self.n = int(n)
+        self._sum: list[float] = []
+        self._sq: list[float] = []
+        fmean = Fraction(mean)
+        self._base_sum = fmean * self.n
+        self._base_sq = Fraction(m2) + fmean * fmean * self.n
+        self._live_mean = float(mean)
+        self._live_m2 = float(m2)
+        self._cache: tuple[float, float] | None = None
+
+    # -- accumulation --------------------------------------------------------------
 
     def add(self, x: float) -> None:
         """Add one unit."""
+        x = float(x)
         self.n += 1
-        delta = x - self.mean
-        self.mean += delta / self.n
-        self.m2 += delta * (x - self.mean)
+        _add_exact(self._sum, x)
+        _add_square(self._sq, x)
+        delta = x - self._live_mean
+        self._live_mean += delta / self.n
+        self._live_m2 += delta * (x - self._live_mean)
+        self._cache = None
 
     def add_many(self, xs: Iterable[float]) -> None:
-        """Add several units at once (merged as one batch)."""
-        values = np.asarray(list(xs) if not isinstance(xs, np.ndarray) else xs, dtype=np.float64)
-        if values.size:
-            batch_mean = float(values.mean())
-            batch = RunningMean(int(values.size), batch_mean, float(((values - batch_mean) ** 2).sum()))
-            self.merge(batch)
+        """Add several units."""
+        for x in np.asarray(list(xs) if not isinstance(xs, np.ndarray) else xs, dtype=np.float64).tolist():
+            self.add(x)
 
     def merge(self, other: RunningMean) -> None:
-        """Fold another sample into this one (Chan, Golub and LeVeque)."""
+        """Fold another sample into this one (exact sums add; Welford by Chan et al.)."""
         if other.n == 0:
             return
-        if self.n == 0:
-            self.n, self.mean, self.m2 = other.n, other.mean, other.m2
-            return
+        for p in other._sum:
+            _add_exact(self._sum, p)
+        for p in other._sq:
+            _add_exact(self._sq, p)
+        self._base_sum += other._base_sum
+        self._base_sq += other._base_sq
         n = self.n + other.n
-        delta = other.mean - self.mean
-        self.mean += delta * other.n / n
-        self.m2 += other.m2 + delta * delta * self.n * other.n / n
+        delta = other._live_mean - self._live_mean
+        self._live_mean += delta * other.n / n
+        self._live_m2 += other._live_m2 + delta * delta * self.n * other.n / n
         self.n = n
+        self._cache = None
 
     def merged(self, other: RunningMean) -> RunningMean:
         """A new sample holding both."""
-        result = RunningMean(self.n, self.mean, self.m2)
+        result = self.copy()
         result.merge(other)
         return result
+
+    def copy(self) -> RunningMean:
+        """An independent copy."""
+        result = RunningMean()
+        result.n = self.n
+        result._sum = list(self._sum)
+        result._sq = list(self._sq)
+        result._base_sum = self._base_sum
+        result._base_sq = self._base_sq
+        result._live_mean = self._live_mean
+        result._live_m2 = self._live_m2
+        result._cache = self._cache
+        return result
+
+    # -- figures -------------------------------------------------------------------
+
+    def exact_sums(self) -> tuple[Fraction, Fraction]:
+        """(Σx, Σx²) exactly."""
+        return _exact(self._sum, self._base_sum), _exact(self._sq, self._base_sq)
+
+    def _figures(self) -> tuple[float, float]:
+        if self._cache is None:
+            if self.n == 0:
+                self._cache = (0.0, 0.0)
+            else:
+                total, squares = self.exact_sums()
+                mean = total / self.n
+                m2 = squares - total * mean
+                self._cache = (float(mean), float(max(m2, Fraction(0))))
+        return self._cache
+
+    @property
+    def mean(self) -> float:
+        """The mean, correctly rounded from the exact sums."""
+        return self._figures()[0]
+
+    @property
+    def m2(self) -> float:
+        """Sum of squared deviations from the mean, correctly rounded from the exact sums."""
+        return self._figures()[1]
 
     @property
     def variance(self) -> float:
@@ -91,6 +191,13 @@ class RunningMean:
         """Half-width of the 95% normal interval of the mean: 1.96·s/√n."""
         return Z95 * self.std / math.sqrt(self.n) if self.n > 1 else math.nan
 
+    def live(self) -> tuple[float, float]:
+        """(mean, 95% half-width) from Welford's accumulators: cheap, for live metrics."""
+        if self.n < 2:
+            return (self._live_mean if self.n else math.nan), math.nan
+        std = math.sqrt(max(self._live_m2, 0.0) / (self.n - 1))
+        return self._live_mean, Z95 * std / math.sqrt(self.n)
+
     def interval(self) -> tuple[float, float]:
         """The 95% interval of the mean."""
         return (self.mean - self.half_width, self.mean + self.half_width)
@@ -104,24 +211,44 @@ class RunningMean:
         """The same sample with every unit multiplied by ``factor`` (unit change)."""
         return RunningMean(self.n, self.mean * factor, self.m2 * factor * factor)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The mergeable state plus derived figures (NaN written as None)."""
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunningMean):
+            return NotImplemented
+        return self.n == other.n and self.exact_sums() == other.exact_sums()
+
+    def __repr__(self) -> str:
+        return f"RunningMean(n={self.n}, mean={self.mean!r}, m2={self.m2!r})"
+
+    # -- documents -------------------------------------------------------------------
+
+    def to_dict(self, exact: bool = True) -> dict[str, Any]:
+        """The figures (NaN written as None), plus the exact sums when ``exact``."""
 
         def clean(x: float) -> float | None:
             return None if math.isnan(x) else x
 
-        return {
+        report: dict[str, Any] = {
             "n": self.n,
             "mean": self.mean,
             "m2": self.m2,
             "std": clean(self.std),
             "half_width_95": clean(self.half_width),
         }
+        if exact:
+            total, squares = self.exact_sums()
+            report["exact"] = {"sum": str(total), "sum_sq": str(squares)}
+        return report
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunningMean:
-        """Rebuild from :meth:`to_dict` output (only n, mean and m2 are read)."""
-        return cls(int(data["n"]), float(data["mean"]), float(data["m2"]))
+        """Rebuild from :meth:`to_dict` output (the exact sums when present, else n, mean, m2)."""
+        stat = cls(int(data["n"]), float(data["mean"]), float(data["m2"]))
+        exact = data.get("exact")
+        if exact is not None:
+            stat._base_sum = Fraction(exact["sum"])
+            stat._base_sq = Fraction(exact["sum_sq"])
+            stat._cache = None
+        return stat
 
 
 def mbb_per_game(chips: float, big_blind: int) -> float:

@@ -759,7 +759,8 @@ class ResultsGroup:
         for estimator in ("raw", "duplicate", "io", "duplicate_io"):
             stat = estimates.estimator(estimator)
             if stat.n:
-                figures[estimator] = {"mean": stat.mean * scale, "half_width": stat.half_width * scale, "n": stat.n}
+                mean, half_width = stat.live()  # Welford: cheap enough for every hand
+                figures[estimator] = {"mean": mean * scale, "half_width": half_width * scale, "n": stat.n}
         for observer in self.match_metrics[:1]:  # the group's estimate lives on its first match
             observer.observe({"event": "estimate", "estimators": figures})
 

@@ -59,3 +59,35 @@ def test_small_samples_have_no_interval() -> None:
     stat.add(5.0)
     assert math.isnan(stat.half_width)
     assert stat.to_dict()["std"] is None
+
+
+@given(st.lists(finite, min_size=2, max_size=60), st.randoms(use_true_random=False))
+def test_figures_do_not_depend_on_order(xs: list[float], rng: object) -> None:
+    """Any order of adds, and any split into merged batches, gives bit-identical mean and m2."""
+    one = RunningMean()
+    one.add_many(xs)
+    shuffled = list(xs)
+    rng.shuffle(shuffled)  # type: ignore[attr-defined]
+    cut = len(xs) // 3
+    left, right = RunningMean(), RunningMean()
+    left.add_many(shuffled[:cut])
+    right.add_many(shuffled[cut:])
+    merged = RunningMean.from_dict(right.to_dict()).merged(RunningMean.from_dict(left.to_dict()))
+    assert (merged.n, merged.mean, merged.m2) == (one.n, one.mean, one.m2)
+    assert merged == one
+
+
+def test_exact_figures_match_fractions() -> None:
+    """mean and m2 are the correctly rounded exact values (checked with Fractions)."""
+    from fractions import Fraction
+
+    xs = [1e6 + 0.1, 1e6 + 0.2, 1e6 + 0.3, -2.5e-7, 3.0]
+    stat = RunningMean()
+    stat.add_many(xs)
+    exact = [Fraction(x) for x in xs]
+    mean = sum(exact) / len(exact)
+    assert stat.mean == float(mean)
+    assert stat.m2 == float(sum((x - mean) ** 2 for x in exact))
+    live_mean, live_half = stat.live()
+    assert math.isclose(live_mean, stat.mean, rel_tol=1e-12)
+    assert math.isclose(live_half, stat.half_width, rel_tol=1e-6)
