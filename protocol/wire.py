@@ -474,7 +474,7 @@ def _deal_text(deal: Deal) -> _DealText:
     entry = _DEAL_TEXTS.get(id(deal))
     if entry is None or entry.deal is not deal:
         if len(_DEAL_TEXTS) >= _DEAL_TEXTS_MAX:
-            del _DEAL_TEXTS[next(iter(_DEAL_TEXTS))]
+            _DEAL_TEXTS.clear()  # atomic, unlike evicting one entry, should threads share it
         entry = _DEAL_TEXTS[id(deal)] = _DealText(deal)
     _last_deal_text = entry
     return entry
