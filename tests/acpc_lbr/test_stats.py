@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acpc_lbr.stats import RunningMean, Z95
+from acpc_lbr.stats import Z95, RunningMean
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 
