@@ -323,3 +323,42 @@ def test_query_events_reach_subscribers(in_tmp: Path) -> None:
     names = [e["event"] for e in seen if e["event"].startswith("query")]
     assert names == ["query", "query_error"]
     assert seen[0]["seconds"] == pytest.approx(0.5) and seen[0]["seat"] == 2
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_numpy_answer_check_agrees_with_validate_range(seed: int) -> None:
+    """check_range_line (numpy) accepts exactly what protocol.rangequery.validate_range accepts."""
+    from protocol.errors import ParseError
+    from protocol.gamedef import load_game
+    from protocol.rangequery import format_range, parse_range, validate_range
+
+    game = load_game("leduc")
+    rng = np.random.default_rng(seed)
+    actions = [Action.FOLD, Action.CALL, Action.RAISE][: 1 + seed % 3]
+    values = rng.dirichlet(np.ones(len(actions) + 1), size=game.num_hands).T[: len(actions)]
+    board = (game.cards[seed % 6],) if seed % 2 else ()
+    kind = seed % 5
+    if kind == 1:
+        values[0, seed % game.num_hands] = 1.2  # above 1 (ignored if on the board)
+    elif kind == 2:
+        values[:, seed % game.num_hands] = 0.9  # a sum above 1 for one hand
+    elif kind == 3:
+        values[-1, 3] = -0.25
+    line = format_range("d1", actions, values)
+    if kind == 4:
+        line += ",0.5"  # one value too many in the last row
+    answer = parse_range(line)
+    mask = relay_module.blocked_mask(game, board)
+    try:
+        validate_range(answer, actions, game.num_hands, mask.tolist())
+        slow_ok = True
+    except ParseError:
+        slow_ok = False
+    try:
+        checked = relay_module.check_range_line(line, actions, game, board)
+        fast_ok = True
+    except ParseError:
+        fast_ok = False
+    assert fast_ok == slow_ok
+    if fast_ok:
+        np.testing.assert_array_equal(checked, np.array(answer.probabilities))
