@@ -99,7 +99,7 @@ def test_io_matches_slow_reference(game_name: str) -> None:
         spent = [int(rng.integers(1, 50))] * 2
         position = trial % 2
 
-        def weight_of(hand: tuple[int, ...]) -> float:
+        def weight_of(hand: tuple[int, ...], weights: np.ndarray = weights) -> float:
             return float(weights[hand_index([numbers[c] for c in hand])])
 
         fast = imaginary_observation(game, position, hero, board, spent, weights)
