@@ -21,7 +21,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -31,17 +35,18 @@ from acpc_lbr.strategies import from_sdk
 from agents.bots import BOTS
 from agents.sdk import PublicView
 from protocol.gamedef import load_game
+from protocol.rules import Action, State
 
 ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io")
 
 
-def run(bot: str, game_name: str, deals: int, seed: int, options: str) -> dict:
+def run(bot: str, game_name: str, deals: int, seed: int, options: str) -> dict[str, Any]:
     """One bot's figures: each estimator's mean, half-width (mbb/g) and width ratio to raw."""
     game = load_game(game_name)
     strategy = BOTS[bot]
     policy = from_sdk(game, strategy)
 
-    def sample(state, board, hand, rng):
+    def sample(state: State, board: Sequence[int], hand: int, rng: np.random.Generator) -> Action:
         return strategy(PublicView(game, state, state.current_player, tuple(board))).sample(hand, rng)
 
     started = time.perf_counter()
@@ -52,7 +57,7 @@ def run(bot: str, game_name: str, deals: int, seed: int, options: str) -> dict:
                             "hands": deals, "duplicate": True, "lbr": {"bets": options}},
                            estimates_from_outcomes(outcomes), game.big_blind, timings={"seconds": seconds})
     raw_width = doc["estimators"]["raw"]["mbb_per_game"]["half_width_95"]
-    figures = {}
+    figures: dict[str, Any] = {}
     for name in ESTIMATORS:
         mbb = doc["estimators"][name]["mbb_per_game"]
         figures[name] = {"n": mbb["n"], "mean": mbb["mean"], "half_width": mbb["half_width_95"],
