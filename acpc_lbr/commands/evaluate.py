@@ -32,9 +32,11 @@ answer range queries.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -54,6 +56,9 @@ EXIT_OK = 0
 EXIT_MATCH_FAILED = 1
 EXIT_USAGE = 2
 EXIT_NOT_QUERYABLE = 3
+#: How long the players have to connect, and an opponent process to exit after the match.
+START_TIMEOUT_MS = 60_000
+EXIT_GRACE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -222,7 +227,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             name=str(config.out / (f"lbr-vs-{opponent}" + (".dup" if half else ""))),
             game_arg=config.game_arg, game=game, hands=config.hands, seed=config.seed,
             names=names, bind="127.0.0.1", t_per_hand_ms=600_000, trace_messages=False,
-            t_query_ms=config.t_query_ms,
+            t_query_ms=config.t_query_ms, start_timeout_ms=START_TIMEOUT_MS,
         )
         match = Match(match_config, reactor, stderr=None)
         matches.append(match)
@@ -267,7 +272,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             processes.append(_spawn(reactor, config, opponent_port, half))
     results = await defer.gatherResults(finished)
     for process in processes:
-        await process.ended
+        await process.finish(reactor, EXIT_GRACE_SECONDS)
     for factory in factories:  # the clients see the dealer's close before we return
         await factory.done
     evaluation.seconds = time.perf_counter() - started
@@ -370,14 +375,26 @@ class _OpponentProcess:
                 if not outer.ended.called:
                     outer.ended.callback(int(code or 0))
 
-        reactor.spawnProcess(_Watcher(), argv[0], argv, env=dict(os.environ))
+        self.transport = reactor.spawnProcess(_Watcher(), argv[0], argv, env=dict(os.environ))
+
+    async def finish(self, reactor: Any, grace: float) -> None:
+        """Wait for the process to exit; kill it after ``grace`` seconds."""
+        if not self.ended.called:
+            timer = reactor.callLater(grace, self._kill)
+            await self.ended
+            if timer.active():
+                timer.cancel()
+
+    def _kill(self) -> None:
+        from twisted.internet.error import ProcessExitedAlready
+
+        with contextlib.suppress(ProcessExitedAlready, OSError):
+            self.transport.signalProcess("KILL")
 
 
 def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:
     command = (config.opponent_cmd or "").format(host="127.0.0.1", port=port)
     argv = shlex.split(command)
-    import shutil
-
     executable = shutil.which(argv[0]) or argv[0]
     argv[0] = executable
     return _OpponentProcess(reactor, argv, config.out / f"opponent{half}.out")
@@ -481,8 +498,15 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
     if opponent is not None and opponent not in BOTS:
         raise ValueError(f"unknown bot {opponent!r} (known: {', '.join(BOTS)}); "
                          "use --opponent-cmd for your own program")
-    if args.opponent_cmd is not None and ("{port}" not in args.opponent_cmd):
-        raise ValueError("--opponent-cmd needs {port} (and usually {host}) in it")
+    if args.opponent_cmd is not None:
+        if "{port}" not in args.opponent_cmd:
+            raise ValueError("--opponent-cmd needs {port} (and usually {host}) in it")
+        try:
+            words = shlex.split(args.opponent_cmd.format(host="127.0.0.1", port=0))
+        except (ValueError, KeyError, IndexError) as error:
+            raise ValueError(f"--opponent-cmd: cannot read {args.opponent_cmd!r}: {error}") from None
+        if not words or shutil.which(words[0]) is None:
+            raise ValueError(f"--opponent-cmd: no such program {words[0] if words else ''!r}")
     if args.hands < 1:
         raise ValueError("--hands must be positive")
     if not 0 <= args.seed < 2**32:

@@ -154,3 +154,9 @@ def test_cli_with_an_external_opponent_command_writes_json(tmp_path: Path) -> No
     assert document["counts"]["hands"] == 40
     assert (out / "lbr-vs-python3.log").exists() or any(out.glob("*.log"))
     assert len(list(out.glob("opponent*.out"))) == 2
+
+
+def test_opponent_cmd_naming_no_program_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """A command whose program does not exist is refused before any match starts."""
+    assert main(["--opponent-cmd", "/nonexistent/bot {host} {port}"]) == EXIT_USAGE
+    assert "no such program" in capsys.readouterr().err
