@@ -192,10 +192,12 @@ class QueryLog:
     (``relayed`` or ``asked``) and the row; or ``"failed": reason``.
     """
 
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+    def __init__(self, path: Path, header: dict[str, Any], append: bool = False) -> None:
         self.path = path
-        self._file: IO[str] | None = open(path, "w", encoding="ascii")  # noqa: SIM115 (lives with the match)
-        self._write({"type": "header", "version": QUERY_LOG_VERSION, **header})
+        resumed = append and path.exists() and path.stat().st_size > 0
+        self._file: IO[str] | None = open(path, "a" if append else "w", encoding="ascii")  # noqa: SIM115
+        if not resumed:
+            self._write({"type": "header", "version": QUERY_LOG_VERSION, **header})
 
     def _write(self, record: dict[str, Any]) -> None:
         if self._file is not None:
@@ -388,6 +390,7 @@ class MatchResults:
         queryable: Callable[[int], bool] | None = None,
         notify: Callable[..., None] | None = None,
         sink: Callable[[HandOutcome], None] | None = None,
+        append: bool = False,
     ) -> None:
         if game.num_players != 2:
             raise ValueError("results are computed for heads-up matches only")
@@ -405,6 +408,7 @@ class MatchResults:
         self._answers: dict[tuple[int, str, str], FloatArray] = {}
         self._query_log_path = query_log
         self._query_log: QueryLog | None = None
+        self._append = append
 
     def record_answer(self, state: MatchState, actions: Sequence[Action], rows: FloatArray) -> None:
         """An answer the dealer relayed during the hand (reused after it)."""
@@ -430,6 +434,7 @@ class MatchResults:
                 self._query_log_path,
                 {"match": self.match_name, "measured": self.measured, "half": self.half,
                  "num_hands": self.game.num_hands},
+                append=self._append,
             )
         return self._query_log
 
@@ -698,7 +703,7 @@ class ResultsGroup:
                 self.game, config.name, self.measured, half,
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
                 ask=getattr(match, "ask_seat", None), queryable=queryable,
-                notify=match.events.notify, sink=self.live.add,
+                notify=match.events.notify, sink=self.live.add, append=config.resume,
             )
             self.results.append(part)
             match.hand_hooks.append(self._hand_hook(match, part))
