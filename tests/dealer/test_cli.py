@@ -74,7 +74,7 @@ def test_cli_killed_dealer_resumes_to_the_same_score(tmp_path: Path) -> None:
     bots = [start_bot(port, game, "--replay", str(reference)) for port in ports]
     log = tmp_path / "nl1000.log"
     deadline = time.monotonic() + TIMEOUT
-    while log.read_text().count("STATE:") < 300:
+    while not log.exists() or log.read_text().count("STATE:") < 300:
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.02)
     proc.kill()
