@@ -78,6 +78,8 @@ class EvaluationConfig:
         out: directory for the logs.
         t_query_ms: the opponent's time limit per query.
         io: attach the dealer's results (imaginary observations).
+        metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
+        metrics_bind: the metrics endpoint's interface.
     """
 
     game_arg: str
@@ -92,6 +94,8 @@ class EvaluationConfig:
     out: Path = Path(".")
     t_query_ms: int = 10_000
     io: bool = False
+    metrics_port: int | None = None
+    metrics_bind: str = "127.0.0.1"
 
     @property
     def opponent_name(self) -> str:
@@ -242,12 +246,42 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             bar.hand(evaluation)
 
         match.events.subscribe(on_event)
+    metrics = listening = None
+    if config.metrics_port is not None:
+        from dealer.metrics import DealerMetrics, serve_metrics
+
+        metrics = DealerMetrics()
+        listening = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
+        if progress is not None:
+            address = listening.getHost()
+            print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
     group = None
     if config.io:
         from dealer.results import ResultsGroup
 
-        group = ResultsGroup(matches, measured="lbr", lbr={"bets": config.bets.name,
-                                                          "rounds": config.rounds.text()})
+        group = ResultsGroup(matches, measured="lbr", metrics=metrics,
+                             lbr={"bets": config.bets.name, "rounds": config.rounds.text()})
+    elif metrics is not None:
+        # Without IO the series come from the matches' events, and the running
+        # raw and duplicate estimates from this evaluation's own accumulators.
+        observers = [metrics.match(m.config.name, m.config.names) for m in matches]
+        for match, observer in zip(matches, observers):
+            match.events.subscribe(observer.observe)
+
+        def publish(event: dict[str, Any]) -> None:
+            if event["event"] != "hand_finished":
+                return
+            scale = 1000.0 / game.big_blind
+            figures = {}
+            for estimator in ("raw", "duplicate"):
+                stat = evaluation.estimates.estimator(estimator)
+                if stat.n > 1:
+                    figures[estimator] = {"mean": stat.mean * scale,
+                                          "half_width": stat.half_width * scale, "n": stat.n}
+            observers[0].observe({"event": "estimate", "estimators": figures})
+
+        for match in matches:
+            match.events.subscribe(publish)
     finished = []
     for half, match in enumerate(matches):
         ports = match.listen()
@@ -302,6 +336,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     if group is not None:
         evaluation.io_estimates = group.live.final()
         group.close()
+    if listening is not None:
+        await listening.stopListening()
     return evaluation
 
 
@@ -478,6 +514,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",
                         help="without a TTY, print a progress line every N hands (default: 10 lines)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument("--metrics-port", dest="metrics_port", type=int, default=None, metavar="PORT",
+                        help="serve Prometheus metrics on PORT while it runs (0: any free port; "
+                        "the address is printed on stderr; docs/metrics.md)")
+    parser.add_argument("--metrics-bind", dest="metrics_bind", default="127.0.0.1", metavar="ADDR",
+                        help="interface of the metrics endpoint (default 127.0.0.1)")
     return parser
 
 
@@ -517,6 +558,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         bets=BettingOptions.parse(args.bets), rounds=ActiveRounds.parse(args.rounds),
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
         t_query_ms=args.t_query, io=args.io,
+        metrics_port=args.metrics_port, metrics_bind=args.metrics_bind,
     )
 
 
