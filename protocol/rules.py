@@ -384,15 +384,12 @@ class State:
         """True when the hand is over and two or more players did not fold."""
         return self.finished and self.num_folded + 1 < self.num_players
 
-    def _betting_text(self) -> str:
+    def betting_string(self) -> str:
+        """The ACPC betting string, e.g. ``'r300c/cr900f'``."""
         actions = self.actions
         if self._betting_shape != (len(actions), len(actions[-1]) if actions else 0):
             self._rebuild_betting()
         return self._betting
-
-    def betting_string(self) -> str:
-        """The ACPC betting string, e.g. ``'r300c/cr900f'``."""
-        return self._betting_text()
 
     def values(self, hole: Sequence[Sequence[int]], board: Sequence[int]) -> tuple[float, ...]:
         """Each position's winnings in chips at the end of the hand.
