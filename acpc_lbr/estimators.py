@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from acpc_lbr.stats import RunningMean
-from protocol.cards import all_hands
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import showdown_values
@@ -129,9 +128,7 @@ class MatchEstimates:
 
 def hand_cards(game: GameDef) -> np.ndarray:
     """Every private hand of ``game`` as card indices, shape (num_hands, hole), colex order."""
-    cards = np.array(game.cards, dtype=np.int64)
-    numbers = np.array(all_hands(game.deck_size, game.num_hole_cards), dtype=np.int64)
-    return cards[numbers]
+    return game.hand_cards
 
 
 def showdown_ranks(game: GameDef, hands: np.ndarray, board: Sequence[int]) -> np.ndarray:

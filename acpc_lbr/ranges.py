@@ -37,7 +37,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from protocol.cards import DECK_SIZE, all_hands, cards_to_text
+from protocol.cards import DECK_SIZE, cards_to_text
 from protocol.gamedef import GameDef
 
 FloatArray = npt.NDArray[np.float64]
@@ -76,18 +76,15 @@ class HandTable:
 @lru_cache(maxsize=16)
 def hand_table(game: GameDef) -> HandTable:
     """The :class:`HandTable` of ``game`` (cached per game)."""
-    hands = tuple(
-        tuple(game.cards[k] for k in numbers)
-        for numbers in all_hands(game.deck_size, game.num_hole_cards)
-    )
-    cards = np.array(hands, dtype=np.int64).reshape(len(hands), game.num_hole_cards)
+    cards = game.hand_cards
+    hands = tuple(tuple(int(c) for c in row) for row in cards)
     contains = np.zeros((DECK_SIZE, len(hands)), dtype=np.bool_)
     for i, hand in enumerate(hands):
         contains[list(hand), i] = True
     # Two hands overlap when some card is in both: a boolean matrix product.
     as_int = contains.astype(np.int32)
     overlaps = (as_int.T @ as_int) > 0
-    for array in (cards, contains, overlaps):
+    for array in (contains, overlaps):
         array.setflags(write=False)
     return HandTable(hands, cards, contains, overlaps)
 

@@ -265,15 +265,6 @@ class PublicView:
 Strategy = Callable[[PublicView], Policy]
 
 
-@lru_cache(maxsize=32)
-def _hand_table(num_cards: int, hole_cards: int) -> npt.NDArray[np.int64]:
-    from protocol.cards import all_hands
-
-    table = np.array(all_hands(num_cards, hole_cards), dtype=np.int64)
-    table.setflags(write=False)
-    return table
-
-
 def hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
     """Card indices of every private hand, shape ``(num_hands, num_hole_cards)``, hand order.
 
@@ -281,8 +272,7 @@ def hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
     >>> hand_cards(load_game("nolimit"))[[0, 1325]].tolist()
     [[0, 1], [50, 51]]
     """
-    numbers = _hand_table(game.deck_size, game.num_hole_cards)
-    return np.asarray(game.cards, dtype=np.int64)[numbers]
+    return game.hand_cards
 
 
 @lru_cache(maxsize=64)

@@ -24,7 +24,10 @@ from importlib import resources
 from math import comb
 from pathlib import Path
 
-from protocol.cards import deck_for
+import numpy as np
+import numpy.typing as npt
+
+from protocol.cards import all_hands, deck_for
 from protocol.errors import GameDefError
 
 MAX_PLAYERS = 10
@@ -92,6 +95,18 @@ class GameDef:
     def deck_size(self) -> int:
         """Number of cards in the deck."""
         return self.num_suits * self.num_ranks
+
+    @cached_property
+    def hand_cards(self) -> npt.NDArray[np.int64]:
+        """Card indices of every private hand, shape (num_hands, num_hole_cards), hand order.
+
+        Rows follow the range-query hand order (colex over card numbers) and each
+        row is sorted ascending. The array is read-only and computed once per game.
+        """
+        numbers = np.array(all_hands(self.deck_size, self.num_hole_cards), dtype=np.int64)
+        table = np.asarray(self.cards, dtype=np.int64)[numbers.reshape(-1, self.num_hole_cards)]
+        table.setflags(write=False)
+        return table
 
     @property
     def num_hands(self) -> int:
