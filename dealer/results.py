@@ -670,6 +670,8 @@ class ResultsGroup:
         metrics: a :class:`dealer.metrics.DealerMetrics`, or None.
         lbr: LBR options for the results' configuration, if known.
         query_logs: write ``MATCH.queries`` beside each ``MATCH.log``.
+        io: ask the opponent for its range after each showdown (imaginary
+            observations); False keeps only the raw and duplicate estimators.
     """
 
     def __init__(
@@ -679,6 +681,7 @@ class ResultsGroup:
         metrics: Any = None,
         lbr: dict[str, Any] | None = None,
         query_logs: bool = True,
+        io: bool = True,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -702,7 +705,7 @@ class ResultsGroup:
             part = MatchResults(
                 self.game, config.name, self.measured, half,
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
-                ask=getattr(match, "ask_seat", None), queryable=queryable,
+                ask=getattr(match, "ask_seat", None) if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
             )
             self.results.append(part)
@@ -829,6 +832,7 @@ class DealerResults:
         metrics_grace: seconds a finished match's series stay visible.
         lbr: LBR options for the results' configuration, if known.
         stream: where the results table goes (stderr).
+        io: compute imaginary observations (the dealer's own range queries).
     """
 
     def __init__(
@@ -842,6 +846,7 @@ class DealerResults:
         metrics_grace: float = 60.0,
         lbr: dict[str, Any] | None = None,
         stream: Any = None,
+        io: bool = True,
     ) -> None:
         import sys
         import time
@@ -855,7 +860,7 @@ class DealerResults:
         self.metrics = DealerMetrics() if metrics_port is not None else None
         self.metrics_grace = metrics_grace
         self.groups = [
-            ResultsGroup(group, measure, self.metrics, lbr)
+            ResultsGroup(group, measure, self.metrics, lbr, io=io)
             for group in matches
             if group[0].game.num_players == 2
         ]

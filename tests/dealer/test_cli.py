@@ -253,3 +253,25 @@ def test_cli_port_in_use_and_missing_match_file_exit_1(tmp_path: Path) -> None:
     done = subprocess.run([str(ACPC_LBR), "dealer", "--matches", "nope.txt"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=TIMEOUT, check=False)
     assert done.returncode == 1 and "cannot read --matches file" in done.stderr
+
+
+@pytest.mark.parametrize("io", [True, False])
+def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
+    """With SDK bots the dealer computes IO after each showdown; --no_io skips those queries."""
+    import json
+
+    args = ["e", "nolimit", "60", "9", "x", "y", "-q", "--results-json", "r.json"]
+    proc, [ports] = start_dealer(args + ([] if io else ["--no_io"]), tmp_path)
+    bots = [
+        subprocess.Popen([str(ACPC_LBR), "play", bot, "127.0.0.1", str(port), "--game", "nolimit",
+                          "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for bot, port, seed in (("always-call", ports[0], 1), ("call-raise", ports[1], 2))
+    ]
+    code, _ = finish(proc, [])
+    assert code == 0
+    assert [bot.wait(timeout=TIMEOUT) for bot in bots] == [0, 0]
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["estimators"]["raw"]["chips"]["n"] == 60
+    io_units = document["estimators"]["io"]["chips"]["n"]
+    assert (io_units == 60) if io else (io_units == 0)
+    assert (document["counts"]["dealer_queries"] > 0) == io
