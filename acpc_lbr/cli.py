@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "play": ("agents.cli", "connect a bot (reference bots, LBR) to a dealer"),
     "evaluate": ("acpc_lbr.commands.evaluate", "measure a bot's exploitability with LBR"),
     "results": ("acpc_lbr.commands.results", "recompute match results from log files"),
+    "exact": ("acpc_lbr.exact", "exact best response and exact LBR value of a strategy in Kuhn or Leduc"),
 }
 
 
@@ -47,13 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     module_name, _ = SUBCOMMANDS[args[0]]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name and module_name.startswith(error.name):
-            print(f"acpc-lbr: the '{args[0]}' command is not available yet", file=sys.stderr)
-            return 2
-        raise
+    module = importlib.import_module(module_name)
     result: int = module.main(args[1:])
     return result
 

@@ -480,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from protocol.gamedef import load_game
 
     parser = argparse.ArgumentParser(
-        prog="python -m acpc_lbr.exact",
+        prog="acpc-lbr exact",
         description="Exact best-response and LBR values (chips per hand) in Kuhn/Leduc.",
     )
     parser.add_argument("--game", default="leduc", help="game name or .game file (default leduc)")

@@ -61,3 +61,23 @@ def test_dashboard_queries_only_exported_metrics() -> None:
     titles = " ".join(p["title"].lower() for p in dashboard["panels"])
     for topic in ("estimate", "hands per second", "latency", "error"):
         assert topic in titles
+
+
+def test_compose_commands_are_accepted_by_our_command_line() -> None:
+    """The dealer, LBR and bot commands of the compose file parse with acpc-lbr's own parsers."""
+    from agents.cli import PLAYERS, _parser
+    from dealer.cli import parse_configs
+    from protocol.gamedef import load_game
+
+    services = _yaml(ROOT / "docker-compose.yml")["services"]
+    dealer = services["dealer"]["command"]
+    assert dealer[0] == "dealer"
+    groups, options = parse_configs(dealer[1:])
+    assert groups and options.metrics_port == 9100
+    ports = [int(p) for p in dealer[dealer.index("-p") + 1].split(",")]
+    for name in ("lbr", "bot"):
+        command = services[name]["command"]
+        assert command[0] == "play"
+        args, extra = _parser().parse_known_args(command[1:])
+        assert args.host == "dealer" and args.port in ports
+        PLAYERS[args.bot](load_game(args.game), args.seed, extra)  # builds the client, no socket
