@@ -68,12 +68,13 @@ from protocol.wire import (
     Score,
     format_chips,
     log_header,
-    log_state_for,
+    log_state_text,
     matchstate_for,
+    matchstate_text,
     parse_reply,
+    read_reply_action,
     same_decision_point,
 )
-from protocol.wire import _read_reply_action as read_reply_action  # see _play_hand
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -606,20 +607,16 @@ class Match:
             if self._failure is not None:
                 raise self._failure
             actor = state.current_player
-            expected: MatchState | None = None
             expected_prefix = ""
             for seat, position in ordered:
-                view = matchstate_for(state, deal, position)
-                text = view.text()
+                text = matchstate_text(state, deal, position)
                 if position == actor:
-                    expected = view
                     expected_prefix = text + ":"
                 if seat.protocol is not None:
                     seat.protocol.queue_line(text)
                     seat.protocol.flush_lines()
                 if messages:
                     trace.to(seat.index, text)
-            assert expected is not None
             seat = seats[seat_of[actor]]
             sent = self.clock.seconds()
             charged_to = sent
@@ -652,7 +649,8 @@ class Match:
                     else:
                         if reply is None:  # a comment: skipped, not charged
                             continue
-                        if not same_decision_point(reply.state, expected):
+                        if not same_decision_point(reply.state,
+                                                   matchstate_for(state, deal, actor)):
                             problem = "ignoring un-requested response"
                         action, action_problem = reply.action, reply.problem
                 # Charge the time since the last charged line (the reference
@@ -722,7 +720,7 @@ class Match:
                   seat_of: Sequence[int]) -> None:
         messages = self.trace.messages
         for seat, position in ordered:
-            text = matchstate_for(state, deal, position).text()
+            text = matchstate_text(state, deal, position)
             if seat.protocol is not None:
                 # Sent with the next hand's first state (or when the match ends).
                 seat.protocol.queue_line(text)
@@ -748,7 +746,7 @@ class Match:
             if self._tlog is not None:
                 self._tlog.flush()  # the tlog must never lag the .log (resume)
             if self._log is not None:
-                self._log.write(log_state_for(state, deal, values, names).text() + "\n")
+                self._log.write(log_state_text(state, deal, values, names) + "\n")
                 self._log.flush()
             self.events.emit("hand_finished", level="debug", console=False, hand=state.hand_id,
                              betting=state.betting_string(), values=list(by_seat))
