@@ -182,7 +182,7 @@ async def test_internal_error_traceback_has_no_locals(in_tmp: Path, monkeypatch:
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated dealer bug")
 
-    monkeypatch.setattr(dealer.match, "log_state_for", broken)
+    monkeypatch.setattr(dealer.match, "log_state_text", broken)
     config = make_config("bug", hands=3, events=True)
     result = await play(config, call_bots(config))
     assert result.exit_code == 4 and result.cause == "internal"
