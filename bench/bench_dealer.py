@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -113,11 +114,18 @@ def main() -> int:
     if options.bot is not None:
         fast_always_call(int(options.bot))
         return 0
-    rates, cpus = [], []
+    rates, cpus, action_rates = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(options.runs):
             wall, cpu = run_once(options.hands, options.quiet, options.bots, options.game, Path(tmp),
                                  options.events)
+            # Actions per hand differ between bots (always-call: 8 in hold'em; the
+            # reference's example players: 6.4), so the per-action rate is the
+            # figure to set beside the reference's.
+            actions = sum(len(re.findall(r"[fcr]", line.split(":")[2]))
+                          for line in (Path(tmp) / "bench.log").read_text().splitlines()
+                          if line.startswith("STATE:"))
+            action_rates.append(actions / wall)
             rates.append(options.hands / wall)
             cpus.append(cpu / options.hands * 1000)
             print(f"run {run + 1}: {options.hands / wall:.0f} hands/s, dealer CPU {cpu:.2f} s "
@@ -125,7 +133,8 @@ def main() -> int:
     mode = ("-q" if options.quiet else "trace on") + (", events" if options.events else "")
     print(f"{options.game}, {mode}, bots={options.bots}: hands/s min/median/max "
           f"{min(rates):.0f} / {statistics.median(rates):.0f} / {max(rates):.0f}; "
-          f"dealer CPU ms/hand median {statistics.median(cpus):.3f}")
+          f"dealer CPU ms/hand median {statistics.median(cpus):.3f}; "
+          f"actions/s median {statistics.median(action_rates):.0f}")
     return 0
 
 

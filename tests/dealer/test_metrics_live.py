@@ -39,7 +39,7 @@ def test_live_match_metrics_and_results(tmp_path: Path) -> None:
     err = open(tmp_path / "dealer.err", "w")  # noqa: SIM115 (held by the subprocess)
     dealer = subprocess.Popen(
         [str(ACPC_LBR), "dealer", "live", "leduc", str(hands), "11", "lbr", "bot", "-q",
-         "--metrics-port", "0", "--results-json", "live.json"],
+         "--metrics-port", "0", "--results-json", "live.json", "--io"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=err, text=True,
     )
     bots: list[subprocess.Popen[bytes]] = []
