@@ -17,7 +17,7 @@ from itertools import combinations
 
 import numpy as np
 
-from protocol.cards import RANKS, SUITS, card_from_text, cards_from_text, make_card
+from protocol.cards import RANKS, SUITS, cards_from_text, make_card
 from protocol.errors import ParseError
 
 

@@ -1,0 +1,118 @@
+"""The `acpc-lbr` command line: dispatch, `games` and `equity`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+from phevaluator import evaluate_cards
+
+from acpc_lbr.cli import SUBCOMMANDS, main
+from acpc_lbr.commands.equity import parse_range
+from protocol.cards import cards_from_text, cards_to_text
+from protocol.gamedef import bundled_games, load_game, parse_gamedef
+
+ACPC_LBR = Path(sys.executable).with_name("acpc-lbr")
+
+
+def test_help_lists_every_subcommand() -> None:
+    """`acpc-lbr --help` works as a process and names each subcommand."""
+    done = subprocess.run([str(ACPC_LBR), "--help"], check=False, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0
+    for name in SUBCOMMANDS:
+        assert name in done.stdout
+
+
+def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown command exits 2 with argparse's message."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["no-such-command"])
+    assert exit_.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_games_lists_and_prints(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`games` lists every bundled game; `games NAME` and `games PATH` print a readable file."""
+    assert main(["games"]) == 0
+    listing = capsys.readouterr().out
+    for name in bundled_games():
+        assert name in listing
+    assert main(["games", "leduc"]) == 0
+    assert parse_gamedef(capsys.readouterr().out) == load_game("leduc")
+    path = tmp_path / "my.game"
+    path.write_text("GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 1\nblind = 1 1\nraiseSize = 1\nmaxRaises = 1\n"
+                    "numSuits = 1\nnumRanks = 3\nnumHoleCards = 1\nnumBoardCards = 0\nEND GAMEDEF\n")
+    assert main(["games", str(path)]) == 0
+    assert parse_gamedef(capsys.readouterr().out) == load_game("kuhn")
+    path.write_text("GAMEDEF\nnumPlayers = two\n")
+    assert main(["games", str(path)]) == 2
+    assert "line 2" in capsys.readouterr().err
+
+
+def _brute_force(hero: str, villain: str, board: str) -> tuple[float, float, float]:
+    """Win/tie/loss by enumerating the remaining board with phevaluator (lower is better)."""
+    known = cards_from_text(hero + villain + board)
+    deck = [c for c in range(52) if c not in known]
+    counts = [0, 0, 0]
+    for rest in combinations(deck, 5 - len(board) // 2):
+        full = board + cards_to_text(rest)
+        cards = [full[i:i + 2] for i in range(0, len(full), 2)]
+        mine = evaluate_cards(hero[:2], hero[2:], *cards)
+        theirs = evaluate_cards(villain[:2], villain[2:], *cards)
+        counts[0 if mine < theirs else 1 if mine == theirs else 2] += 1
+    total = sum(counts)
+    return counts[0] / total, counts[1] / total, counts[2] / total
+
+
+@pytest.mark.parametrize(("hero", "villain", "board"), [
+    ("AsKd", "QhQc", "2c7d9h"), ("AhKh", "7c7d", "2h9hTc4s"), ("5c5d", "6h6s", "2c3d4hKs9s"),
+])
+def test_equity_json_matches_brute_force(hero: str, villain: str, board: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`equity --json` prints win/tie/loss equal to an enumeration over phevaluator."""
+    assert main(["equity", hero, villain, "--board", board, "--json"]) == 0
+    shares = json.loads(capsys.readouterr().out)
+    assert set(shares) == {"win", "tie", "loss"}
+    expected = _brute_force(hero, villain, board)
+    assert [shares["win"], shares["tie"], shares["loss"]] == pytest.approx(expected, abs=1e-12)
+
+
+def test_equity_against_a_range_and_random(capsys: pytest.CaptureFixture[str]) -> None:
+    """A range stands in for the second hand; its shares average the hands it holds."""
+    assert main(["equity", "AsKd", "QhQc,JsJd", "--board", "2c7d9h", "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    singles = []
+    for villain in ("QhQc", "JsJd"):
+        assert main(["equity", "AsKd", villain, "--board", "2c7d9h", "--json"]) == 0
+        singles.append(json.loads(capsys.readouterr().out)["win"])
+    assert both["win"] == pytest.approx(sum(singles) / 2, abs=1e-12)
+    assert main(["equity", "AsKd", "random", "--json"]) == 0
+    preflop = json.loads(capsys.readouterr().out)
+    assert sum(preflop.values()) == pytest.approx(1.0)
+    assert 0.6 < preflop["win"] < 0.7  # AKo against a random hand: about 65% (wins + half ties)
+
+
+def test_range_shorthands() -> None:
+    """QQ is 6 combos, AKs 4, AKo 12, AK 16, random 1326; dead cards remove combos."""
+    assert len(parse_range("QQ", [])) == 6
+    assert len(parse_range("AKs", [])) == 4
+    assert len(parse_range("AKo", [])) == 12
+    assert len(parse_range("AK", [])) == 16
+    assert len(parse_range("random", [])) == 1326
+    assert len(parse_range("QQ,AKs", cards_from_text("Qh"))) == 3 + 4
+
+
+@pytest.mark.parametrize("argv", [
+    ["equity", "AsAs", "QhQc"], ["equity", "AsKd", "AsQc"], ["equity", "AsKd", "QhQc", "--board", "2c7d"],
+    ["equity", "AsKd", "ZZ"], ["equity", "Xx", "QhQc"],
+])
+def test_equity_bad_input_is_a_clear_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad cards, repeated cards or a bad board: exit 2 and a message, no traceback."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("acpc-lbr equity:") and "Traceback" not in err
