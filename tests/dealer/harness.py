@@ -6,7 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from twisted.internet import task
+from twisted.internet.testing import StringTransport
+
 from dealer.match import Match, MatchConfig, MatchResult
+from dealer.seat import SeatProtocol
 from protocol.gamedef import load_game
 from tests.dealer.bots import TestBot, connect
 
@@ -41,3 +45,39 @@ def call_bots(config: MatchConfig) -> list[TestBot]:
 def log_lines(config: MatchConfig) -> list[str]:
     """The lines of a match's .log."""
     return Path(config.log_path).read_text().splitlines()
+
+
+#: Matches started by :class:`MemoryTable`; the conftest aborts those a test leaves running.
+OPEN_MATCHES: list[Match] = []
+
+
+class MemoryTable:
+    """A match whose seats are StringTransports, on a fake clock (no sockets)."""
+
+    def __init__(self, config: MatchConfig) -> None:
+        self.clock = task.Clock()
+        self.match = Match(config, reactor=None, clock=self.clock)
+        self.done = self.match.start()
+        OPEN_MATCHES.append(self.match)
+        self.protocols: list[SeatProtocol] = []
+        self.transports: list[StringTransport] = []
+        for seat in self.match.seats:
+            protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
+            transport = StringTransport()
+            protocol.makeConnection(transport)
+            self.protocols.append(protocol)
+            self.transports.append(transport)
+
+    def feed(self, seat: int, data: bytes | str, chunk: int = 0) -> None:
+        """Deliver ``data`` from ``seat``, in pieces of ``chunk`` bytes (0: at once)."""
+        raw = data.encode("ascii") if isinstance(data, str) else data
+        step = chunk or len(raw)
+        for i in range(0, len(raw), step):
+            self.protocols[seat].dataReceived(raw[i : i + step])
+
+    def take(self, seat: int) -> list[str]:
+        """The lines sent to ``seat`` since the last call (each sent with CRLF)."""
+        data = self.transports[seat].value()
+        self.transports[seat].clear()
+        assert data.endswith(b"\r\n") or not data
+        return data.decode().split("\r\n")[:-1] if data else []

@@ -2,65 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from twisted.internet import task
 from twisted.internet.testing import StringTransport
 
-from dealer.match import EXIT_BOT_FAILURE, EXIT_OK, Match, MatchAborted, MatchConfig
+from dealer.match import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.seat import SeatProtocol
-from tests.dealer.harness import make_config
-
-
-@pytest.fixture(autouse=True)
-def _abort_unfinished() -> Iterator[None]:
-    """End any match a test leaves running, so its coroutine closes cleanly."""
-    yield
-    for match in _OPEN:
-        match.abort(MatchAborted("internal", "test over", None))
-    _OPEN.clear()
-
-
-_OPEN: list[Match] = []
-
-
-class _Table:
-    """A match whose seats are StringTransports, on a fake clock."""
-
-    def __init__(self, config: MatchConfig) -> None:
-        self.clock = task.Clock()
-        self.match = Match(config, reactor=None, clock=self.clock)
-        self.done = self.match.start()
-        _OPEN.append(self.match)
-        self.protocols: list[SeatProtocol] = []
-        self.transports: list[StringTransport] = []
-        for seat in self.match.seats:
-            protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
-            transport = StringTransport()
-            protocol.makeConnection(transport)
-            self.protocols.append(protocol)
-            self.transports.append(transport)
-
-    def feed(self, seat: int, data: bytes, chunk: int = 0) -> None:
-        """Deliver ``data`` from ``seat``, in pieces of ``chunk`` bytes (0: at once)."""
-        step = chunk or len(data)
-        for i in range(0, len(data), step):
-            self.protocols[seat].dataReceived(data[i : i + step])
-
-    def take(self, seat: int) -> list[str]:
-        """The lines sent to ``seat`` since the last call."""
-        data = self.transports[seat].value()
-        self.transports[seat].clear()
-        assert data.endswith(b"\r\n") or not data
-        return data.decode().split("\r\n")[:-1] if data else []
+from tests.dealer.harness import MemoryTable, make_config
 
 
 @pytest.mark.parametrize("chunk", [0, 1, 2, 3, 7, 64])
 def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int) -> None:
     """The first exchange of transcripts/nl1000.trace, fed in any chunking, gives the same traffic."""
-    table = _Table(make_config("nl", hands=1, seed=42, names=("p1", "p2")))
+    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2")))
     table.feed(0, b"VERSION:2.0.0\r\n", chunk)
     table.feed(1, b"VERSION:2.0.0\n", chunk)
     assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
@@ -78,7 +33,7 @@ def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int) -> Non
 
 def test_response_timeout_on_the_clock(in_tmp: Path) -> None:
     """No reply within t_response ends the match exactly when the clock passes it."""
-    table = _Table(make_config("m", hands=3, t_response_ms=5000))
+    table = MemoryTable(make_config("m", hands=3, t_response_ms=5000))
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
     table.clock.advance(4.9)
@@ -92,7 +47,7 @@ def test_response_timeout_on_the_clock(in_tmp: Path) -> None:
 
 def test_hand_budget_on_the_clock(in_tmp: Path) -> None:
     """t_hand: slow replies that add up within one hand end the match when the budget runs out."""
-    table = _Table(make_config("m", hands=3, t_hand_ms=1000))
+    table = MemoryTable(make_config("m", hands=3, t_hand_ms=1000))
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
     state = table.take(1)[0]
@@ -112,7 +67,7 @@ def test_hand_budget_on_the_clock(in_tmp: Path) -> None:
 
 def test_match_budget_on_the_clock(in_tmp: Path) -> None:
     """t_per_hand x hands is a match budget: time from earlier hands counts."""
-    table = _Table(make_config("m", hands=2, t_per_hand_ms=500))  # 1 s for the match
+    table = MemoryTable(make_config("m", hands=2, t_per_hand_ms=500))  # 1 s for the match
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
     table.clock.advance(0.6)
@@ -130,7 +85,7 @@ def test_match_budget_on_the_clock(in_tmp: Path) -> None:
 
 def test_comments_are_not_charged_and_not_answers(in_tmp: Path) -> None:
     """'#' and ';' lines are skipped; the reply after them is used."""
-    table = _Table(make_config("m", hands=1))
+    table = MemoryTable(make_config("m", hands=1))
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
     state = table.take(1)[0]
@@ -142,7 +97,7 @@ def test_comments_are_not_charged_and_not_answers(in_tmp: Path) -> None:
 
 def test_second_connection_to_a_seat_is_refused(in_tmp: Path) -> None:
     """A seat takes one connection; a second one is closed at once."""
-    table = _Table(make_config("m", hands=1))
+    table = MemoryTable(make_config("m", hands=1))
     extra = table.match.seats[0].factory.buildProtocol(None)  # type: ignore[arg-type]
     transport = StringTransport()
     extra.makeConnection(transport)
@@ -151,7 +106,7 @@ def test_second_connection_to_a_seat_is_refused(in_tmp: Path) -> None:
 
 def test_line_limit_is_per_connection(in_tmp: Path) -> None:
     """MAX_LENGTH is set per seat connection, from the match's max_line."""
-    table = _Table(make_config("m", hands=1, max_line=100_000))
+    table = MemoryTable(make_config("m", hands=1, max_line=100_000))
     assert all(p.MAX_LENGTH == 100_000 for p in table.protocols)
     with pytest.raises(ValueError):
         SeatProtocol(table.match, 0, max_length=2 << 20)
@@ -159,7 +114,7 @@ def test_line_limit_is_per_connection(in_tmp: Path) -> None:
 
 def test_prefix_handlers_route_lines(in_tmp: Path) -> None:
     """A line with a registered prefix goes to its handler, not to the match."""
-    table = _Table(make_config("m", hands=1))
+    table = MemoryTable(make_config("m", hands=1))
     seen: list[str] = []
     table.protocols[1].prefix_handlers["QUERY"] = seen.append
     table.feed(0, b"VERSION:2.0.0\n")

@@ -7,68 +7,25 @@ is the asking agent, seat 1 the bot, which announces ``# range-query 1``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from twisted.internet import defer, task
-from twisted.internet.testing import StringTransport
+from twisted.internet import defer
 
 from dealer import relay as relay_module
-from dealer.match import Match, MatchAborted, MatchConfig
 from dealer.relay import QueryFailed
-from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
+from dealer.seat import LARGEST_MAX_LINE
 from protocol.rules import Action
 from protocol.wire import parse_matchstate
-from tests.dealer.harness import make_config
+from tests.dealer.harness import MemoryTable, make_config
 
 N = 1326
-_OPEN: list[Match] = []
-
-
-@pytest.fixture(autouse=True)
-def _abort_unfinished() -> Iterator[None]:
-    """End any match a test leaves running, so its coroutine closes cleanly."""
-    yield
-    for match in _OPEN:
-        match.abort(MatchAborted("internal", "test over", None))
-    _OPEN.clear()
-
-
-class _Table:
-    """A match whose seats are StringTransports, on a fake clock."""
-
-    def __init__(self, config: MatchConfig) -> None:
-        self.clock = task.Clock()
-        self.match = Match(config, reactor=None, clock=self.clock)
-        self.done = self.match.start()
-        _OPEN.append(self.match)
-        self.protocols: list[SeatProtocol] = []
-        self.transports: list[StringTransport] = []
-        for seat in self.match.seats:
-            protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
-            transport = StringTransport()
-            protocol.makeConnection(transport)
-            self.protocols.append(protocol)
-            self.transports.append(transport)
-
-    def feed(self, seat: int, text: str) -> None:
-        """Deliver lines from ``seat``."""
-        self.protocols[seat].dataReceived(text.encode("ascii"))
-
-    def take(self, seat: int) -> list[str]:
-        """The lines sent to ``seat`` since the last call."""
-        data = self.transports[seat].value()
-        self.transports[seat].clear()
-        return data.decode().split("\r\n")[:-1] if data else []
-
-
-def table(in_tmp: Path, announce: bool = True, **overrides: Any) -> _Table:
+def table(in_tmp: Path, announce: bool = True, **overrides: Any) -> MemoryTable:
     """Both seats connected and past VERSION; the bot (seat 1) is to act in hand 0."""
     config = make_config("rq", hands=2, seed=42, names=("agent", "bot"), **overrides)
-    t = _Table(config)
+    t = MemoryTable(config)
     t.feed(0, "VERSION:2.0.0\r\n")
     t.feed(1, "VERSION:2.0.0\r\n" + ("# range-query 1\r\n" if announce else ""))
     assert t.take(1) == ["MATCHSTATE:1:0::|2hAc"]
@@ -85,7 +42,7 @@ def rows(*values: str) -> str:
     return ";".join(parts)
 
 
-def refusal(t: _Table, query: str) -> str:
+def refusal(t: MemoryTable, query: str) -> str:
     """Send ``query`` from the agent; the QUERYERROR reason it gets at once (nothing forwarded)."""
     t.feed(0, query + "\r\n")
     assert t.take(1) == []
@@ -95,7 +52,7 @@ def refusal(t: _Table, query: str) -> str:
     return reason
 
 
-def bot_calls(t: _Table) -> None:
+def bot_calls(t: MemoryTable) -> None:
     """The bot limps: betting 'c', the agent (position 0) to act."""
     t.feed(1, "MATCHSTATE:1:0::|2hAc:c\r\n")
     assert t.take(0) == ["MATCHSTATE:0:0:c:7d3d|"]
