@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from itertools import combinations
 from pathlib import Path
 
 import pytest
-from phevaluator import evaluate_cards
 
 from acpc_lbr.cli import SUBCOMMANDS, main
 from acpc_lbr.commands.equity import parse_range
-from protocol.cards import cards_from_text, cards_to_text
+from protocol.cards import cards_from_text
 from protocol.gamedef import bundled_games, load_game, parse_gamedef
+
+from . import naive
 
 ACPC_LBR = Path(sys.executable).with_name("acpc-lbr")
 
@@ -54,21 +54,6 @@ def test_games_lists_and_prints(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert "line 2" in capsys.readouterr().err
 
 
-def _brute_force(hero: str, villain: str, board: str) -> tuple[float, float, float]:
-    """Win/tie/loss by enumerating the remaining board with phevaluator (lower is better)."""
-    known = cards_from_text(hero + villain + board)
-    deck = [c for c in range(52) if c not in known]
-    counts = [0, 0, 0]
-    for rest in combinations(deck, 5 - len(board) // 2):
-        full = board + cards_to_text(rest)
-        cards = [full[i:i + 2] for i in range(0, len(full), 2)]
-        mine = evaluate_cards(hero[:2], hero[2:], *cards)
-        theirs = evaluate_cards(villain[:2], villain[2:], *cards)
-        counts[0 if mine < theirs else 1 if mine == theirs else 2] += 1
-    total = sum(counts)
-    return counts[0] / total, counts[1] / total, counts[2] / total
-
-
 @pytest.mark.parametrize(("hero", "villain", "board"), [
     ("AsKd", "QhQc", "2c7d9h"), ("AhKh", "7c7d", "2h9hTc4s"), ("5c5d", "6h6s", "2c3d4hKs9s"),
 ])
@@ -78,7 +63,10 @@ def test_equity_json_matches_brute_force(hero: str, villain: str, board: str,
     assert main(["equity", hero, villain, "--board", board, "--json"]) == 0
     shares = json.loads(capsys.readouterr().out)
     assert set(shares) == {"win", "tie", "loss"}
-    expected = _brute_force(hero, villain, board)
+    wins, ties, losses = naive.brute_force_counts(
+        list(cards_from_text(hero)), list(cards_from_text(villain)), list(cards_from_text(board)))
+    total = wins + ties + losses
+    expected = (wins / total, ties / total, losses / total)
     assert [shares["win"], shares["tie"], shares["loss"]] == pytest.approx(expected, abs=1e-12)
 
 

@@ -38,31 +38,6 @@ JIT = not numba.config.DISABLE_JIT
 C = naive.cards
 
 
-def brute_force_counts(
-    hero: list[int],
-    villain: list[int],
-    board: list[int],
-    dead: list[int] = (),  # type: ignore[assignment]
-) -> tuple[int, int, int]:
-    """(wins, ties, losses) over every completion, ranked by phevaluator."""
-    from phevaluator import evaluate_cards
-
-    used = set(hero) | set(villain) | set(board) | set(dead)
-    deck = [c for c in range(52) if c not in used]
-    win = tie = loss = 0
-    for rest in combinations(deck, 5 - len(board)):
-        full = [*board, *rest]
-        a = evaluate_cards(*hero, *full)
-        b = evaluate_cards(*villain, *full)
-        if a < b:
-            win += 1
-        elif a == b:
-            tie += 1
-        else:
-            loss += 1
-    return win, tie, loss
-
-
 def assert_matches_brute_force(
     hero: list[int],
     villain: list[int],
@@ -70,7 +45,7 @@ def assert_matches_brute_force(
     dead: list[int] = (),  # type: ignore[assignment]
 ) -> None:
     """equity() equals the brute-force fractions to float precision."""
-    w, t, lo = brute_force_counts(hero, villain, board, dead)
+    w, t, lo = naive.brute_force_counts(hero, villain, board, dead)
     n = w + t + lo
     got = equity(hero, villain, board, dead)
     assert got == pytest.approx((w / n, t / n, lo / n), abs=1e-12)
@@ -275,7 +250,7 @@ def test_equity_vector_with_dead_cards_preflop() -> None:
     mask = possible_hands(hero + dead)
     assert np.all(vec[~mask] == 0)
     for h in rng.choice(np.flatnonzero(mask), 5 if JIT else 2, replace=False):
-        w, t, lo = brute_force_counts(hero, HAND_CARDS[h].tolist(), [], dead)
+        w, t, lo = naive.brute_force_counts(hero, HAND_CARDS[h].tolist(), [], dead)
         assert vec[h] == pytest.approx((w + t / 2) / (w + t + lo), abs=1e-12)
 
 

@@ -42,24 +42,6 @@ def hand_permutations() -> np.ndarray:
     return out
 
 
-def phevaluator_counts(hero: list[int], villain: list[int]) -> tuple[int, int, int]:
-    """(wins, ties, losses) of hero over every 5-card board, ranked by phevaluator (slow)."""
-    from phevaluator import evaluate_cards  # same card numbering: rank * 4 + suit (c, d, h, s)
-
-    deck = [c for c in range(52) if c not in hero and c not in villain]
-    win = tie = loss = 0
-    for board in combinations(deck, 5):
-        a = evaluate_cards(*hero, *board)  # smaller is stronger
-        b = evaluate_cards(*villain, *board)
-        if a < b:
-            win += 1
-        elif a == b:
-            tie += 1
-        else:
-            loss += 1
-    return win, tie, loss
-
-
 @pytest.fixture(scope="module")
 def table() -> np.ndarray:
     """The shipped table, loaded once for the module."""
@@ -166,7 +148,7 @@ def test_counts_equal_exact_integer_enumeration() -> None:
 def test_entries_equal_phevaluator_brute_force(table: np.ndarray, hero: str, villain: str) -> None:
     """Matchups ranked board by board with phevaluator (independent evaluator; ~2-3 s each)."""
     h, v = C(hero), C(villain)
-    w, t, lo = phevaluator_counts(h, v)
+    w, t, lo = naive.brute_force_counts(h, v, [])
     assert w + t + lo == pf.NUM_BOARDS
     assert table[hand_index(*h), hand_index(*v)] == (w + 0.5 * t) / pf.NUM_BOARDS
 
