@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_mypy_strict_on_protocol_dealer_agents() -> None:
     """protocol/, dealer/ and agents/ type-check under --strict."""
     result = subprocess.run(
-        [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+        check=False,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
