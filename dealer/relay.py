@@ -232,7 +232,8 @@ class QueryRelay:
         self._paused_total = [0.0] * n
         self._paused_since = [0.0] * n
         self._closed = False
-        #: Hooks seeing every answer relayed to an agent (e.g. results' record_answer).
+        #: Hooks seeing every checked answer, relayed to an agent or asked by the
+        #: dealer itself (results keep them for the hand's IO: nothing asked twice).
         self.answer_hooks: list[AnswerHook] = []
 
     # -- connections -------------------------------------------------------
@@ -279,7 +280,14 @@ class QueryRelay:
         self._outstanding[qid] = _Outstanding(
             seat, actions, state.board_cards, clock.seconds(), answer, timer)
         protocol.send_line(query.text())
+        answer.addCallback(self._notify_hooks, state, actions)
         return answer
+
+    def _notify_hooks(self, result: tuple[FloatArray, str], state: MatchState,
+                      actions: tuple[Action, ...]) -> tuple[FloatArray, str]:
+        for hook in self.answer_hooks:
+            hook(state, actions, result[0])
+        return result
 
     def _expire(self, qid: str) -> None:
         pending = self._outstanding.pop(qid, None)
@@ -426,8 +434,6 @@ class QueryRelay:
         self._resume(seat)
         self.counts[seat].relayed += 1
         self._send(seat, f"RANGE:{qid}:{result[1]}")
-        for hook in self.answer_hooks:
-            hook(query.state, query.actions, result[0])
 
     def _relay_failure(self, failure: Any, seat: int, qid: str) -> None:
         self._resume(seat)

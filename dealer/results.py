@@ -721,19 +721,7 @@ class ResultsGroup:
     def _keep_answers(relay: Any, part: MatchResults) -> None:
         # Every answer the relay checks (an agent's relayed query or the
         # dealer's own) is kept for the hand's IO, so nothing is asked twice.
-        ask = relay.ask
-
-        def ask_and_keep(seat: int, state: MatchState, actions: Sequence[Action]) -> Any:
-            answer = ask(seat, state, actions)
-
-            def keep(result: Any) -> Any:
-                part.record_answer(state, actions, result[0] if isinstance(result, tuple) else result)
-                return result
-
-            answer.addCallback(keep)
-            return answer
-
-        relay.ask = ask_and_keep
+        relay.answer_hooks.append(part.record_answer)
 
     def _hand_hook(self, match: Any, part: MatchResults) -> Callable[[State, Any, Sequence[int]], Awaitable[None]]:
         from protocol.wire import log_state_for
