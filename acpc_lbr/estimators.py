@@ -126,11 +126,6 @@ class MatchEstimates:
         return estimates
 
 
-def hand_cards(game: GameDef) -> np.ndarray:
-    """Every private hand of ``game`` as card indices, shape (num_hands, hole), colex order."""
-    return game.hand_cards
-
-
 def showdown_ranks(game: GameDef, hands: np.ndarray, board: Sequence[int]) -> np.ndarray:
     """Rank of each hand (rows of card indices) combined with the board; higher is better.
 
@@ -170,7 +165,7 @@ def imaginary_observation(
     Returns:
         Σ_h w(h)·u(h) / Σ_h w(h), or NaN when no possible hand has weight.
     """
-    hands = hand_cards(game)
+    hands = game.hand_cards
     dead = np.array(sorted(set(measured_cards) | set(board)), dtype=np.int64)
     possible = ~np.isin(hands, dead).any(axis=1)
     weights = np.where(possible, np.asarray(opponent_weights, dtype=np.float64), 0.0)
