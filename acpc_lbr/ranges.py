@@ -139,14 +139,7 @@ def remove_cards(
         hands the board has ruled out.
     """
     mask = compatible_mask(game, cards)
-    result = np.where(mask, range_, 0.0)
-    total = float(result.sum())
-    if total > 0.0 and np.isfinite(total):
-        return np.asarray(result / total, dtype=np.float64), True
-    count = int(compatible.sum())
-    if count == 0:
-        raise ValueError("no private hand is compatible with the known cards")
-    return compatible.astype(np.float64) / count, False
+    return _normalised_or_reset(np.where(mask, range_, 0.0), compatible)
 
 
 def bayes_update(
@@ -173,9 +166,14 @@ def bayes_update(
         raise ValueError(f"action probabilities have shape {sigma.shape}, expected {range_.shape}")
     live = range_ > 0.0
     product = np.where(live, range_ * np.where(live, sigma, 0.0), 0.0)
-    total = float(product.sum())
+    return _normalised_or_reset(product, compatible)
+
+
+def _normalised_or_reset(weights: FloatArray, compatible: BoolArray) -> tuple[FloatArray, bool]:
+    """``(weights / sum, True)``, or ``(uniform over compatible, False)`` when no mass is left."""
+    total = float(weights.sum())
     if total > 0.0 and np.isfinite(total):
-        return np.asarray(product / total, dtype=np.float64), True
+        return np.asarray(weights / total, dtype=np.float64), True
     count = int(compatible.sum())
     if count == 0:
         raise ValueError("no private hand is compatible with the known cards")
