@@ -223,10 +223,8 @@ class PublicView:
         Raises:
             ValueError: no raise is legal here.
         """
-        bounds = self.raise_range
-        if bounds is None:
-            raise ValueError("no raise is legal here")
-        return Action.RAISE if self.game.is_limit else Action.raise_to(bounds[0])
+        low, _ = self._raise_bounds()
+        return Action.RAISE if self.game.is_limit else Action.raise_to(low)
 
     def any_raise(self) -> Part:
         """Every legal raise size, equally likely: a part for :class:`Mix`.
@@ -236,12 +234,8 @@ class PublicView:
         Raises:
             ValueError: no raise is legal here.
         """
-        bounds = self.raise_range
-        if bounds is None:
-            raise ValueError("no raise is legal here")
-        if self.game.is_limit:
-            return Action.RAISE
-        return UniformRaise(*bounds)
+        bounds = self._raise_bounds()
+        return Action.RAISE if self.game.is_limit else UniformRaise(*bounds)
 
     def raise_to(self, size: int) -> Action:
         """A raise to ``size`` clamped into the legal range (``r`` in limit).
@@ -249,12 +243,14 @@ class PublicView:
         Raises:
             ValueError: no raise is legal here.
         """
+        low, high = self._raise_bounds()
+        return Action.RAISE if self.game.is_limit else Action.raise_to(min(max(size, low), high))
+
+    def _raise_bounds(self) -> tuple[int, int]:
         bounds = self.raise_range
         if bounds is None:
             raise ValueError("no raise is legal here")
-        if self.game.is_limit:
-            return Action.RAISE
-        return Action.raise_to(min(max(size, bounds[0]), bounds[1]))
+        return bounds
 
     def board_blocked(self) -> npt.NDArray[np.bool_]:
         """Boolean mask, shape ``(num_hands,)``: hands sharing a card with the board."""
