@@ -81,6 +81,7 @@ class LbrTiming:
         passive: decisions outside the active rounds (check/call, no queries).
         queries_sent: range queries sent.
         query_errors: QUERYERROR answers.
+        errors: QUERYERROR answers counted by reason (its text up to the first colon, 60 characters at most).
     """
 
     queries: float = 0.0
@@ -165,7 +166,7 @@ class LbrAgent(AcpcClient):
                 answer.errback(QueryRefused(f"unreadable answer: {problem}"))
             return
         reason = text.split(":", 2)[2]
-        if reason.startswith("not queryable") or "not queryable" in reason:
+        if "not queryable" in reason:
             answer.errback(OpponentNotQueryable(reason))
         else:
             answer.errback(QueryRefused(reason))
