@@ -46,12 +46,13 @@ class Deal:
         return tuple(card for round_cards in self.board for card in round_cards)
 
     def text(self) -> str:
-        """Cards as a log line shows them: ``hole|hole/flop/turn/river``."""
-        text = "|".join(cards_to_text(h) for h in self.hole)
-        for round_, cards in enumerate(self.board):
-            if round_ > 0:
-                text += "/" + cards_to_text(cards)
-        return text
+        """Cards as a log line shows them: ``hole|hole/flop/turn/river``.
+
+        Round 0's board cards, if the game has any, follow the last hole cards
+        directly, as in the reference's lines.
+        """
+        holes = "|".join(cards_to_text(h) for h in self.hole)
+        return holes + "/".join(cards_to_text(cards) for cards in self.board)
 
 
 class DealSource:
