@@ -158,9 +158,6 @@ class State:
     def num_players(self) -> int:
         return self.game.num_players
 
-    def _can_act(self, p: int) -> bool:
-        return not self.folded[p] and self.spent[p] < self.game.stack[p]
-
     def _next_player(self, p: int) -> int:
         n = self.game.num_players
         folded, spent, stack = self.folded, self.spent, self.game.stack
