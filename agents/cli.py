@@ -5,11 +5,12 @@ Usage::
     acpc-lbr play BOT HOST PORT --game GAME [--seed S]
 
 ``BOT`` is a registered bot (see :data:`PLAYERS`: ``always-call``,
-``always-raise``, ``always-fold``, ``call-raise``, ``random``) or your own
-strategy function given as ``path/to/file.py:function`` or
-``package.module:function`` (docs/bot-sdk.md). The exit status is 0 when the
-dealer closes the connection (the end of the match), 1 when the connection
-fails or breaks, 2 for a usage error.
+``always-raise``, ``always-fold``, ``call-raise``, ``random``, and ``lbr`` with
+its own ``--bets``/``--rounds``/``--timing`` options) or your own strategy
+function given as ``path/to/file.py:function`` or ``package.module:function``
+(docs/bot-sdk.md). The exit status is 0 when the dealer closes the connection
+(the end of the match), 1 when the connection fails or breaks, 2 for a usage
+error, and 3 when ``lbr``'s opponent does not answer range queries.
 """
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ class AcpcClient(LineReceiver):
 
 
 def _query_id(text: str) -> str | None:
-    """The qid of a QUERY line, if it has a well-formed one."""
+    """The qid of a QUERY, RANGE, RANGEERROR or QUERYERROR line, if it has a well-formed one."""
     fields = text.split(":", 2)
     if len(fields) >= 2 and fields[1].isalnum() and fields[1].isascii():
         return fields[1]
@@ -340,7 +340,8 @@ class BotFactory(protocol.ClientFactory):
     Attributes:
         done: fires with the exit status: 0 when the dealer closed the
             connection cleanly (the end of a match), 1 when the connection
-            failed or was reset.
+            failed or was reset; a client may fire it first with its own
+            status (:data:`agents.lbr.EXIT_NOT_QUERYABLE`).
     """
 
     def __init__(self, make_client: Callable[[], AcpcClient]) -> None:
