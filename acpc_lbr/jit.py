@@ -1,8 +1,7 @@
 """The project's single numba JIT policy.
 
-Every compiled kernel in the project is decorated with :data:`kernel` (or
-:data:`parallel_kernel` for the few that use ``numba.prange``). No other module
-calls ``numba.njit`` / ``numba.jit`` directly; ``tests/acpc_lbr/test_jit_policy.py``
+Every compiled kernel in the project is decorated with :data:`kernel`. No
+other module calls ``numba.njit`` / ``numba.jit`` directly; ``tests/acpc_lbr/test_jit_policy.py``
 enforces this.
 
 Policy:
@@ -13,11 +12,11 @@ Policy:
 * ``fastmath=False``: results are compared exactly in the tests (integer hand
   ranks, exact win/tie counts), so no floating-point reassociation.
 * ``nogil=True``: kernels release the GIL, so callers may run them on threads.
-* ``error_model="numpy"`` (``kernel`` only): division by zero gives inf/nan
+* ``error_model="numpy"``: division by zero gives inf/nan
   instead of a Python exception, consistent with "kernels never raise".
 
 Setting ``NUMBA_DISABLE_JIT=1`` turns every kernel into plain Python (used by
-the coverage run); the decorators then return the function unchanged.
+the coverage run); the decorator then returns the function unchanged.
 
 Example (in a module file; ``cache=True`` cannot cache functions typed at a prompt)::
 
@@ -46,7 +45,6 @@ JIT_OPTIONS: dict[str, Any] = {
 }
 
 _serial = numba.njit(**JIT_OPTIONS)
-_parallel = numba.njit(parallel=True, **JIT_OPTIONS)
 
 
 def kernel(func: F) -> F:
@@ -61,19 +59,4 @@ def kernel(func: F) -> F:
     return _serial(func)  # type: ignore[no-any-return]
 
 
-def parallel_kernel(func: F) -> F:
-    """Compile ``func`` with the project's policy plus ``parallel=True``.
-
-    Use only for kernels whose outer loop is a ``numba.prange``; the thread
-    count follows ``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``.
-
-    Args:
-        func: A numba-compatible Python function.
-
-    Returns:
-        The compiled dispatcher (or ``func`` itself under ``NUMBA_DISABLE_JIT``).
-    """
-    return _parallel(func)  # type: ignore[no-any-return]
-
-
-__all__ = ["JIT_OPTIONS", "kernel", "parallel_kernel"]
+__all__ = ["JIT_OPTIONS", "kernel"]
