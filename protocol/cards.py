@@ -105,11 +105,6 @@ def deck_for(num_ranks: int, num_suits: int) -> tuple[int, ...]:
     )
 
 
-def card_numbers(num_ranks: int, num_suits: int) -> tuple[int, ...]:
-    """Return the card indices of a game in card-number order (sorted by index)."""
-    return tuple(sorted(deck_for(num_ranks, num_suits)))
-
-
 def hand_index(positions: Sequence[int]) -> int:
     """Return the colex index of a private hand given by its cards' numbers.
 
