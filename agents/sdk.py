@@ -38,6 +38,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from protocol.cards import hand_index
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
 
@@ -283,8 +284,6 @@ def hand_of(game: GameDef, hole: Sequence[int]) -> int:
     >>> hand_of(load_game("nolimit"), (51, 50))
     1325
     """
-    from protocol.cards import hand_index
-
     numbers = _card_numbers(game.cards)
     return hand_index([numbers[card] for card in hole])
 
