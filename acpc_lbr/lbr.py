@@ -525,7 +525,12 @@ class LbrPlayer:
         self.tracker.start_hand(self.hole)
 
     def observe_board(self, board: Iterable[int]) -> bool:
-        """The board so far (card indices; cards seen before are ignored)."""
+        """The board so far (card indices; cards seen before are ignored).
+
+        Returns:
+            False on a range inconsistency (no mass was left; the range was
+            reset and counted).
+        """
         return self.tracker.add_board(board)
 
     def observe_opponent(self, action_probs: npt.ArrayLike) -> bool:
