@@ -322,6 +322,19 @@ class Match:
         #: Awaited after every hand, before the next deal, with (state, deal,
         #: seat of each position): the results' own range queries (dealer/results.py).
         self.hand_hooks: list[Callable[[State, Deal, list[int]], Awaitable[None]]] = []
+        # The limits are fixed for the match, so each seat's three timeout
+        # messages are built once, not on every wait (see _deadline).
+        t_response = config.t_response_ms / 1000.0
+        t_hand = config.t_hand_ms / 1000.0
+        t_match = config.t_per_hand_ms * config.hands / 1000.0
+        self._deadline_messages = [
+            ((f"could not get action from {seat.label()}: "
+              f"{t_response:.1f} seconds spent waiting; timeout {t_response:g}"),
+             f"{seat.label()} ran out of time: t_hand {t_hand:g} s used up in one hand",
+             (f"{seat.label()} ran out of time: match budget {t_match:g} s "
+              f"(t_per_hand x hands) used up"))
+            for seat in self.seats
+        ]
 
     # -- listening ---------------------------------------------------------
 
@@ -603,6 +616,8 @@ class Match:
             seat.hand_time = 0.0
         self.current_hand = (state, deal, seat_of)
         relay = self.relay
+        paused = relay.paused
+        seconds = self.clock.seconds
         while not state.finished:
             if self._failure is not None:
                 raise self._failure
@@ -613,15 +628,14 @@ class Match:
                 if position == actor:
                     expected_prefix = text + ":"
                 if seat.protocol is not None:
-                    seat.protocol.queue_line(text)
-                    seat.protocol.flush_lines()
+                    seat.protocol.send_with_queued(text)
                 if messages:
                     trace.to(seat.index, text)
             seat = seats[seat_of[actor]]
-            sent = self.clock.seconds()
+            sent = seconds()
             charged_to = sent
             # Time with the seat's own range queries out is not charged to it.
-            paused_at_send = paused_mark = relay.paused(seat.index, sent)
+            paused_at_send = paused_mark = paused(seat.index, sent)
             ignored_here = 0
             while True:
                 if seat.queue and self._failure is None:
@@ -629,10 +643,10 @@ class Match:
                 else:
                     deadline, cause, message = self._deadline(
                         seat, sent, charged_to, t_response, t_hand, t_match)
-                    deadline += relay.paused(seat.index, self.clock.seconds()) - paused_at_send
+                    deadline += paused(seat.index, seconds()) - paused_at_send
                     line = await self._next_line(seat, deadline, cause, message)
-                now = self.clock.seconds()
-                paused_now = relay.paused(seat.index, now)
+                now = seconds()
+                paused_now = paused(seat.index, now)
                 if messages:
                     trace.from_(seat.index, line)
                 problem: str | None = None
@@ -655,12 +669,14 @@ class Match:
                         action, action_problem = reply.action, reply.problem
                 # Charge the time since the last charged line (the reference
                 # charges from the send each time, counting some time twice).
-                elapsed = max(0.0, now - charged_to - (paused_now - paused_mark))
+                elapsed = now - charged_to - (paused_now - paused_mark)
                 charged_to = now
                 paused_mark = paused_now
-                seat.hand_time += elapsed
-                seat.match_time += elapsed
-                self._check_budgets(seat, t_hand, t_match)
+                if elapsed > 0.0:
+                    seat.hand_time += elapsed
+                    seat.match_time += elapsed
+                if seat.hand_time > t_hand or seat.match_time > t_match:
+                    self._check_budgets(seat, t_hand, t_match)
                 if problem is None:
                     break
                 ignored_here += 1
@@ -697,16 +713,12 @@ class Match:
         response = sent + t_response
         hand = charged_to + (t_hand - seat.hand_time)
         match = charged_to + (t_match - seat.match_time)
+        messages = self._deadline_messages[seat.index]
         if response <= hand and response <= match:
-            return response, "timeout", (
-                f"could not get action from {seat.label()}: "
-                f"{t_response:.1f} seconds spent waiting; timeout {t_response:g}")
+            return response, "timeout", messages[0]
         if hand <= match:
-            return hand, "out_of_time", (
-                f"{seat.label()} ran out of time: t_hand {t_hand:g} s used up in one hand")
-        return match, "out_of_time", (
-            f"{seat.label()} ran out of time: match budget {t_match:g} s "
-            f"(t_per_hand x hands) used up")
+            return hand, "out_of_time", messages[1]
+        return match, "out_of_time", messages[2]
 
     def _check_budgets(self, seat: _Seat, t_hand: float, t_match: float) -> None:
         if seat.hand_time > t_hand:

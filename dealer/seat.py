@@ -114,6 +114,19 @@ class SeatProtocol(LineReceiver):
             self._pending.clear()
             self.send_line(text)
 
+    def send_with_queued(self, text: str) -> None:
+        """Send the queued lines, if any, and ``text`` after them, in one send.
+
+        The same bytes as :meth:`queue_line` then :meth:`flush_lines`, without
+        the list round trip when nothing is queued (the dealer's usual case).
+        """
+        pending = self._pending
+        if pending:
+            pending.append(text)
+            text = "\r\n".join(pending)
+            pending.clear()
+        self.send_line(text)
+
     def send_line(self, text: str) -> None:
         """Send one line, ending it with ``\\r\\n``.
 
