@@ -33,13 +33,25 @@ CATEGORIES = (
 _WHEEL = (12, 3, 2, 1, 0)
 
 
+_WHEEL_MASK = sum(1 << r for r in _WHEEL)
+#: (top rank, rank bit mask) of every straight, best first, the wheel last.
+_STRAIGHTS = tuple((top, 0b11111 << (top - 4)) for top in range(12, 3, -1)) + ((3, _WHEEL_MASK),)
+_RANKS_DESC = tuple(range(12, -1, -1))
+
+
 def _straight_top(ranks: set[int]) -> int:
     """Highest top rank of a 5-card straight within ``ranks``, or -1."""
-    for top in range(12, 3, -1):
-        if all(r in ranks for r in range(top - 4, top + 1)):
+    mask = 0
+    for r in ranks:
+        mask |= 1 << r
+    return _straight_top_of_mask(mask)
+
+
+def _straight_top_of_mask(mask: int) -> int:
+    """Highest top rank of a 5-card straight within the rank bit ``mask``, or -1."""
+    for top, straight in _STRAIGHTS:
+        if mask & straight == straight:
             return top
-    if all(r in ranks for r in _WHEEL):
-        return 3
     return -1
 
 
@@ -67,6 +79,51 @@ def rank_hand(cards: Iterable[int]) -> int:
             top = _straight_top(set(suited))
             if top >= 0:
                 return _encode(8, [top])
+    # Ranks by count, each list high to low: the order of sorting (count, rank)
+    # pairs high to low, without building and sorting them.
+    quads: list[int] = []
+    trips: list[int] = []
+    pairs: list[int] = []
+    singles_desc: list[int] = []
+    mask = 0
+    for r in _RANKS_DESC:
+        c = counts[r]
+        if c:
+            singles_desc.append(r)
+            mask |= 1 << r
+            if c == 2:
+                pairs.append(r)
+            elif c == 3:
+                trips.append(r)
+            elif c == 4:
+                quads.append(r)
+            elif c > 4:  # only with repeated cards
+                return _rank_many(counts, by_suit)
+    if quads:
+        quad = quads[0]
+        return _encode(7, [quad] + [r for r in singles_desc if r != quad][:1])
+    if trips and (len(trips) >= 2 or pairs):
+        trip = trips[0]
+        return _encode(6, [trip, max(trips[1:] + pairs)])
+    for suited in by_suit:
+        if len(suited) >= 5:
+            return _encode(5, sorted(suited, reverse=True)[:5])
+    top = _straight_top_of_mask(mask)
+    if top >= 0:
+        return _encode(4, [top])
+    if trips:
+        trip = trips[0]
+        return _encode(3, [trip] + [r for r in singles_desc if r != trip][:2])
+    if len(pairs) >= 2:
+        high, low = pairs[0], pairs[1]
+        return _encode(2, [high, low] + [r for r in singles_desc if r not in (high, low)][:1])
+    if len(pairs) == 1:
+        return _encode(1, [pairs[0]] + [r for r in singles_desc if r != pairs[0]][:3])
+    return _encode(0, singles_desc[:5])
+
+
+def _rank_many(counts: list[int], by_suit: list[list[int]]) -> int:
+    """:func:`rank_hand` after its straight-flush check, for a rank held more than four times."""
     groups = sorted(((c, r) for r, c in enumerate(counts) if c), reverse=True)
     singles_desc = [r for r in range(12, -1, -1) if counts[r]]
     if groups and groups[0][0] == 4:
