@@ -14,23 +14,34 @@ Usage::
 knows heads-up reverse-blinds hold'em only; ``--bots agents`` runs
 ``acpc-lbr play always-call``.
 
-Measured 2026-11-24 on the shared 2-vCPU machine while other engineers worked
-(load average 1.7-3), 10,000 hands, 3 runs each, ``--bots fast``, final code:
+Measured 2026-11-24 04:40-04:52 UTC on the shared 2-vCPU machine while other
+engineers worked (load average 0.6-2.6), 10,000 hands, ``--bots fast``, single
+runs alternating the code before (1e1f2ea) and after the per-action trimming
+and the faster ``rank_hand`` (e732012), each side on ``PYTHONPATH`` (the speed
+of the machine itself changed between batches, so compare within a batch):
 
-* trace on (default): 1250 / 1271 / 1271 hands/s (min/median/max), dealer CPU
-  0.69 ms/hand (including ~0.35 s of interpreter start-up and imports);
-* ``-q``: 1263 / 1314 / 1341 hands/s, 0.65 ms/hand;
-* ``--game limit``, trace on (2 runs): 1247 / 1267 / 1286 hands/s, 0.69 ms/hand;
-* ``--bots agents`` (``acpc-lbr play always-call``, 1 run): 764 hands/s
-  (the bots, not the dealer, are then the limit);
-* ``--events`` (the CLI default, JSON event log on): within the noise of the
-  run without it (earlier, busier run: 1048 vs 1006 hands/s median).
+* ``-q``, quieter batch (10 runs each): before 1415 / 1885 / 2008 hands/s
+  (min/median/max), dealer CPU 0.393 ms/hand median; after 1479 / 2045 / 2179,
+  0.363 ms/hand;
+* ``-q``, slower batch (3 runs each): before 1380 / 1400 / 1415, 0.568 ms/hand;
+  after 1495 / 1542 / 1676, 0.514 ms/hand;
+* trace on (3 runs each): before 1429 / 1477 / 1505, 0.557 ms/hand; after
+  1447 / 1536 / 1660, 0.530 ms/hand.
+
+Earlier figures (same day, load 1.7-3, before the changes above): trace on
+1250 / 1271 / 1271 hands/s at 0.69 ms/hand; ``--game limit``, trace on: about
+the same; ``--bots agents`` (``acpc-lbr play always-call``, 1 run): 764
+hands/s (the bots, not the dealer, are then the limit); ``--events`` (the CLI
+default, JSON event log on): within the noise of the run without it. CPU
+figures include ~0.35 s of interpreter start-up and imports.
 
 The C reference dealer: 1,600-1,900 hands/s with its trace on, on a quiet
 machine, 0.3 ms CPU/hand (acpc.md §16). Before sending straight to the socket
 and the single watchdog timer the same bench gave ~480 (trace) / ~650 (-q)
-hands/s at 1.1-1.5 ms/hand. What remains is mostly rendering MATCHSTATE text in
-protocol.wire (~25% of the dealer's busy time) and Twisted/asyncio dispatch.
+hands/s at 1.1-1.5 ms/hand. What remains (cProfile, -q): the two socket sends
+per action (~19% of the dealer's busy time; the protocol needs one per seat),
+Twisted's read and Deferred/coroutine dispatch per reply (~20%), the rules
+(State.apply) and MATCHSTATE rendering (~15%), and the hand loop itself.
 """
 
 from __future__ import annotations
