@@ -166,8 +166,7 @@ def imaginary_observation(
         Σ_h w(h)·u(h) / Σ_h w(h), or NaN when no possible hand has weight.
     """
     hands = game.hand_cards
-    dead = np.array(sorted(set(measured_cards) | set(board)), dtype=np.int64)
-    possible = ~np.isin(hands, dead).any(axis=1)
+    possible = ~game.hands_sharing([*measured_cards, *board])
     weights = np.where(possible, np.asarray(opponent_weights, dtype=np.float64), 0.0)
     total = weights.sum()
     if not total > 0.0:

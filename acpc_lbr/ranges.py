@@ -95,12 +95,7 @@ def compatible_mask(game: GameDef, dead_cards: Iterable[int]) -> BoolArray:
     Returns:
         ``(num_hands,)`` bool array.
     """
-    table = hand_table(game)
-    dead = sorted(set(dead_cards))
-    if not dead:
-        return np.ones(len(table.hand_cards), dtype=np.bool_)
-    blocked = np.asarray(table.contains[dead].any(axis=0), dtype=np.bool_)
-    return np.logical_not(blocked)
+    return np.logical_not(game.hands_sharing(dead_cards))
 
 
 def uniform_range(game: GameDef, dead_cards: Iterable[int]) -> FloatArray:

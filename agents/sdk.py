@@ -289,9 +289,5 @@ def hand_of(game: GameDef, hole: Sequence[int]) -> int:
 
 
 def blocked_hands(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
-    """Boolean mask, shape ``(num_hands,)``: hands that share a card with ``board``."""
-    table = hand_cards(game)
-    if not board:
-        return np.zeros(table.shape[0], dtype=bool)
-    result: npt.NDArray[np.bool_] = np.asarray(np.isin(table, np.asarray(board)).any(axis=1))
-    return result
+    """Boolean mask, shape ``(num_hands,)``: hands that share a card with ``board`` (read-only)."""
+    return game.hands_sharing(board)

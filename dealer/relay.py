@@ -35,7 +35,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,7 +42,6 @@ import numpy.typing as npt
 from twisted.internet import defer
 
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
-from protocol.cards import all_hands
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
 from protocol.rangequery import (
@@ -143,28 +141,9 @@ class _Outstanding:
     timer: Any
 
 
-@lru_cache(maxsize=16)
-def _hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
-    """Card indices of every hand, shape ``(num_hands, num_hole_cards)``."""
-    numbers = all_hands(game.deck_size, game.num_hole_cards)
-    cards = np.asarray(game.cards, dtype=np.int64)
-    return cards[np.asarray(numbers, dtype=np.int64)]
-
-
 def blocked_mask(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
     """Hands sharing a card with ``board`` (their answers are ignored); read-only, cached."""
-    return _blocked_mask(game, tuple(sorted(board)))
-
-
-@lru_cache(maxsize=4096)
-def _blocked_mask(game: GameDef, board: tuple[int, ...]) -> npt.NDArray[np.bool_]:
-    table = _hand_cards(game)
-    if not board:
-        mask: npt.NDArray[np.bool_] = np.zeros(table.shape[0], dtype=bool)
-    else:
-        mask = np.asarray(np.isin(table, np.asarray(board)).any(axis=1))
-    mask.setflags(write=False)
-    return mask
+    return game.hands_sharing(board)
 
 
 def check_range_line(

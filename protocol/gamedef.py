@@ -18,8 +18,9 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from math import comb
 from pathlib import Path
@@ -108,6 +109,14 @@ class GameDef:
         table.setflags(write=False)
         return table
 
+    def hands_sharing(self, cards: Iterable[int]) -> npt.NDArray[np.bool_]:
+        """Which private hands hold one of ``cards`` (card indices): shape (num_hands,).
+
+        The one place for "hands blocked by these cards" (board cards, a
+        player's own hole cards). The array is read-only and cached per set of cards.
+        """
+        return _hands_sharing(self, tuple(sorted(set(cards))))
+
     @property
     def num_hands(self) -> int:
         """Number of distinct private hands, e.g. 1326 in hold'em."""
@@ -121,6 +130,17 @@ class GameDef:
     def total_board_cards(self) -> int:
         """Board cards of the whole hand."""
         return sum(self.num_board_cards[: self.num_rounds])
+
+
+@lru_cache(maxsize=4096)
+def _hands_sharing(game: GameDef, cards: tuple[int, ...]) -> npt.NDArray[np.bool_]:
+    table = game.hand_cards
+    if cards:
+        mask: npt.NDArray[np.bool_] = np.asarray(np.isin(table, np.asarray(cards)).any(axis=1))
+    else:
+        mask = np.zeros(table.shape[0], dtype=np.bool_)
+    mask.setflags(write=False)
+    return mask
 
 
 _KEYS: tuple[tuple[str, str], ...] = (
