@@ -114,6 +114,10 @@ class GameDef:
 
         The one place for "hands blocked by these cards" (board cards, a
         player's own hole cards). The array is read-only and cached per set of cards.
+
+        >>> game = load_game("nolimit")
+        >>> int(game.hands_sharing([51]).sum()), int(game.hands_sharing([50, 51]).sum())
+        (51, 101)
         """
         return _hands_sharing(self, tuple(sorted(set(cards))))
 
