@@ -1,8 +1,7 @@
 """Shared test fixtures: where the reference runs live, and the hypothesis profiles.
 
 The reference material (logs, traces, probes of the ACPC reference dealer)
-lives in ``shared/acpc-reference`` beside the repository, both on the
-developer machines and in CI, which clones the repository next to it.
+lives in ``tests/data/acpc-reference`` (see ``tests/reference.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-#: ``<repo>/../shared/acpc-reference``.
-REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "acpc-reference"
+from tests.reference import REFERENCE_DIR
 
 # "ci" keeps the whole protocol suite well under a minute on two shared cores;
 # "thorough" is for a deliberate long run: HYPOTHESIS_PROFILE=thorough pytest ...
@@ -30,7 +28,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    """The reference dealer's logs, traces and probes; skips the test if absent."""
-    if not REFERENCE_DIR.is_dir():
-        pytest.skip(f"reference material not found at {REFERENCE_DIR}")
+    """The reference dealer's logs, traces and probes (they ship with the tests)."""
+    assert REFERENCE_DIR.is_dir(), f"reference material missing: {REFERENCE_DIR}"
     return REFERENCE_DIR

@@ -24,9 +24,8 @@ from acpc_lbr.evaluator import EvaluatorInputError, category, evaluate, evaluate
 from . import naive
 
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE_DIR = Path(
-    os.environ.get("ACPC_REFERENCE_DIR", REPO.parent / "shared" / "acpc-reference")
-)
+from tests.reference import REFERENCE_DIR
+
 RANK_VECTORS = REFERENCE_DIR / "rank_vectors.tsv"
 
 # Pure-Python runs (NUMBA_DISABLE_JIT=1, the coverage job) use smaller samples.
@@ -69,7 +68,7 @@ def dense_of_tuples(values: list[tuple[int, ...]]) -> np.ndarray:
 
 def _reference_groups() -> dict[int, tuple[np.ndarray, np.ndarray]]:
     if not RANK_VECTORS.is_file():
-        pytest.fail(f"reference vectors not found at {RANK_VECTORS} (shared/ beside the repo)")
+        pytest.fail(f"reference vectors not found at {RANK_VECTORS} (tests/data/acpc-reference)")
     groups: dict[int, tuple[list[list[int]], list[int]]] = {}
     for line in RANK_VECTORS.read_text(encoding="utf-8").splitlines():
         if not line.strip():

@@ -1,7 +1,7 @@
 """Exact best response and exact LBR value on Kuhn and Leduc, against oracles and slow twins.
 
 Oracles: OpenSpiel 2.0.2 ``exploitability`` of the uniform random policy
-(/work/shared/notes/ecosystem.md: Kuhn 0.458333, NashConv 0.916667; Leduc
+(the project notes on OpenSpiel: Kuhn 0.458333, NashConv 0.916667; Leduc
 2.373611, NashConv 4.747222; the same for the built-in games and the ACPC
 gamedef versions); Kuhn's (1950) equilibrium value -1/18 for the first
 player; hand derivations in the docstrings. Slow twins: a per-deal scalar

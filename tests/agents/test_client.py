@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +13,8 @@ from agents.client import QUERYABLE_LINE, VERSION_LINE, AcpcClient, StrategyBot
 from protocol.deal import DealSource
 from protocol.gamedef import GameDef, load_game
 from protocol.wire import matchstate_for, parse_matchstate, parse_reply
+from tests.reference import REFERENCE_DIR as SHARED
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
 TRACES = {"nl1000.trace": "nolimit", "lim1000.trace": "limit"}
 
 
@@ -23,7 +22,7 @@ def trace_lines(name: str, direction: str, seat: int) -> list[str]:
     """The message texts of one direction ('TO'/'FROM') for one seat of a trace."""
     path = SHARED / "transcripts" / name
     if not path.exists():
-        pytest.skip(f"reference transcript {path} not available")
+        pytest.fail(f"reference transcript {path} not available")
     prefix = f"{direction} {seat} at "
     with path.open() as lines:
         return [line.rstrip("\n").split(" ", 4)[4] for line in lines if line.startswith(prefix)]

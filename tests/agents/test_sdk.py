@@ -14,6 +14,7 @@ from protocol.gamedef import load_game
 from protocol.rangequery import parse_range, parse_range_error, validate_range
 from protocol.rules import Action
 from protocol.wire import parse_matchstate
+from tests.reference import REFERENCE_DIR
 
 
 def connected(name: str, game_name: str, seed: int = 1) -> tuple[StrategyBot, StringTransport]:
@@ -222,15 +223,9 @@ def test_pipelined_queries_are_answered_in_order() -> None:
 @pytest.mark.parametrize("name", ["random", "call-raise"])
 def test_queries_do_not_change_the_actions_played(name: str) -> None:
     """Same seed, same states: the actions are identical with and without queries in between."""
-    path = (
-        __import__("pathlib").Path(__file__).resolve().parents[2].parent
-        / "shared"
-        / "acpc-reference"
-        / "transcripts"
-        / "nl1000.trace"
-    )
+    path = REFERENCE_DIR / "transcripts" / "nl1000.trace"
     if not path.exists():
-        pytest.skip("reference transcript not available")
+        pytest.fail("reference transcript not available")
     with path.open() as trace:
         sent = [
             line.rstrip("\n").split(" ", 4)[4] for line in trace if line.startswith("TO 2 at ")

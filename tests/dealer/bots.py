@@ -22,8 +22,9 @@ from twisted.python.failure import Failure
 from protocol.gamedef import GameDef
 from protocol.rules import State
 from protocol.wire import MatchState, parse_matchstate
+from tests.reference import REFERENCE_DIR
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+REFERENCE = REFERENCE_DIR
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from protocol.gamedef import (
     load_game,
     parse_gamedef,
 )
+from tests.reference import REFERENCE_DIR
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+REFERENCE = REFERENCE_DIR
 
 MINIMAL_NOLIMIT = """\
 GAMEDEF
@@ -57,7 +58,7 @@ def test_bundled_games_equal_reference_files() -> None:
     """The bundled games the reference run used are the same games as its files."""
     folder = REFERENCE / "games"
     if not folder.is_dir():
-        pytest.skip("reference games not found")
+        pytest.fail("reference games not found")
     files = sorted(folder.glob("*.game"))
     assert files
     for path in files:

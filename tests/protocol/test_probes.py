@@ -13,7 +13,6 @@ from each probe's header line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +28,9 @@ from protocol.wire import (
     parse_score,
     same_decision_point,
 )
+from tests.reference import REFERENCE_DIR
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+REFERENCE = REFERENCE_DIR
 PROBES = REFERENCE / "probes"
 
 # Probes about reply handling, and the connection-handling probes whose
@@ -98,7 +98,7 @@ class Outcome:
 def read_probe(name: str) -> Probe:
     err_path, log_path = PROBES / f"{name}.err", PROBES / f"{name}.log"
     if not err_path.is_file():
-        pytest.skip(f"probe {err_path} not found")
+        pytest.fail(f"probe {err_path} not found")
     err = err_path.read_bytes().decode().split("\n")
     log = log_path.read_text().splitlines() if log_path.is_file() else []
     _, _, _, game_arg, hands, seed = err[0].split(" ")

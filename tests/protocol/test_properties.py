@@ -9,7 +9,6 @@ Example counts come from the hypothesis profile in tests/conftest.py.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -37,8 +36,9 @@ from protocol.wire import (
     parse_score,
     same_decision_point,
 )
+from tests.reference import REFERENCE_DIR
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+REFERENCE = REFERENCE_DIR
 GAMES = {name: load_game(name) for name in bundled_games()}
 NL = GAMES["holdem.nolimit.2p.reverse_blinds"]
 

@@ -11,14 +11,14 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
-from pathlib import Path
 
 import pytest
 
 from protocol.cards import cards_from_text
 from protocol.ranking import rank_hand
+from tests.reference import REFERENCE_DIR
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+REFERENCE = REFERENCE_DIR
 
 
 def dense_ranks(values: Sequence[object]) -> list[int]:
@@ -77,7 +77,7 @@ def naive_small(cards: Sequence[int]) -> tuple[int, tuple[int, ...]]:
 def read_vectors() -> dict[int, list[tuple[tuple[int, ...], int]]]:
     path = REFERENCE / "rank_vectors.tsv"
     if not path.is_file():
-        pytest.skip(f"{path} not found")
+        pytest.fail(f"{path} not found")
     groups: dict[int, list[tuple[tuple[int, ...], int]]] = {}
     for line in path.read_text().splitlines():
         text, value = line.split("\t")

@@ -8,15 +8,15 @@ except the file names: game, hand count and seed come from each log's header.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from protocol.deal import DealSource
 from protocol.gamedef import GameDef, load_game
 from protocol.wire import LogState, Score, log_header, log_state_for, parse_log_state, parse_score
+from tests.reference import REFERENCE_DIR
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "acpc-reference"
+REFERENCE = REFERENCE_DIR
 LOGS = ["nl1000", "lim1000", "nl3p_100"]
 
 
@@ -35,7 +35,7 @@ class ReferenceLog:
 def read_log(name: str) -> ReferenceLog:
     path = REFERENCE / "logs" / f"{name}.log"
     if not path.is_file():
-        pytest.skip(f"reference log {path} not found")
+        pytest.fail(f"reference log {path} not found")
     lines = path.read_text().splitlines()
     header = [line for line in lines if line.startswith("#")]
     _, _, match_name, game_arg, hands, seed = header[0].split(" ")
