@@ -1,47 +1,30 @@
-"""Dealer throughput: hands/s and dealer CPU per hand, 10,000 no-limit hands of always-call.
+"""Dealer throughput with varied play: hands/s and dealer CPU per hand, against the C reference.
 
-The dealer (``acpc-lbr dealer``) and two bots run as separate processes on
-loopback, as in the reference timings (acpc.md §16: 1,600-1,900 hands/s for the
-C dealer with its trace on, quiet machine). Time runs from the port line to
-the dealer's exit; the dealer's CPU time comes from ``wait4``.
+The dealer and two bots run as separate processes on loopback. Time runs from
+the port line to the dealer's exit; the dealer's CPU time comes from
+``wait4`` (it includes interpreter start-up and imports, ~0.35 s for ours).
 
 Usage::
 
-    .venv/bin/python bench/bench_dealer.py [--hands 10000] [--runs 3] [-q]
-        [--bots fast|agents] [--game nolimit] [--events]
+    .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
+        [--bots random|always-call|example] [--reference DIR] [--game nolimit]
+        [--events]
 
-``--bots fast`` (default) uses the minimal always-call client below, which
-knows heads-up reverse-blinds hold'em only; ``--bots agents`` runs
-``acpc-lbr play always-call``.
+Bots (the same bots play against both dealers):
 
-Measured 2026-11-24 04:40-04:52 UTC on the shared 2-vCPU machine while other
-engineers worked (load average 0.6-2.6), 10,000 hands, ``--bots fast``, single
-runs alternating the code before (1e1f2ea) and after the per-action trimming
-and the faster ``rank_hand`` (e732012), each side on ``PYTHONPATH`` (the speed
-of the machine itself changed between batches, so compare within a batch):
+* ``random`` (default): a small Python client with the reference example
+  player's mix -- fold 0.06 when folding is legal, the rest split evenly
+  between call and raise, the raise size uniform over the legal range -- so
+  almost every MATCHSTATE line is new. It reads states with ``protocol/``.
+* ``always-call``: a minimal always-call client; every hand repeats the same
+  8 actions, so caches in the hot path are always hit. A secondary figure.
+* ``example``: the reference's own ``example_player`` binary from ``--reference``.
 
-* ``-q``, quieter batch (10 runs each): before 1415 / 1885 / 2008 hands/s
-  (min/median/max), dealer CPU 0.393 ms/hand median; after 1479 / 2045 / 2179,
-  0.363 ms/hand;
-* ``-q``, slower batch (3 runs each): before 1380 / 1400 / 1415, 0.568 ms/hand;
-  after 1495 / 1542 / 1676, 0.514 ms/hand;
-* trace on (3 runs each): before 1429 / 1477 / 1505, 0.557 ms/hand; after
-  1447 / 1536 / 1660, 0.530 ms/hand.
-
-Earlier figures (same day, load 1.7-3, before the changes above): trace on
-1250 / 1271 / 1271 hands/s at 0.69 ms/hand; ``--game limit``, trace on: about
-the same; ``--bots agents`` (``acpc-lbr play always-call``, 1 run): 764
-hands/s (the bots, not the dealer, are then the limit); ``--events`` (the CLI
-default, JSON event log on): within the noise of the run without it. CPU
-figures include ~0.35 s of interpreter start-up and imports.
-
-The C reference dealer: 1,600-1,900 hands/s with its trace on, on a quiet
-machine, 0.3 ms CPU/hand (acpc.md §16). Before sending straight to the socket
-and the single watchdog timer the same bench gave ~480 (trace) / ~650 (-q)
-hands/s at 1.1-1.5 ms/hand. What remains (cProfile, -q): the two socket sends
-per action (~19% of the dealer's busy time; the protocol needs one per seat),
-Twisted's read and Deferred/coroutine dispatch per reply (~20%), the rules
-(State.apply) and MATCHSTATE rendering (~15%), and the hand loop itself.
+``--reference DIR`` points at a built copy of the public reference server
+(dmorrill10/project_acpc_server, ``make dealer example_player``; build it
+outside this repository). Each run then plays the reference dealer and ours
+on the same seed with the same bots, alternating, and the summary prints the
+ratio of medians (ours / reference): above 1.0 means ours is faster.
 """
 
 from __future__ import annotations
@@ -82,70 +65,157 @@ def fast_always_call(port: int) -> None:
             sock.sendall(line + b":c\r\n")
 
 
-def run_once(hands: int, quiet: bool, bots: str, game: str, workdir: Path,
-             events: bool = False) -> tuple[float, float]:
-    """One match; returns (wall seconds, dealer CPU seconds)."""
-    args = [str(ACPC_LBR), "dealer", "bench", game, str(hands), "42", "a", "b"]
-    if not events:
-        args.append("--no_events")
-    if quiet:
+GAME_FILES = {"nolimit": "holdem.nolimit.2p.reverse_blinds.game",
+              "limit": "holdem.limit.2p.reverse_blinds.game"}
+
+
+def fast_random(port: int, game_name: str, seed: int) -> None:
+    """The reference example player's mix, for any game, with the rules of ``protocol/``.
+
+    Like a real bot it keeps the hand's state and applies only the actions
+    that are new in each line (a line extends the previous one of its hand),
+    so it costs the dealer's CPU neighbour little.
+    """
+    import random
+
+    from protocol.gamedef import load_game
+    from protocol.rules import Action, ActionType, State
+
+    game = load_game(game_name)
+    rng = random.Random(seed)
+    token = re.compile(r"[fc]|r\d*")
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.sendall(b"VERSION:2.0.0\r\n")
+    hand, seen, state = -1, "", State(game)
+    for raw in sock.makefile("rb"):
+        line = raw.rstrip(b"\r\n").decode()
+        _, position, hand_id, betting, _ = line.split(":", 4)
+        if int(hand_id) != hand:
+            hand, seen, state = int(hand_id), "", State(game)
+        for text in token.findall(betting[len(seen):]):
+            state.apply(Action.RAISE if text == "r" else Action.FOLD if text == "f"
+                        else Action.CALL if text == "c" else Action.raise_to(int(text[1:])))
+        seen = betting
+        if state.finished or state.current_player != int(position):
+            continue
+        weights = {ActionType.FOLD: 0.06 if state.can_fold() else 0.0, ActionType.CALL: 0.47,
+                   ActionType.RAISE: 0.47 if state.can_raise() else 0.0}
+        kind = rng.choices(list(weights), weights=list(weights.values()))[0]
+        if kind is ActionType.RAISE:
+            bounds = state.raise_range()
+            assert bounds is not None
+            action = Action.RAISE if game.is_limit else Action.raise_to(rng.randint(*bounds))
+        else:
+            action = Action.FOLD if kind is ActionType.FOLD else Action.CALL
+        sock.sendall(f"{line}:{action.text()}\r\n".encode())
+
+
+def start_bots(ports: list[str], bots: str, game: str, seed: int,
+               reference: Path | None) -> list[subprocess.Popen[bytes]]:
+    """One bot process per port."""
+    procs = []
+    for index, port in enumerate(ports):
+        if bots == "example":
+            assert reference is not None
+            command = [str(reference / "example_player"), str(reference / GAME_FILES[game]),
+                       "127.0.0.1", port]
+        else:
+            command = [sys.executable, __file__, "--bot", bots, "--bot-port", port,
+                       "--game", game, "--bot-seed", str(seed * 10 + index)]
+        procs.append(subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+    return procs
+
+
+def run_once(dealer: str, options: argparse.Namespace, seed: int,
+             workdir: Path) -> tuple[float, float, int]:
+    """One match; returns (wall seconds, dealer CPU seconds, actions played)."""
+    hands = str(options.hands)
+    if dealer == "reference":
+        args = [str(options.reference / "dealer"), "bench",
+                str(options.reference / GAME_FILES[options.game]), hands, str(seed), "a", "b"]
+    else:
+        args = [str(ACPC_LBR), "dealer", "bench", options.game, hands, str(seed), "a", "b"]
+        if not options.events:
+            args.append("--no_events")
+    if options.quiet:
         args.append("-q")
     with open(workdir / "dealer.err", "w") as err:
-        dealer = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err, text=True)
-        assert dealer.stdout is not None
-        ports = dealer.stdout.readline().split()
+        process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err,
+                                   text=True)
+        assert process.stdout is not None
+        ports = process.stdout.readline().split()
         start = time.perf_counter()
-        if bots == "fast":
-            procs = [subprocess.Popen([sys.executable, __file__, "--bot", port]) for port in ports]
-        else:
-            procs = [subprocess.Popen([str(ACPC_LBR), "play", "always-call", "127.0.0.1", port,
-                                       "--game", game], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL) for port in ports]
-        _, status, usage = os.wait4(dealer.pid, 0)
+        procs = start_bots(ports, options.bots, options.game, seed, options.reference)
+        _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
-        dealer.returncode = os.waitstatus_to_exitcode(status)
+        process.returncode = os.waitstatus_to_exitcode(status)
         for proc in procs:
             proc.wait(timeout=60)
-    if dealer.returncode != 0:
-        raise SystemExit(f"dealer exited with {dealer.returncode}; see {workdir / 'dealer.err'}")
-    return wall, usage.ru_utime + usage.ru_stime
+    if process.returncode != 0:
+        raise SystemExit(f"{dealer} dealer exited with {process.returncode}; "
+                         f"see {workdir / 'dealer.err'}")
+    # Actions per hand differ between bots (always-call: 8 in hold'em; the
+    # example player's mix: about 6.4); the trace or log counts them.
+    log = workdir / "bench.log"
+    actions = sum(len(re.findall(r"[fcr]", line.split(":")[2]))
+                  for line in log.read_text().splitlines()
+                  if line.startswith("STATE:")) if log.exists() else 0
+    return wall, usage.ru_utime + usage.ru_stime, actions
 
 
 def main() -> int:
     """Run the benchmark and print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hands", type=int, default=10_000)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=5_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("-q", dest="quiet", action="store_true", help="dealer without TO/FROM trace")
-    parser.add_argument("--bots", choices=["fast", "agents"], default="fast")
-    parser.add_argument("--game", default="nolimit")
-    parser.add_argument("--events", action="store_true", help="let the dealer write MATCH.events.jsonl")
+    parser.add_argument("-q", dest="quiet", action="store_true", help="dealers without the trace")
+    parser.add_argument("--bots", choices=["random", "always-call", "example"], default="random")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help="folder with the built reference dealer and example_player")
+    parser.add_argument("--game", choices=sorted(GAME_FILES), default="nolimit")
+    parser.add_argument("--seed", type=int, default=42, help="seed of run 1; run i uses seed+i-1")
+    parser.add_argument("--events", action="store_true", help="let our dealer write events.jsonl")
     parser.add_argument("--bot", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--bot-port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--bot-seed", type=int, default=0, help=argparse.SUPPRESS)
     options = parser.parse_args()
-    if options.bot is not None:
-        fast_always_call(int(options.bot))
+    if options.bot == "always-call":
+        fast_always_call(options.bot_port)
         return 0
-    rates, cpus, action_rates = [], [], []
+    if options.bot == "random":
+        fast_random(options.bot_port, options.game, options.bot_seed)
+        return 0
+    if options.bots == "example" and options.reference is None:
+        parser.error("--bots example needs --reference DIR")
+    dealers = ["reference", "ours"] if options.reference is not None else ["ours"]
+    figures: dict[str, dict[str, list[float]]] = {
+        d: {"rate": [], "cpu": [], "actions": []} for d in dealers}
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(options.runs):
-            wall, cpu = run_once(options.hands, options.quiet, options.bots, options.game, Path(tmp),
-                                 options.events)
-            # Actions per hand differ between bots (always-call: 8 in hold'em; the
-            # reference's example players: 6.4), so the per-action rate is the
-            # figure to set beside the reference's.
-            actions = sum(len(re.findall(r"[fcr]", line.split(":")[2]))
-                          for line in (Path(tmp) / "bench.log").read_text().splitlines()
-                          if line.startswith("STATE:"))
-            action_rates.append(actions / wall)
-            rates.append(options.hands / wall)
-            cpus.append(cpu / options.hands * 1000)
-            print(f"run {run + 1}: {options.hands / wall:.0f} hands/s, dealer CPU {cpu:.2f} s "
-                  f"({cpu / options.hands * 1000:.3f} ms/hand)", flush=True)
+            seed = options.seed + run
+            for dealer in dealers:
+                wall, cpu, actions = run_once(dealer, options, seed, Path(tmp))
+                figures[dealer]["rate"].append(options.hands / wall)
+                figures[dealer]["cpu"].append(cpu / options.hands * 1000)
+                figures[dealer]["actions"].append(actions / options.hands)
+                print(f"run {run + 1} seed {seed} {dealer:9}: {options.hands / wall:6.0f} hands/s, "
+                      f"dealer CPU {cpu:.2f} s ({cpu / options.hands * 1000:.3f} ms/hand), "
+                      f"{actions / options.hands:.2f} actions/hand", flush=True)
     mode = ("-q" if options.quiet else "trace on") + (", events" if options.events else "")
-    print(f"{options.game}, {mode}, bots={options.bots}: hands/s min/median/max "
-          f"{min(rates):.0f} / {statistics.median(rates):.0f} / {max(rates):.0f}; "
-          f"dealer CPU ms/hand median {statistics.median(cpus):.3f}; "
-          f"actions/s median {statistics.median(action_rates):.0f}")
+    print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
+          f"{options.runs} runs")
+    for dealer in dealers:
+        rates = figures[dealer]["rate"]
+        print(f"  {dealer:9}: hands/s min/median/max {min(rates):.0f} / "
+              f"{statistics.median(rates):.0f} / {max(rates):.0f}; dealer CPU ms/hand median "
+              f"{statistics.median(figures[dealer]['cpu']):.3f}")
+    if options.reference is not None:
+        ratio = (statistics.median(figures["ours"]["rate"])
+                 / statistics.median(figures["reference"]["rate"]))
+        print(f"  ratio ours/reference (median hands/s): {ratio:.2f}")
     return 0
 
 
