@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from acpc_lbr.commands import scaleout
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from protocol.gamedef import GameDef, load_game
@@ -519,6 +520,7 @@ def _parser() -> argparse.ArgumentParser:
                         "the address is printed on stderr; docs/metrics.md)")
     parser.add_argument("--metrics-bind", dest="metrics_bind", default="127.0.0.1", metavar="ADDR",
                         help="interface of the metrics endpoint (default 127.0.0.1)")
+    scaleout.add_arguments(parser)
     return parser
 
 
@@ -574,6 +576,8 @@ def main(argv: Sequence[str]) -> int:
     except (ValueError, OSError) as problem:
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if scaleout.wanted(args) or args.dry_run:
+        return scaleout.run(args, list(argv))
 
     from acpc_lbr.reactor import install_asyncio_reactor
 

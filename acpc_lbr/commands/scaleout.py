@@ -1,0 +1,374 @@
+"""``acpc-lbr evaluate --workers N | --scheduler ADDR | --cluster slurm``: one evaluation on Dask.
+
+The deals are cut into batches of ``--batch-hands``. Each batch is a complete
+evaluation -- dealer, LBR agent and opponent, duplicate included -- run as an
+``acpc-lbr evaluate`` subprocess on a Dask worker with its own seed, and it
+returns its results document. The driver merges the documents of the
+completed batches exactly (:func:`acpc_lbr.results.merge_documents`), in
+batch order, as they arrive.
+
+Why a subprocess per batch: Twisted's reactor runs once per process and
+cannot be restarted, and a batch that hangs or crashes must not take the
+worker with it. A subprocess costs an interpreter start-up per batch (measured
+by ``bench/bench_scaleout.py``; docs/scale-out.md gives the batch size that
+keeps it small).
+
+Determinism: batch ``i`` of a run with ``--seed S`` plays with the seed
+:func:`batch_seed` (S, i), whatever worker runs it and whenever, so the same
+seed and batch size give the same merged result with any number of workers.
+
+Faults: a batch whose worker dies is submitted again (up to
+``--max-retries`` times) under the same seed; only completed documents are
+merged, so no deal is lost or counted twice. The final document lists every
+batch, the retries and any batch given up, with its error; a run with a batch
+given up prints what it has but exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from acpc_lbr.results import dumps, format_table, merge_documents
+
+#: Options that belong to the driver, with how many values each takes; a batch never sees them.
+DRIVER_OPTIONS: dict[str, int] = {
+    "--workers": 1, "--scheduler": 1, "--cluster": 1, "--cluster-option": 1,
+    "--batch-hands": 1, "--max-retries": 1, "--dry-run": 0,
+    # Set per batch by the driver, or meaningful for the whole run only.
+    "--seed": 1, "--hands": 1, "--json": 1, "--out": 1, "--quiet": 0, "--progress-every": 1,
+    "--metrics-port": 1, "--metrics-bind": 1,
+}
+DEFAULT_BATCH_HANDS = 1000
+DEFAULT_MAX_RETRIES = 2
+INSTALL_HINT = "Dask is not installed: pip install -e '.[dask]' (or pip install 'acpc-lbr[dask]')"
+
+
+class BatchRefused(Exception):
+    """A batch's evaluation ran and exited non-zero: rerunning the same seed gives the same."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One unit of work: ``hands`` deals from ``seed``."""
+
+    index: int
+    seed: int
+    hands: int
+
+
+def batch_seed(seed: int, index: int) -> int:
+    """The deal seed of batch ``index``: a fixed function of (seed, index), below 2**31.
+
+    >>> batch_seed(1, 0) == batch_seed(1, 0), batch_seed(1, 0) != batch_seed(1, 1)
+    (True, True)
+    """
+    words = np.random.SeedSequence([seed & 0xFFFFFFFF, index]).generate_state(1, dtype=np.uint32)
+    return int(words[0]) & 0x7FFFFFFF
+
+
+def plan_batches(hands: int, batch_hands: int, seed: int) -> list[Batch]:
+    """Cut ``hands`` deals into batches of ``batch_hands`` (the last may be smaller).
+
+    >>> [b.hands for b in plan_batches(2500, 1000, 1)]
+    [1000, 1000, 500]
+    """
+    if hands < 1 or batch_hands < 1:
+        raise ValueError("--hands and --batch-hands must be at least 1")
+    sizes = [batch_hands] * (hands // batch_hands) + ([hands % batch_hands] if hands % batch_hands else [])
+    return [Batch(i, batch_seed(seed, i), n) for i, n in enumerate(sizes)]
+
+
+def batch_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` of ``evaluate`` without the options the driver owns (both ``--x v`` and ``--x=v``).
+
+    >>> batch_argv(["--game", "leduc", "--workers", "2", "--seed=3", "--quiet", "--hands", "9"])
+    ['--game', 'leduc']
+    """
+    kept: list[str] = []
+    skip = 0
+    for token in argv:
+        if skip:
+            skip -= 1
+            continue
+        name = token.split("=", 1)[0]
+        if name in DRIVER_OPTIONS:
+            skip = 0 if "=" in token else DRIVER_OPTIONS[name]
+            continue
+        kept.append(token)
+    return kept
+
+
+def _die_with_parent() -> None:
+    """In the batch's child: receive SIGKILL when the worker dies (Linux), leaving no orphan."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def run_batch(base_argv: Sequence[str], batch: Batch, out_dir: str, attempt: int) -> dict[str, Any]:
+    """Run one batch as an ``acpc-lbr evaluate`` subprocess; its results document and facts.
+
+    Runs on a Dask worker. The logs go to ``out_dir/batch-IIII-try-T``, a new
+    folder per attempt, so a retried batch never mixes with a dead one.
+
+    Raises:
+        BatchRefused: the evaluation exited non-zero (its stderr tail is the message).
+    """
+    folder = Path(out_dir) / f"batch-{batch.index:04d}-try-{attempt}"
+    folder.mkdir(parents=True, exist_ok=True)
+    result = folder / "results.json"
+    command = [sys.executable, "-m", "acpc_lbr.cli", "evaluate", *base_argv,
+               "--seed", str(batch.seed), "--hands", str(batch.hands),
+               "--out", str(folder / "logs"), "--json", str(result), "--quiet"]
+    started = time.perf_counter()
+    with open(folder / "stdout.txt", "wb") as out, open(folder / "stderr.txt", "wb") as err:
+        code = subprocess.call(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                               preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+    seconds = time.perf_counter() - started
+    if code != 0 or not result.exists():
+        tail = (folder / "stderr.txt").read_text(errors="replace").strip().splitlines()[-3:]
+        raise BatchRefused(f"batch {batch.index} (seed {batch.seed}) exited {code}: "
+                           + (" | ".join(tail) or "no message") + f" (logs: {folder})")
+    return {"index": batch.index, "seed": batch.seed, "hands": batch.hands, "attempt": attempt,
+            "seconds": seconds, "host": os.uname().nodename, "logs": str(folder),
+            "document": json.loads(result.read_text())}
+
+
+def _cluster_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as keyword arguments (integers as int, lists split on commas by dask)."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--cluster-option takes KEY=VALUE, got {pair!r}")
+        options[key.replace("-", "_")] = int(value) if value.isdigit() else value
+    return options
+
+
+def slurm_cluster(options: dict[str, Any]) -> Any:
+    """A dask-jobqueue SLURMCluster with one single-threaded worker process per job."""
+    from dask_jobqueue import SLURMCluster  # optional extra
+
+    settings: dict[str, Any] = {"cores": 1, "processes": 1, "memory": "2GB", "walltime": "04:00:00"}
+    settings.update(options)
+    return SLURMCluster(**settings)
+
+
+@contextlib.contextmanager
+def _client(args: argparse.Namespace) -> Iterator[tuple[Any, int]]:
+    """A Dask client for the run (and the number of workers it is meant to have)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    if args.scheduler:
+        with Client(args.scheduler, timeout="30s") as client:
+            yield client, len(client.scheduler_info().get("workers", {}))
+        return
+    # A dead worker's task fails at once instead of being rerun silently, so the
+    # driver counts every retry itself (a given scheduler keeps its own policy).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        if args.cluster == "slurm":
+            cluster = slurm_cluster(_cluster_options(args.cluster_option))
+            cluster.scale(jobs=args.workers or 1)
+            workers = args.workers or 1
+        else:
+            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                   host="127.0.0.1", dashboard_address="127.0.0.1:0")
+            workers = args.workers
+        with cluster, Client(cluster) as client:
+            yield client, workers
+
+
+class _LiveMetrics:
+    """The single-process evaluate's estimate series, plus the scale-out's own gauges.
+
+    Served by prometheus_client's own HTTP thread: the driver runs no reactor,
+    and the thread only reads the registry.
+    """
+
+    def __init__(self, port: int, bind: str, name: str, workers: int, batches: int) -> None:
+        from prometheus_client import Gauge, start_http_server
+
+        from dealer.metrics import DealerMetrics
+
+        self.metrics = DealerMetrics()
+        registry = self.metrics.registry
+        self.match = self.metrics.match(name, [])
+        self.workers = Gauge("acpc_scaleout_workers", "Dask workers the run asked for",
+                             ["match"], registry=registry)
+        self.batches = Gauge("acpc_scaleout_batches", "Batches by state", ["match", "state"],
+                             registry=registry)
+        self.workers.labels(name).set(workers)
+        for state, value in (("planned", batches), ("in_flight", 0), ("done", 0),
+                             ("given_up", 0), ("retried", 0)):
+            self.batches.labels(name, state).set(value)
+        server, _ = start_http_server(port, addr=bind, registry=registry)
+        self.port = server.server_port
+        self.name = name
+
+    def update(self, doc: dict[str, Any] | None, hands: int, states: dict[str, int]) -> None:
+        for state, value in states.items():
+            self.batches.labels(self.name, state).set(value)
+        if doc is None:
+            return
+        self.metrics.hands.labels(self.name).inc(hands)
+        for estimator, est in doc["estimators"].items():
+            if isinstance(est, dict) and est["mbb_per_game"]["n"]:
+                mbb = est["mbb_per_game"]
+                self.match.publish_estimate(estimator, mbb["mean"], mbb["half_width_95"] or 0.0,
+                                            mbb["n"])
+
+
+def _progress(doc: dict[str, Any], done: dict[int, dict[str, Any]], total: int, hands: int,
+              in_flight: int) -> str:
+    best = "duplicate" if doc["estimators"].get("duplicate", {}).get("chips", {}).get("n") else "raw"
+    estimate = doc["estimators"][best]["mbb_per_game"]
+    played = sum(done[i]["hands"] for i in done)
+    return (f"batches {len(done)}/{total} ({in_flight} in flight), deals {played}/{hands}: "
+            f"{best} {estimate['mean']:+.1f} ± {estimate['half_width_95']:.1f} mbb/g")
+
+
+def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Drive one evaluation on Dask; the exit status of ``evaluate``."""
+    try:
+        batches = plan_batches(args.hands, args.batch_hands, args.seed)
+        if args.cluster == "slurm" and args.dry_run:
+            import dask_jobqueue  # noqa: F401  (a clear message below if absent)
+
+            print(slurm_cluster(_cluster_options(args.cluster_option)).job_script())
+            return 0
+        if args.dry_run:
+            raise ValueError("--dry-run prints the SLURM job script; it needs --cluster slurm")
+        import distributed  # noqa: F401
+    except ImportError:
+        print(f"acpc-lbr evaluate: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+    except ValueError as problem:
+        print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
+        return 2
+    from distributed import as_completed
+
+    out_dir = args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-")
+    base = batch_argv(argv)
+    say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    started = time.perf_counter()
+    done: dict[int, dict[str, Any]] = {}
+    given_up: list[dict[str, Any]] = []
+    retries = 0
+    with _client(args) as (client, workers):
+        if client.dashboard_link and _has_dashboard():
+            say(f"Dask dashboard: {client.dashboard_link}")
+        say(f"{len(batches)} batches of up to {args.batch_hands} deals on {workers} worker(s); "
+            f"logs in {out_dir}")
+        live = None
+        if args.metrics_port is not None:
+            live = _LiveMetrics(args.metrics_port, args.metrics_bind, "scaleout", workers,
+                                len(batches))
+            say(f"metrics: http://{args.metrics_bind}:{live.port}/metrics")
+        owner: dict[Any, tuple[Batch, int]] = {}
+        for batch in batches:
+            future = client.submit(run_batch, base, batch, out_dir, 0, pure=False,
+                                   key=f"acpc-lbr-batch-{batch.index}-try-0-{os.getpid()}")
+            owner[future] = (batch, 0)
+        queue = as_completed(list(owner))
+        for future in queue:
+            batch, attempt = owner.pop(future)
+            try:
+                done[batch.index] = future.result()
+            except BatchRefused as refused:
+                given_up.append({"index": batch.index, "seed": batch.seed, "error": str(refused)})
+                say(f"batch {batch.index} given up: {refused}")
+            # The edge of the run: whatever ended the task other than the evaluation's
+            # own verdict (KilledWorker, a lost connection, a cancelled future) is a
+            # failure of the machinery, and the same seed is run again.
+            except Exception as lost:  # noqa: BLE001
+                if attempt < args.max_retries:
+                    retries += 1
+                    say(f"batch {batch.index} lost ({type(lost).__name__}); rerunning its seed")
+                    again = client.submit(run_batch, base, batch, out_dir, attempt + 1, pure=False,
+                                          key=f"acpc-lbr-batch-{batch.index}-try-{attempt + 1}-"
+                                              f"{os.getpid()}")
+                    owner[again] = (batch, attempt + 1)
+                    queue.add(again)
+                else:
+                    given_up.append({"index": batch.index, "seed": batch.seed,
+                                     "error": f"{type(lost).__name__}: {lost}"})
+                    say(f"batch {batch.index} given up after {attempt + 1} attempts: {lost}")
+            states = {"in_flight": len(owner), "done": len(done), "given_up": len(given_up),
+                      "retried": retries}
+            if batch.index not in done:
+                if live is not None:
+                    live.update(None, 0, states)
+                continue
+            merged = merge_documents([done[i]["document"] for i in sorted(done)])
+            say(_progress(merged, done, len(batches), args.hands, len(owner)))
+            if live is not None:
+                live.update(merged, int(done[batch.index]["document"]["counts"].get("hands", 0)),
+                            states)
+    if not done:
+        print("acpc-lbr evaluate: no batch completed; no result", file=sys.stderr)
+        return 1
+    doc = merge_documents([done[i]["document"] for i in sorted(done)])
+    doc["config"]["seed"] = args.seed  # the run's seed; each batch's own is in scaleout.batches
+    doc["scaleout"] = {
+        "workers": workers, "batch_hands": args.batch_hands, "seed": args.seed,
+        "batches": [{key: done[i][key] for key in ("index", "seed", "hands", "attempt", "seconds",
+                                                    "host", "logs")} for i in sorted(done)],
+        "retries": retries, "given_up": given_up,
+        "wall_seconds": time.perf_counter() - started,
+    }
+    print(format_table(doc))
+    if args.json:
+        Path(args.json).write_text(dumps(doc))
+    if given_up:
+        print(f"acpc-lbr evaluate: {len(given_up)} of {len(batches)} batches given up; the result "
+              f"above covers only the {len(done)} completed ones (see the JSON's scaleout.given_up)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _has_dashboard() -> bool:
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The scale-out options of ``evaluate``."""
+    group = parser.add_argument_group("scale-out on Dask (optional extra: pip install -e '.[dask]')")
+    group.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="run the batches on a local Dask cluster of N worker processes")
+    group.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run the batches on an existing Dask scheduler (tcp://host:port)")
+    group.add_argument("--cluster", choices=["slurm"], default=None,
+                       help="start workers through dask-jobqueue (see docs/scale-out.md)")
+    group.add_argument("--cluster-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="a dask-jobqueue cluster argument, e.g. queue=short (repeatable)")
+    group.add_argument("--batch-hands", type=int, default=DEFAULT_BATCH_HANDS, metavar="N",
+                       help=f"deals per batch (default {DEFAULT_BATCH_HANDS})")
+    group.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="N",
+                       help=f"reruns of a batch whose worker died (default {DEFAULT_MAX_RETRIES})")
+    group.add_argument("--dry-run", action="store_true",
+                       help="with --cluster slurm: print the job script and exit")
+
+
+def wanted(args: argparse.Namespace) -> bool:
+    """True when the options ask for a scale-out run."""
+    return bool(args.workers or args.scheduler or args.cluster)
