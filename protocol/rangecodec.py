@@ -222,10 +222,10 @@ def _decimal_row(data: str, num_hands: int, token: str) -> FloatArray:
                          if bad else data[:50])
     try:
         return np.array(data.split(","), dtype=np.float64)
-    except ValueError:
-        # Characters are right but an item is not a number ("1e", "..", ""): name it.
-        bad_item = next((n for n in data.split(",") if not _NUMBER.match(n)), data)
-        raise ParseError("not a decimal number", bad_item[:50]) from None
+    except ValueError as error:
+        # The characters are right but an item is not a number ("1e", "..",
+        # ""); numpy's message names it.
+        raise ParseError(f"action {token}: not a decimal number ({str(error)[:80]})") from None
 
 
 def _compact_row(data: str, num_hands: int, token: str) -> FloatArray:
