@@ -4,7 +4,7 @@ Usage::
 
     acpc-lbr evaluate [--opponent BOT | --opponent-cmd "CMD {host} {port}"]
                       [--game nolimit] [--bets fcpa] [--rounds 3-4]
-                      [--hands N] [--seed S] [--no-duplicate] [--out DIR] [--json FILE]
+                      [--hands N] [--seed S] [--no-duplicate] [--no-io] [--out DIR] [--json FILE]
 
 It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
 (:class:`agents.lbr.LbrAgent`) and the opponent, and plays over loopback TCP
@@ -19,8 +19,9 @@ answer range queries (docs/range-query.md).
 The result is LBR's win rate in milli-big-blinds per game (mbb/g): a lower
 bound on what a best response would win, i.e. on the opponent's
 exploitability (docs/lbr.md). Raw (per hand) and duplicate (per pair)
-estimators are printed side by side; imaginary-observation estimators come
-from the dealer's results (``--io``).
+estimators are printed side by side with the imaginary-observation ones (IO
+and duplicate + IO, from the dealer's results: the opponent answers range
+queries, or LBR could not play it); ``--no-io`` leaves the IO ones out.
 
 With no options it runs a one-minute demonstration: LBR (fcpa, rounds 3-4)
 against ``call-raise`` in heads-up no-limit hold'em.
@@ -77,7 +78,7 @@ class EvaluationConfig:
         duplicate: also play the mirrored match.
         out: directory for the logs.
         t_query_ms: the opponent's time limit per query.
-        io: attach the dealer's results (imaginary observations).
+        io: attach the dealer's results (imaginary observations; on unless ``--no-io``).
         metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
         metrics_bind: the metrics endpoint's interface.
     """
@@ -93,7 +94,7 @@ class EvaluationConfig:
     duplicate: bool = True
     out: Path = Path(".")
     t_query_ms: int = 10_000
-    io: bool = False
+    io: bool = True
     metrics_port: int | None = None
     metrics_bind: str = "127.0.0.1"
 
@@ -463,7 +464,7 @@ def format_report(evaluation: Evaluation) -> str:
                 mean, half = stat.mean * scale, stat.half_width * scale
                 lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
     else:
-        lines.append("  io            (not computed: add --io for imaginary-observation estimators)")
+        lines.append("  io            (off: --no-io)")
     timing = evaluation.timing
     wall = evaluation.seconds
     rate = hands / wall if wall > 0 else 0.0
@@ -507,8 +508,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="play one seating only")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
-    parser.add_argument("--io", action="store_true",
-                        help="also compute imaginary-observation estimators (dealer queries after each showdown)")
+    parser.add_argument("--no-io", dest="io", action="store_false",
+                        help="leave out the imaginary-observation estimators (on by default: the "
+                        "dealer asks the opponent for its range after each showdown it did not see)")
+    parser.add_argument("--io", dest="io", action="store_true", default=True,
+                        help=argparse.SUPPRESS)  # the default now; kept for old command lines
     parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
                         help="the opponent's time limit per range query (default 10000)")
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",

@@ -60,10 +60,17 @@ async def test_every_duplicate_pair_against_always_fold_is_worth_750_mbb(tmp_pat
         assert (first + second) / 2 * 1000 / NOLIMIT.big_blind == 750.0, deal
     mean, half, n = evaluation.mbb("duplicate")
     assert (mean, half, n) == (750.0, 0.0, 60)
+    # Imaginary observations are on by default; no hand reaches a showdown, so IO is the raw value.
+    assert evaluation.io_estimates is not None
+    io = evaluation.io_estimates.estimator("io")
+    assert (io.mean * 1000 / NOLIMIT.big_blind, io.n) == (750.0, 120)
+    paired = evaluation.io_estimates.estimator("duplicate_io")
+    assert (paired.mean * 1000 / NOLIMIT.big_blind, paired.half_width, paired.n) == (750.0, 0.0, 60)
     assert evaluation.timing["queries_sent"] > 0
     assert evaluation.inconsistencies == 0
     report = format_report(evaluation)
     assert "+750.0" in report and "range inconsistencies" in report
+    assert "duplicate_io" in report and "--no-io" not in report
 
 
 @pytest_twisted.ensureDeferred
