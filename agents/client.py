@@ -40,10 +40,10 @@ from protocol.rangequery import (
     Query,
     QueryErrorReply,
     RangeErrorReply,
-    parse_query,
     parse_query_error,
     parse_range_error,
     public_state,
+    read_query,
 )
 from protocol.rules import Action, correct_action
 from protocol.wire import MatchState
@@ -326,8 +326,7 @@ class StrategyBot(AcpcClient):
                 bot, or the strategy's answer is not a valid range.
         """
         game = self.game
-        query = parse_query(text, game)
-        state = query.state.to_state(game)
+        query, state = read_query(text, game)
         if state.finished:
             raise ParseError("the hand is over at this state")
         if state.current_player != query.state.position:

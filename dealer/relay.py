@@ -58,11 +58,11 @@ from protocol.rangecodec import (
 from protocol.rangequery import (
     Query,
     QueryErrorReply,
-    parse_query,
     parse_range_error,
     public_state,
+    read_query,
 )
-from protocol.rules import Action
+from protocol.rules import Action, State
 from protocol.wire import MatchState
 
 if TYPE_CHECKING:
@@ -353,13 +353,13 @@ class QueryRelay:
             self.counts[seat].refused += 1
             return
         try:
-            query = parse_query(line, self.game)
+            query, asked_state = read_query(line, self.game)
         except ParseError as error:
             reason = HOLE_CARDS_SHOWN if "no hole cards" in error.message else f"malformed query: {error.message}"
             self._refuse(seat, qid, reason)
             return
         try:
-            target = self.check_agent_query(seat, query)
+            target = self.check_agent_query(seat, query, asked_state)
         except QueryFailed as refusal:
             self._refuse(seat, qid, refusal.reason)
             return
@@ -368,8 +368,10 @@ class QueryRelay:
         relayed.addCallbacks(self._relay_answer, self._relay_failure,
                              callbackArgs=(seat, qid, query), errbackArgs=(seat, qid))
 
-    def check_agent_query(self, seat: int, query: Query) -> int:
+    def check_agent_query(self, seat: int, query: Query, asked_state: State | None = None) -> int:
         """Check an agent's query against the hand being played.
+
+        ``asked_state`` is the query's betting replayed, if the caller has it.
 
         Returns:
             The seat to forward it to.
@@ -390,10 +392,11 @@ class QueryRelay:
         target_position = asked.position
         if target_position == own_position:
             raise QueryFailed(OWN_POSITION, "refused")
-        try:
-            asked_state = asked.to_state(self.game)
-        except ProtocolError as error:
-            raise QueryFailed(f"malformed query: {error.message}", "refused") from error
+        if asked_state is None:
+            try:
+                asked_state = asked.to_state(self.game)
+            except ProtocolError as error:
+                raise QueryFailed(f"malformed query: {error.message}", "refused") from error
         played = _flat(state.actions)
         wanted = _flat(asked.betting)
         if len(wanted) <= len(played):

@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef
-from protocol.rules import Action, ActionType
-from protocol.wire import MatchState, parse_matchstate
+from protocol.rules import Action, ActionType, State
+from protocol.wire import MatchState, parse_matchstate_replayed
 
 _QID = re.compile(r"[A-Za-z0-9]+\Z")
 
@@ -112,6 +112,15 @@ def parse_query(line: str, game: GameDef) -> Query:
         ParseError: bad id, unparsable state, a hole card shown, bad or
             repeated action tokens, or a sized raise in a limit game.
     """
+    return read_query(line, game)[0]
+
+
+def read_query(line: str, game: GameDef) -> tuple[Query, State]:
+    """:func:`parse_query`, with the state the query's betting reaches (replayed once).
+
+    Raises:
+        ParseError: as :func:`parse_query`.
+    """
     text = line.rstrip("\r\n")
     fields = text.split(":")
     if len(fields) != 7 or fields[0] != "QUERY":
@@ -120,7 +129,7 @@ def parse_query(line: str, game: GameDef) -> Query:
         )
     qid = _check_qid(fields[1], line)
     try:
-        state = parse_matchstate("MATCHSTATE:" + ":".join(fields[2:6]), game)
+        state, replayed = parse_matchstate_replayed("MATCHSTATE:" + ":".join(fields[2:6]), game)
     except ParseError as error:
         raise ParseError(f"bad state in query: {error.message}", line) from error
     except Exception as error:  # the state parser must not leak other types
@@ -132,7 +141,7 @@ def parse_query(line: str, game: GameDef) -> Query:
         if action.type is ActionType.RAISE and game.is_limit != (action.size == 0):
             need = "a bare 'r' in limit" if game.is_limit else "'r<total>' in no-limit"
             raise ParseError(f"a raise is {need}", line)
-    return Query(qid, state, actions)
+    return Query(qid, state, actions), replayed
 
 
 @dataclass(frozen=True)
