@@ -38,19 +38,19 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from agents.bots import call_raise  # noqa: E402
-from agents.cli import load_strategy  # noqa: E402
-from agents.client import StrategyBot  # noqa: E402
-from agents.sdk import Strategy, blocked_hands  # noqa: E402
-from protocol.gamedef import load_game  # noqa: E402
-from protocol.rangecodec import (  # noqa: E402
+from agents.bots import call_raise
+from agents.cli import load_strategy
+from agents.client import StrategyBot
+from agents.sdk import Strategy, blocked_hands
+from protocol.gamedef import load_game
+from protocol.rangecodec import (
     answer_fields,
     check_rows,
     decode_answer,
     decode_body,
     encode_answer,
 )
-from protocol.rangequery import parse_query  # noqa: E402
+from protocol.rangequery import parse_query
 
 QUERY = "QUERY:d1:0:7:cc/cc/:|/2cAs8s/Kd:f,c,r300,r600,r20000"
 GAME = load_game("nolimit")
