@@ -127,6 +127,8 @@ class QueryCounts:
             got no valid answer.
         check_seconds: the dealer's time decoding and checking this seat's
             answers (part of the channel's cost, not the bot's).
+        busy_seconds: time during which this seat had at least one query out
+            (pipelined queries count once, unlike ``seconds``).
     """
 
     answered: int = 0
@@ -136,6 +138,7 @@ class QueryCounts:
     refused: int = 0
     relay_failed: int = 0
     check_seconds: float = 0.0
+    busy_seconds: float = 0.0
 
     @property
     def errors(self) -> int:
@@ -146,7 +149,8 @@ class QueryCounts:
         """A JSON-ready copy."""
         return {"answered": self.answered, "errors": self.errors, "failed": dict(self.failed),
                 "seconds": self.seconds, "relayed": self.relayed, "refused": self.refused,
-                "relay_failed": self.relay_failed, "check_seconds": self.check_seconds}
+                "relay_failed": self.relay_failed, "check_seconds": self.check_seconds,
+                "busy_seconds": self.busy_seconds}
 
 
 @dataclass
@@ -195,6 +199,9 @@ class QueryRelay:
         self._next_qid = 0
         # The asking agent's clock pause: queries out, total paused, since when.
         self._out_for = [0] * n
+        # The queried seat's busy time: queries out to it, since when.
+        self._asked = [0] * n
+        self._asked_since = [0.0] * n
         self._paused_total = [0.0] * n
         self._paused_since = [0.0] * n
         self._closed = False
@@ -270,6 +277,9 @@ class QueryRelay:
         timer = clock.callLater(self.t_query, self._expire, qid)
         self._outstanding[qid] = _Outstanding(
             seat, actions, state.board_cards, clock.seconds(), answer, timer)
+        if self._asked[seat] == 0:
+            self._asked_since[seat] = clock.seconds()
+        self._asked[seat] += 1
         protocol.send_line(query.text())
         answer.addCallback(self._notify_hooks, state, actions)
         return answer
@@ -280,10 +290,18 @@ class QueryRelay:
             hook(state, actions, result[0])
         return result
 
+    def _settled(self, seat: int) -> None:
+        """One query to ``seat`` is answered, failed or expired."""
+        if self._asked[seat] > 0:
+            self._asked[seat] -= 1
+            if self._asked[seat] == 0:
+                self.counts[seat].busy_seconds += self.match.clock.seconds() - self._asked_since[seat]
+
     def _expire(self, qid: str) -> None:
         pending = self._outstanding.pop(qid, None)
         if pending is None:
             return
+        self._settled(pending.seat)
         reason = f"no answer within t_query {self.t_query * 1000:g} ms"
         self._fail(pending, "timeout", reason)
 
@@ -297,6 +315,7 @@ class QueryRelay:
                                    seat=seat + 1, qid=qid[:20], line=line[:100])
             return
         del self._outstanding[qid]
+        self._settled(seat)
         if pending.timer.active():
             pending.timer.cancel()
         if line.startswith("RANGEERROR:"):
@@ -480,6 +499,7 @@ class QueryRelay:
         self._closed = True
         pending, self._outstanding = self._outstanding, {}
         for item in pending.values():
+            self._settled(item.seat)
             if item.timer.active():
                 item.timer.cancel()
             item.answer.errback(QueryFailed("the match is over", "closed"))

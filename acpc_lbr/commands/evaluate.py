@@ -123,6 +123,8 @@ class Evaluation:
         seconds: wall time.
         not_queryable: the opponent does not answer range queries.
         document: the results JSON document.
+        io_estimates: the dealer's estimators with imaginary observations (None: ``--no-io``).
+        breakdown: whose time it was (:func:`_time_breakdown`), seconds.
     """
 
     config: EvaluationConfig
@@ -136,6 +138,7 @@ class Evaluation:
     not_queryable: bool = False
     document: dict[str, Any] = field(default_factory=dict)
     io_estimates: MatchEstimates | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
 
     @property
     def big_blind(self) -> int:
@@ -333,6 +336,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     evaluation.inconsistencies = sum(a.inconsistencies for a in agents)
     evaluation.not_queryable = any(a.fatal is not None for a in agents)
     evaluation.relay = [m.relay.counts_dict() for m in matches]
+    evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
     evaluation.document = _document(evaluation, group)
     if group is not None:
         evaluation.io_estimates = group.live.final()
@@ -340,6 +344,37 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     if listening is not None:
         await listening.stopListening()
     return evaluation
+
+
+def _time_breakdown(matches: Sequence[Any], wall: float, timing: dict[str, Any]) -> dict[str, float]:
+    """Whose time the evaluation took, in seconds summed over the seatings (see :func:`format_report`).
+
+    The opponent's share is what the dealer saw: the time charged for its
+    actions and, per answered query, from sending it to the answer (transfer
+    and the bot's encoding included). The channel's is the dealer's checking
+    of answers and LBR's decoding. LBR's share is its turns as the dealer
+    charged them plus the time its queries were out; the dealer's is the rest
+    of each seating's wall time. Answering counts the time with at least one
+    query out to the opponent (pipelined queries once).
+    """
+    opponent_acting = opponent_answering = check = lbr_turns = 0.0
+    for match in matches:
+        lbr_seat = match.config.names.index("lbr")
+        opponent = 1 - lbr_seat
+        opponent_acting += match.seats[opponent].match_time
+        counts = match.relay.counts
+        opponent_answering += counts[opponent].busy_seconds
+        check += counts[opponent].check_seconds
+        lbr_turns += match.seats[lbr_seat].match_time + match.relay.paused(lbr_seat, match.clock.seconds())
+    return {
+        "opponent_acting_seconds": opponent_acting,
+        "opponent_answering_seconds": opponent_answering,
+        "channel_check_seconds": check,
+        "channel_decode_seconds": float(timing.get("decode_seconds", 0.0)),
+        "lbr_compute_seconds": float(timing.get("compute_seconds", 0.0)),
+        "lbr_turn_seconds": lbr_turns,
+        "dealer_other_seconds": max(0.0, wall * len(matches) - opponent_acting - lbr_turns),
+    }
 
 
 def _returning(client: Any) -> Any:
@@ -381,6 +416,7 @@ def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
         "lbr_query_wait_seconds": evaluation.timing.get("queries_seconds", 0.0),
         "lbr_protocol_seconds": evaluation.timing.get("protocol_seconds", 0.0),
         "lbr_compute_seconds": evaluation.timing.get("compute_seconds", 0.0),
+        **evaluation.breakdown,
     }
     estimates = evaluation.estimates
     if group is not None:
@@ -469,11 +505,20 @@ def format_report(evaluation: Evaluation) -> str:
     wall = evaluation.seconds
     rate = hands / wall if wall > 0 else 0.0
     lines.append("")
-    agents = "LBR agents (both seatings, summed)" if config.duplicate else "LBR agent"
-    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s; {agents}: "
-                 f"waiting for queries {timing.get('queries_seconds', 0.0):.1f} s, "
-                 f"protocol {timing.get('protocol_seconds', 0.0):.1f} s, "
-                 f"own computation {timing.get('compute_seconds', 0.0):.1f} s")
+    split = evaluation.breakdown
+    both = " (both seatings at once; the parts below are summed over them)" if config.duplicate else ""
+    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s{both}")
+    if split:
+        lines.append(f"  opponent, as the dealer saw it: acting {split['opponent_acting_seconds']:.1f} s, "
+                     f"answering queries {split['opponent_answering_seconds']:.1f} s "
+                     "(with a query out to it)")
+        lines.append(f"  channel: dealer checking answers {split['channel_check_seconds']:.1f} s, "
+                     f"LBR decoding them {split['channel_decode_seconds']:.1f} s")
+        lines.append(f"  LBR: computation {split['lbr_compute_seconds']:.1f} s; its turns took "
+                     f"{split['lbr_turn_seconds']:.1f} s, waiting for answers "
+                     f"{timing.get('queries_seconds', 0.0):.1f} s of it")
+        lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
+                     f"{split['dealer_other_seconds']:.1f} s")
     doc_counts = evaluation.document.get("counts", {})
     lines.append(f"counts: {timing.get('queries_sent', 0)} queries, "
                  f"{doc_counts.get('query_errors', 0)} query errors, "

@@ -71,6 +71,14 @@ async def test_every_duplicate_pair_against_always_fold_is_worth_750_mbb(tmp_pat
     report = format_report(evaluation)
     assert "+750.0" in report and "range inconsistencies" in report
     assert "duplicate_io" in report and "--no-io" not in report
+    # Whose time it was: every part measured, none beyond the seatings' wall time.
+    split = evaluation.breakdown
+    assert split["opponent_answering_seconds"] > 0 and split["lbr_turn_seconds"] > 0
+    assert split["channel_check_seconds"] > 0 and split["channel_decode_seconds"] > 0
+    parts = split["opponent_acting_seconds"] + split["lbr_turn_seconds"] + split["dealer_other_seconds"]
+    assert parts == pytest.approx(2 * evaluation.seconds, rel=0.05)
+    assert evaluation.document["timings"]["opponent_answering_seconds"] == split["opponent_answering_seconds"]
+    assert "opponent, as the dealer saw it" in report and "channel:" in report
 
 
 @pytest_twisted.ensureDeferred

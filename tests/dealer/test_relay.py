@@ -359,3 +359,16 @@ def test_bad_v2_answers_become_queryerror(in_tmp: Path, answer: str) -> None:
     (line,) = t.take(0)
     assert line.startswith("QUERYERROR:a:malformed answer")
     assert t.match.relay.counts[1].failed == {"malformed": 1}
+
+
+def test_busy_time_counts_pipelined_queries_once(in_tmp: Path) -> None:
+    """Two queries out together for 0.5 s: 'seconds' sums both latencies, 'busy_seconds' counts 0.5 s."""
+    t = table(in_tmp)
+    t.feed(0, "QUERY:a:1:0::|:c\r\nQUERY:b:1:0::|:f\r\n")
+    first, second = (line.split(":")[1] for line in t.take(1))
+    t.clock.advance(0.25)
+    t.feed(1, f"RANGE:{first}:{rows('c=1')}\r\n")
+    t.clock.advance(0.25)
+    t.feed(1, f"RANGE:{second}:{rows('f=0')}\r\n")
+    counts = t.match.relay.counts[1]
+    assert counts.seconds == pytest.approx(0.75) and counts.busy_seconds == pytest.approx(0.5)
