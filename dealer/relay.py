@@ -5,10 +5,11 @@ kinds of traffic go through :class:`QueryRelay`:
 
 * **The dealer's own queries** (:meth:`QueryRelay.ask`, exposed as
   :meth:`dealer.match.Match.ask_seat`): a ``QUERY`` with a dealer-chosen qid
-  goes to a queryable seat; its ``RANGE`` answer is checked (N values per
-  asked action, each finite in [0, 1] for every hand that does not collide
-  with the board, sums over the asked actions at most 1 + 1e-6) and returned
-  as a float64 array of shape ``(len(actions), num_hands)``. A ``RANGEERROR``,
+  goes to a queryable seat; its ``RANGE`` answer (version 1 or 2) is decoded
+  and checked once by :mod:`protocol.rangecodec` (N values per asked action,
+  all finite, in [0, 1] for every hand that does not collide with the board,
+  sums over the asked actions at most 1 + 1e-6) and returned as a float64
+  array of shape ``(len(actions), num_hands)``. A ``RANGEERROR``,
   a malformed answer, no answer within ``t_query`` or a seat that does not
   answer queries raise :class:`QueryFailed`. Queries may be pipelined; each
   has its own deadline counted from when it was sent.
@@ -16,8 +17,9 @@ kinds of traffic go through :class:`QueryRelay`:
   hand being played (:meth:`QueryRelay.check_agent_query`), refused at once
   with ``QUERYERROR:<qid>:<reason>`` when they break a rule, else forwarded
   with a dealer qid; the checked answer is relayed as ``RANGE:<agent's qid>:…``
-  (the bot's own text with the qid replaced: no re-printing of 1326 floats),
-  and a failure becomes ``QUERYERROR`` for the agent, counted against the bot.
+  (the bot's own bytes with the qid replaced, or the same numbers in version 1
+  for an agent that did not say ``# range-answers 1 2``), and a failure
+  becomes ``QUERYERROR`` for the agent, counted against the bot.
   The match goes on either way.
 
 While an agent has relayed queries out, its action clock is paused
@@ -25,9 +27,11 @@ While an agent has relayed queries out, its action clock is paused
 charges the agent.
 
 A seat answers queries when its bot announced it with the comment line
-``# range-query 1`` after ``VERSION`` (the reference dealer ignores ``#``
-lines, so such a bot still plays under it), or when the dealer was told so
-(``--queryable NAME``). A queryable seat's line limit is raised to 1 MiB.
+``# range-query 1 2`` (the answer versions it writes) after ``VERSION`` (the
+reference dealer ignores ``#`` lines, so such a bot still plays under it), or
+when the dealer was told so (``--queryable NAME``, version 1). The highest
+version both speak is used; above 1 the bot is told with
+``# range-query-version V``. A queryable seat's line limit is raised to 1 MiB.
 """
 
 from __future__ import annotations
