@@ -28,19 +28,22 @@ from agents.sdk import PublicView, Strategy, blocked_hands, hand_of
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
+from protocol.rangecodec import (
+    SUPPORTED_VERSIONS,
+    RangeAnswer,
+    check_rows,
+    encode_answer,
+    parse_versions,
+    read_answer,
+)
 from protocol.rangequery import (
-    SUM_TOLERANCE,
     Query,
     QueryErrorReply,
-    RangeAnswer,
     RangeErrorReply,
-    format_range,
-    parse_query,
     parse_query_error,
-    parse_range,
     parse_range_error,
     public_state,
-    validate_range,
+    read_query,
 )
 from protocol.rules import Action, correct_action
 from protocol.wire import MatchState
@@ -54,9 +57,14 @@ QueryResult = RangeAnswer | QueryErrorReply
 
 #: The handshake line; the reference dealer reads it before anything else.
 VERSION_LINE = b"VERSION:2.0.0\r\n"
-#: Sent after VERSION by a bot that answers range queries (dealer/relay.py);
-#: the reference dealer ignores '#' lines, so such a bot still runs under it.
-QUERYABLE_LINE = b"# range-query 1\r\n"
+#: Sent after VERSION by a bot that answers range queries, with the answer
+#: versions it speaks (dealer/relay.py); the reference dealer ignores '#'
+#: lines, so such a bot still runs under it.
+QUERYABLE_LINE = ("# range-query " + " ".join(map(str, SUPPORTED_VERSIONS)) + "\r\n").encode("ascii")
+#: Sent after VERSION by an agent that asks queries: the answer versions it reads.
+READS_LINE = ("# range-answers " + " ".join(map(str, SUPPORTED_VERSIONS)) + "\r\n").encode("ascii")
+#: The dealer's choice of answer version, sent to a bot that announced several.
+VERSION_REPLY = b"# range-query-version"
 
 
 class AcpcClient(LineReceiver):
@@ -72,6 +80,8 @@ class AcpcClient(LineReceiver):
     """
 
     delimiter = b"\n"
+    #: Send :data:`READS_LINE` after VERSION (clients that ask range queries).
+    asks_queries = False
     #: Dealer lines are short (the reference caps them at 4095 characters), but
     #: range-query traffic can be long: allow generous lines, refuse longer ones.
     MAX_LENGTH = 1 << 20
@@ -84,6 +94,8 @@ class AcpcClient(LineReceiver):
         #: Set when the client itself ended the connection over a protocol error.
         self.failed = False
         self._last_answered = ""
+        #: The answer version the dealer asked for (1 until it says otherwise).
+        self.answer_version = 1
         self._query_count = 0
         self._pending: dict[str, tuple[Query, defer.Deferred[QueryResult]]] = {}
 
@@ -97,6 +109,8 @@ class AcpcClient(LineReceiver):
         if set_no_delay is not None:
             set_no_delay(True)
         self.out.write(VERSION_LINE)
+        if self.asks_queries:
+            self.out.write(READS_LINE)
 
     def lineReceived(self, line: bytes) -> None:
         """Dispatch one line from the dealer."""
@@ -104,6 +118,8 @@ class AcpcClient(LineReceiver):
             line = line[:-1]
         self.lines_received += 1
         if not line or line[:1] in (b"#", b";"):
+            if line.startswith(VERSION_REPLY):
+                self._version_chosen(line[len(VERSION_REPLY):])
             return
         text = line.decode("ascii", "replace")
         if text.startswith("MATCHSTATE:"):
@@ -114,6 +130,17 @@ class AcpcClient(LineReceiver):
             self.extension_line_received(text)
         else:
             log.warning("ignoring unknown line from the dealer: %.200s", text)
+
+    def _version_chosen(self, words: bytes) -> None:
+        try:
+            versions = parse_versions(words.decode("ascii", "replace"))
+        except ProtocolError:
+            log.warning("ignoring unreadable version reply: %.100r", words)
+            return
+        if len(versions) == 1 and versions[0] in SUPPORTED_VERSIONS:
+            self.answer_version = versions[0]
+        else:
+            log.warning("ignoring version reply %.100r (we speak %s)", words, SUPPORTED_VERSIONS)
 
     def lineLengthExceeded(self, line: bytes) -> None:
         """A line over :attr:`MAX_LENGTH`: refuse it by closing the connection."""
@@ -201,15 +228,8 @@ class AcpcClient(LineReceiver):
         query, answer = pending
         try:
             if text.startswith("RANGE:"):
-                result = parse_range(text)
-                board = query.state.board_cards
-                validate_range(
-                    result,
-                    query.actions,
-                    self.game.num_hands,
-                    blocked_hands(self.game, board).tolist(),
-                )
-                answer.callback(result)
+                blocked = blocked_hands(self.game, query.state.board_cards)
+                answer.callback(read_answer(text, query.actions, self.game.num_hands, blocked))
             elif text.startswith("QUERYERROR:"):
                 answer.callback(parse_query_error(text))
             else:  # a bot's own refusal, if a dealer passes it on as is
@@ -306,8 +326,7 @@ class StrategyBot(AcpcClient):
                 bot, or the strategy's answer is not a valid range.
         """
         game = self.game
-        query = parse_query(text, game)
-        state = query.state.to_state(game)
+        query, state = read_query(text, game)
         if state.finished:
             raise ParseError("the hand is over at this state")
         if state.current_player != query.state.position:
@@ -321,14 +340,13 @@ class StrategyBot(AcpcClient):
             raise ParseError(f"strategy gave shape {probabilities.shape}")
         # Hands sharing a card with the board are ignored by the protocol;
         # zero them so that whatever the strategy put there stays valid.
-        probabilities[:, blocked_hands(game, board)] = 0.0
-        if not np.isfinite(probabilities).all():
-            raise ParseError("strategy gave a non-finite probability")
-        if probabilities.min(initial=0.0) < 0.0 or probabilities.max(initial=0.0) > 1.0:
-            raise ParseError("strategy gave a probability outside [0, 1]")
-        if probabilities.sum(axis=0).max(initial=0.0) > 1.0 + SUM_TOLERANCE:
-            raise ParseError("strategy's probabilities sum to more than 1 for some hand")
-        return format_range(query.qid, query.actions, probabilities)
+        blocked = blocked_hands(game, board)
+        probabilities[:, blocked] = 0.0
+        try:
+            check_rows(probabilities, blocked)
+        except ParseError as problem:
+            raise ParseError(f"the strategy's answer is not a valid range: {problem.message}") from None
+        return encode_answer(query.qid, query.actions, probabilities, self.answer_version, blocked)
 
 
 class BotFactory(protocol.ClientFactory):

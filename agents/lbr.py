@@ -23,9 +23,8 @@ Its time is split into :class:`LbrTiming`: waiting for query answers,
 protocol work (reading lines, parsing answers, printing queries) and LBR's
 own computation (equity and the decision).
 
-Answers are trusted as the dealer checked them already; they are read with
-numpy (the generic :meth:`AcpcClient.ask` re-validates in Python, which costs
-milliseconds per answer in hold'em).
+Answers are decoded once with :mod:`protocol.rangecodec` (either version)
+and not checked again: the dealer checked them already.
 """
 
 from __future__ import annotations
@@ -45,7 +44,9 @@ from twisted.python.failure import Failure
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, EquityFunction, LbrPlayer
 from agents.client import AcpcClient, Decision
 from agents.tracking import SeatView
+from protocol.errors import ParseError
 from protocol.gamedef import GameDef
+from protocol.rangecodec import decode_answer
 from protocol.rules import Action, State
 from protocol.wire import MatchState
 
@@ -76,6 +77,7 @@ class LbrTiming:
     Attributes:
         queries: waiting for range answers (the opponent's and the relay's time).
         protocol: reading and writing lines, parsing answers, printing queries.
+        decode: the part of ``protocol`` spent decoding range answers.
         compute: LBR's own work: equity vectors, range updates and decisions.
         decisions: active decisions made (each with one query batch).
         passive: decisions outside the active rounds (check/call, no queries).
@@ -86,6 +88,7 @@ class LbrTiming:
 
     queries: float = 0.0
     protocol: float = 0.0
+    decode: float = 0.0
     compute: float = 0.0
     decisions: int = 0
     passive: int = 0
@@ -96,6 +99,7 @@ class LbrTiming:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy."""
         return {"queries_seconds": self.queries, "protocol_seconds": self.protocol,
+                "decode_seconds": self.decode,
                 "compute_seconds": self.compute, "active_decisions": self.decisions,
                 "passive_decisions": self.passive, "queries_sent": self.queries_sent,
                 "query_errors": self.query_errors, "query_error_reasons": dict(self.errors)}
@@ -115,6 +119,8 @@ def _split_board(game: GameDef, board: Sequence[int], rounds: int) -> tuple[tupl
 class LbrAgent(AcpcClient):
     """LBR as an ACPC client that asks the dealer for the opponent's ranges.
 
+    It reads answers in every version (it sends ``# range-answers 1 2``).
+
     Args:
         game: a heads-up game.
         options: the raises LBR considers.
@@ -124,6 +130,8 @@ class LbrAgent(AcpcClient):
         announce_fatal: print to stderr when the opponent is not queryable
             (off when a caller reports it itself).
     """
+
+    asks_queries = True
 
     def __init__(self, game: GameDef, options: BettingOptions, active_rounds: ActiveRounds,
                  equity: EquityFunction | None = None, announce_fatal: bool = True) -> None:
@@ -159,11 +167,15 @@ class LbrAgent(AcpcClient):
             return
         actions, answer = waiting
         if text.startswith("RANGE:"):
+            started = time.perf_counter()
             try:
-                rows = _read_rows(text, self.game.num_hands)
-                answer.callback({a: rows[a.text()] for a in actions})
-            except (KeyError, ValueError) as problem:
+                rows = decode_answer(text, actions, self.game.num_hands).rows
+            except ParseError as problem:
                 answer.errback(QueryRefused(f"unreadable answer: {problem}"))
+                return
+            finally:
+                self.timing.decode += time.perf_counter() - started
+            answer.callback(dict(zip(actions, rows)))
             return
         reason = text.split(":", 2)[2]
         if "not queryable" in reason:
@@ -301,18 +313,6 @@ class LbrAgent(AcpcClient):
     def inconsistencies(self) -> int:
         """Range inconsistencies over the match so far (lbr.md)."""
         return self.player.inconsistencies
-
-
-def _read_rows(text: str, num_hands: int) -> dict[str, FloatArray]:
-    """``RANGE:<qid>:<a>=p,…;<a>=…`` -> {action token: row}, read with numpy."""
-    rows: dict[str, FloatArray] = {}
-    for part in text.split(":", 2)[2].split(";"):
-        token, _, numbers = part.partition("=")
-        row = np.array(numbers.split(","), dtype=np.float64)
-        if row.shape != (num_hands,):
-            raise ValueError(f"{token}: {row.size} values, expected {num_hands}")
-        rows[token] = row
-    return rows
 
 
 def make_lbr_player(game: GameDef, seed: int | None, options: Sequence[str]) -> LbrAgent:

@@ -1,6 +1,14 @@
 """LBR throughput: hands/s of LBR (fcpa) against always-call, and where the time goes.
 
-Two set-ups:
+Three set-ups:
+
+* ``--mode cli``: ``acpc-lbr evaluate`` run as a user runs it (a separate
+  process, start-up included), once with imaginary observations (the
+  default) and once with ``--no-io``, in the same run: hands/s of each, the
+  ratio (what IO costs), and the CPU time of the process. ``--separate-bot``
+  runs the opponent as its own process (``--opponent-cmd "acpc-lbr play
+  BOT ..."``) instead of inside evaluate's; ``--main-job`` runs the README's
+  main job (``acpc-lbr evaluate`` with no options) instead.
 
 * ``--mode processes`` (default): ``acpc-lbr dealer``, ``acpc-lbr play
   always-call`` and ``acpc-lbr play lbr --timing FILE`` as three processes on
@@ -17,8 +25,8 @@ decisions).
 
 Usage::
 
-    .venv/bin/python bench/bench_lbr.py [--hands 2000] [--mode processes|inprocess]
-        [--bets fcpa] [--rounds 3-4] [--opponent always-call] [--runs 1]
+    .venv/bin/python bench/bench_lbr.py [--hands 2000] [--mode processes|inprocess|cli]
+        [--bets fcpa] [--rounds 3-4] [--opponent always-call] [--separate-bot] [--main-job]
 
 Figures (2026-11-24, shared 2-vCPU machine, other engineers' test runs in
 parallel, load average 3-5, so wall times are pessimistic) are recorded in
@@ -71,6 +79,45 @@ def run_processes(args: argparse.Namespace) -> dict[str, Any]:
             "lbr": timing}
 
 
+def run_cli_once(args: argparse.Namespace, io: bool) -> dict[str, Any]:
+    """One ``acpc-lbr evaluate`` process; wall time from launch to exit, CPU from its rusage."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cli = [sys.executable, "-m", "acpc_lbr.cli"]
+    with tempfile.TemporaryDirectory() as work:
+        command = [*cli, "evaluate", "--quiet", "--out", work, "--json", f"{work}/r.json"]
+        if not args.main_job:
+            deals = max(1, args.hands // 2)
+            command += ["--bets", args.bets, "--rounds", args.rounds, "--hands", str(deals)]
+            if args.separate_bot:
+                play = f"{sys.executable} -m acpc_lbr.cli play {args.opponent}"
+                command += ["--opponent-cmd", f"{play} {{host}} {{port}} --game nolimit --seed 2"]
+            else:
+                command += ["--opponent", args.opponent]
+        if not io:
+            command.append("--no-io")
+        load = os.getloadavg()[0]
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        report = process.stdout.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        document = json.loads(Path(f"{work}/r.json").read_text())
+    hands = int(document["counts"].get("hands") or document["config"]["hands"] * 2)
+    return {"io": io, "status": status, "wall_seconds": wall, "hands": hands,
+            "hands_per_second": hands / wall, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+            "evaluate_seconds": document["timings"]["wall_seconds"], "load_before": load,
+            "report": report}
+
+
+def run_cli(args: argparse.Namespace) -> dict[str, Any]:
+    """evaluate with IO (the default) and with --no-io, in the same run."""
+    on = run_cli_once(args, True)
+    off = run_cli_once(args, False)
+    return {"mode": "cli", "io": on, "no_io": off,
+            "io_cost": 1.0 - on["hands_per_second"] / off["hands_per_second"]}
+
+
 def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
     """evaluate's set-up in this process; returns the figures."""
     from acpc_lbr.reactor import install_asyncio_reactor
@@ -115,11 +162,23 @@ def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int, default=2000)
-    parser.add_argument("--mode", choices=["processes", "inprocess"], default="processes")
+    parser.add_argument("--mode", choices=["processes", "inprocess", "cli"], default="processes")
+    parser.add_argument("--separate-bot", action="store_true", help="cli: the opponent in its own process")
+    parser.add_argument("--main-job", action="store_true", help="cli: the README's main job (no options)")
     parser.add_argument("--bets", default="fcpa")
     parser.add_argument("--rounds", default="3-4")
     parser.add_argument("--opponent", default="always-call")
     args = parser.parse_args()
+    if args.mode == "cli":
+        figures = run_cli(args)
+        for key in ("io", "no_io"):
+            run = figures[key]
+            print(run.pop("report").rstrip())
+            print(f"{key}: {run['hands']} hands in {run['wall_seconds']:.1f} s from launch to exit "
+                  f"({run['evaluate_seconds']:.1f} s of play) = {run['hands_per_second']:.0f} hands/s; "
+                  f"evaluate's CPU {run['cpu_seconds']:.1f} s; load average before {run['load_before']:.1f}\n")
+        print(f"IO costs {100 * figures['io_cost']:.0f}% of the throughput of the same run with --no-io")
+        return
     figures = run_processes(args) if args.mode == "processes" else run_inprocess(args)
     lbr = figures["lbr"]
     print(json.dumps(figures, indent=2))

@@ -114,9 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the measured player of the results (default: the first name)")
     parser.add_argument("--results-json", dest="results_json", default=None, metavar="FILE",
                         help="write the results document (JSON) to FILE")
-    parser.add_argument("--io", action="store_true",
-                        help="ask a queryable opponent for its range after each showdown, for the "
-                        "imaginary-observation estimators (costs a query per showdown)")
+    parser.add_argument("--no-io", dest="io", action="store_false", default=True,
+                        help="do not ask a queryable opponent for its range after each showdown "
+                        "(the imaginary-observation estimators, on by default)")
+    parser.add_argument("--io", dest="io", action="store_true", help=argparse.SUPPRESS)  # the default
     parser.add_argument("--metrics-port", dest="metrics_port", type=int, default=None, metavar="PORT",
                         help="serve Prometheus metrics on PORT (0: any free port, printed on stderr)")
     parser.add_argument("--metrics-bind", dest="metrics_bind", default="127.0.0.1", metavar="ADDR",

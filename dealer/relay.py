@@ -5,10 +5,11 @@ kinds of traffic go through :class:`QueryRelay`:
 
 * **The dealer's own queries** (:meth:`QueryRelay.ask`, exposed as
   :meth:`dealer.match.Match.ask_seat`): a ``QUERY`` with a dealer-chosen qid
-  goes to a queryable seat; its ``RANGE`` answer is checked (N values per
-  asked action, each finite in [0, 1] for every hand that does not collide
-  with the board, sums over the asked actions at most 1 + 1e-6) and returned
-  as a float64 array of shape ``(len(actions), num_hands)``. A ``RANGEERROR``,
+  goes to a queryable seat; its ``RANGE`` answer (version 1 or 2) is decoded
+  and checked once by :mod:`protocol.rangecodec` (N values per asked action,
+  all finite, in [0, 1] for every hand that does not collide with the board,
+  sums over the asked actions at most 1 + 1e-6) and returned as a float64
+  array of shape ``(len(actions), num_hands)``. A ``RANGEERROR``,
   a malformed answer, no answer within ``t_query`` or a seat that does not
   answer queries raise :class:`QueryFailed`. Queries may be pipelined; each
   has its own deadline counted from when it was sent.
@@ -16,8 +17,9 @@ kinds of traffic go through :class:`QueryRelay`:
   hand being played (:meth:`QueryRelay.check_agent_query`), refused at once
   with ``QUERYERROR:<qid>:<reason>`` when they break a rule, else forwarded
   with a dealer qid; the checked answer is relayed as ``RANGE:<agent's qid>:…``
-  (the bot's own text with the qid replaced: no re-printing of 1326 floats),
-  and a failure becomes ``QUERYERROR`` for the agent, counted against the bot.
+  (the bot's own bytes with the qid replaced, or the same numbers in version 1
+  for an agent that did not say ``# range-answers 1 2``), and a failure
+  becomes ``QUERYERROR`` for the agent, counted against the bot.
   The match goes on either way.
 
 While an agent has relayed queries out, its action clock is paused
@@ -25,14 +27,17 @@ While an agent has relayed queries out, its action clock is paused
 charges the agent.
 
 A seat answers queries when its bot announced it with the comment line
-``# range-query 1`` after ``VERSION`` (the reference dealer ignores ``#``
-lines, so such a bot still plays under it), or when the dealer was told so
-(``--queryable NAME``). A queryable seat's line limit is raised to 1 MiB.
+``# range-query 1 2`` (the answer versions it writes) after ``VERSION`` (the
+reference dealer ignores ``#`` lines, so such a bot still plays under it), or
+when the dealer was told so (``--queryable NAME``, version 1). The highest
+version both speak is used; above 1 the bot is told with
+``# range-query-version V``. A queryable seat's line limit is raised to 1 MiB.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,16 +49,24 @@ from twisted.internet import defer
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
+from protocol.rangecodec import (
+    SUPPORTED_VERSIONS,
+    answer_fields,
+    body_version,
+    check_rows,
+    decode_body,
+    encode_answer,
+    negotiate,
+    parse_versions,
+)
 from protocol.rangequery import (
-    SUM_TOLERANCE,
     Query,
     QueryErrorReply,
-    parse_query,
-    parse_range,
     parse_range_error,
     public_state,
+    read_query,
 )
-from protocol.rules import Action
+from protocol.rules import Action, State
 from protocol.wire import MatchState
 
 if TYPE_CHECKING:
@@ -63,8 +76,14 @@ FloatArray = npt.NDArray[np.float64]
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
 AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
 
-#: The comment line by which a bot announces that it answers range queries.
+#: The comment line by which a bot announces that it answers range queries,
+#: followed by the answer versions it speaks (``# range-query 1 2``; none: 1).
 ANNOUNCE_PREFIX = "# range-query"
+#: The comment line by which an agent says which answer versions it reads
+#: (``# range-answers 1 2``; an agent that does not say reads version 1).
+READS_PREFIX = "# range-answers"
+#: The dealer's reply to an announcement when the version chosen is above 1.
+VERSION_REPLY = "# range-query-version"
 #: Default per-query time limit of a bot, in milliseconds.
 DEFAULT_T_QUERY_MS = 10_000
 _QID = re.compile(r"[A-Za-z0-9]+\Z")
@@ -110,6 +129,10 @@ class QueryCounts:
         refused: agent queries from this seat refused by the dealer.
         relay_failed: agent queries from this seat that were forwarded but
             got no valid answer.
+        check_seconds: the dealer's time decoding and checking this seat's
+            answers (part of the channel's cost, not the bot's).
+        busy_seconds: time during which this seat had at least one query out
+            (pipelined queries count once, unlike ``seconds``).
     """
 
     answered: int = 0
@@ -118,6 +141,8 @@ class QueryCounts:
     relayed: int = 0
     refused: int = 0
     relay_failed: int = 0
+    check_seconds: float = 0.0
+    busy_seconds: float = 0.0
 
     @property
     def errors(self) -> int:
@@ -128,7 +153,8 @@ class QueryCounts:
         """A JSON-ready copy."""
         return {"answered": self.answered, "errors": self.errors, "failed": dict(self.failed),
                 "seconds": self.seconds, "relayed": self.relayed, "refused": self.refused,
-                "relay_failed": self.relay_failed}
+                "relay_failed": self.relay_failed, "check_seconds": self.check_seconds,
+                "busy_seconds": self.busy_seconds}
 
 
 @dataclass
@@ -144,41 +170,6 @@ class _Outstanding:
 def blocked_mask(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
     """Hands sharing a card with ``board`` (their answers are ignored); read-only, cached."""
     return game.hands_sharing(board)
-
-
-def check_range_line(
-    line: str, actions: Sequence[Action], game: GameDef, board: Sequence[int]
-) -> FloatArray:
-    """Parse and check a bot's ``RANGE`` line against the query it answers.
-
-    The rules are :func:`protocol.rangequery.validate_range`'s, applied with
-    numpy (a Python loop over 1326 hands per answer would cost milliseconds).
-
-    Returns:
-        float64 array ``(len(actions), num_hands)``, rows in ``actions`` order.
-
-    Raises:
-        ParseError: the line is malformed or breaks a rule.
-    """
-    answer = parse_range(line)
-    if set(answer.actions) != set(actions) or len(answer.actions) != len(actions):
-        raise ParseError("answer does not match the query's actions", line[:200])
-    num_hands = game.num_hands
-    rows = {}
-    for action, row in zip(answer.actions, answer.probabilities):
-        if len(row) != num_hands:
-            raise ParseError(f"action {action.text()}: {len(row)} values, expected {num_hands}")
-        rows[action] = row
-    values = np.array([rows[a] for a in actions], dtype=np.float64).reshape(len(actions), num_hands)
-    live = ~blocked_mask(game, board)
-    checked = values[:, live]
-    if not np.isfinite(checked).all():
-        raise ParseError("a probability is not finite")
-    if checked.size and (checked.min() < 0.0 or checked.max() > 1.0):
-        raise ParseError("a probability is outside [0, 1]")
-    if checked.size and checked.sum(axis=0).max() > 1.0 + SUM_TOLERANCE:
-        raise ParseError("probabilities of a hand sum to more than 1")
-    return values
 
 
 def _flat(betting: Sequence[Sequence[Action]]) -> list[Action]:
@@ -202,12 +193,19 @@ class QueryRelay:
         self.t_query = t_query_ms / 1000.0
         n = len(match.seats)
         self.queryable = [seat.name in queryable_names for seat in match.seats]
+        #: Per seat: the answer version it was asked to use (1 unless it announced more).
+        self.versions = [1] * n
+        #: Per seat: the answer versions it reads as an agent (1 unless it said more).
+        self.reads: list[tuple[int, ...]] = [(1,)] * n
         self.counts = [QueryCounts() for _ in range(n)]
         self._protocols: list[SeatProtocol | None] = [None] * n
         self._outstanding: dict[str, _Outstanding] = {}
         self._next_qid = 0
         # The asking agent's clock pause: queries out, total paused, since when.
         self._out_for = [0] * n
+        # The queried seat's busy time: queries out to it, since when.
+        self._asked = [0] * n
+        self._asked_since = [0.0] * n
         self._paused_total = [0.0] * n
         self._paused_since = [0.0] * n
         self._closed = False
@@ -223,17 +221,42 @@ class QueryRelay:
         handlers = protocol.prefix_handlers
         handlers["RANGE"] = lambda line: self.answer_received(seat, line)  # RANGE: and RANGEERROR:
         handlers["QUERY"] = lambda line: self.agent_query_received(seat, line)
+        handlers[READS_PREFIX] = lambda line: self.reads_received(seat, line)
         handlers[ANNOUNCE_PREFIX] = lambda line: self.announce_received(seat, line)
         if self.queryable[seat]:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
 
     def announce_received(self, seat: int, line: str) -> None:
-        """``# range-query 1``: the seat answers queries from now on."""
-        self.queryable[seat] = True
+        """``# range-query 1 2``: the seat answers queries from now on, in the highest common version.
+
+        A version above 1 is confirmed to the bot with ``# range-query-version V``;
+        a bot that announced version 1 only is sent nothing new.
+        """
         protocol = self._protocols[seat]
+        try:
+            version = negotiate(parse_versions(line[len(ANNOUNCE_PREFIX):]))
+        except ProtocolError:
+            version = None
+        if version is None:
+            self.match.events.emit("seat_announce_refused", level="warning", console=False,
+                                   seat=seat + 1, line=line[:100],
+                                   supported=list(SUPPORTED_VERSIONS))
+            return
+        self.queryable[seat] = True
+        self.versions[seat] = version
         if protocol is not None:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
-        self.match.events.emit("seat_queryable", console=False, seat=seat + 1, line=line[:100])
+            if version > 1:
+                protocol.send_line(f"{VERSION_REPLY} {version}")
+        self.match.events.emit("seat_queryable", console=False, seat=seat + 1, line=line[:100],
+                               version=version)
+
+    def reads_received(self, seat: int, line: str) -> None:
+        """``# range-answers 1 2``: the answer versions this agent reads."""
+        try:
+            self.reads[seat] = parse_versions(line[len(READS_PREFIX):])
+        except ProtocolError:
+            pass  # it keeps reading version 1
 
     # -- the dealer's own queries --------------------------------------------
 
@@ -258,6 +281,9 @@ class QueryRelay:
         timer = clock.callLater(self.t_query, self._expire, qid)
         self._outstanding[qid] = _Outstanding(
             seat, actions, state.board_cards, clock.seconds(), answer, timer)
+        if self._asked[seat] == 0:
+            self._asked_since[seat] = clock.seconds()
+        self._asked[seat] += 1
         protocol.send_line(query.text())
         answer.addCallback(self._notify_hooks, state, actions)
         return answer
@@ -268,10 +294,18 @@ class QueryRelay:
             hook(state, actions, result[0])
         return result
 
+    def _settled(self, seat: int) -> None:
+        """One query to ``seat`` is answered, failed or expired."""
+        if self._asked[seat] > 0:
+            self._asked[seat] -= 1
+            if self._asked[seat] == 0:
+                self.counts[seat].busy_seconds += self.match.clock.seconds() - self._asked_since[seat]
+
     def _expire(self, qid: str) -> None:
         pending = self._outstanding.pop(qid, None)
         if pending is None:
             return
+        self._settled(pending.seat)
         reason = f"no answer within t_query {self.t_query * 1000:g} ms"
         self._fail(pending, "timeout", reason)
 
@@ -285,6 +319,7 @@ class QueryRelay:
                                    seat=seat + 1, qid=qid[:20], line=line[:100])
             return
         del self._outstanding[qid]
+        self._settled(seat)
         if pending.timer.active():
             pending.timer.cancel()
         if line.startswith("RANGEERROR:"):
@@ -298,11 +333,17 @@ class QueryRelay:
         if not line.startswith("RANGE:"):
             self._fail(pending, "malformed", "malformed answer")
             return
+        started = time.perf_counter()
         try:
-            values = check_range_line(line, pending.actions, self.game, pending.board)
+            # Decoded and checked once, here; the agent gets the bot's bytes.
+            _, body = answer_fields(line)
+            values, _ = decode_body(body, pending.actions, self.game.num_hands)
+            check_rows(values, blocked_mask(self.game, pending.board))
         except ParseError as error:
             self._fail(pending, "malformed", f"malformed answer: {error.message}")
             return
+        finally:
+            self.counts[seat].check_seconds += time.perf_counter() - started
         latency = self.match.clock.seconds() - pending.sent
         counts = self.counts[seat]
         counts.answered += 1
@@ -310,7 +351,7 @@ class QueryRelay:
         events = self.match.events
         if events.hooks:
             events.notify("query", seat=seat + 1, seconds=latency, actions=len(pending.actions))
-        pending.answer.callback((values, line.split(":", 2)[2]))
+        pending.answer.callback((values, body))
 
     def _fail(self, pending: _Outstanding, cause: str, reason: str) -> None:
         latency = self.match.clock.seconds() - pending.sent
@@ -335,13 +376,13 @@ class QueryRelay:
             self.counts[seat].refused += 1
             return
         try:
-            query = parse_query(line, self.game)
+            query, asked_state = read_query(line, self.game)
         except ParseError as error:
             reason = HOLE_CARDS_SHOWN if "no hole cards" in error.message else f"malformed query: {error.message}"
             self._refuse(seat, qid, reason)
             return
         try:
-            target = self.check_agent_query(seat, query)
+            target = self.check_agent_query(seat, query, asked_state)
         except QueryFailed as refusal:
             self._refuse(seat, qid, refusal.reason)
             return
@@ -350,8 +391,10 @@ class QueryRelay:
         relayed.addCallbacks(self._relay_answer, self._relay_failure,
                              callbackArgs=(seat, qid, query), errbackArgs=(seat, qid))
 
-    def check_agent_query(self, seat: int, query: Query) -> int:
+    def check_agent_query(self, seat: int, query: Query, asked_state: State | None = None) -> int:
         """Check an agent's query against the hand being played.
+
+        ``asked_state`` is the query's betting replayed, if the caller has it.
 
         Returns:
             The seat to forward it to.
@@ -372,10 +415,11 @@ class QueryRelay:
         target_position = asked.position
         if target_position == own_position:
             raise QueryFailed(OWN_POSITION, "refused")
-        try:
-            asked_state = asked.to_state(self.game)
-        except ProtocolError as error:
-            raise QueryFailed(f"malformed query: {error.message}", "refused") from error
+        if asked_state is None:
+            try:
+                asked_state = asked.to_state(self.game)
+            except ProtocolError as error:
+                raise QueryFailed(f"malformed query: {error.message}", "refused") from error
         played = _flat(state.actions)
         wanted = _flat(asked.betting)
         if len(wanted) <= len(played):
@@ -409,10 +453,15 @@ class QueryRelay:
                                seat=seat + 1, reason=reason)
         self._send(seat, QueryErrorReply(qid, reason).text())
 
-    def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str, query: Query) -> None:
+    def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
+                      query: Query) -> None:
         self._resume(seat)
         self.counts[seat].relayed += 1
-        self._send(seat, f"RANGE:{qid}:{result[1]}")
+        values, body = result
+        if body_version(body) in self.reads[seat]:
+            self._send(seat, f"RANGE:{qid}:{body}")
+        else:  # an agent that reads version 1 only gets the same numbers in decimals
+            self._send(seat, encode_answer(qid, query.actions, values, 1))
 
     def _relay_failure(self, failure: Any, seat: int, qid: str) -> None:
         self._resume(seat)
@@ -454,6 +503,7 @@ class QueryRelay:
         self._closed = True
         pending, self._outstanding = self._outstanding, {}
         for item in pending.values():
+            self._settled(item.seat)
             if item.timer.active():
                 item.timer.cancel()
             item.answer.errback(QueryFailed("the match is over", "closed"))

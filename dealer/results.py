@@ -724,9 +724,20 @@ class ResultsGroup:
         relay.answer_hooks.append(part.record_answer)
 
     def _hand_hook(self, match: Any, part: MatchResults) -> Callable[[State, Any, Sequence[int]], Awaitable[None]]:
+        from twisted.internet import defer
+
         from protocol.wire import log_state_for
 
-        async def after_hand(state: State, deal: Any, seat_of: Sequence[int]) -> None:
+        # The IO queries of hand h are answered while hand h+1 is played: the
+        # hook starts hand h's accounting (after hand h-1's, so outcomes and the
+        # query log stay in hand order) and waits only for hand h-1's, or for
+        # everything after the match's last hand. A slow bot delays the match
+        # by at most a hand; the dealer does not wait a round trip per showdown.
+        tail: list[defer.Deferred[Any]] = [defer.succeed(None)]
+
+        async def account(previous: defer.Deferred[Any], state: State, deal: Any,
+                          seat_of: Sequence[int]) -> None:
+            await previous
             names = tuple(match.config.names[s] for s in seat_of)
             position = names.index(self.measured)
             opponent_seat = seat_of[1 - position]
@@ -744,6 +755,13 @@ class ResultsGroup:
                 # The hand's final state (queued for the next send) goes first.
                 seats[opponent_seat].protocol.flush_lines()
             await part.after_hand(hand, seat_of)
+
+        async def after_hand(state: State, deal: Any, seat_of: Sequence[int]) -> None:
+            previous = tail[0]
+            current = defer.ensureDeferred(account(previous, state, deal, list(seat_of)))
+            tail[0] = current
+            last = state.hand_id >= match.config.hands - 1
+            await (current if last else previous)
 
         return after_hand
 

@@ -381,6 +381,15 @@ def _parse_matchstate(line: str, game: GameDef) -> tuple[MatchState, State]:
     return MatchState(position, hand_id, betting, hole, board), state
 
 
+def parse_matchstate_replayed(line: str, game: GameDef) -> tuple[MatchState, State]:
+    """:func:`parse_matchstate`, with the state its betting reaches (replayed once, not twice).
+
+    Raises:
+        ParseError: as :func:`parse_matchstate`.
+    """
+    return _parse_matchstate(_strip_line_end(line), game)
+
+
 def parse_matchstate(line: str, game: GameDef) -> MatchState:
     """Parse a ``MATCHSTATE`` line (a trailing ``\\r\\n`` or ``\\n`` is dropped).
 

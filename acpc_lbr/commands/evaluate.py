@@ -4,7 +4,7 @@ Usage::
 
     acpc-lbr evaluate [--opponent BOT | --opponent-cmd "CMD {host} {port}"]
                       [--game nolimit] [--bets fcpa] [--rounds 3-4]
-                      [--hands N] [--seed S] [--no-duplicate] [--out DIR] [--json FILE]
+                      [--hands N] [--seed S] [--no-duplicate] [--no-io] [--out DIR] [--json FILE]
 
 It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
 (:class:`agents.lbr.LbrAgent`) and the opponent, and plays over loopback TCP
@@ -19,8 +19,9 @@ answer range queries (docs/range-query.md).
 The result is LBR's win rate in milli-big-blinds per game (mbb/g): a lower
 bound on what a best response would win, i.e. on the opponent's
 exploitability (docs/lbr.md). Raw (per hand) and duplicate (per pair)
-estimators are printed side by side; imaginary-observation estimators come
-from the dealer's results (``--io``).
+estimators are printed side by side with the imaginary-observation ones (IO
+and duplicate + IO, from the dealer's results: the opponent answers range
+queries, or LBR could not play it); ``--no-io`` leaves the IO ones out.
 
 With no options it runs a one-minute demonstration: LBR (fcpa, rounds 3-4)
 against ``call-raise`` in heads-up no-limit hold'em.
@@ -78,7 +79,7 @@ class EvaluationConfig:
         duplicate: also play the mirrored match.
         out: directory for the logs.
         t_query_ms: the opponent's time limit per query.
-        io: attach the dealer's results (imaginary observations).
+        io: attach the dealer's results (imaginary observations; on unless ``--no-io``).
         metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
         metrics_bind: the metrics endpoint's interface.
     """
@@ -94,7 +95,7 @@ class EvaluationConfig:
     duplicate: bool = True
     out: Path = Path(".")
     t_query_ms: int = 10_000
-    io: bool = False
+    io: bool = True
     metrics_port: int | None = None
     metrics_bind: str = "127.0.0.1"
 
@@ -123,6 +124,8 @@ class Evaluation:
         seconds: wall time.
         not_queryable: the opponent does not answer range queries.
         document: the results JSON document.
+        io_estimates: the dealer's estimators with imaginary observations (None: ``--no-io``).
+        breakdown: whose time it was (:func:`_time_breakdown`), seconds.
     """
 
     config: EvaluationConfig
@@ -136,6 +139,7 @@ class Evaluation:
     not_queryable: bool = False
     document: dict[str, Any] = field(default_factory=dict)
     io_estimates: MatchEstimates | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
 
     @property
     def big_blind(self) -> int:
@@ -333,6 +337,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     evaluation.inconsistencies = sum(a.inconsistencies for a in agents)
     evaluation.not_queryable = any(a.fatal is not None for a in agents)
     evaluation.relay = [m.relay.counts_dict() for m in matches]
+    evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
     evaluation.document = _document(evaluation, group)
     if group is not None:
         evaluation.io_estimates = group.live.final()
@@ -340,6 +345,37 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     if listening is not None:
         await listening.stopListening()
     return evaluation
+
+
+def _time_breakdown(matches: Sequence[Any], wall: float, timing: dict[str, Any]) -> dict[str, float]:
+    """Whose time the evaluation took, in seconds summed over the seatings (see :func:`format_report`).
+
+    The opponent's share is what the dealer saw: the time charged for its
+    actions and, per answered query, from sending it to the answer (transfer
+    and the bot's encoding included). The channel's is the dealer's checking
+    of answers and LBR's decoding. LBR's share is its turns as the dealer
+    charged them plus the time its queries were out; the dealer's is the rest
+    of each seating's wall time. Answering counts the time with at least one
+    query out to the opponent (pipelined queries once).
+    """
+    opponent_acting = opponent_answering = check = lbr_turns = 0.0
+    for match in matches:
+        lbr_seat = match.config.names.index("lbr")
+        opponent = 1 - lbr_seat
+        opponent_acting += match.seats[opponent].match_time
+        counts = match.relay.counts
+        opponent_answering += counts[opponent].busy_seconds
+        check += counts[opponent].check_seconds
+        lbr_turns += match.seats[lbr_seat].match_time + match.relay.paused(lbr_seat, match.clock.seconds())
+    return {
+        "opponent_acting_seconds": opponent_acting,
+        "opponent_answering_seconds": opponent_answering,
+        "channel_check_seconds": check,
+        "channel_decode_seconds": float(timing.get("decode_seconds", 0.0)),
+        "lbr_compute_seconds": float(timing.get("compute_seconds", 0.0)),
+        "lbr_turn_seconds": lbr_turns,
+        "dealer_other_seconds": max(0.0, wall * len(matches) - opponent_acting - lbr_turns),
+    }
 
 
 def _returning(client: Any) -> Any:
@@ -381,6 +417,7 @@ def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
         "lbr_query_wait_seconds": evaluation.timing.get("queries_seconds", 0.0),
         "lbr_protocol_seconds": evaluation.timing.get("protocol_seconds", 0.0),
         "lbr_compute_seconds": evaluation.timing.get("compute_seconds", 0.0),
+        **evaluation.breakdown,
     }
     estimates = evaluation.estimates
     if group is not None:
@@ -464,16 +501,25 @@ def format_report(evaluation: Evaluation) -> str:
                 mean, half = stat.mean * scale, stat.half_width * scale
                 lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
     else:
-        lines.append("  io            (not computed: add --io for imaginary-observation estimators)")
+        lines.append("  io            (off: --no-io)")
     timing = evaluation.timing
     wall = evaluation.seconds
     rate = hands / wall if wall > 0 else 0.0
     lines.append("")
-    agents = "LBR agents (both seatings, summed)" if config.duplicate else "LBR agent"
-    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s; {agents}: "
-                 f"waiting for queries {timing.get('queries_seconds', 0.0):.1f} s, "
-                 f"protocol {timing.get('protocol_seconds', 0.0):.1f} s, "
-                 f"own computation {timing.get('compute_seconds', 0.0):.1f} s")
+    split = evaluation.breakdown
+    both = " (both seatings at once; the parts below are summed over them)" if config.duplicate else ""
+    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s{both}")
+    if split:
+        lines.append(f"  opponent, as the dealer saw it: acting {split['opponent_acting_seconds']:.1f} s, "
+                     f"answering queries {split['opponent_answering_seconds']:.1f} s "
+                     "(with a query out to it)")
+        lines.append(f"  channel: dealer checking answers {split['channel_check_seconds']:.1f} s, "
+                     f"LBR decoding them {split['channel_decode_seconds']:.1f} s")
+        lines.append(f"  LBR: computation {split['lbr_compute_seconds']:.1f} s; its turns took "
+                     f"{split['lbr_turn_seconds']:.1f} s, waiting for answers "
+                     f"{timing.get('queries_seconds', 0.0):.1f} s of it")
+        lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
+                     f"{split['dealer_other_seconds']:.1f} s")
     doc_counts = evaluation.document.get("counts", {})
     lines.append(f"counts: {timing.get('queries_sent', 0)} queries, "
                  f"{doc_counts.get('query_errors', 0)} query errors, "
@@ -508,8 +554,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="play one seating only")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
-    parser.add_argument("--io", action="store_true",
-                        help="also compute imaginary-observation estimators (dealer queries after each showdown)")
+    parser.add_argument("--no-io", dest="io", action="store_false",
+                        help="leave out the imaginary-observation estimators (on by default: the "
+                        "dealer asks the opponent for its range after each showdown it did not see)")
+    parser.add_argument("--io", dest="io", action="store_true", default=True,
+                        help=argparse.SUPPRESS)  # the default now; kept for old command lines
     parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
                         help="the opponent's time limit per range query (default 10000)")
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",

@@ -60,10 +60,25 @@ async def test_every_duplicate_pair_against_always_fold_is_worth_750_mbb(tmp_pat
         assert (first + second) / 2 * 1000 / NOLIMIT.big_blind == 750.0, deal
     mean, half, n = evaluation.mbb("duplicate")
     assert (mean, half, n) == (750.0, 0.0, 60)
+    # Imaginary observations are on by default; no hand reaches a showdown, so IO is the raw value.
+    assert evaluation.io_estimates is not None
+    io = evaluation.io_estimates.estimator("io")
+    assert (io.mean * 1000 / NOLIMIT.big_blind, io.n) == (750.0, 120)
+    paired = evaluation.io_estimates.estimator("duplicate_io")
+    assert (paired.mean * 1000 / NOLIMIT.big_blind, paired.half_width, paired.n) == (750.0, 0.0, 60)
     assert evaluation.timing["queries_sent"] > 0
     assert evaluation.inconsistencies == 0
     report = format_report(evaluation)
     assert "+750.0" in report and "range inconsistencies" in report
+    assert "duplicate_io" in report and "--no-io" not in report
+    # Whose time it was: every part measured, none beyond the seatings' wall time.
+    split = evaluation.breakdown
+    assert split["opponent_answering_seconds"] > 0 and split["lbr_turn_seconds"] > 0
+    assert split["channel_check_seconds"] > 0 and split["channel_decode_seconds"] > 0
+    parts = split["opponent_acting_seconds"] + split["lbr_turn_seconds"] + split["dealer_other_seconds"]
+    assert parts == pytest.approx(2 * evaluation.seconds, rel=0.05)
+    assert evaluation.document["timings"]["opponent_answering_seconds"] == split["opponent_answering_seconds"]
+    assert "opponent, as the dealer saw it" in report and "channel:" in report
 
 
 @pytest_twisted.ensureDeferred

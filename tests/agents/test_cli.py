@@ -80,7 +80,7 @@ def run_scripted_match(
                 process.kill()
                 process.wait()
     assert version == b"VERSION:2.0.0\r\n"
-    assert announce == b"# range-query 1\r\n"  # SDK bots answer range queries
+    assert announce == b"# range-query 1 2\r\n"  # SDK bots answer range queries, versions 1 and 2
     return process.returncode, received, stderr
 
 

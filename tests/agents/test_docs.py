@@ -38,6 +38,20 @@ def test_range_query_page_examples_are_real_exchanges() -> None:
     assert f"`{answer(always_call, 'QUERY:9:1:12:rc/:|/Qh:c')}`" in page
 
 
+def test_version_2_example_decodes_to_what_the_page_says() -> None:
+    """The version-2 example line is the codec's encoding of the rows its caption describes."""
+    from protocol.rangecodec import decode_answer, encode_answer
+    from protocol.rules import Action
+
+    page = (DOCS / "range-query.md").read_text()
+    shown = re.search(r"^    (RANGE:8:2:\S+)$", page, re.MULTILINE)
+    assert shown is not None
+    actions = (Action.FOLD, Action.CALL, Action.RAISE)
+    rows = np.array([[0, 0.25, 0.25, 0, 0, 0], [1, 0.75, 0.75, 1, 1, 1], [0] * 6], dtype=float)
+    assert decode_answer(shown.group(1), actions, 6).rows.tolist() == rows.tolist()
+    assert encode_answer("8", actions, rows, 2) == shown.group(1)
+
+
 def test_sdk_guide_shows_the_example_bot_as_it_is() -> None:
     """The code block of docs/bot-sdk.md is the example file's code, line for line."""
     guide = (DOCS / "bot-sdk.md").read_text()

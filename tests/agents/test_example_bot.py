@@ -14,7 +14,8 @@ from agents.client import StrategyBot
 from agents.sdk import blocked_hands
 from protocol.deal import DealSource
 from protocol.gamedef import load_game
-from protocol.rangequery import parse_range, validate_range
+from protocol.rangecodec import read_answer
+from protocol.rangequery import parse_action_token
 from protocol.rules import State
 from protocol.wire import matchstate_for, parse_reply
 
@@ -51,9 +52,9 @@ def test_example_bot_plays_legally_and_answers_valid_ranges(game_name: str) -> N
             hidden = replace(seen, hole=tuple(() for _ in seen.hole))
             query = f"QUERY:h{hand}:{hidden.body()}:f,c,{token}"
             bots[actor].dataReceived(query.encode() + b"\r\n")
-            answer = parse_range(transports[actor].value().decode().strip())
-            mask = blocked_hands(game, seen.board_cards).tolist()
-            validate_range(answer, answer.actions, game.num_hands, ignore=mask)
+            actions = [parse_action_token(t) for t in ("f", "c", token)]
+            mask = blocked_hands(game, seen.board_cards)
+            read_answer(transports[actor].value().decode().strip(), actions, game.num_hands, mask)
             queries += 1
             transports[actor].clear()
             for position, bot in enumerate(bots):

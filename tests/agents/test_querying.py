@@ -14,7 +14,8 @@ from agents.client import AcpcClient, QueryResult
 from agents.tracking import SeatView
 from protocol.errors import ParseError
 from protocol.gamedef import load_game
-from protocol.rangequery import QueryErrorReply, RangeAnswer
+from protocol.rangecodec import RangeAnswer
+from protocol.rangequery import QueryErrorReply
 from protocol.rules import Action
 from protocol.wire import parse_matchstate
 
@@ -33,7 +34,7 @@ class Asker(AcpcClient):
         ahead = parse_matchstate(view.line, GAME)
         result = await self.ask(ahead, [Action.FOLD, Action.CALL])
         self.results.append(result)
-        if isinstance(result, RangeAnswer) and max(result.probabilities[0]) > 0.5:
+        if isinstance(result, RangeAnswer) and result.rows[0].max() > 0.5:
             return Action.RAISE
         return Action.CALL
 
@@ -165,9 +166,9 @@ def test_an_agent_and_an_sdk_bot_understand_each_other() -> None:
     for line in written(bot_out):
         agent.dataReceived(line.encode() + b"\r\n")
     first, second = results
-    assert isinstance(first, RangeAnswer) and first.probabilities == (
-        (0.0,) * 6,
-        (0.5,) * 6,
-        (0.5,) * 6,
-    )
+    assert isinstance(first, RangeAnswer) and first.rows.tolist() == [
+        [0.0] * 6,
+        [0.5] * 6,
+        [0.5] * 6,
+    ]
     assert isinstance(second, QueryErrorReply) and "not to act" in second.reason

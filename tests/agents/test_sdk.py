@@ -11,7 +11,8 @@ from agents.client import StrategyBot
 from agents.sdk import Mix, PublicView, UniformRaise, blocked_hands, hand_cards, hand_of
 from protocol.cards import all_hands, cards_from_text, hand_index
 from protocol.gamedef import load_game
-from protocol.rangequery import parse_range, parse_range_error, validate_range
+from protocol.rangecodec import read_answer
+from protocol.rangequery import parse_action_token, parse_range_error
 from protocol.rules import Action
 from protocol.wire import parse_matchstate
 from tests.reference import REFERENCE_DIR
@@ -151,23 +152,22 @@ def test_always_call_answers_one_for_call_for_every_hand(game_name: str, query: 
     raise_token = query.rsplit(",", 1)[1]
     bot, transport = connected("always-call", game_name)
     line = ask(bot, transport, query)
-    answer = parse_range(line)
-    assert answer.qid == "a1"
-    assert [a.text() for a in answer.actions] == ["f", "c", raise_token]
-    validate_range(answer, answer.actions, game.num_hands)
-    assert all(len(row) == game.num_hands for row in answer.probabilities)
-    assert set(answer.probabilities[1]) == {1.0}
-    assert set(answer.probabilities[0]) | set(answer.probabilities[2]) == {0.0}
+    actions = [parse_action_token(t) for t in ("f", "c", raise_token)]
+    answer = read_answer(line, actions, game.num_hands)
+    assert answer.qid == "a1" and answer.version == 1
+    assert answer.rows.shape == (3, game.num_hands)
+    assert set(answer.rows[1].tolist()) == {1.0}
+    assert set(answer.rows[0].tolist()) | set(answer.rows[2].tolist()) == {0.0}
 
 
 def test_call_raise_answers_its_per_chip_density_and_zeroes_board_hands() -> None:
     """call-raise on the flop: c = 1/2, each raise size 1/2 per legal size; board hands 0."""
     game = load_game("nolimit")
     bot, transport = connected("call-raise", "nolimit")
-    answer = parse_range(ask(bot, transport, "QUERY:7:0:3:cc/:|/2cAs8s:c,r200,r20000,r100000"))
     blocked = blocked_hands(game, cards_from_text("2cAs8s"))
-    validate_range(answer, answer.actions, game.num_hands, ignore=blocked.tolist())
-    probs = np.array(answer.probabilities)
+    actions = [parse_action_token(t) for t in ("c", "r200", "r20000", "r100000")]
+    line = ask(bot, transport, "QUERY:7:0:3:cc/:|/2cAs8s:c,r200,r20000,r100000")
+    probs = read_answer(line, actions, game.num_hands, blocked).rows
     free = ~blocked
     sizes = 20000 - 200 + 1
     assert np.allclose(probs[0, free], 0.5)

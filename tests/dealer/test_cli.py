@@ -257,11 +257,11 @@ def test_cli_port_in_use_and_missing_match_file_exit_1(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("io", [True, False])
 def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
-    """With --io the dealer asks an SDK bot for its range after each showdown; without, it does not."""
+    """By default the dealer asks an SDK bot for its range after each showdown; with --no-io it does not."""
     import json
 
     args = ["e", "nolimit", "60", "9", "x", "y", "-q", "--results-json", "r.json"]
-    proc, [ports] = start_dealer(args + (["--io"] if io else []), tmp_path)
+    proc, [ports] = start_dealer(args + ([] if io else ["--no-io"]), tmp_path)
     bots = [
         subprocess.Popen([str(ACPC_LBR), "play", bot, "127.0.0.1", str(port), "--game", "nolimit",
                           "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -282,40 +282,93 @@ def test_query_events_reach_subscribers(in_tmp: Path) -> None:
     assert seen[0]["seconds"] == pytest.approx(0.5) and seen[0]["seat"] == 2
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_numpy_answer_check_agrees_with_validate_range(seed: int) -> None:
-    """check_range_line (numpy) accepts exactly what protocol.rangequery.validate_range accepts."""
-    from protocol.errors import ParseError
-    from protocol.gamedef import load_game
-    from protocol.rangequery import format_range, parse_range, validate_range
+def test_a_v1_bot_is_sent_nothing_new_and_its_answers_pass_verbatim(in_tmp: Path) -> None:
+    """'# range-query 1' (or no list): version 1, no reply line; the decimal answer is relayed as sent."""
+    t = table(in_tmp)
+    assert t.match.relay.versions[1] == 1
+    t.feed(0, "# range-answers 1 2\r\nQUERY:a:1:0::|:c\r\n")
+    (forwarded,) = t.take(1)  # the query only: no version line went to the bot
+    assert forwarded.startswith("QUERY:")
+    t.feed(1, f"RANGE:{forwarded.split(':')[1]}:{rows('c=0.5')}\r\n")
+    assert t.take(0) == [f"RANGE:a:{rows('c=0.5')}"]
 
-    game = load_game("leduc")
-    rng = np.random.default_rng(seed)
-    actions = [Action.FOLD, Action.CALL, Action.RAISE][: 1 + seed % 3]
-    values = rng.dirichlet(np.ones(len(actions) + 1), size=game.num_hands).T[: len(actions)]
-    board = (game.cards[seed % 6],) if seed % 2 else ()
-    kind = seed % 5
-    if kind == 1:
-        values[0, seed % game.num_hands] = 1.2  # above 1 (ignored if on the board)
-    elif kind == 2:
-        values[:, seed % game.num_hands] = 0.9  # a sum above 1 for one hand
-    elif kind == 3:
-        values[-1, 3] = -0.25
-    line = format_range("d1", actions, values)
-    if kind == 4:
-        line += ",0.5"  # one value too many in the last row
-    answer = parse_range(line)
-    mask = relay_module.blocked_mask(game, board)
-    try:
-        validate_range(answer, actions, game.num_hands, mask.tolist())
-        slow_ok = True
-    except ParseError:
-        slow_ok = False
-    try:
-        checked = relay_module.check_range_line(line, actions, game, board)
-        fast_ok = True
-    except ParseError:
-        fast_ok = False
-    assert fast_ok == slow_ok
-    if fast_ok:
-        np.testing.assert_array_equal(checked, np.array(answer.probabilities))
+
+def test_a_v2_bot_is_told_version_2_and_its_bytes_reach_a_v2_agent_verbatim(in_tmp: Path) -> None:
+    """'# range-query 1 2' gets '# range-query-version 2'; a v2 answer is checked once and forwarded as sent."""
+    from protocol.rangecodec import encode_answer
+
+    t = table(in_tmp, announce=False)
+    t.feed(1, "# range-query 1 2\r\n")
+    assert t.take(1) == ["# range-query-version 2"]
+    assert t.match.relay.versions[1] == 2 and t.match.relay.queryable[1]
+    t.feed(0, "# range-answers 1 2\r\nQUERY:a:1:0::|:f,c\r\n")
+    (forwarded,) = t.take(1)
+    qid = forwarded.split(":")[1]
+    values = np.zeros((2, N))
+    values[1, ::2] = 0.75
+    answer = encode_answer(qid, [Action.FOLD, Action.CALL], values, 2)
+    assert ":2:f=K0.0;c=F" in answer
+    t.feed(1, answer + "\r\n")
+    assert t.take(0) == [answer.replace(f"RANGE:{qid}:", "RANGE:a:", 1)]
+    assert t.match.relay.counts[1].answered == 1 and t.match.relay.counts[1].check_seconds > 0
+
+
+def test_a_v2_answer_reaches_a_v1_agent_in_decimals(in_tmp: Path) -> None:
+    """An agent that did not say it reads version 2 gets the same numbers as a version-1 line."""
+    from protocol.rangecodec import decode_answer, encode_answer
+
+    t = table(in_tmp, announce=False)
+    t.feed(1, "# range-query 2\r\n")
+    t.take(1)
+    t.feed(0, "QUERY:a:1:0::|:c\r\n")
+    (forwarded,) = t.take(1)
+    values = np.linspace(0.0, 1.0, N)[None, :]
+    t.feed(1, encode_answer(forwarded.split(":")[1], [Action.CALL], values, 2, precision="float64") + "\r\n")
+    (relayed,) = t.take(0)
+    answer = decode_answer(relayed, [Action.CALL], N)
+    assert answer.version == 1 and answer.qid == "a"
+    np.testing.assert_allclose(answer.rows, values, atol=5e-13)
+
+
+@pytest.mark.parametrize("line", ["# range-query 3", "# range-query two"])
+def test_an_announcement_without_a_common_version_leaves_the_seat_unqueryable(
+    in_tmp: Path, line: str
+) -> None:
+    """A bot announcing only versions the dealer does not speak is not queried (and is told nothing)."""
+    t = table(in_tmp, announce=False)
+    t.feed(1, line + "\r\n")
+    assert t.take(1) == []
+    assert not t.match.relay.queryable[1]
+    assert refusal(t, "QUERY:a:1:0::|:c") == relay_module.NOT_QUERYABLE
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["RANGE:{qid}:2:c=F" + "A" * 10, "RANGE:{qid}:2:c=F!" + "A" * 1767, "RANGE:{qid}:3:c=K1",
+     "RANGE:{qid}:2:c=K-0.5", "RANGE:{qid}:2:c=KNaN"],
+    ids=["wrong-length", "bad-base64", "unknown-version", "negative", "nan"],
+)
+def test_bad_v2_answers_become_queryerror(in_tmp: Path, answer: str) -> None:
+    """Malformed version-2 answers are refused like malformed decimals: QUERYERROR, counted 'malformed'."""
+    t = table(in_tmp, announce=False)
+    t.feed(1, "# range-query 1 2\r\n")
+    t.take(1)
+    t.feed(0, "QUERY:a:1:0::|:c\r\n")
+    (forwarded,) = t.take(1)
+    t.feed(1, answer.format(qid=forwarded.split(":")[1]) + "\r\n")
+    (line,) = t.take(0)
+    assert line.startswith("QUERYERROR:a:malformed answer")
+    assert t.match.relay.counts[1].failed == {"malformed": 1}
+
+
+def test_busy_time_counts_pipelined_queries_once(in_tmp: Path) -> None:
+    """Two queries out together for 0.5 s: 'seconds' sums both latencies, 'busy_seconds' counts 0.5 s."""
+    t = table(in_tmp)
+    t.feed(0, "QUERY:a:1:0::|:c\r\nQUERY:b:1:0::|:f\r\n")
+    first, second = (line.split(":")[1] for line in t.take(1))
+    t.clock.advance(0.25)
+    t.feed(1, f"RANGE:{first}:{rows('c=1')}\r\n")
+    t.clock.advance(0.25)
+    t.feed(1, f"RANGE:{second}:{rows('f=0')}\r\n")
+    counts = t.match.relay.counts[1]
+    assert counts.seconds == pytest.approx(0.75) and counts.busy_seconds == pytest.approx(0.5)

@@ -1,0 +1,385 @@
+"""Range answers (``RANGE`` lines), versions 1 and 2: encode, decode and check, with numpy.
+
+This is the one home of the answer format (docs/range-query.md): the SDK
+encodes with it, the dealer's relay decodes and checks each answer once with
+it and forwards the bot's own bytes, and the agents decode with it. Every
+function runs in time linear in the length of its input, loops in Python only
+over the actions of the query (never over hands or characters), and raises
+only :class:`~protocol.errors.ParseError`.
+
+Version 1 (decimal text)::
+
+    RANGE:<qid>:<action>=<p0>,<p1>,...,<pN-1>;<action>=...
+
+Version 2 (compact; a version field after the qid)::
+
+    RANGE:<qid>:2:<action>=<form><data>;<action>=...
+
+with one of three forms per action:
+
+* ``K<decimal>``: the same probability for every hand (a card-blind bot);
+* ``F<base64>``: N little-endian IEEE-754 float32, base64 (RFC 4648, padded);
+* ``D<base64>``: N little-endian IEEE-754 float64, base64 (RFC 4648, padded).
+
+>>> from protocol.rules import Action
+>>> line = encode_answer("q7", [Action.CALL, Action.FOLD], np.array([[1.0, 0.25], [0.0, 0.5]]), 2)
+>>> line
+'RANGE:q7:2:c=FAACAPwAAgD4=;f=FAAAAAAAAAD8='
+>>> answer = decode_answer(line, (Action.FOLD, Action.CALL), 2)
+>>> answer.version, answer.rows.tolist()
+(2, [[0.0, 0.5], [1.0, 0.25]])
+>>> decode_answer("RANGE:q7:c=1,0.25;f=0,0.5", (Action.CALL, Action.FOLD), 2).rows.tolist()
+[[1.0, 0.25], [0.0, 0.5]]
+>>> encode_answer("q8", [Action.CALL], np.ones((1, 1326)), 2)
+'RANGE:q8:2:c=K1.0'
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from protocol.errors import ParseError
+from protocol.rangequery import parse_action_token
+from protocol.rules import Action
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: The versions of the answer format this module reads and writes.
+SUPPORTED_VERSIONS = (1, 2)
+#: Sums of probabilities over the requested actions may exceed 1 by this much.
+SUM_TOLERANCE = 1e-6
+#: The longest decimal accepted in a ``K`` part (a float's repr is at most 24).
+MAX_CONSTANT_LENGTH = 40
+
+_QID = re.compile(r"[A-Za-z0-9]+\Z")
+# One decimal number, written so that every string has at most one way to
+# match (no nested or adjacent ambiguous repeats): matching is linear.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+# The characters of a version-1 row: one character class, linear by construction.
+_ROW_CHARACTERS = re.compile(r"[0-9.eE+,\-]*\Z")
+_FORMS: dict[str, np.dtype[np.floating[Any]]] = {"F": np.dtype("<f4"), "D": np.dtype("<f8")}
+
+
+@dataclass(frozen=True)
+class RangeAnswer:
+    """A decoded answer, rows in the order of the query's actions.
+
+    Attributes:
+        qid: the answer's id.
+        actions: the actions, in the query's order.
+        rows: float64 array ``(len(actions), num_hands)``, read-only.
+        version: the answer format the bot used (1 or 2).
+    """
+
+    qid: str
+    actions: tuple[Action, ...]
+    rows: FloatArray
+    version: int
+
+    def row(self, action: Action) -> FloatArray:
+        """The probabilities of ``action`` for every hand.
+
+        Raises:
+            KeyError: ``action`` is not in the answer.
+        """
+        if action not in self.actions:
+            raise KeyError(action)
+        row: FloatArray = self.rows[self.actions.index(action)]
+        return row
+
+
+# -- negotiation ----------------------------------------------------------------
+
+
+def parse_versions(words: str) -> tuple[int, ...]:
+    """The versions listed after an announcement: ``"1 2"`` -> ``(1, 2)``; nothing means 1.
+
+    >>> parse_versions(" 1 2"), parse_versions("")
+    ((1, 2), (1,))
+
+    Raises:
+        ParseError: a word that is not a small positive number.
+    """
+    items = words.split()
+    if not items:
+        return (1,)
+    if len(items) > 16 or not all(w.isdigit() and w.isascii() and len(w) <= 3 for w in items):
+        raise ParseError("versions are small numbers separated by spaces", words[:100])
+    return tuple(sorted({int(w) for w in items}))
+
+
+def negotiate(theirs: Iterable[int], ours: Iterable[int] = SUPPORTED_VERSIONS) -> int | None:
+    """The highest version both sides speak, or None.
+
+    >>> negotiate((1, 2)), negotiate((1,)), negotiate((3,))
+    (2, 1, None)
+    """
+    common = set(theirs) & set(ours)
+    return max(common) if common else None
+
+
+# -- decode ---------------------------------------------------------------------
+
+
+def answer_fields(line: str) -> tuple[str, str]:
+    """``(qid, body)`` of a ``RANGE`` line: the body is everything after the qid.
+
+    The relay forwards the body unchanged under the agent's qid.
+
+    Raises:
+        ParseError: not ``RANGE:<qid>:...`` with a well-formed qid.
+    """
+    text = line.rstrip("\r\n")
+    tag, _, rest = text.partition(":")
+    qid, colon, body = rest.partition(":")
+    if tag != "RANGE" or not colon:
+        raise ParseError("an answer is RANGE:<qid>:...", line[:200])
+    if not _QID.match(qid):
+        raise ParseError("a query id is one or more letters and digits", line[:200])
+    return qid, body
+
+
+def decode_answer(line: str, actions: Sequence[Action], num_hands: int) -> RangeAnswer:
+    """Read a ``RANGE`` line (either version) answering a query about ``actions``.
+
+    Only the form is checked here (every asked action once, N values each,
+    numbers that parse); :func:`check_rows` checks the values.
+
+    Args:
+        line: the line (a trailing CR/LF is ignored).
+        actions: the actions the query asked about; the rows come back in this order.
+        num_hands: N, the game's number of private hands.
+
+    Raises:
+        ParseError: anything malformed, or an unknown version.
+    """
+    qid, body = answer_fields(line)
+    rows, version = decode_body(body, actions, num_hands)
+    return RangeAnswer(qid, tuple(actions), rows, version)
+
+
+def body_version(body: str) -> int:
+    """The version of an answer body already decoded (cheap: reads its first characters).
+
+    >>> body_version("2:c=K1"), body_version("c=1,0")
+    (2, 1)
+    """
+    head, colon, _ = body[:8].partition(":")
+    return int(head) if colon and head.isdigit() else 1
+
+
+def decode_body(body: str, actions: Sequence[Action], num_hands: int) -> tuple[FloatArray, int]:
+    """Rows ``(len(actions), num_hands)`` and version of an answer's body (after the qid).
+
+    Raises:
+        ParseError: see :func:`decode_answer`.
+    """
+    version = 1
+    head, colon, rest = body.partition(":")
+    if colon:
+        if not (head.isdigit() and head.isascii() and len(head) <= 3):
+            raise ParseError("an answer's version is a number", body[:100])
+        version = int(head)
+        if version not in SUPPORTED_VERSIONS or version == 1:
+            raise ParseError(f"unknown range answer version {head}", body[:100])
+        body = rest
+    if body.count(";") + 1 != len(actions):
+        raise ParseError(f"an answer has one part per asked action ({len(actions)})", body[:200])
+    index = {action: k for k, action in enumerate(actions)}
+    rows = np.empty((len(actions), num_hands), dtype=np.float64)
+    seen = [False] * len(actions)
+    for part in body.split(";"):
+        token, equals, data = part.partition("=")
+        if not equals:
+            raise ParseError("each answer part is <action>=<values>", part[:100])
+        k = index.get(parse_action_token(token[:20]), -1)
+        if k < 0 or seen[k]:
+            raise ParseError("answer does not match the query's actions "
+                             f"({token[:20]!r} not asked, or answered twice)", part[:100])
+        seen[k] = True
+        if version == 1:
+            rows[k] = _decimal_row(data, num_hands, token)
+        else:
+            rows[k] = _compact_row(data, num_hands, token)
+    rows.flags.writeable = False
+    return rows, version
+
+
+def _decimal_row(data: str, num_hands: int, token: str) -> FloatArray:
+    if data.count(",") + 1 != num_hands:
+        raise ParseError(f"action {token}: {data.count(',') + 1} values, expected {num_hands}")
+    if not _ROW_CHARACTERS.match(data):
+        bad = re.search(r"[^0-9.eE+,\-]", data)
+        raise ParseError("not a decimal number", data[max(0, bad.start() - 10) : bad.start() + 10]
+                         if bad else data[:50])
+    try:
+        return np.array(data.split(","), dtype=np.float64)
+    except ValueError as error:
+        # The characters are right but an item is not a number ("1e", "..",
+        # ""); numpy's message names it.
+        raise ParseError(f"action {token}: not a decimal number ({str(error)[:80]})") from None
+
+
+def _compact_row(data: str, num_hands: int, token: str) -> FloatArray:
+    form, payload = data[:1], data[1:]
+    if form == "K":
+        if len(payload) > MAX_CONSTANT_LENGTH or not _NUMBER.match(payload):
+            raise ParseError(f"action {token}: K needs one decimal number", payload[:50])
+        return np.full(num_hands, float(payload))
+    dtype = _FORMS.get(form)
+    if dtype is None:
+        raise ParseError(f"action {token}: unknown form (K, F or D)", data[:20])
+    size = num_hands * dtype.itemsize
+    expected = 4 * ((size + 2) // 3)
+    if len(payload) != expected:
+        raise ParseError(f"action {token}: {form} needs {expected} base64 characters "
+                         f"({num_hands} values), got {len(payload)}")
+    try:
+        raw = binascii.a2b_base64(payload.encode("latin-1"), strict_mode=True)
+    except (binascii.Error, ValueError) as error:
+        raise ParseError(f"action {token}: bad base64 ({error})") from None
+    if len(raw) != size:
+        raise ParseError(f"action {token}: {len(raw)} bytes, expected {size}")
+    row: FloatArray = np.frombuffer(raw, dtype=dtype).astype(np.float64)
+    return row
+
+
+# -- check ----------------------------------------------------------------------
+
+
+def check_rows(rows: FloatArray, blocked: BoolArray | None = None) -> None:
+    """The value rules of an answer, vectorised.
+
+    Every value is finite; for every hand not flagged in ``blocked`` (hands
+    sharing a card with the board) each value is in [0, 1] and the values of a
+    hand over the asked actions sum to at most 1 + :data:`SUM_TOLERANCE`.
+
+    Args:
+        rows: float64 ``(actions, num_hands)``.
+        blocked: bool ``(num_hands,)``, or None (no hand is blocked).
+
+    Raises:
+        ParseError: a rule is broken (the message names the first offender).
+    """
+    if rows.size and rows.min() >= 0.0 and rows.max() <= 1.0 and (
+            rows.sum(axis=0).max() <= 1.0 + SUM_TOLERANCE):
+        return  # every hand passes, blocked or not (NaN fails every comparison)
+    finite = np.isfinite(rows)
+    if not finite.all():
+        action, hand = np.argwhere(~finite)[0]
+        raise ParseError(f"row {action}, hand {hand}: {rows[action, hand]!r} is not finite")
+    live = rows if blocked is None or not blocked.any() else rows[:, ~blocked]
+    if not live.size:
+        return
+    outside = (live < 0.0) | (live > 1.0)
+    if outside.any():
+        action, column = np.argwhere(outside)[0]
+        raise ParseError(f"row {action}: {live[action, column]!r} is not in [0, 1]")
+    sums = live.sum(axis=0)
+    worst = int(sums.argmax())
+    if sums[worst] > 1.0 + SUM_TOLERANCE:
+        raise ParseError(f"probabilities of a hand sum to {float(sums[worst])!r} > 1")
+
+
+def read_answer(line: str, actions: Sequence[Action], num_hands: int,
+                blocked: BoolArray | None = None) -> RangeAnswer:
+    """:func:`decode_answer` then :func:`check_rows`: an answer fit to use.
+
+    Raises:
+        ParseError: malformed, or a value rule broken.
+    """
+    answer = decode_answer(line, actions, num_hands)
+    check_rows(answer.rows, blocked)
+    return answer
+
+
+# -- encode ---------------------------------------------------------------------
+
+
+def format_probability(value: float) -> str:
+    """Print a probability as a plain decimal: ``0``, ``1``, ``0.25``, ``0.000050505``.
+
+    Twelve decimals at most (error below 5e-13), trailing zeros stripped, no
+    exponent.
+
+    >>> format_probability(1.0), format_probability(1 / 19801)
+    ('1', '0.0000505025')
+    """
+    if value == 0.0:
+        return "0"
+    if value == 1.0:
+        return "1"
+    text = f"{value:.12f}".rstrip("0").rstrip(".")
+    return text if text not in ("", "-0") else "0"
+
+
+def format_probabilities(values: Iterable[float]) -> str:
+    """Comma-separated :func:`format_probability` texts, formatted in one pass.
+
+    >>> format_probabilities([0.0, 1.0, 0.5, -0.0, 1 / 3])
+    '0,1,0.5,0,0.333333333333'
+    """
+    items = [float(v) for v in values]
+    distinct = set(items)
+    if len(distinct) * 8 < len(items):
+        # Few distinct values (a bot's constant rows, zeros on the board's
+        # hands): print each value once.
+        text_of = {value: format_probability(value) for value in distinct}
+        return ",".join([text_of[value] for value in items])
+    # One C-level %-format for the whole row, then strip each item's zeros.
+    texts = ("%.12f," * len(items) % tuple(items)).split(",")[:-1]
+    trimmed = [text.rstrip("0").rstrip(".") for text in texts]
+    return ",".join(["0" if text == "-0" else text for text in trimmed])
+
+
+def encode_answer(qid: str, actions: Sequence[Action], rows: npt.ArrayLike, version: int,
+                  blocked: BoolArray | None = None, precision: str = "auto") -> str:
+    """A ``RANGE`` line for ``rows`` (one row per action, in hand order).
+
+    Args:
+        qid: the query's id.
+        actions: the actions, one per row.
+        rows: ``(len(actions), num_hands)`` probabilities.
+        version: 1 (decimal text) or 2 (compact).
+        blocked: hands whose values are ignored (a version-2 row constant
+            over the other hands is sent as one ``K`` number).
+        precision: version 2 only: ``"float32"`` (``F``), ``"float64"``
+            (``D``, exact) or ``"auto"`` (``F`` unless a positive value would
+            round to 0 in float32, then ``D``).
+
+    Raises:
+        ValueError: unknown version or precision, or a shape mismatch.
+    """
+    array = np.asarray(rows, dtype=np.float64)
+    if array.ndim != 2 or array.shape[0] != len(actions):
+        raise ValueError(f"rows of shape {array.shape} for {len(actions)} actions")
+    if version == 1:
+        parts = [f"{a.text()}={format_probabilities(row.tolist())}" for a, row in zip(actions, array)]
+        return f"RANGE:{qid}:{';'.join(parts)}"
+    if version != 2:
+        raise ValueError(f"unknown range answer version {version}")
+    if precision not in ("auto", "float32", "float64"):
+        raise ValueError(f"unknown precision {precision!r}")
+    live = array if blocked is None or not blocked.any() else array[:, ~blocked]
+    out = []
+    for action, row, live_row in zip(actions, array, live):
+        if live_row.size and live_row.min() == live_row.max():
+            out.append(f"{action.text()}=K{float(live_row[0])!r}")
+            continue
+        form = "D" if precision == "float64" else "F"
+        data = row.astype("<f4")
+        if precision == "auto" and np.count_nonzero(data) != np.count_nonzero(row):
+            form = "D"
+        if form == "D":
+            data = row.astype("<f8")
+        text = binascii.b2a_base64(data.tobytes(), newline=False).decode("ascii")
+        out.append(f"{action.text()}={form}{text}")
+    return f"RANGE:{qid}:2:{';'.join(out)}"
