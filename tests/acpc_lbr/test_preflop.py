@@ -356,21 +356,22 @@ def test_preflop_equity_vector_rejects_bad_input() -> None:
         pf.matchup_counts([0, 1], [1, 2])
 
 
-def test_table_loads_lazily_and_fast() -> None:
-    """Importing the equity module and the CLI loads no table; loading it takes < 0.5 s (warm)."""
+def test_table_loads_lazily() -> None:
+    """Importing the equity module and the CLI loads no table; the first use loads it.
+
+    Its load time is a benchmark figure (bench/bench_evaluator.py), not a test.
+    """
     code = (
-        "import sys, time\n"
+        "import sys\n"
         "import acpc_lbr.cli, acpc_lbr.equity\n"
         "assert 'acpc_lbr.preflop' not in sys.modules\n"
         "from acpc_lbr import preflop\n"
-        "t = time.perf_counter(); preflop.preflop_equity_table()\n"
-        "print(time.perf_counter() - t)\n"
+        "print(preflop.preflop_equity_table().shape)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
     )
-    # 0.5 s is the target on an idle machine; allow for the shared 2-core box.
-    assert float(out.stdout) < 1.5
+    assert out.stdout.strip() == "(1326, 1326)"
 
 
 def test_cli_without_build_prints_help(capsys: pytest.CaptureFixture[str]) -> None:

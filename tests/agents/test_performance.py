@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from twisted.internet.testing import StringTransport
@@ -16,8 +14,12 @@ from tests.reference import REFERENCE_DIR
 TRACE = REFERENCE_DIR / "transcripts" / "nl1000.trace"
 
 
-def test_always_call_handles_a_message_in_well_under_100_microseconds() -> None:
-    """Best of 3 passes over a seat's 7442 reference messages: under 100 us each (measured ~9 us)."""
+def test_always_call_plays_a_whole_reference_match() -> None:
+    """A seat's 7442 reference messages, three times over: every decision answered.
+
+    The cost per message (about 9 us here) is a benchmark figure
+    (bench/bench_protocol.py), never a test's pass/fail.
+    """
     if not TRACE.exists():
         pytest.fail("reference transcript not available")
     with TRACE.open() as trace:
@@ -27,13 +29,9 @@ def test_always_call_handles_a_message_in_well_under_100_microseconds() -> None:
             if line.startswith("TO 2 at ")
         ]
     game = load_game("nolimit")
-    best = float("inf")
     for _ in range(3):
         bot = StrategyBot(game, BOTS["always-call"], np.random.default_rng(0))
         bot.makeConnection(StringTransport())
-        start = time.perf_counter()
         for chunk in data:
             bot.dataReceived(chunk)
-        best = min(best, time.perf_counter() - start)
         assert bot.actions_sent > 3000
-    assert best / len(data) < 100e-6
