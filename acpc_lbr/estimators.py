@@ -11,11 +11,14 @@ Imaginary observations (Bowling et al., ICML 2008) replace a showdown's
 outcome by its expectation over every hand the opponent could have held on
 the observed line (:func:`imaginary_observation`); folds stay as they are.
 The honesty check is the mean of (IO − raw) per hand: 0 in expectation
-when the opponent's range answers are its real strategy.
+when the opponent's range answers are its real strategy. It is reported as
+a z statistic and a two-sided p-value, and flagged below
+:data:`HONESTY_ALPHA` (docs/results.md says what it can and cannot detect).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +29,10 @@ from acpc_lbr.stats import RunningMean
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import showdown_values
+
+#: The honesty check flags at p < 0.001: an honest bot is flagged about once in
+#: a thousand matches (at 5%, an honest SDK bot was flagged one run in twenty).
+HONESTY_ALPHA = 0.001
 
 #: Names of the estimators, in the order they are reported.
 ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io")
@@ -104,8 +111,11 @@ class MatchEstimates:
                 "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(exact=False),
                 "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
             }
-        check = self.io_minus_raw
-        report["io_minus_raw"]["flagged"] = bool(check.n > 1 and check.excludes(0.0))
+        z, p_value = self.io_minus_raw.z_test(0.0)
+        report["io_minus_raw"]["z"] = None if math.isnan(z) else (
+            z if math.isfinite(z) else math.copysign(1e308, z))
+        report["io_minus_raw"]["p_value"] = None if math.isnan(p_value) else p_value
+        report["io_minus_raw"]["flagged"] = bool(p_value < HONESTY_ALPHA)
         report["pending_halves"] = [
             {"deal": deal, "half": half, "chips": chips, "io_chips": io}
             for (deal, half), (chips, io) in sorted(self.pending.items())

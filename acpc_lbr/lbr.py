@@ -157,31 +157,61 @@ class ActiveRounds:
     last: int = MAX_ROUNDS - 1
 
     @staticmethod
-    def parse(text: str) -> ActiveRounds:
+    def parse(text: str, game: GameDef | None = None) -> ActiveRounds:
         """Read 1-based rounds: ``"3-4"``, ``"1-4"``, ``"4"`` or ``"all"``.
 
+        Args:
+            text: the rounds as typed.
+            game: the game LBR will play; its rounds bound the range (a round
+                the game does not have is an error, since LBR would never act
+                in it) and ``"all"`` means exactly its rounds. Without a game
+                the bound is :data:`protocol.gamedef.MAX_ROUNDS`.
+
         Raises:
-            ValueError: not a round range within 1..4.
+            ValueError: not a round range within the game's rounds.
 
         >>> ActiveRounds.parse("3-4")
         ActiveRounds(first=2, last=3)
         >>> ActiveRounds.parse("3-4").is_active(1), ActiveRounds.parse("3-4").is_active(2)
         (False, True)
+        >>> from protocol.gamedef import load_game
+        >>> ActiveRounds.parse("all", load_game("leduc")).text()
+        '1-2'
+        >>> ActiveRounds.parse("3-4", load_game("leduc"))
+        Traceback (most recent call last):
+        ...
+        ValueError: active rounds: '3-4' is beyond the last round (the game has rounds 1-2)
         """
+        rounds = game.num_rounds if game is not None else MAX_ROUNDS
         word = text.strip().lower()
         if word == "all":
-            return ActiveRounds()
+            return ActiveRounds(0, rounds - 1)
         low_text, sep, high_text = word.partition("-")
         try:
             low = int(low_text)
             high = int(high_text) if sep else low
         except ValueError:
             raise ValueError(f"active rounds: {text!r} is not like '3-4' or '4'") from None
-        if not 1 <= low <= high <= MAX_ROUNDS:
-            raise ValueError(
-                f"active rounds: {text!r} must satisfy 1 <= first <= last <= {MAX_ROUNDS}"
-            )
+        if not 1 <= low <= high:
+            raise ValueError(f"active rounds: {text!r} must satisfy 1 <= first <= last")
+        if high > rounds:
+            what = "the game has" if game is not None else "LBR supports"
+            raise ValueError(f"active rounds: {text!r} is beyond the last round ({what} rounds 1-{rounds})")
         return ActiveRounds(low - 1, high - 1)
+
+    @staticmethod
+    def last_two(game: GameDef) -> ActiveRounds:
+        """The default: the game's last two rounds (all of them in a game of one or two).
+
+        Late rounds are where LBR wins most (turn and river in hold'em: 3-4;
+        Lisy & Bowling's strongest setting), and a default that names rounds
+        the game lacks would make LBR a calling station.
+
+        >>> from protocol.gamedef import load_game
+        >>> [ActiveRounds.last_two(load_game(g)).text() for g in ("nolimit", "leduc", "kuhn")]
+        ['3-4', '1-2', '1-1']
+        """
+        return ActiveRounds(max(0, game.num_rounds - 2), game.num_rounds - 1)
 
     def is_active(self, round_: int) -> bool:
         """True when LBR plays actively in 0-based ``round_``."""

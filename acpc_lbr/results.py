@@ -189,6 +189,39 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
+def honesty_line(estimators: Mapping[str, Any]) -> str | None:
+    """The honesty check as one line (None when there is no IO).
+
+    The statistic is the mean of IO − raw per hand; z and the two-sided p-value
+    test that its true mean is 0, which it is when the range answers are the
+    strategy the bot plays. Flagged at p < :data:`~acpc_lbr.estimators.HONESTY_ALPHA`.
+
+    >>> from acpc_lbr.estimators import HandOutcome
+    >>> est = estimates_from_outcomes(HandOutcome(d, 0, 1.0, 1.0 + (-1) ** d) for d in range(40))
+    >>> honesty_line(est.to_dict(2))
+    'honesty check (IO - raw): +0.0 ± 156.9 mbb/g over 40 hands, z = +0.00, p = 1: ok (flagged when p < 0.001)'
+    """
+    from acpc_lbr.estimators import HONESTY_ALPHA
+
+    check = estimators.get("io_minus_raw", {})
+    n = check.get("chips", {}).get("n", 0)
+    if not estimators.get("io", {}).get("chips", {}).get("n", 0) or n < 2:
+        return None
+    mbb = check["mbb_per_game"]
+    z, p_value = check.get("z"), check.get("p_value")
+    figures = (f"{mbb['mean']:+.1f} ± {_fmt(mbb['half_width_95'])} mbb/g over {n} hands, "
+               f"z = {_fmt(z, 2) if z is None or abs(z) < 1e6 else ('+inf' if z > 0 else '-inf')}"
+               f", p = {'-' if p_value is None else f'{p_value:.3g}'}")
+    if z is not None and z >= 0:
+        figures = figures.replace("z = ", "z = +", 1)
+    verdict = (
+        "FLAGGED: the range answers do not match the play"
+        if check.get("flagged")
+        else f"ok (flagged when p < {HONESTY_ALPHA:g})"
+    )
+    return f"honesty check (IO - raw): {figures}: {verdict}"
+
+
 def format_table(doc: Mapping[str, Any]) -> str:
     """The estimators side by side, for a terminal.
 
@@ -222,13 +255,9 @@ def format_table(doc: Mapping[str, Any]) -> str:
             f"{_fmt(mbb['half_width_95']):>9} {_fmt(mbb['std']):>10} "
             f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}"
         )
-    if est["io"]["chips"]["n"]:
-        verdict = (
-            "FLAGGED: the interval excludes 0, the range answers do not match the play"
-            if est["io_minus_raw"].get("flagged")
-            else "ok (interval contains 0)"
-        )
-        lines.append(f"honesty check (IO - raw): {verdict}")
+    honesty = honesty_line(est)
+    if honesty is not None:
+        lines.append(honesty)
     counts = doc.get("counts", {})
     shown = ", ".join(f"{key} {value}" for key, value in counts.items() if key != "hands")
     lines.append(f"counts: hands {counts.get('hands', 0)}, {shown}")

@@ -207,6 +207,29 @@ class RunningMean:
         low, high = self.interval()
         return not (low <= value <= high)
 
+    def z_test(self, value: float = 0.0) -> tuple[float, float]:
+        """(z, two-sided p-value) of the hypothesis that the true mean is ``value``.
+
+        ``z = (mean - value) / (s / sqrt(n))`` against the normal distribution
+        (as the 95% interval), ``p = P(|Z| >= |z|) = erfc(|z| / sqrt(2))``;
+        NaN below two units. A sample with no spread has p 1 at its own mean
+        and 0 elsewhere.
+
+        >>> stat = RunningMean()
+        >>> stat.add_many([1.0, -1.0] * 50 + [1.0] * 4)
+        >>> z, p = stat.z_test()
+        >>> round(z, 4), round(p, 4)
+        (0.3906, 0.6961)
+        """
+        if self.n < 2:
+            return math.nan, math.nan
+        error = self.std / math.sqrt(self.n)
+        gap = self.mean - value
+        if error == 0.0:
+            return (0.0, 1.0) if gap == 0.0 else (math.copysign(math.inf, gap), 0.0)
+        z = gap / error
+        return z, math.erfc(abs(z) / math.sqrt(2.0))
+
     def scaled(self, factor: float) -> RunningMean:
         """The same sample with every unit multiplied by ``factor`` (unit change)."""
         return RunningMean(self.n, self.mean * factor, self.m2 * factor * factor)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import math
 import shlex
-import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -81,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("positional", nargs="*", metavar="MATCH GAME HANDS SEED NAME...")
     parser.add_argument("-p", dest="ports", default="", help="ports in seat order, comma-separated (0: any)")
-    parser.add_argument("-q", dest="quiet", action="store_true", help="no TO/FROM trace on stderr")
+    parser.add_argument("-q", dest="quiet", action="store_true",
+                        help="quiet as the reference: stderr gets only the header, warnings, errors "
+                        "and the SCORE (no TO/FROM trace, STARTED, FINISHED or timing lines)")
     parser.add_argument("-l", dest="log", action="store_false", help="do not write MATCH.log")
     parser.add_argument("-L", dest="log", action="store_true", default=True, help="write MATCH.log (default)")
     parser.add_argument("-T", dest="tlog", action="store_true", default=False, help="write the MATCH.tlog transaction log")
@@ -109,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"a bot's time limit per range query (default {DEFAULT_T_QUERY_MS})")
     parser.add_argument("--queryable", default="", metavar="NAME[,NAME]",
                         help="players that answer range queries without announcing it")
+    # Our own output beyond the reference's; shown without -q, under -q only when asked for.
+    parser.add_argument("--console", action="store_true",
+                        help="with -q, still write the readable event lines (match started/finished, "
+                        "errors) on stderr")
+    parser.add_argument("--table", action="store_true",
+                        help="with -q, still print the results table (RESULTS ...) on stderr")
     # Results and metrics (dealer/results.py, dealer/metrics.py; docs/results.md, docs/metrics.md).
     parser.add_argument("--measure", default=None, metavar="NAME",
                         help="the measured player of the results (default: the first name)")
@@ -204,24 +211,26 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
 
 
 def paired_result(main: MatchResult, mirror: MatchResult) -> str:
-    """The duplicate result: NAME1's chips per pair of mirrored hands, with a 95% interval.
+    """The duplicate result: NAME1's chips per hand, averaged over each pair of mirrored hands.
 
     A pair is hand h of the match plus hand h of the mirror (same cards, seats
-    reversed); only hands finished in both count.
+    reversed); only hands finished in both count. Its unit is the pair's mean,
+    as the ``duplicate`` estimator of the results table (docs/results.md).
     """
+    from acpc_lbr.stats import RunningMean
+
     first = main.names[0]
-    pairs = [
-        main.hand_values[h][0] + mirror.hand_values[h][1]
-        for h in sorted(main.hand_values) if h in mirror.hand_values
-    ]
-    if not pairs:
+    pairs = RunningMean()
+    for h in sorted(main.hand_values):
+        if h in mirror.hand_values:
+            pairs.add((main.hand_values[h][0] + mirror.hand_values[h][1]) / 2.0)
+    if not pairs.n:
         return f"DUPLICATE {main.name}: no complete pairs"
-    mean = statistics.fmean(pairs)
-    half = 1.96 * statistics.stdev(pairs) / math.sqrt(len(pairs)) if len(pairs) > 1 else math.inf
+    half = pairs.half_width if pairs.n > 1 else math.inf
     return (
-        f"DUPLICATE {main.name}: {first} {format_chips(mean)} chips per pair "
-        f"(95% CI {format_chips(mean - half)} .. {format_chips(mean + half)}) over {len(pairs)} pairs; "
-        f"{main.names[1]} the negation"
+        f"DUPLICATE {main.name}: {first} {format_chips(pairs.mean)} chips per hand, mean of each "
+        f"mirrored pair (95% CI {format_chips(pairs.mean - half)} .. {format_chips(pairs.mean + half)}) "
+        f"over {pairs.n} pairs; {main.names[1]} the negation"
     )
 
 
@@ -253,8 +262,10 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
     port_lines = []
     try:
         for group in groups:
+            console = options is None or not options.quiet or options.console
             built = [
-                Match(c, reactor, stderr=sys.stderr, trace_prefix=f"[{c.name}] " if several else "")
+                Match(c, reactor, stderr=sys.stderr, trace_prefix=f"[{c.name}] " if several else "",
+                      console=console)
                 for c in group
             ]
             matches.append(built)
@@ -324,4 +335,5 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
         matches, reactor, measure=options.measure, results_json=options.results_json,
         metrics_port=options.metrics_port, metrics_bind=options.metrics_bind,
         metrics_grace=options.metrics_grace, io=options.io,
+        table=not options.quiet or options.table,
     )

@@ -136,7 +136,9 @@ class Trace:
 
     Args:
         stream: where to write (stderr); None discards everything.
-        messages: write the ``TO``/``FROM`` lines (False under ``-q``).
+        messages: write the ``TO``/``FROM`` lines and the :meth:`progress`
+            lines (False under ``-q``, which leaves the header, warnings,
+            errors and the ``SCORE``, as the reference).
         prefix: put before every line (``"[name] "`` when one process runs
             several matches, so their traces can be told apart).
     """
@@ -150,6 +152,12 @@ class Trace:
     def line(self, text: str) -> None:
         """Queue one line (no line ending)."""
         if self.stream is not None:
+            self._buffer.append(f"{self.prefix}{text}\n")
+
+    def progress(self, text: str) -> None:
+        """Queue a line the reference prints only without ``-q`` (``STARTED``,
+        ``FINISHED``, the per-100-hands timing lines)."""
+        if self.messages:
             self._buffer.append(f"{self.prefix}{text}\n")
 
     def to(self, seat: int, message: str) -> None:

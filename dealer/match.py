@@ -273,6 +273,7 @@ class Match:
         clock: the time source for deadlines and budgets (``task.Clock`` in tests).
         stderr: where the trace and the console events go (None: nowhere).
         trace_prefix: put before every trace line (several matches per process).
+        console: also write the readable event lines (structlog) to ``stderr``.
     """
 
     def __init__(
@@ -282,6 +283,7 @@ class Match:
         clock: Any = None,
         stderr: TextIO | None = None,
         trace_prefix: str = "",
+        console: bool = True,
     ) -> None:
         self.config = config
         self.game = config.game
@@ -292,7 +294,7 @@ class Match:
         self.events = EventLog(
             config.name,
             config.events_path if config.events else None,
-            console=stderr,
+            console=stderr if console else None,
             append=config.resume,
         )
         self.seats = [
@@ -465,7 +467,7 @@ class Match:
             await self._wait_for_seats()
             await self._read_versions()
             self._started = True
-            self.trace.line(f"STARTED at {self.clock.seconds():.6f}")
+            self.trace.progress(f"STARTED at {self.clock.seconds():.6f}")
             self.trace.flush()
             self.events.emit("match_started", hands=config.hands, seed=config.seed,
                              names=list(config.names), first_hand=start_hand)
@@ -742,8 +744,8 @@ class Match:
         hand_id = state.hand_id
         if hand_id % 100 == 0:
             for seat in self.seats:
-                self.trace.line(f"Seconds cumulatively spent in match for seat {seat.index}: "
-                                f"{int(seat.match_time)}")
+                self.trace.progress(f"Seconds cumulatively spent in match for seat {seat.index}: "
+                                    f"{int(seat.match_time)}")
         self.trace.flush()
 
     def _record_hand(self, state: State, deal: Deal, seat_of: Sequence[int], write: bool) -> None:
@@ -871,7 +873,7 @@ class Match:
         if result.exit_code != EXIT_STARTUP:
             if self._log is not None:
                 self._log.write(score + "\n")
-            self.trace.line(f"FINISHED at {self.clock.seconds():.6f}")
+            self.trace.progress(f"FINISHED at {self.clock.seconds():.6f}")
             self.trace.line(score)
         self.trace.flush()
         self._close_files()

@@ -420,8 +420,9 @@ class MatchResults:
         """Whether this hand's IO will be computed (the opponent can be asked)."""
         return self.ask is not None and (self.queryable is None or self.queryable(opponent_seat))
 
-    def plain_hand(self, hand_id: int, chips: float) -> HandOutcome:
+    def plain_hand(self, hand_id: int, chips: float, showdown: bool = False) -> HandOutcome:
         """Account for a hand without IO (the cheap path: no replay, no LogState)."""
+        self.tally.showdowns += showdown
         outcome = HandOutcome(hand_id, self.half, chips, None)
         self.outcomes.append(outcome)
         if self.sink is not None:
@@ -712,8 +713,8 @@ class ResultsGroup:
             match.hand_hooks.append(self._hand_hook(match, part))
             if relay is not None:
                 self._keep_answers(relay, part)
-            if metrics is not None:
-                observer = metrics.match(config.name, config.names)
+            if metrics is not None:  # labelled by the match name, not the log folder
+                observer = metrics.match(Path(config.name).name, config.names)
                 self.match_metrics.append(observer)
                 match.events.subscribe(observer.observe)
 
@@ -747,7 +748,7 @@ class ResultsGroup:
             else:
                 values = log_values(state.values(deal.hole, deal.board_cards))
             if not part.will_ask(opponent_seat):
-                part.plain_hand(state.hand_id, values[position])
+                part.plain_hand(state.hand_id, values[position], state.is_showdown)
                 return
             hand = log_state_for(state, deal, values, names)
             seats = getattr(match, "seats", None)
@@ -839,6 +840,7 @@ class DealerResults:
         lbr: LBR options for the results' configuration, if known.
         stream: where the results table goes (stderr).
         io: compute imaginary observations (the dealer's own range queries).
+        table: print the results table on ``stream`` at the end.
     """
 
     def __init__(
@@ -853,6 +855,7 @@ class DealerResults:
         lbr: dict[str, Any] | None = None,
         stream: Any = None,
         io: bool = True,
+        table: bool = True,
     ) -> None:
         import sys
         import time
@@ -861,6 +864,7 @@ class DealerResults:
 
         self.reactor = reactor
         self.results_json = results_json
+        self.table = table
         self.stream = stream if stream is not None else sys.stderr
         self.started = time.time()
         self.metrics = DealerMetrics() if metrics_port is not None else None
@@ -906,7 +910,8 @@ class DealerResults:
         docs = self.documents(by_name)
         for group, doc in zip(self.groups, docs):
             group.close()
-            self.stream.write(f"RESULTS {group.name}\n" + format_table(doc))
+            if self.table:
+                self.stream.write(f"RESULTS {group.name}\n" + format_table(doc))
         self.stream.flush()
         if self.results_json is not None and docs:
             try:

@@ -23,11 +23,13 @@ estimators are printed side by side with the imaginary-observation ones (IO
 and duplicate + IO, from the dealer's results: the opponent answers range
 queries, or LBR could not play it); ``--no-io`` leaves the IO ones out.
 
-With no options it runs a one-minute demonstration: LBR (fcpa, rounds 3-4)
-against ``call-raise`` in heads-up no-limit hold'em.
+With no options it runs a demonstration: LBR (fcpa, rounds 3-4, the last
+two of the game) against ``call-raise`` in heads-up no-limit hold'em.
 
 Exit status: 0 done; 1 a match failed; 2 usage; 3 the opponent does not
-answer range queries.
+answer range queries; 4 no bound: LBR took no active decision, or some of
+its range queries failed (:data:`MAX_FAILED_QUERY_SHARE`). Logs are kept in
+every case.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -58,6 +61,13 @@ EXIT_OK = 0
 EXIT_MATCH_FAILED = 1
 EXIT_USAGE = 2
 EXIT_NOT_QUERYABLE = 3
+EXIT_NO_BOUND = 4
+#: The share of LBR's range queries that may fail before the result is refused.
+#: Zero: a failed query means LBR decided without the opponent's range (or
+#: without its fold probabilities), so the player measured is not LBR but a
+#: weaker one, and a bot that breaks its answers (a wrong game, a crash in
+#: its strategy) would read as unexploitable. The logs stay for inspection.
+MAX_FAILED_QUERY_SHARE = 0.0
 #: How long the players have to connect, and an opponent process to exit after the match.
 START_TIMEOUT_MS = 60_000
 EXIT_GRACE_SECONDS = 10.0
@@ -82,6 +92,8 @@ class EvaluationConfig:
         io: attach the dealer's results (imaginary observations; on unless ``--no-io``).
         metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
         metrics_bind: the metrics endpoint's interface.
+        name: the opponent's player name (logs, files, metrics); None: from
+            :func:`default_opponent_name`.
     """
 
     game_arg: str
@@ -98,15 +110,65 @@ class EvaluationConfig:
     io: bool = True
     metrics_port: int | None = None
     metrics_bind: str = "127.0.0.1"
+    name: str | None = None
 
     @property
     def opponent_name(self) -> str:
-        """The opponent's player name in the logs."""
-        if self.opponent is not None:
-            return self.opponent
-        first = shlex.split(self.opponent_cmd or "bot")[0]
-        name = "".join(c for c in Path(first).stem if c.isalnum() or c in "-_") or "bot"
-        return name if name != "lbr" else "opponent"
+        """The opponent's player name in the logs, the file names and the metrics."""
+        if self.name is not None:
+            return self.name
+        return default_opponent_name(self.opponent, self.opponent_cmd)
+
+
+_INTERPRETERS = re.compile(r"(python[0-9.]*|pypy[0-9.]*|env|uv|node|java|ruby|perl|sh|bash)")
+
+
+def _clean_name(text: str) -> str:
+    return "".join(c for c in text if c.isalnum() or c in "-_.").strip(".")
+
+
+def default_opponent_name(opponent: str | None, command: str | None) -> str:
+    """A telling player name for the opponent.
+
+    A built-in bot is its name. For a command: the bot that ``acpc-lbr play``
+    runs (``play always-fold`` gives ``always-fold``; ``play my_bot.py:strategy``
+    gives ``my_bot``); else the script an interpreter runs (``python3 bot.py``
+    gives ``bot``, ``python -m pkg.bot`` gives ``bot``); else the program's
+    name. Never ``lbr`` (LBR's own name).
+
+    >>> default_opponent_name(None, "acpc-lbr play sdk:examples/my_bot.py:strategy {host} {port}")
+    'my_bot'
+    >>> default_opponent_name(None, "python3 -m acpc_lbr.cli play call-raise {host} {port} --game leduc")
+    'call-raise'
+    >>> default_opponent_name(None, "python3 -u ./bots/tight.py {host} {port}")
+    'tight'
+    >>> default_opponent_name(None, "./mybot {host} {port}")
+    'mybot'
+    """
+    if opponent is not None:
+        return opponent
+    try:
+        words = shlex.split(command or "")
+    except ValueError:
+        words = []
+    name = ""
+    if "play" in words:  # acpc-lbr play BOT HOST PORT (or python -m acpc_lbr.cli play BOT ...)
+        after = words[words.index("play") + 1 :]
+        bot = after[0] if after else ""
+        where, colon, _function = bot.removeprefix("sdk:").rpartition(":")
+        name = Path(where).stem.rpartition(".")[2] if colon else bot
+    elif words:
+        rest = words
+        while rest and _INTERPRETERS.fullmatch(Path(rest[0]).name):
+            rest = rest[1:]
+            while rest and rest[0].startswith("-"):
+                flag = rest.pop(0)
+                if flag == "-m" and rest:  # python -m package.module
+                    rest = [rest[0].rpartition(".")[2]]
+                    break
+        name = Path(rest[0] if rest else words[0]).stem
+    name = _clean_name(name)
+    return name if name and name != "lbr" else "opponent"
 
 
 @dataclass
@@ -121,6 +183,7 @@ class Evaluation:
         timing: the LBR agents' time split and counts, summed over halves.
         relay: per half, the dealer's per-seat query counters.
         inconsistencies: range inconsistencies seen by LBR.
+        commands: the opponent command of each half as launched (``--opponent-cmd``).
         seconds: wall time.
         not_queryable: the opponent does not answer range queries.
         document: the results JSON document.
@@ -140,6 +203,7 @@ class Evaluation:
     document: dict[str, Any] = field(default_factory=dict)
     io_estimates: MatchEstimates | None = None
     breakdown: dict[str, float] = field(default_factory=dict)
+    commands: list[str] = field(default_factory=list)
 
     @property
     def big_blind(self) -> int:
@@ -152,10 +216,33 @@ class Evaluation:
         return stat.mean * scale, stat.half_width * scale, stat.n
 
     @property
+    def lbr_queries(self) -> tuple[int, int]:
+        """(range queries LBR sent, how many of them failed), both halves."""
+        return int(self.timing.get("queries_sent", 0)), int(self.timing.get("query_errors", 0))
+
+    @property
+    def refusal(self) -> str | None:
+        """Why the figures are not a bound on the opponent's exploitability (None: they are)."""
+        sent, failed = self.lbr_queries
+        if sent and failed / sent > MAX_FAILED_QUERY_SHARE:
+            reasons = self.timing.get("query_error_reasons", {})
+            top = "; ".join(f"{count}x {reason}" for reason, count in
+                            sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
+            return (f"{failed} of {sent} LBR range queries failed ({failed / sent:.1%}"
+                    + (f": {top}" if top else "") + "); without the opponent's range LBR "
+                    "is not LBR, so its win rate is no bound")
+        if not self.timing.get("active_decisions", 0) and self.results:
+            return (f"LBR took no active decision (rounds {self.config.rounds.text()}): it only "
+                    "checked and called, so its win rate says nothing about the opponent")
+        return None
+
+    @property
     def exit_code(self) -> int:
         if self.not_queryable:
             return EXIT_NOT_QUERYABLE
-        return EXIT_OK if all(r.exit_code == 0 for r in self.results) else EXIT_MATCH_FAILED
+        if any(r.exit_code != 0 for r in self.results):
+            return EXIT_MATCH_FAILED
+        return EXIT_NO_BOUND if self.refusal is not None else EXIT_OK
 
 
 class _Progress:
@@ -260,16 +347,17 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         if progress is not None:
             address = listening.getHost()
             print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
-    group = None
-    if config.io:
-        from dealer.results import ResultsGroup
+    from dealer.results import ResultsGroup
 
-        group = ResultsGroup(matches, measured="lbr", metrics=metrics,
-                             lbr={"bets": config.bets.name, "rounds": config.rounds.text()})
-    elif metrics is not None:
+    # The dealer's results: the document's counts (showdowns, dealer queries, IO
+    # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
+    group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io else None,
+                         lbr={"bets": config.bets.name, "rounds": config.rounds.text()},
+                         io=config.io)
+    if metrics is not None and not config.io:
         # Without IO the series come from the matches' events, and the running
         # raw and duplicate estimates from this evaluation's own accumulators.
-        observers = [metrics.match(m.config.name, m.config.names) for m in matches]
+        observers = [metrics.match(Path(m.config.name).name, m.config.names) for m in matches]
         for match, observer in zip(matches, observers):
             match.events.subscribe(observer.observe)
 
@@ -308,7 +396,9 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             factories.append(factory)
             reactor.connectTCP("127.0.0.1", opponent_port, factory)
         else:
-            processes.append(_spawn(reactor, config, opponent_port, half))
+            process = _spawn(reactor, config, opponent_port, half)
+            processes.append(process)
+            evaluation.commands.append(process.command)
     results = await defer.gatherResults(finished)
     for process in processes:
         await process.finish(reactor, EXIT_GRACE_SECONDS)
@@ -339,9 +429,9 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     evaluation.relay = [m.relay.counts_dict() for m in matches]
     evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
     evaluation.document = _document(evaluation, group)
-    if group is not None:
+    if config.io:
         evaluation.io_estimates = group.live.final()
-        group.close()
+    group.close()
     if listening is not None:
         await listening.stopListening()
     return evaluation
@@ -384,34 +474,13 @@ def _returning(client: Any) -> Any:
 
 
 def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
-    from acpc_lbr.results import results_document
+    """The dealer's results document, with what only the evaluation knows added.
 
+    Estimators and the dealer's counts come from ``group`` (as in
+    ``acpc-lbr dealer --results-json``); the ``lbr_*`` counts are LBR's own
+    (its range queries and decisions, from its agents).
+    """
     config = evaluation.config
-    opponent_answered = opponent_errors = 0
-    for half, counts in enumerate(evaluation.relay):
-        lbr_seat = evaluation.results[half].names.index("lbr") if evaluation.results else half
-        opponent_answered += counts[1 - lbr_seat]["answered"]
-        opponent_errors += counts[1 - lbr_seat]["errors"]
-    counts = {
-        "errors": sum(1 for r in evaluation.results if r.exit_code != 0),
-        "timeouts": sum(1 for r in evaluation.results if r.cause in ("timeout", "out_of_time")),
-        "disconnects": sum(1 for r in evaluation.results if r.cause == "disconnect"),
-        "invalid_actions": sum(sum(r.corrections) for r in evaluation.results),
-        "queries": opponent_answered + opponent_errors,
-        "query_errors": opponent_errors,
-        "range_inconsistencies": evaluation.inconsistencies,
-    }
-    setup = {
-        "game": config.game_arg,
-        "players": ["lbr", config.opponent_name],
-        "measured": "lbr",
-        "seed": config.seed,
-        "hands": config.hands,
-        "duplicate": config.duplicate,
-        "lbr": {"bets": config.bets.name, "rounds": config.rounds.text()},
-        "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
-        "logs": str(config.out),
-    }
     timings = {
         "wall_seconds": evaluation.seconds,
         "lbr_query_wait_seconds": evaluation.timing.get("queries_seconds", 0.0),
@@ -419,11 +488,19 @@ def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
         "lbr_compute_seconds": evaluation.timing.get("compute_seconds", 0.0),
         **evaluation.breakdown,
     }
-    estimates = evaluation.estimates
-    if group is not None:
-        # The dealer's results carry the IO estimators; raw/duplicate agree with ours.
-        estimates = group.live.final()
-    return results_document(setup, estimates, config.game.big_blind, counts, timings)
+    document = group.document(evaluation.results, timings)
+    document["config"].update({
+        "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
+        "logs": str(config.out),
+    })
+    sent, failed = evaluation.lbr_queries
+    document["counts"].update({
+        "lbr_queries": sent,
+        "lbr_query_errors": failed,
+        "lbr_active_decisions": int(evaluation.timing.get("active_decisions", 0)),
+        "lbr_range_inconsistencies": evaluation.inconsistencies,
+    })
+    return document
 
 
 class _OpponentProcess:
@@ -433,6 +510,7 @@ class _OpponentProcess:
         from twisted.internet import defer, protocol
 
         self.ended: defer.Deferred[int] = defer.Deferred()
+        self.command = shlex.join(argv)
         self.log = open(log_path, "wb")  # noqa: SIM115 (closed when the process ends)
         outer = self
 
@@ -475,33 +553,47 @@ def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _Opp
 
 
 def format_report(evaluation: Evaluation) -> str:
-    """The human-readable result."""
+    """The human-readable result (no bound when :attr:`Evaluation.refusal` says so)."""
+    from acpc_lbr.results import honesty_line
+
     config = evaluation.config
     lines = []
-    opponent = config.opponent or config.opponent_cmd
     hands = sum(r.hands_played for r in evaluation.results)
     lines.append(
-        f"LBR ({config.bets.name}, rounds {config.rounds.text()}) vs {opponent} "
+        f"LBR ({config.bets.name}, rounds {config.rounds.text()}) vs {config.opponent_name} "
         f"in {config.game_arg}: {hands} hands"
         + (f" ({len(evaluation.pairs)} duplicate deals)" if config.duplicate else "")
         + f", seed {config.seed}"
     )
+    for half, command in enumerate(evaluation.commands):
+        lines.append(f"  opponent {'mirror ' if half else ''}command: {command}")
+    sent, failed = evaluation.lbr_queries
+    share = f" ({failed / sent:.1%})" if sent else ""
+    lines.append(f"LBR range queries: {sent} sent, {failed} failed{share}")
     lines.append("")
-    lines.append("lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:")
-    names = ["raw", "duplicate"] if config.duplicate else ["raw"]
-    for name in names:
-        mean, half, n = evaluation.mbb(name)
-        unit = "pairs" if name == "duplicate" else "hands"
-        lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
-    if evaluation.io_estimates is not None:
-        scale = 1000.0 / config.game.big_blind
-        for name in ("io", "duplicate_io"):
-            stat = evaluation.io_estimates.estimator(name)
-            if stat.n:
-                mean, half = stat.mean * scale, stat.half_width * scale
-                lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
+    refusal = evaluation.refusal
+    if refusal is not None:
+        lines.append(f"NO BOUND: {refusal}.")
     else:
-        lines.append("  io            (off: --no-io)")
+        lines.append("lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:")
+        names = ["raw", "duplicate"] if config.duplicate else ["raw"]
+        for name in names:
+            mean, half, n = evaluation.mbb(name)
+            unit = "pairs" if name == "duplicate" else "hands"
+            lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
+        if evaluation.io_estimates is not None:
+            scale = 1000.0 / config.game.big_blind
+            for name in ("io", "duplicate_io"):
+                stat = evaluation.io_estimates.estimator(name)
+                if stat.n:
+                    mean, half = stat.mean * scale, stat.half_width * scale
+                    lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
+        else:
+            lines.append("  io            (off: --no-io)")
+    estimators = evaluation.document.get("estimators", {})
+    honesty = honesty_line(estimators) if estimators else None
+    if honesty is not None:
+        lines.append(honesty)
     timing = evaluation.timing
     wall = evaluation.seconds
     rate = hands / wall if wall > 0 else 0.0
@@ -520,10 +612,12 @@ def format_report(evaluation: Evaluation) -> str:
                      f"{timing.get('queries_seconds', 0.0):.1f} s of it")
         lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
                      f"{split['dealer_other_seconds']:.1f} s")
-    doc_counts = evaluation.document.get("counts", {})
-    lines.append(f"counts: {timing.get('queries_sent', 0)} queries, "
-                 f"{doc_counts.get('query_errors', 0)} query errors, "
-                 f"{evaluation.inconsistencies} range inconsistencies, "
+    counts = evaluation.document.get("counts", {})
+    lines.append(f"counts: {counts.get('queries', 0)} range queries reached the opponent "
+                 f"({counts.get('query_errors', 0)} failed; {counts.get('dealer_queries', 0)} "
+                 f"the dealer's own for IO), {counts.get('showdowns', 0)} showdowns, "
+                 f"{counts.get('io_fallbacks', 0)} IO fallbacks, "
+                 f"{evaluation.inconsistencies} LBR range inconsistencies, "
                  f"{timing.get('active_decisions', 0)} active decisions")
     for result in evaluation.results:
         if result.exit_code != 0:
@@ -544,9 +638,14 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"a built-in bot (default {DEFAULT_OPPONENT})")
     who.add_argument("--opponent-cmd", default=None, metavar="CMD",
                      help="a program to launch per half, e.g. './bot {host} {port}'")
+    parser.add_argument("--opponent-name", dest="opponent_name", default=None, metavar="NAME",
+                        help="the opponent's player name in the logs, file names and metrics "
+                        "(default: the bot's name, or the script/program of --opponent-cmd)")
     parser.add_argument("--game", default="nolimit", help="game name or .game file (default nolimit)")
     parser.add_argument("--bets", default="fcpa", help="LBR's raises: fc, fcpa, 56bets or e.g. 0.5,1,min,allin")
-    parser.add_argument("--rounds", default="3-4", help="LBR's active rounds, 1-based (default 3-4)")
+    parser.add_argument("--rounds", default=None,
+                        help="LBR's active rounds, 1-based, within the game's rounds "
+                        "(default: the game's last two, e.g. 3-4 in hold'em, 1-2 in Leduc)")
     parser.add_argument("--hands", type=int, default=DEFAULT_HANDS,
                         help=f"deals to play; duplicate plays each twice (default {DEFAULT_HANDS})")
     parser.add_argument("--seed", type=int, default=1, help="deal seed (default 1)")
@@ -599,17 +698,23 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
             raise ValueError(f"--opponent-cmd: cannot read {args.opponent_cmd!r}: {error}") from None
         if not words or shutil.which(words[0]) is None:
             raise ValueError(f"--opponent-cmd: no such program {words[0] if words else ''!r}")
+    if args.opponent_name is not None and (
+            not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.opponent_name) or args.opponent_name == "lbr"):
+        raise ValueError(f"--opponent-name {args.opponent_name!r}: use 1-64 letters, digits, "
+                         "'-', '_' or '.', and not 'lbr' (LBR's own name)")
     if args.hands < 1:
         raise ValueError("--hands must be positive")
     if not 0 <= args.seed < 2**32:
         raise ValueError("--seed must be an unsigned 32-bit integer")
+    rounds = (ActiveRounds.parse(args.rounds, game) if args.rounds is not None
+              else ActiveRounds.last_two(game))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="acpc-lbr-evaluate-"))
     return EvaluationConfig(
         game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
-        bets=BettingOptions.parse(args.bets), rounds=ActiveRounds.parse(args.rounds),
+        bets=BettingOptions.parse(args.bets), rounds=rounds,
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
         t_query_ms=args.t_query, io=args.io,
-        metrics_port=args.metrics_port, metrics_bind=args.metrics_bind,
+        metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=args.opponent_name,
     )
 
 
@@ -661,6 +766,10 @@ def main(argv: Sequence[str]) -> int:
               file=sys.stderr)
         return EXIT_NOT_QUERYABLE
     print(format_report(evaluation))
-    if args.json:
+    refusal = evaluation.refusal
+    if refusal is not None:
+        print(f"acpc-lbr evaluate: no bound: {refusal}. The logs are in {config.out}"
+              + (f"; {args.json} was not written" if args.json else "") + ".", file=sys.stderr)
+    elif args.json:
         Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
     return evaluation.exit_code

@@ -110,6 +110,22 @@ def test_active_rounds_rejects_bad_text(text):
         ActiveRounds.parse(text)
 
 
+@pytest.mark.parametrize(("game_name", "text"), [("leduc", "3-4"), ("leduc", "3"), ("kuhn", "2"), ("kuhn", "1-2")])
+def test_active_rounds_outside_the_game_are_errors(game_name, text):
+    """A round the game does not have is refused: LBR would never act in it (issue 13)."""
+    with pytest.raises(ValueError, match="beyond the last round"):
+        ActiveRounds.parse(text, load_game(game_name))
+
+
+def test_active_rounds_all_and_default_follow_the_game():
+    """'all' is the game's rounds; the default is its last two rounds (all of a short game)."""
+    assert ActiveRounds.parse("all", load_game("leduc")) == ActiveRounds(0, 1)
+    assert ActiveRounds.parse("1-2", load_game("leduc")) == ActiveRounds(0, 1)
+    assert ActiveRounds.last_two(load_game("nolimit")) == ActiveRounds(2, 3)
+    assert ActiveRounds.last_two(load_game("leduc")) == ActiveRounds(0, 1)
+    assert ActiveRounds.last_two(load_game("kuhn")) == ActiveRounds(0, 0)
+
+
 # -- raise sizes -------------------------------------------------------------------------
 
 

@@ -208,6 +208,52 @@ def test_honest_bot_is_not_flagged() -> None:
     assert doc["estimators"]["io_minus_raw"]["flagged"] is False
 
 
+def _honest_p_values(matches: int, hands: int) -> list[float]:
+    """The honesty check's p-value in ``matches`` Kuhn matches of LBR vs an honest random bot."""
+    kuhn = load_game("kuhn")
+    policy = from_sdk(kuhn, random_bot)
+    p_values = []
+    for seed in range(matches):
+        outcomes = simulate_lbr_match(kuhn, policy, FCPA, hands, seed, 10_000 + seed)
+        doc = results_document({"game": "kuhn"}, estimates_from_outcomes(outcomes), kuhn.big_blind)
+        check = doc["estimators"]["io_minus_raw"]
+        assert check["flagged"] is (check["p_value"] < 0.001)
+        p_values.append(check["p_value"])
+    return p_values
+
+
+def test_honest_bots_are_rarely_flagged() -> None:
+    """60 honest matches: none flagged at p < 0.001, though a few fall below 0.05 (the old 5% rule
+    would have flagged them: issue 13's false alarms)."""
+    p_values = _honest_p_values(60, 150)
+    assert sum(p < 0.001 for p in p_values) == 0
+    assert 1 <= sum(p < 0.05 for p in p_values) <= 9
+
+
+@pytest.mark.slow
+def test_honest_p_values_are_calibrated() -> None:
+    """600 honest matches: about 5% of p-values below 0.05 and at most a few below 0.001."""
+    p_values = _honest_p_values(600, 200)
+    assert 0.02 <= sum(p < 0.05 for p in p_values) / len(p_values) <= 0.09
+    assert sum(p < 0.001 for p in p_values) <= 4
+
+
+def test_honesty_line_reports_statistic_and_p_value() -> None:
+    """The table's honesty line carries the mean, z and p; the document's z and p agree with the normal law."""
+    play = from_sdk(LEDUC, random_bot)
+    claims = from_sdk(LEDUC, lying_bot)
+    outcomes = simulate_lbr_match(LEDUC, play, FCPA, 400, 3, 4, answers=claims)
+    estimates = estimates_from_outcomes(outcomes)
+    doc = results_document({"game": "leduc"}, estimates, LEDUC.big_blind)
+    check = doc["estimators"]["io_minus_raw"]
+    stat = estimates.io_minus_raw
+    z = stat.mean / (stat.std / math.sqrt(stat.n))
+    assert check["z"] == pytest.approx(z)
+    assert check["p_value"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
+    line = next(l for l in format_table(doc).splitlines() if l.startswith("honesty check"))
+    assert f"z = {z:+.2f}" in line and f"p = {check['p_value']:.3g}" in line
+
+
 # -- the document ----------------------------------------------------------------------------
 
 

@@ -171,14 +171,54 @@ def test_cli_duplicate_match(tmp_path: Path) -> None:
     for m, d in zip(main, mirror):
         assert (m.hole, m.board) == (d.hole, d.board)  # same cards by position
         assert m.names == d.names[::-1]  # seats reversed
-        pairs.append(m.values[m.names.index("a")] + d.values[d.names.index("a")])
+        pairs.append((m.values[m.names.index("a")] + d.values[d.names.index("a")]) / 2)
     line = next(l for l in out.splitlines() if l.startswith("DUPLICATE"))
+    # The pair's mean (chips per hand), as the results table's duplicate row.
     mean = statistics.fmean(pairs)
     half = 1.96 * statistics.stdev(pairs) / math.sqrt(len(pairs))
-    assert f"a {mean:.6f}".rstrip("0").rstrip(".") in line or f"a {mean:g}" in line
+    assert f"a {mean:.6f}".rstrip("0").rstrip(".") + " chips per hand" in line
     assert "40 pairs" in line
     low = float(re.search(r"CI (\S+) \.\.", line).group(1))  # type: ignore[union-attr]
     assert low == pytest.approx(mean - half, abs=1e-5)
+
+
+def _reference_quiet_header(match: str, game: str, hands: int, seed: int) -> list[str]:
+    """The header the reference writes on stderr under -q (probes/N_pql.err, its time limits)."""
+    probe = (REFERENCE / "probes" / "N_pql.err").read_text().splitlines()
+    assert probe[0].startswith("# name/game/hands/seed N_pql ") and probe[-1].startswith("SCORE:")
+    assert all(l.startswith(("#", "WARNING:", "SCORE:")) for l in probe)  # nothing else under -q
+    return [f"# name/game/hands/seed {match} {game} {hands} {seed}", *probe[1:4]]
+
+
+@pytest.mark.parametrize("extras", [False, True])
+def test_cli_quiet_prints_what_the_reference_prints(tmp_path: Path, extras: bool) -> None:
+    """Under -q stderr is the reference's: header and SCORE (no STARTED, timing lines, events or
+    results table) and stdout the port line and SCORE; --console --table bring our extras back."""
+    args = ["q", "nolimit", "250", "7", "a", "b", "-q"] + (["--console", "--table"] if extras else [])
+    proc, [ports] = start_dealer(args, tmp_path)
+    code, out = finish(proc, [start_bot(port, "nolimit") for port in ports])
+    assert code == 0
+    score = (tmp_path / "q.log").read_text().splitlines()[-1]
+    assert out.splitlines() == [score]  # after the port line, which start_dealer read
+    err = (tmp_path / "dealer.err").read_text().splitlines()
+    expected = [*_reference_quiet_header("q", "nolimit", 250, 7), score]
+    if not extras:
+        assert err == expected
+    else:
+        assert [l for l in err if l.startswith(("#", "SCORE:"))] == expected
+        assert any("match_finished" in l for l in err) and "RESULTS q" in err
+        assert not any(l.startswith(("STARTED", "FINISHED", "Seconds")) for l in err)
+
+
+def test_cli_without_quiet_prints_the_progress_lines(tmp_path: Path) -> None:
+    """Without -q the reference's STARTED, timing lines (hands 0, 100, 200) and FINISHED are there."""
+    proc, [ports] = start_dealer(["v", "nolimit", "250", "7", "a", "b"], tmp_path)
+    code, _ = finish(proc, [start_bot(port, "nolimit") for port in ports])
+    assert code == 0
+    err = (tmp_path / "dealer.err").read_text().splitlines()
+    assert sum(l.startswith("STARTED at") for l in err) == 1
+    assert sum(l.startswith("Seconds cumulatively spent") for l in err) == 6
+    assert sum(l.startswith("FINISHED at") for l in err) == 1
 
 
 def test_cli_several_matches_in_one_process(tmp_path: Path) -> None:
