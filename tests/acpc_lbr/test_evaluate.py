@@ -13,10 +13,13 @@ import pytest
 import pytest_twisted
 
 from acpc_lbr.commands.evaluate import (
+    EXIT_NO_BOUND,
     EXIT_NOT_QUERYABLE,
     EXIT_USAGE,
     Evaluation,
     EvaluationConfig,
+    _parser,
+    config_from_args,
     format_report,
     main,
     run_evaluation,
@@ -175,3 +178,111 @@ def test_opponent_cmd_naming_no_program_is_a_usage_error(capsys: pytest.CaptureF
     """A command whose program does not exist is refused before any match starts."""
     assert main(["--opponent-cmd", "/nonexistent/bot {host} {port}"]) == EXIT_USAGE
     assert "no such program" in capsys.readouterr().err
+
+
+# -- numbers that must be refused, and counts that must agree (issue 13) ----------------------
+
+LEDUC = load_game("leduc")
+BROKEN_BOT = REPO / "tests" / "data" / "bots" / "broken_answers.py"
+
+
+def test_default_rounds_are_the_games_last_two() -> None:
+    """--rounds defaults to the game's last two rounds: 3-4 in hold'em, 1-2 (all) in Leduc."""
+    assert config_from_args(_parser().parse_args([])).rounds == ActiveRounds(2, 3)
+    assert config_from_args(_parser().parse_args(["--game", "leduc"])).rounds == ActiveRounds(0, 1)
+    assert config_from_args(_parser().parse_args(["--game", "kuhn"])).rounds == ActiveRounds(0, 0)
+
+
+def test_rounds_outside_the_game_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Leduc has two rounds: --rounds 3-4 is refused before anything starts."""
+    assert main(["--game", "leduc", "--rounds", "3-4"]) == EXIT_USAGE
+    assert "beyond the last round" in capsys.readouterr().err
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_active_decision_is_no_bound(tmp_path: Path) -> None:
+    """LBR active only in a round the hands never reach (as the old default in Leduc): no bound, exit 4."""
+    cfg = config(tmp_path, "random", hands=30, game="leduc")
+    cfg = EvaluationConfig(**{**cfg.__dict__, "rounds": ActiveRounds(3, 3)})
+    evaluation = await evaluate(cfg)
+    assert evaluation.timing["active_decisions"] == 0
+    assert evaluation.refusal is not None and "no active decision" in evaluation.refusal
+    assert evaluation.exit_code == EXIT_NO_BOUND
+    report = format_report(evaluation)
+    assert "NO BOUND" in report and "lower bound" not in report
+
+
+@pytest_twisted.ensureDeferred
+async def test_failed_lbr_queries_are_no_bound(tmp_path: Path) -> None:
+    """An opponent that plays but fails every range query: the failures are reported, no bound (exit 4)."""
+    import importlib.util
+
+    from agents.client import StrategyBot, seeded_rng
+
+    spec = importlib.util.spec_from_file_location("broken_answers", BROKEN_BOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = config(tmp_path, "always-call", hands=20, game="leduc", rounds="1-2")
+    evaluation = await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    sent, failed = evaluation.lbr_queries
+    assert sent > 0 and failed == sent
+    assert evaluation.exit_code == EXIT_NO_BOUND
+    assert evaluation.refusal is not None and f"{failed} of {sent} LBR range queries failed" in evaluation.refusal
+    report = format_report(evaluation)
+    assert f"LBR range queries: {sent} sent, {failed} failed (100.0%)" in report
+    assert "NO BOUND" in report and "lower bound" not in report
+
+
+def test_cli_refuses_a_bound_for_a_bot_whose_queries_fail(tmp_path: Path) -> None:
+    """The CLI: exit 4, the reason on stderr, no JSON, the logs kept; the bot is named after its file
+    and the header shows the command as launched (ports filled in)."""
+    bot = f"{sys.executable} -m acpc_lbr.cli play {BROKEN_BOT}:strategy {{host}} {{port}} --game leduc"
+    out = tmp_path / "logs"
+    done = _run(["--game", "leduc", "--opponent-cmd", bot, "--hands", "20", "--out", str(out),
+                 "--json", str(tmp_path / "r.json"), "--quiet"], tmp_path)
+    assert done.returncode == EXIT_NO_BOUND, done.stderr
+    assert "no bound" in done.stderr and "LBR range queries failed" in done.stderr
+    assert "NO BOUND" in done.stdout and "lower bound" not in done.stdout
+    assert not (tmp_path / "r.json").exists()
+    assert (out / "lbr-vs-broken_answers.log").exists() and (out / "lbr-vs-broken_answers.dup.log").exists()
+    assert "vs broken_answers in leduc" in done.stdout
+    launched = [l for l in done.stdout.splitlines() if "command:" in l]
+    assert len(launched) == 2 and all("{port}" not in l and "127.0.0.1" in l for l in launched)
+
+
+def test_opponent_name_option(tmp_path: Path) -> None:
+    """--opponent-name names the files; a bad name is a usage error."""
+    assert config_from_args(_parser().parse_args(["--opponent-name", "champ"])).opponent_name == "champ"
+    for bad in ("lbr", "a b", "x|y", ""):
+        with pytest.raises(ValueError, match="--opponent-name"):
+            config_from_args(_parser().parse_args(["--opponent-name", bad]))
+
+
+@pytest.mark.parametrize("io", [True, False])
+@pytest_twisted.ensureDeferred
+async def test_document_counts_equal_the_results_command_on_the_same_files(tmp_path: Path, io: bool) -> None:
+    """evaluate's JSON and `acpc-lbr results` on its logs agree on hands, showdowns, dealer queries,
+    IO fallbacks and range inconsistencies, and on every estimator; the printed query total is the JSON's."""
+    from acpc_lbr.results import dumps
+    from dealer.results import results_from_files
+
+    cfg = config(tmp_path, "random", hands=120, game="leduc", rounds="1-2")
+    cfg = EvaluationConfig(**{**cfg.__dict__, "io": io})
+    evaluation = await evaluate(cfg)
+    assert evaluation.exit_code == 0
+    doc = evaluation.document
+    offline = results_from_files(sorted(cfg.out.glob("*.log")))
+    for key in ("hands", "showdowns", "dealer_queries", "io_fallbacks", "range_inconsistencies"):
+        assert doc["counts"][key] == offline["counts"][key], key
+    assert doc["counts"]["showdowns"] > 20
+    assert (doc["counts"]["dealer_queries"] > 0) == io
+    assert dumps(doc["estimators"]) == dumps(offline["estimators"])
+    report = format_report(evaluation)
+    assert f"counts: {doc['counts']['queries']} range queries reached the opponent" in report
+    assert f"{doc['counts']['showdowns']} showdowns" in report
+    # evaluate --io prints the honesty check, with its statistic and p-value.
+    honesty = [l for l in report.splitlines() if l.startswith("honesty check")]
+    assert len(honesty) == (1 if io else 0)
+    if io:
+        assert "z = " in honesty[0] and "p = " in honesty[0]
