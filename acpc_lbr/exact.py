@@ -450,8 +450,24 @@ def strategy_value(
 # -- command line -------------------------------------------------------------------------
 
 
+#: The exact tools' own strategies (``--strategy NAME``).
+_SIMPLE = ("uniform", "always-call", "always-fold", "kuhn-equilibrium")
+
+
+class StrategyFailed(Exception):
+    """The strategy under study raised while the exact walk asked it for probabilities."""
+
+
 def _named_policy(game: GameDef, name: str) -> Policy:
-    """A strategy by name: uniform, always-call, always-fold, kuhn-equilibrium, sdk:<bot>."""
+    """A strategy by name: one of :data:`_SIMPLE`, or any bot spec ``acpc-lbr play`` takes.
+
+    Bot specs: a built-in bot (``random``, ``call-raise``, ...), or a strategy
+    function ``FILE.py:FUNCTION`` / ``MODULE:FUNCTION`` (docs/bot-sdk.md);
+    each may carry an ``sdk:`` prefix.
+
+    Raises:
+        ValueError: an unknown name, or a strategy that cannot be loaded.
+    """
     from acpc_lbr import strategies
 
     simple = {
@@ -462,21 +478,39 @@ def _named_policy(game: GameDef, name: str) -> Policy:
     }
     if name in simple:
         return simple[name](game)
-    if name.startswith("sdk:"):
-        from agents.bots import BOTS
+    from agents.bots import BOTS
+    from agents.cli import load_strategy
 
-        bot = name[4:]
-        if bot not in BOTS:
-            raise ValueError(f"unknown SDK bot {bot!r}; known: {', '.join(sorted(BOTS))}")
-        return strategies.from_sdk(game, BOTS[bot])
-    raise ValueError(f"unknown strategy {name!r}")
+    spec = name.removeprefix("sdk:")
+    if spec in BOTS:
+        return strategies.from_sdk(game, BOTS[spec])
+    if ":" not in spec:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(dict.fromkeys((*_SIMPLE, *BOTS)))}, "
+                         "or FILE.py:FUNCTION / MODULE:FUNCTION (an SDK strategy)")
+    try:
+        strategy = load_strategy(spec)
+    except (ImportError, OSError, SyntaxError) as error:
+        raise ValueError(f"cannot load {spec}: {error}") from None
+    policy = strategies.from_sdk(game, strategy)
+
+    def guarded(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+        try:
+            return policy(state, board, actions)
+        except Exception as error:  # noqa: BLE001 (the user's code: reported, not a traceback)
+            raise StrategyFailed(
+                f"{spec} raised {type(error).__name__}: {error} at betting "
+                f"{state.betting_string()!r}") from error
+
+    return guarded
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m acpc_lbr.exact``: exact BR and LBR values of a strategy in a small game."""
     import argparse
+    import sys
     import time
 
+    from protocol.errors import ProtocolError
     from protocol.gamedef import load_game
 
     parser = argparse.ArgumentParser(
@@ -487,21 +521,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--strategy",
         default="uniform",
-        help="uniform, always-call, always-fold, kuhn-equilibrium or sdk:<bot> (default uniform)",
+        help="uniform, always-call, always-fold, kuhn-equilibrium, a bot of 'acpc-lbr play' "
+        "(random, call-raise, ...) or your strategy as FILE.py:FUNCTION or MODULE:FUNCTION, "
+        "optionally prefixed sdk: (default uniform)",
     )
     parser.add_argument("--bets", default="fcpa", help="LBR betting options (default fcpa)")
-    parser.add_argument("--rounds", default="all", help="LBR active rounds, 1-based (default all)")
+    parser.add_argument("--rounds", default="all",
+                        help="LBR active rounds, 1-based, within the game's (default all)")
     args = parser.parse_args(argv)
     try:
         game = load_game(args.game)
         policy = _named_policy(game, args.strategy)
         options = BettingOptions.parse(args.bets)
-        rounds = ActiveRounds.parse(args.rounds)
-    except ValueError as error:
+        rounds = ActiveRounds.parse(args.rounds, game)
+    except (ValueError, ProtocolError, OSError) as error:
         parser.error(str(error))
     started = time.perf_counter()
-    br = best_response(game, policy)
-    lbr = lbr_value(game, policy, options, rounds)
+    try:
+        br = best_response(game, policy)
+        lbr = lbr_value(game, policy, options, rounds)
+    except StrategyFailed as error:
+        print(f"acpc-lbr exact: {error}", file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - started
     print(f"game {args.game}, strategy {args.strategy}, LBR {options.name} rounds {rounds.text()}")
     print(f"best response  seat0 {br.seat_values[0]:.6f}  seat1 {br.seat_values[1]:.6f}")

@@ -316,18 +316,23 @@ class LbrAgent(AcpcClient):
 
 
 def make_lbr_player(game: GameDef, seed: int | None, options: Sequence[str]) -> LbrAgent:
-    """``acpc-lbr play lbr … --bets fcpa --rounds 3-4``: the agent from its own options."""
+    """``acpc-lbr play lbr … --bets fcpa --rounds 3-4``: the agent from its own options.
+
+    ``--rounds`` must lie within the game's rounds; by default the game's last two.
+    """
     import argparse
 
     parser = argparse.ArgumentParser(prog="acpc-lbr play lbr", add_help=False)
     parser.add_argument("--bets", default="fcpa", help="fc, fcpa, 56bets or e.g. 0.5,1,min,allin")
-    parser.add_argument("--rounds", default="3-4", help="active rounds, 1-based, e.g. 3-4 or 1-4")
+    parser.add_argument("--rounds", default=None,
+                        help="active rounds, 1-based, e.g. 3-4 or 1-4 (default: the game's last two)")
     parser.add_argument("--timing", default=None, help="write the time split (JSON) here at the end")
     args, rest = parser.parse_known_args(list(options))
     if rest:
         raise ValueError(f"unrecognised arguments: {' '.join(rest)}")
     if game.num_players != 2:
         raise ValueError("LBR plays heads-up games only")
-    agent = LbrAgent(game, BettingOptions.parse(args.bets), ActiveRounds.parse(args.rounds))
+    rounds = ActiveRounds.parse(args.rounds, game) if args.rounds is not None else ActiveRounds.last_two(game)
+    agent = LbrAgent(game, BettingOptions.parse(args.bets), rounds)
     agent.timing_path = args.timing
     return agent

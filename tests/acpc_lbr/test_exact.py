@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import itertools
 from math import comb
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -463,6 +464,40 @@ def test_exact_command_prints_the_figures(capsys):
     assert "LBR value      0.333333" in out
     with pytest.raises(SystemExit):
         main(["--strategy", "no-such-strategy"])
+
+
+BOT_FILES = Path(__file__).resolve().parents[1] / "data" / "bots"
+
+
+@pytest.mark.parametrize("prefix", ["", "sdk:"])
+def test_exact_command_takes_the_bot_specs_of_play(capsys, prefix):
+    """--strategy takes what 'acpc-lbr play' takes: FILE.py:FUNCTION (with or without sdk:) and bot names;
+    the file's figures are those of the same strategy loaded by hand."""
+    from acpc_lbr.exact import main
+    from agents.cli import load_strategy
+
+    spec = f"{BOT_FILES / 'card_aware.py'}:strategy"
+    assert main(["--game", "leduc", "--strategy", prefix + spec]) == 0
+    out = capsys.readouterr().out
+    policy = from_sdk(LEDUC, load_strategy(spec))
+    assert f"exploitability {best_response(LEDUC, policy).exploitability:.6f}" in out
+    assert f"LBR value      {lbr_value(LEDUC, policy, FCPA).value:.6f}" in out
+    assert main(["--game", "leduc", "--strategy", prefix + "call-raise"]) == 0
+    assert "exploitability 2.150000" in capsys.readouterr().out  # printed by --strategy sdk:call-raise before
+
+
+def test_exact_command_refuses_bad_rounds_and_reports_a_failing_strategy(capsys):
+    """Rounds beyond the game are a usage error; a strategy that raises is one line, exit 1."""
+    from acpc_lbr.exact import main
+
+    with pytest.raises(SystemExit):
+        main(["--game", "leduc", "--rounds", "3-4"])
+    assert "beyond the last round" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--game", "leduc", "--strategy", "lbr"])
+    assert main(["--game", "leduc", "--strategy", f"{BOT_FILES / 'broken_answers.py'}:strategy"]) == 1
+    err = capsys.readouterr().err
+    assert "raised RuntimeError" in err and "Traceback" not in err
 
 
 # -- sampled play agrees with the exact value ---------------------------------------------------
