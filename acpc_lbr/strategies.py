@@ -22,7 +22,7 @@ consumer and may be anything.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +47,7 @@ __all__ = [
     "always_fold",
     "default_actions",
     "from_sdk",
+    "to_sdk",
     "info_key",
     "kuhn_equilibrium",
     "table_strategy",
@@ -230,3 +231,30 @@ def from_sdk(game: GameDef, strategy: Strategy) -> Policy:
         return np.asarray(probs, dtype=np.float64)
 
     return policy
+
+
+def to_sdk(game: GameDef, policy: Policy) -> Strategy:
+    """Adapt a :data:`Policy` to a bot-SDK strategy (the inverse of :func:`from_sdk`).
+
+    The bot plays :func:`default_actions` (in limit games every legal action)
+    with the policy's per-hand probabilities, and answers range queries with
+    them: a table or CFR strategy becomes a networked bot.
+
+    >>> from protocol.gamedef import load_game
+    >>> from agents.sdk import PublicView
+    >>> kuhn = load_game("kuhn")
+    >>> strategy = to_sdk(kuhn, kuhn_equilibrium(kuhn))
+    >>> view = PublicView(kuhn, State(kuhn), 0, ())
+    >>> strategy(view).probabilities([Action.RAISE], kuhn.num_hands).tolist()  # bets only the high card
+    [[0.0, 0.0, 0.0]]
+    >>> from_sdk(kuhn, strategy)(State(kuhn), (), [Action.CALL]).tolist()
+    [[1.0, 1.0, 1.0]]
+    """
+    from agents.sdk import Mix  # the SDK is optional for the exact tools
+
+    def strategy(view: Any) -> Mix:
+        actions = default_actions(view.state)
+        probs = np.asarray(policy(view.state, view.board, actions), dtype=np.float64)
+        return Mix({action: probs[j] for j, action in enumerate(actions)})
+
+    return strategy
