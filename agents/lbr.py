@@ -56,6 +56,8 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Exit status of ``acpc-lbr play lbr`` when the opponent does not answer queries.
 EXIT_NOT_QUERYABLE = 3
+#: Failed queries logged one by one; later ones are only counted (by reason, in the timing).
+LOGGED_QUERY_FAILURES = 5
 
 
 class OpponentNotQueryable(Exception):
@@ -306,8 +308,10 @@ class LbrAgent(AcpcClient):
             if done is not None and not done.called:
                 done.callback(EXIT_NOT_QUERYABLE)
             self.out.loseConnection()
-        else:
-            log.warning("range query failed: %s", reason)
+        elif self.timing.query_errors <= LOGGED_QUERY_FAILURES:
+            log.warning("range query failed: %s%s", reason,
+                        "; further failures are counted, not logged"
+                        if self.timing.query_errors == LOGGED_QUERY_FAILURES else "")
 
     @property
     def inconsistencies(self) -> int:

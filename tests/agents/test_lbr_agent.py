@@ -124,6 +124,22 @@ def test_a_query_error_drops_that_raise_and_play_goes_on() -> None:
     assert lbr.timing.query_errors == 1 and lbr.fatal is None
 
 
+def test_many_failed_queries_are_counted_not_logged_one_by_one(caplog: pytest.LogCaptureFixture) -> None:
+    """Hands where every query fails: all are counted, only the first few are logged."""
+    from agents.lbr import LOGGED_QUERY_FAILURES
+
+    lbr, transport = agent()
+    for hand in range(6):
+        send(lbr, f"MATCHSTATE:1:{hand}:r:|Ks")
+        queries = [line.split(":")[1] for line in written(transport)]
+        send(lbr, *(f"QUERYERROR:{qid}:the bot could not answer: broken" for qid in queries))
+        written(transport)
+    assert lbr.timing.query_errors == 12
+    assert lbr.timing.errors == {"the bot could not answer": 12}
+    logged = [r for r in caplog.records if "range query failed" in r.getMessage()]
+    assert len(logged) == LOGGED_QUERY_FAILURES
+
+
 def test_an_opponent_that_does_not_answer_queries_ends_the_agent_with_status_3() -> None:
     """QUERYERROR 'not queryable': the agent gives up, closes, and its factory reports status 3."""
     lbr, transport = agent()
