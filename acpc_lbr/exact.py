@@ -496,7 +496,7 @@ def _named_policy(game: GameDef, name: str) -> Policy:
     def guarded(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
         try:
             return policy(state, board, actions)
-        except Exception as error:  # noqa: BLE001 (the user's code: reported, not a traceback)
+        except Exception as error:
             raise StrategyFailed(
                 f"{spec} raised {type(error).__name__}: {error} at betting "
                 f"{state.betting_string()!r}") from error

@@ -47,10 +47,10 @@ __all__ = [
     "always_fold",
     "default_actions",
     "from_sdk",
-    "to_sdk",
     "info_key",
     "kuhn_equilibrium",
     "table_strategy",
+    "to_sdk",
     "uniform_random",
 ]
 
