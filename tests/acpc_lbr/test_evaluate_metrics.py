@@ -48,11 +48,14 @@ def test_evaluate_serves_the_running_estimate(tmp_path: Path) -> None:
                          if name == "acpc_estimate_mbb_per_game"}
             if hands > 200 and {"raw", "duplicate"} <= set(estimates):
                 seen = {"hands": hands, **estimates}
+                matches = {dict(labels)["match"] for (_, labels) in samples if "match" in dict(labels)}
                 break
             time.sleep(0.2)
         assert seen, "the estimate never appeared"
         assert seen["hands"] > 200
         assert seen["raw"] > 0  # LBR beats always-call (fcpa, rounds 3-4)
+        # The match label is the match's name, not the log folder's path.
+        assert matches <= {"lbr-vs-always-call", "lbr-vs-always-call.dup"} and matches
     finally:
         proc.kill()
         proc.wait(timeout=30)
