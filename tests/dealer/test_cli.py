@@ -315,3 +315,9 @@ def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
     io_units = document["estimators"]["io"]["chips"]["n"]
     assert (io_units == 60) if io else (io_units == 0)
     assert (document["counts"]["dealer_queries"] > 0) == io
+    # With or without IO the dealer counts the showdowns, as `acpc-lbr results` does from the files.
+    from dealer.results import results_from_files
+
+    offline = results_from_files([tmp_path / "e.log"])
+    assert document["counts"]["showdowns"] == offline["counts"]["showdowns"] > 0
+    assert document["counts"]["dealer_queries"] == offline["counts"]["dealer_queries"]
