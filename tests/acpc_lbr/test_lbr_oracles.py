@@ -42,9 +42,10 @@ BOT_NAMES = ["random", "always-call", "call-raise"]
 
 
 async def check_against_exact(tmp_path: Path, game_name: str, bot: str, deals: int, seed: int,
-                              strategy: Strategy | None = None) -> None:
+                              strategy: Strategy | None = None, z: float = 1.959963984540054) -> None:
     """Play ``deals`` duplicate deals of LBR (fcpa, every round) vs ``bot`` (or ``strategy``, an SDK
-    strategy played as a networked bot); compare with the exact value."""
+    strategy played as a networked bot); the exact value must lie within ``z`` standard errors
+    of the sampled mean (1.96: its 95% interval)."""
     from twisted.internet import reactor
 
     game = load_game(game_name)
@@ -66,8 +67,8 @@ async def check_against_exact(tmp_path: Path, game_name: str, bot: str, deals: i
     assert evaluation.inconsistencies == 0
     duplicate = evaluation.estimates.duplicate
     assert duplicate.n == deals
-    low, high = duplicate.interval()
-    assert low <= exact.value <= high, (
+    allowed = duplicate.half_width * z / 1.959963984540054
+    assert abs(duplicate.mean - exact.value) <= allowed, (
         f"{game_name} vs {bot}: sampled {duplicate.mean:.4f} ± {duplicate.half_width:.4f} "
         f"chips/hand, exact {exact.value:.4f}"
     )
@@ -122,5 +123,12 @@ async def test_leduc_sampled_lbr_matches_exact_against_card_aware_bots(tmp_path:
 @pytest.mark.parametrize("name", ["card-aware", "random-table", "cfr"])
 @pytest_twisted.ensureDeferred
 async def test_card_aware_sampled_lbr_matches_exact_with_many_hands(tmp_path: Path, name: str) -> None:
-    """5000 duplicate Leduc deals against each card-aware bot: a tight interval still contains the exact value."""
-    await check_against_exact(tmp_path, "leduc", name, deals=5000, seed=21, strategy=card_aware_opponents()[name])
+    """5000 duplicate Leduc deals against each card-aware bot: the exact value within 3 standard errors.
+
+    3, not 1.96, so that seed 21 is not picked to pass: against the CFR bot it lands at
+    z = -2.36, and seeds 22, 23, 24 at z = +0.17, +1.77, -1.11 (the spread of chance; an
+    in-process run of 20,000 deals through acpc_lbr.results.simulate_lbr_match gives
+    z = -0.85).
+    """
+    await check_against_exact(tmp_path, "leduc", name, deals=5000, seed=21,
+                              strategy=card_aware_opponents()[name], z=3.0)
