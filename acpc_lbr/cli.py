@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "equity": ("acpc_lbr.commands.equity", "exact win/tie/loss shares of a hand against a hand or range"),
     "dealer": ("dealer.cli", "run an ACPC dealer (drop-in for the reference dealer)"),
     "play": ("agents.cli", "connect a bot (reference bots, LBR) to a dealer"),
+    "probe": ("agents.probe", "answer range queries for a plain ACPC bot by probing copies of it"),
     "evaluate": ("acpc_lbr.commands.evaluate", "measure a bot's exploitability with LBR"),
     "results": ("acpc_lbr.commands.results", "recompute match results from log files"),
     "exact": ("acpc_lbr.exact", "exact best response and exact LBR value of a strategy in Kuhn or Leduc"),
