@@ -140,7 +140,10 @@ class GameDef:
 def _hands_sharing(game: GameDef, cards: tuple[int, ...]) -> npt.NDArray[np.bool_]:
     table = game.hand_cards
     if cards:
-        mask: npt.NDArray[np.bool_] = np.asarray(np.isin(table, np.asarray(cards)).any(axis=1))
+        # A 52-entry lookup per card of each hand: a few times faster than np.isin's sort.
+        dead = np.zeros(max(52, max(cards) + 1), dtype=np.bool_)
+        dead[np.asarray(cards, dtype=np.int64)] = True
+        mask: npt.NDArray[np.bool_] = np.asarray(dead[table].any(axis=1))
     else:
         mask = np.zeros(table.shape[0], dtype=np.bool_)
     mask.setflags(write=False)

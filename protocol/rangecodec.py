@@ -228,12 +228,13 @@ def _decimal_row(data: str, num_hands: int, token: str) -> FloatArray:
         raise ParseError(f"action {token}: not a decimal number ({str(error)[:80]})") from None
 
 
-def _compact_row(data: str, num_hands: int, token: str) -> FloatArray:
+def _compact_row(data: str, num_hands: int, token: str) -> npt.NDArray[np.floating[Any]] | float:
+    """One version-2 row: a float (``K``, for every hand) or the row's raw values (widened on assignment)."""
     form, payload = data[:1], data[1:]
     if form == "K":
         if len(payload) > MAX_CONSTANT_LENGTH or not _NUMBER.match(payload):
             raise ParseError(f"action {token}: K needs one decimal number", payload[:50])
-        return np.full(num_hands, float(payload))
+        return float(payload)
     dtype = _FORMS.get(form)
     if dtype is None:
         raise ParseError(f"action {token}: unknown form (K, F or D)", data[:20])
@@ -248,8 +249,7 @@ def _compact_row(data: str, num_hands: int, token: str) -> FloatArray:
         raise ParseError(f"action {token}: bad base64 ({error})") from None
     if len(raw) != size:
         raise ParseError(f"action {token}: {len(raw)} bytes, expected {size}")
-    row: FloatArray = np.frombuffer(raw, dtype=dtype).astype(np.float64)
-    return row
+    return np.frombuffer(raw, dtype=dtype)
 
 
 # -- check ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import pytest_twisted
 
@@ -26,7 +27,8 @@ from acpc_lbr.commands.evaluate import (
 )
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.stats import RunningMean
-from agents.client import AcpcClient
+from agents.bots import always_call
+from agents.client import AcpcClient, StrategyBot
 from agents.tracking import SeatView
 from protocol.gamedef import load_game
 from protocol.rules import Action
@@ -138,6 +140,33 @@ async def test_an_opponent_that_does_not_answer_queries_stops_the_evaluation(tmp
     assert evaluation.not_queryable
     assert evaluation.exit_code == EXIT_NOT_QUERYABLE
     assert all(result.cause == "disconnect" for result in evaluation.results)
+
+
+class _VersionOneBot(StrategyBot):
+    """An SDK bot that announces version 1 only, as bots written before version 2 do."""
+
+    def connectionMade(self) -> None:
+        """VERSION, then '# range-query 1'."""
+        AcpcClient.connectionMade(self)
+        self.out.write(b"# range-query 1\r\n")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_version_1_bot_is_measured_exactly_as_a_version_2_bot(tmp_path: Path) -> None:
+    """Same deals, same always-call bot: a v1 (decimal) and a v2 (compact) channel give identical results."""
+    results = {}
+    for version in (1, 2):
+        cfg = config(tmp_path / f"v{version}", "always-call", rounds="1-4", hands=40)
+        make = (lambda half: _VersionOneBot(NOLIMIT, always_call, np.random.default_rng(half))) \
+            if version == 1 else (lambda half: StrategyBot(NOLIMIT, always_call, np.random.default_rng(half)))
+        evaluation = await evaluate(cfg, make_opponent=make)
+        assert evaluation.exit_code == 0 and evaluation.document["counts"]["query_errors"] == 0
+        log = cfg.out / "lbr-vs-always-call.events.jsonl"
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+        assert [e["version"] for e in events if e["event"] == "seat_queryable"] == [version]
+        assert evaluation.io_estimates is not None
+        results[version] = (evaluation.pairs, evaluation.io_estimates.estimator("duplicate_io").mean)
+    assert results[1] == results[2]
 
 
 def test_unknown_opponent_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
