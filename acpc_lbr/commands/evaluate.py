@@ -68,6 +68,8 @@ EXIT_NO_BOUND = 4
 #: weaker one, and a bot that breaks its answers (a wrong game, a crash in
 #: its strategy) would read as unexploitable. The logs stay for inspection.
 MAX_FAILED_QUERY_SHARE = 0.0
+#: Probes per private hand and query with a bare --probe.
+PROBE_SAMPLES = 100
 #: How long the players have to connect, and an opponent process to exit after the match.
 START_TIMEOUT_MS = 60_000
 EXIT_GRACE_SECONDS = 10.0
@@ -638,6 +640,10 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"a built-in bot (default {DEFAULT_OPPONENT})")
     who.add_argument("--opponent-cmd", default=None, metavar="CMD",
                      help="a program to launch per half, e.g. './bot {host} {port}'")
+    parser.add_argument("--probe", type=int, nargs="?", const=PROBE_SAMPLES, default=None,
+                        metavar="K", help="the --opponent-cmd bot speaks only plain ACPC: answer "
+                        "LBR's range queries by probing copies of it, K samples per hand "
+                        f"(default {PROBE_SAMPLES}; acpc-lbr probe, docs/range-query.md)")
     parser.add_argument("--opponent-name", dest="opponent_name", default=None, metavar="NAME",
                         help="the opponent's player name in the logs, file names and metrics "
                         "(default: the bot's name, or the script/program of --opponent-cmd)")
@@ -689,6 +695,19 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
     if opponent is not None and opponent not in BOTS:
         raise ValueError(f"unknown bot {opponent!r} (known: {', '.join(BOTS)}); "
                          "use --opponent-cmd for your own program")
+    name = args.opponent_name
+    if args.probe is not None:
+        if args.opponent_cmd is None:
+            raise ValueError("--probe measures a program given by --opponent-cmd")
+        if args.probe < 1:
+            raise ValueError("--probe K needs K >= 1")
+        if name is None:
+            name = default_opponent_name(None, args.opponent_cmd)
+        # The bot's own {host} and {port} are the adapter's to fill in.
+        inner = args.opponent_cmd.replace("{host}", "{{host}}").replace("{port}", "{{port}}")
+        args.opponent_cmd = (f"{shlex.quote(sys.executable)} -m acpc_lbr.cli probe {{host}} "
+                             f"{{port}} --game {shlex.quote(args.game)} --samples {args.probe} "
+                             f"-- {inner}")
     if args.opponent_cmd is not None:
         if "{port}" not in args.opponent_cmd:
             raise ValueError("--opponent-cmd needs {port} (and usually {host}) in it")
@@ -714,7 +733,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         bets=BettingOptions.parse(args.bets), rounds=rounds,
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
         t_query_ms=args.t_query, io=args.io,
-        metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=args.opponent_name,
+        metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=name,
     )
 
 
@@ -761,9 +780,8 @@ def main(argv: Sequence[str]) -> int:
     evaluation = outcome[0]
     if evaluation.not_queryable:
         print(f"acpc-lbr evaluate: the opponent {config.opponent_name!r} does not answer range "
-              "queries; LBR needs them (docs/range-query.md). A bot that answers them without "
-              "announcing '# range-query 1' can be forced with the dealer's --queryable.",
-              file=sys.stderr)
+              "queries, which LBR needs: implement them (docs/range-query.md), or rerun with "
+              "--probe to have copies of the bot probed for its ranges.", file=sys.stderr)
         return EXIT_NOT_QUERYABLE
     print(format_report(evaluation))
     refusal = evaluation.refusal

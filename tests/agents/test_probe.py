@@ -10,6 +10,11 @@ probe turns the query into a RANGEERROR while the adapter goes on.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +34,7 @@ from protocol.rangequery import parse_query
 from protocol.rules import Action
 
 LEDUC = load_game("leduc")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def threshold(view: PublicView) -> Policy:
@@ -185,3 +191,36 @@ def test_options() -> None:
     with pytest.raises(ValueError, match="instances"):
         ProbeAdapter(LEDUC, samples=5, instances=1, reactor=None)
     assert fill_command(["bot", "--to={host}:{port}"], "127.0.0.1", 9) == ["bot", "--to=127.0.0.1:9"]
+
+
+PLAIN_BOT = f"{sys.executable} {Path(__file__).parents[1] / 'data' / 'bots' / 'plain_call.py'}"
+
+
+def evaluate_cli(tmp_path: Path, name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "acpc_lbr.cli", "evaluate", "--game", "leduc", "--hands", "30",
+         "--seed", "4", "--out", str(tmp_path / name), "--json", str(tmp_path / f"{name}.json"),
+         "--quiet", *args],
+        capture_output=True, text=True, timeout=300, check=False, env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+def test_evaluate_probe_measures_a_plain_bot_exactly_as_its_queried_twin(tmp_path: Path) -> None:
+    """A deterministic plain bot probed gives the very outcomes the same strategy gives queried."""
+    probed = evaluate_cli(tmp_path, "probed", "--opponent-cmd",
+                          f"{PLAIN_BOT} leduc {{host}} {{port}}", "--probe", "5")
+    assert probed.returncode == 0, probed.stderr[-2000:]
+    queried = evaluate_cli(tmp_path, "queried", "--opponent", "always-call")
+    assert queried.returncode == 0, queried.stderr[-2000:]
+    a, b = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("probed", "queried"))
+    for estimator in ("raw", "duplicate", "io", "duplicate_io"):
+        assert a["estimators"][estimator]["chips"] == b["estimators"][estimator]["chips"]
+    assert a["counts"]["lbr_active_decisions"] > 0
+    assert a["counts"]["query_errors"] == 0
+    assert a["config"]["opponent"].count("probe") == 1
+
+
+def test_evaluate_says_what_to_do_for_a_plain_bot_without_probe(tmp_path: Path) -> None:
+    plain = evaluate_cli(tmp_path, "plain", "--opponent-cmd", f"{PLAIN_BOT} leduc {{host}} {{port}}")
+    assert plain.returncode == 3
+    message = [line for line in plain.stderr.splitlines() if "does not answer range queries" in line]
+    assert len(message) == 1 and "--probe" in message[0] and "docs/range-query.md" in message[0]
