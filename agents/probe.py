@@ -98,6 +98,9 @@ class _Probe:
     blocked: np.ndarray
     outstanding: int
     deferred: defer.Deferred[str] = field(default_factory=defer.Deferred)
+    #: Reply token -> row of the action the dealer would apply (-1: not queried).
+    #: The state is the same for every hand, so each token is judged once.
+    rows_of: dict[str, int] = field(default_factory=dict)
 
 
 class BotCopy(LineReceiver):
@@ -218,12 +221,12 @@ class ProbeAdapter:
         probe, hand = entry
         if probe.deferred.called:  # refused already (timeout or a failed copy)
             return
-        action, problem = read_reply_action(reply, self.game)
-        applied, _ = correct_action(probe.state, action, problem)
-        try:
-            row = probe.query.actions.index(applied)
-        except ValueError:
-            row = -1
+        row = probe.rows_of.get(reply)
+        if row is None:
+            action, problem = read_reply_action(reply, self.game)
+            applied, _ = correct_action(probe.state, action, problem)
+            actions = probe.query.actions
+            row = probe.rows_of[reply] = actions.index(applied) if applied in actions else -1
         if row >= 0:
             probe.rows[row, hand] += 1.0
         probe.outstanding -= 1
@@ -231,7 +234,7 @@ class ProbeAdapter:
             probe.deferred.callback(self._answer(probe))
 
     def copy_failed(self, copy: BotCopy, reason: str) -> None:
-        if copy not in self.copies:
+        if copy not in self.copies or self.finished.called:  # the match is over: copies leave
             return
         index = self.copies.index(copy)
         if index == 0:
@@ -302,17 +305,23 @@ class ProbeAdapter:
                                                result)[1])
         cards = self.game.hand_cards
         position = query.state.position
+        batches: list[list[str]] = [[] for _ in probers]
         for hand in hands:
             hole = tuple(() if p != position else tuple(int(c) for c in cards[hand])
                          for p in range(self.game.num_players))
+            # The line's fields after the hand number, rendered once per hand.
+            rest = MatchState(position, 0, query.state.betting, hole,
+                              query.state.board).text().split(":", 3)[3]
             for _ in range(self.samples):
                 self._probe_number = (self._probe_number + 1) % PROBE_HAND_NUMBERS
-                line = MatchState(position, self._probe_number, query.state.betting, hole,
-                                  query.state.board).text()
-                copy = probers[self._next_copy % len(probers)]
+                line = f"MATCHSTATE:{position}:{self._probe_number}:{rest}"
+                slot = self._next_copy % len(probers)
                 self._next_copy += 1
-                copy.expected[line] = (probe, int(hand))
-                copy.send(line)
+                probers[slot].expected[line] = (probe, int(hand))
+                batches[slot].append(line)
+        for copy, lines in zip(probers, batches, strict=True):
+            if lines:  # one write per copy: the probes are pipelined
+                copy.send("\r\n".join(lines))
         self.stats.probes += len(hands) * self.samples
 
     def _refuse(self, probe: _Probe, reason: str) -> None:
