@@ -878,7 +878,6 @@ class DealerResults:
         if self.metrics is not None:
             for group in self.groups:
                 for match, observer in zip(group.matches, group.match_metrics):
-                    self.metrics.matches_running.inc()
                     match.events.subscribe(self._on_finish(observer))
             self.listening = serve_metrics(self.metrics, int(metrics_port or 0), metrics_bind)
             host = self.listening.getHost()
@@ -887,8 +886,6 @@ class DealerResults:
     def _on_finish(self, observer: Any) -> Callable[[dict[str, Any]], None]:
         def hook(event: dict[str, Any]) -> None:
             if event.get("event") in ("match_finished", "match_ended_early"):
-                assert self.metrics is not None
-                self.metrics.matches_running.dec()
                 self.reactor.callLater(self.metrics_grace, observer.retire)
 
         return hook

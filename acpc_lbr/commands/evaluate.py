@@ -26,10 +26,10 @@ queries, or LBR could not play it); ``--no-io`` leaves the IO ones out.
 With no options it runs a demonstration: LBR (fcpa, rounds 3-4, the last
 two of the game) against ``call-raise`` in heads-up no-limit hold'em.
 
-Exit status: 0 done; 1 a match failed; 2 usage; 3 the opponent does not
-answer range queries; 4 no bound: LBR took no active decision, or some of
-its range queries failed (:data:`MAX_FAILED_QUERY_SHARE`). Logs are kept in
-every case.
+Exit status: 0 done; 1 a match failed or evaluate was interrupted; 2 usage;
+3 the opponent does not answer range queries; 4 no bound: LBR took no active
+decision, or some of its range queries failed (:data:`MAX_FAILED_QUERY_SHARE`).
+Logs are kept in every case.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     from agents.bots import BOTS
     from agents.client import BotFactory, StrategyBot, seeded_rng
     from agents.lbr import LbrAgent
-    from dealer.match import Match, MatchConfig
+    from dealer.match import EXIT_INTERNAL, Match, MatchAborted, MatchConfig
 
     evaluation = Evaluation(config)
     game = config.game
@@ -340,6 +340,16 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             bar.hand(evaluation)
 
         match.events.subscribe(on_event)
+
+    def interrupted() -> None:
+        # SIGINT/SIGTERM: end the matches now (their logs get the reason and a
+        # SCORE over the finished hands) and stop the opponent processes.
+        for match in matches:
+            match.abort(MatchAborted("interrupted", "evaluate was stopped", None, EXIT_INTERNAL))
+        for process in processes:
+            process.stop()
+
+    shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", interrupted)
     metrics = listening = None
     if config.metrics_port is not None:
         from dealer.metrics import DealerMetrics, serve_metrics
@@ -402,6 +412,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             processes.append(process)
             evaluation.commands.append(process.command)
     results = await defer.gatherResults(finished)
+    reactor.removeSystemEventTrigger(shutdown_trigger)
     for process in processes:
         await process.finish(reactor, EXIT_GRACE_SECONDS)
     for factory in factories:  # the clients see the dealer's close before we return
@@ -538,6 +549,13 @@ class _OpponentProcess:
             await self.ended
             if timer.active():
                 timer.cancel()
+
+    def stop(self) -> None:
+        """Ask the process to end (SIGTERM), if it still runs."""
+        from twisted.internet.error import ProcessExitedAlready
+
+        with contextlib.suppress(ProcessExitedAlready, OSError):
+            self.transport.signalProcess("TERM")
 
     def _kill(self) -> None:
         from twisted.internet.error import ProcessExitedAlready
@@ -757,22 +775,31 @@ def main(argv: Sequence[str]) -> int:
     install_asyncio_reactor()
     from twisted.internet import defer
     from twisted.internet import reactor as installed
+    from twisted.internet.error import ReactorNotRunning
 
     reactor: Any = installed
     outcome: list[Any] = []
+    ended: list[str] = []  # "done" when go() stops the reactor; else a signal did
 
     async def go() -> None:
         try:
             outcome.append(await run_evaluation(
                 config, reactor, None if args.quiet else sys.stderr, args.progress_every))
         finally:
-            reactor.stop()
+            ended.append("done")
+            with contextlib.suppress(ReactorNotRunning):  # already stopping (a signal)
+                reactor.stop()
 
     def start() -> None:
         defer.ensureDeferred(go()).addErrback(lambda failure: outcome.append(failure))
 
     reactor.callWhenRunning(start)
+    reactor.addSystemEventTrigger("before", "shutdown", lambda: ended.append("interrupted"))
     reactor.run()
+    if ended and ended[0] == "interrupted":
+        print(f"acpc-lbr evaluate: interrupted; the logs of the finished hands are in {config.out}",
+              file=sys.stderr)
+        return EXIT_MATCH_FAILED
     if not outcome or not isinstance(outcome[0], Evaluation):
         error = outcome[0].getTraceback() if outcome else "interrupted"
         print(f"acpc-lbr evaluate: internal error: {error}", file=sys.stderr)

@@ -1,0 +1,116 @@
+"""`acpc-lbr evaluate` always ends: under a scraper hammering /metrics at the end, and on SIGINT/SIGTERM.
+
+The hang these tests guard against (issue 13, item 6): /metrics served from
+the reactor's thread pool deadlocked the shutdown (the reactor joined the pool
+while a worker waited for the reactor). The timeouts below only detect a hang;
+they are generous and are not performance bounds.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ACPC_LBR = Path(sys.executable).with_name("acpc-lbr")
+#: Longer than any healthy run by far: reaching it means the process hung.
+HANG = 120.0
+
+
+def _start(out: Path, hands: int) -> tuple[subprocess.Popen[bytes], Path]:
+    err = out / "stderr.txt"
+    with open(err, "wb") as stream:
+        proc = subprocess.Popen(
+            [str(ACPC_LBR), "evaluate", "--game", "leduc", "--rounds", "1-2", "--opponent", "random",
+             "--hands", str(hands), "--seed", "3", "--metrics-port", "0",
+             "--progress-every", "1000000", "--out", str(out / "logs")],
+            stdout=subprocess.PIPE, stderr=stream,
+        )
+    return proc, err
+
+
+def _metrics_url(proc: subprocess.Popen[bytes], err: Path) -> str:
+    deadline = time.monotonic() + HANG
+    while time.monotonic() < deadline and proc.poll() is None:
+        for line in err.read_text(errors="replace").splitlines():
+            if line.startswith("METRICS "):
+                return line.split()[1]
+        time.sleep(0.02)
+    raise AssertionError(f"no METRICS line; stderr: {err.read_text(errors='replace')[-2000:]}")
+
+
+def _hammer(url: str, stop: threading.Event, scrapes: list[int]) -> None:
+    while not stop.is_set():
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                response.read()
+            scrapes.append(1)
+        except OSError:
+            time.sleep(0.001)  # not listening yet, or already gone
+
+
+@pytest.mark.parametrize("runs", [pytest.param(50, marks=pytest.mark.slow), 4])
+def test_evaluate_exits_while_metrics_are_scraped(tmp_path: Path, runs: int) -> None:
+    """Two scrapers hammer /metrics through every run, so scrapes are in flight as the match
+    ends; each of ``runs`` evaluations still prints its result and exits 0."""
+    for run in range(runs):
+        out = tmp_path / str(run)
+        out.mkdir()
+        proc, err = _start(out, hands=40)
+        stop = threading.Event()
+        scrapes: list[int] = []
+        threads = []
+        try:
+            url = _metrics_url(proc, err)
+            threads = [threading.Thread(target=_hammer, args=(url, stop, scrapes)) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            try:
+                stdout, _ = proc.communicate(timeout=HANG)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(f"run {run}: evaluate hung after the match") from None
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 0, (run, err.read_text(errors="replace")[-2000:])
+        assert b"lower bound on exploitability" in stdout
+        assert scrapes, "the scrapers never got an answer"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_evaluate_ends_cleanly_on_a_signal(tmp_path: Path, signum: int) -> None:
+    """SIGINT or SIGTERM mid-match ends evaluate at once: a one-line message, exit 1, and the
+    logs of the finished hands closed with the reason (no traceback, no hang)."""
+    proc, err = _start(tmp_path, hands=200_000)
+    try:
+        url = _metrics_url(proc, err)
+        log = tmp_path / "logs" / "lbr-vs-random.log"
+        deadline = time.monotonic() + HANG
+        while time.monotonic() < deadline and (not log.exists() or log.read_text().count("STATE:") < 20):
+            time.sleep(0.05)  # wait until hands are being played
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert b"acpc_hands_total" in response.read()
+        proc.send_signal(signum)
+        try:
+            proc.communicate(timeout=HANG)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("evaluate ignored the signal") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = err.read_text(errors="replace")
+    assert proc.returncode == 1, text[-2000:]
+    assert "Traceback" not in text
+    assert "interrupted" in text.splitlines()[-1]
+    assert log.read_text().splitlines()[-2].startswith("# ERROR:")
