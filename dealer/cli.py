@@ -41,6 +41,7 @@ from typing import Any
 from twisted.internet.error import CannotListenError
 
 from dealer.match import (
+    DEFAULT_START_TIMEOUT_MS,
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_STARTUP,
@@ -92,7 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--t_response", type=int, default=600_000, metavar="MS")
     parser.add_argument("--t_hand", type=int, default=600_000, metavar="MS")
     parser.add_argument("--t_per_hand", type=int, default=7_000, metavar="MS")
-    parser.add_argument("--start_timeout", type=int, default=None, metavar="MS")
+    parser.add_argument("--start_timeout", type=int, default=DEFAULT_START_TIMEOUT_MS, metavar="MS",
+                        help=f"every bot must connect within MS (default {DEFAULT_START_TIMEOUT_MS}; "
+                        "0 or less: wait forever, as the reference does)")
+    parser.add_argument("--idle_timeout", type=int, default=None, metavar="MS",
+                        help="end the match when the bot the dealer waits for has sent nothing "
+                        "for MS (default: off; --t_response still applies)")
     parser.add_argument("--bind", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     parser.add_argument("--duplicate", action="store_true",
                         help="also play the mirrored match MATCH.dup (seats reversed) on two more ports")
@@ -130,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--metrics-bind", dest="metrics_bind", default="127.0.0.1", metavar="ADDR",
                         help="interface of the metrics endpoint (default 127.0.0.1)")
     parser.add_argument("--metrics-grace", dest="metrics_grace", type=float, default=60.0, metavar="SECONDS",
-                        help="keep a finished match's series this long (default 60)")
+                        help="keep a finished match's series this long, and the endpoint up "
+                        "this long after the last match (default 60)")
     return parser
 
 
@@ -156,7 +163,8 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             name=name, game_arg=game_arg, game=game, hands=hands, seed=seed, names=names,
             ports=ports, bind=options.bind, t_response_ms=options.t_response,
             t_hand_ms=options.t_hand, t_per_hand_ms=options.t_per_hand,
-            start_timeout_ms=options.start_timeout, fixed_seats=options.fixed,
+            start_timeout_ms=options.start_timeout if options.start_timeout > 0 else None,
+            idle_timeout_ms=options.idle_timeout, fixed_seats=options.fixed,
             write_log=options.log, write_tlog=options.tlog, resume=options.resume,
             trace_messages=not options.quiet, max_line=options.max_line,
             max_ignored=options.max_ignored, events=options.events,
@@ -180,6 +188,8 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
         raise _UsageError(f"bad -p ports {options.ports!r}") from error
     if not 1 <= options.max_line <= LARGEST_MAX_LINE:
         raise _UsageError(f"--max_line must be in 1..{LARGEST_MAX_LINE}")
+    if options.idle_timeout is not None and options.idle_timeout <= 0:
+        raise _UsageError("--idle_timeout must be positive")
     specs: list[tuple[list[str], tuple[int, ...]]] = []
     if options.positional:
         specs.append((list(options.positional), ports))
@@ -320,7 +330,9 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
     done = defer.DeferredList([m.start() for m in all_matches], consumeErrors=True)
     done.addCallback(report)
     done.addErrback(lambda failure: codes.append(EXIT_INTERNAL))
-    done.addBoth(lambda _: reactor.callLater(0, reactor.stop))
+    # With metrics on, the endpoint stays up for --metrics-grace after the end.
+    done.addBoth(lambda _: reactor.callLater(
+        results_setup.linger() if results_setup is not None else 0, reactor.stop))
     reactor.run()
     return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK
 

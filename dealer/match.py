@@ -15,6 +15,7 @@ cleanly and says why; see docs/dealer.md):
 What the bot does         What the dealer does                            cause
 ========================  ==============================================  ========
 never connects            ends the match after ``--start_timeout``        no_connection
+sends nothing while due   ends the match after ``--idle_timeout`` (opt-in) idle
 disconnects (any time)    ends the match at once                          disconnect
 bad ``VERSION`` line      ends the match (reference: exit 1)              bad_version
 VERSION 1.x or 2.1+       warns and plays on (as the reference)           --
@@ -88,6 +89,9 @@ VERSION = (2, 0, 0)
 _VERSION_LINE = re.compile(r"VERSION:\s*\+?(\d+)\.\s*\+?(\d+)\.\s*\+?(\d+)")
 #: Lines a seat may queue while it is not its turn before the dealer gives up.
 MAX_QUEUED_LINES = 10_000
+#: The command line's default ``--start_timeout``: bots must connect within a
+#: minute (the reference waits forever; ``--start_timeout -1`` does too).
+DEFAULT_START_TIMEOUT_MS = 60_000
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,10 @@ class MatchConfig:
         bind: the interface to listen on.
         t_response_ms, t_hand_ms, t_per_hand_ms: time limits, as the reference's.
         start_timeout_ms: how long to wait for every seat to connect (None: forever).
+        idle_timeout_ms: end the match when the seat the dealer waits for has
+            sent no line at all for this long (None: off). Not a rule of the
+            match (the ``.log`` header does not record it): a watchdog for a bot
+            that is stuck or cannot read the states (started for another game).
         fixed_seats: ``-f``, seat s is always position s.
         write_log: write ``<name>.log``.
         write_tlog: write ``<name>.tlog`` (``-T``).
@@ -131,6 +139,7 @@ class MatchConfig:
     t_hand_ms: int = 600_000
     t_per_hand_ms: int = 7_000
     start_timeout_ms: int | None = None
+    idle_timeout_ms: int | None = None
     fixed_seats: bool = False
     write_log: bool = True
     write_tlog: bool = False
@@ -334,9 +343,16 @@ class Match:
               f"{t_response:.1f} seconds spent waiting; timeout {t_response:g}"),
              f"{seat.label()} ran out of time: t_hand {t_hand:g} s used up in one hand",
              (f"{seat.label()} ran out of time: match budget {t_match:g} s "
-              f"(t_per_hand x hands) used up"))
+              f"(t_per_hand x hands) used up"),
+             self._idle_message(seat))
             for seat in self.seats
         ]
+
+    def _idle_message(self, seat: _Seat) -> str:
+        idle = (self.config.idle_timeout_ms or 0) / 1000.0
+        return (f"{seat.label()} sent nothing for {idle:g} s while the dealer waited for it "
+                f"(--idle_timeout); is it stuck, or started for another game than "
+                f"{self.config.game_arg}?")
 
     # -- listening ---------------------------------------------------------
 
@@ -508,7 +524,8 @@ class Match:
                 missing = next(s for s in self.seats if not s.connected)
                 self.abort(MatchAborted(
                     "no_connection",
-                    f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect",
+                    f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect "
+                    f"(--start_timeout {timeout / 1000.0:g} s)",
                     missing.index,
                 ))
             timer = self.clock.callLater(timeout / 1000.0, expire)
@@ -521,10 +538,15 @@ class Match:
 
     async def _read_versions(self) -> None:
         t_response = self.config.t_response_ms / 1000.0
+        idle = self.config.idle_timeout_ms
         for seat in self.seats:
             sent = self.clock.seconds()
-            line = await self._next_line(seat, sent + t_response, "timeout",
-                                         f"{seat.label()} sent no VERSION line within {t_response:g} s")
+            if idle is not None and idle / 1000.0 < t_response:
+                line = await self._next_line(seat, sent + idle / 1000.0, "idle",
+                                             self._deadline_messages[seat.index][3])
+            else:
+                line = await self._next_line(seat, sent + t_response, "timeout",
+                                             f"{seat.label()} sent no VERSION line within {t_response:g} s")
             match = _VERSION_LINE.match(line)
             if match is None:
                 raise MatchAborted(
@@ -638,16 +660,18 @@ class Match:
             charged_to = sent
             # Time with the seat's own range queries out is not charged to it.
             paused_at_send = paused_mark = paused(seat.index, sent)
+            heard = sent  # the seat's last line (any line) in this wait, for --idle_timeout
             ignored_here = 0
             while True:
                 if seat.queue and self._failure is None:
                     line = seat.queue.popleft()
                 else:
                     deadline, cause, message = self._deadline(
-                        seat, sent, charged_to, t_response, t_hand, t_match)
+                        seat, sent, charged_to, heard, t_response, t_hand, t_match)
                     deadline += paused(seat.index, seconds()) - paused_at_send
                     line = await self._next_line(seat, deadline, cause, message)
                 now = seconds()
+                heard = now
                 paused_now = paused(seat.index, now)
                 if messages:
                     trace.from_(seat.index, line)
@@ -709,13 +733,18 @@ class Match:
                 self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
         self._end_hand(state, deal, ordered, seat_of)
 
-    def _deadline(self, seat: _Seat, sent: float, charged_to: float, t_response: float,
-                  t_hand: float, t_match: float) -> tuple[float, str, str]:
+    def _deadline(self, seat: _Seat, sent: float, charged_to: float, heard: float,
+                  t_response: float, t_hand: float, t_match: float) -> tuple[float, str, str]:
         """When the acting seat's wait must end, and how to report it if it does."""
         response = sent + t_response
         hand = charged_to + (t_hand - seat.hand_time)
         match = charged_to + (t_match - seat.match_time)
         messages = self._deadline_messages[seat.index]
+        idle_ms = self.config.idle_timeout_ms
+        if idle_ms is not None:
+            idle = heard + idle_ms / 1000.0
+            if idle < response and idle < hand and idle < match:
+                return idle, "idle", messages[3]
         if response <= hand and response <= match:
             return response, "timeout", messages[0]
         if hand <= match:

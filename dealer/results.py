@@ -883,6 +883,17 @@ class DealerResults:
             host = self.listening.getHost()
             print(f"METRICS http://{host.host}:{host.port}/metrics", file=self.stream, flush=True)
 
+    def linger(self) -> float:
+        """Seconds the process keeps serving ``/metrics`` after its last match (announced on
+        stderr), so a last scrape gets the final values: the grace, when metrics are on."""
+        if self.listening is None or self.metrics_grace <= 0:
+            return 0.0
+        host = self.listening.getHost()
+        print(f"METRICS final values stay on http://{host.host}:{host.port}/metrics for "
+              f"{self.metrics_grace:g} s (--metrics-grace; Ctrl-C ends the wait)",
+              file=self.stream, flush=True)
+        return self.metrics_grace
+
     def _on_finish(self, observer: Any) -> Callable[[dict[str, Any]], None]:
         def hook(event: dict[str, Any]) -> None:
             if event.get("event") in ("match_finished", "match_ended_early"):

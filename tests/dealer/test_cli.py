@@ -321,3 +321,18 @@ def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
     offline = results_from_files([tmp_path / "e.log"])
     assert document["counts"]["showdowns"] == offline["counts"]["showdowns"] > 0
     assert document["counts"]["dealer_queries"] == offline["counts"]["dealer_queries"]
+
+
+def test_cli_start_timeout_defaults_to_a_minute_and_can_wait_forever() -> None:
+    """Bots must connect within 60 s unless told otherwise; 0 or -1 waits forever (the
+    reference's behaviour); --idle_timeout is off by default and must be positive."""
+    from dealer.cli import _UsageError, parse_configs
+
+    words = ["m", "nolimit", "5", "1", "a", "b"]
+    assert parse_configs(words)[0][0][0].start_timeout_ms == 60_000
+    assert parse_configs([*words, "--start_timeout", "-1"])[0][0][0].start_timeout_ms is None
+    assert parse_configs([*words, "--start_timeout", "0"])[0][0][0].start_timeout_ms is None
+    assert parse_configs(words)[0][0][0].idle_timeout_ms is None
+    assert parse_configs([*words, "--idle_timeout", "30000"])[0][0][0].idle_timeout_ms == 30_000
+    with pytest.raises(_UsageError, match="--idle_timeout"):
+        parse_configs([*words, "--idle_timeout", "0"])

@@ -221,3 +221,26 @@ async def test_disconnect_while_version_awaited(in_tmp: Path) -> None:
     config = make_config("m", hands=10)
     result = await play_beside_bystander(config, [_ConnectThenCloseLater(), TestBot(config.game)])
     assert_ended_early(config, result, "disconnect", 0, "seat 1 (s1) disconnected before sending VERSION")
+
+
+@pytest_twisted.ensureDeferred
+async def test_idle_timeout_ends_a_silent_bot_early(in_tmp: Path) -> None:
+    """--idle_timeout (opt-in): a bot that sends nothing while it is due ends the match long
+    before t_response, with a message that names the likely causes; healthy bots are not hurt."""
+    config = make_config("m", hands=10, idle_timeout_ms=300)
+    bots = [TestBot(config.game), TestBot(config.game, misbehave_at={(4, "turn"): Misbehave("silent")})]
+    result = await play_beside_bystander(config, bots)
+    assert config.t_response_ms == 600_000
+    assert_ended_early(config, result, "idle", 4, "seat 2 (s2) sent nothing for 0.3 s")
+    assert "another game" in (result.message or "")
+    healthy = make_config("h", hands=20, idle_timeout_ms=300)
+    done = await play(healthy, call_bots(healthy))
+    assert done.exit_code == EXIT_OK and done.completed
+
+
+@pytest_twisted.ensureDeferred
+async def test_idle_timeout_covers_the_version_line(in_tmp: Path) -> None:
+    """A bot that connects but never sends VERSION is given up after --idle_timeout too."""
+    config = make_config("m", hands=5, idle_timeout_ms=300)
+    result = await play(config, [TestBot(config.game), TestBot(config.game, version=None)])
+    assert_ended_early(config, result, "idle", 0, "seat 2 (s2) sent nothing for 0.3 s")

@@ -108,3 +108,52 @@ def test_events_move_the_series() -> None:
     match.retire()
     assert value("acpc_hands_total") is None
     assert value("acpc_estimate_mbb_per_game", estimator="io") is None
+
+
+def test_page_renders_on_the_calling_thread_in_both_formats() -> None:
+    """/metrics is rendered during the request, on the reactor's thread: the resource returns the
+    body itself (a thread-pool resource returns NOT_DONE_YET), in Prometheus text by default and
+    in OpenMetrics when the scraper asks for it; no ``_created`` series is exported."""
+    from prometheus_client import CollectorRegistry
+    from twisted.web.test.requesthelper import DummyRequest
+
+    from dealer.metrics import MetricsPage
+
+    metrics = DealerMetrics(CollectorRegistry())
+    metrics.match("m", ["a", "b"]).hand_finished({"a": 1.0, "b": -1.0})
+    page = MetricsPage(metrics.registry)
+    plain = DummyRequest([b""])
+    body = page.render(plain)
+    assert isinstance(body, bytes)
+    assert b'acpc_hands_total{match="m"} 1.0' in body
+    assert b"_created" not in body
+    assert plain.responseHeaders.getRawHeaders(b"content-type")[0].startswith(b"text/plain")
+    open_metrics = DummyRequest([b""])
+    open_metrics.requestHeaders.setRawHeaders(b"accept", [b"application/openmetrics-text; version=1.0.0"])
+    body = page.render(open_metrics)
+    assert isinstance(body, bytes) and body.endswith(b"# EOF\n")
+    assert open_metrics.responseHeaders.getRawHeaders(b"content-type")[0].startswith(
+        b"application/openmetrics-text")
+
+
+def test_matches_running_follows_the_match_events() -> None:
+    """acpc_matches_running counts matches between match_started and their end, once each."""
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    metrics = DealerMetrics(registry)
+    first, second = metrics.match("m", ["a", "b"]), metrics.match("m.dup", ["b", "a"])
+
+    def running() -> float | None:
+        return registry.get_sample_value("acpc_matches_running")
+
+    assert running() == 0
+    first.observe({"event": "match_started"})
+    second.observe({"event": "match_started"})
+    first.observe({"event": "match_started"})  # counted once
+    assert running() == 2
+    first.observe({"event": "match_finished"})
+    first.observe({"event": "match_ended_early"})  # ended once
+    assert running() == 1
+    second.observe({"event": "match_ended_early"})
+    assert running() == 0

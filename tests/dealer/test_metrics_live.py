@@ -34,12 +34,13 @@ def _scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 def test_live_match_metrics_and_results(tmp_path: Path) -> None:
     """Hands, responses, queries and the running estimate appear and grow during a match; the
-    endpoint is on loopback only; ``acpc-lbr results`` reproduces the dealer's estimators."""
+    endpoint is on loopback only and keeps the final values for --metrics-grace after the
+    SCORE; ``acpc-lbr results`` reproduces the dealer's estimators."""
     hands = 600
     err = open(tmp_path / "dealer.err", "w")  # noqa: SIM115 (held by the subprocess)
     dealer = subprocess.Popen(
         [str(ACPC_LBR), "dealer", "live", "leduc", str(hands), "11", "lbr", "bot", "-q",
-         "--metrics-port", "0", "--results-json", "live.json", "--io"],
+         "--metrics-port", "0", "--metrics-grace", "3", "--results-json", "live.json", "--io"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=err, text=True,
     )
     bots: list[subprocess.Popen[bytes]] = []
@@ -73,6 +74,7 @@ def test_live_match_metrics_and_results(tmp_path: Path) -> None:
                     response = samples[("acpc_response_seconds_count", (("match", "live"), ("seat", "bot")))]
                     queries = samples[("acpc_queries_total", (("match", "live"), ("seat", "bot")))]
                     assert response > 0 and queries > 0
+                    assert samples[("acpc_matches_running", ())] == 1
                     assert samples[("acpc_seat_chips", (("match", "live"), ("seat", "lbr")))] == -samples[
                         ("acpc_seat_chips", (("match", "live"), ("seat", "bot")))]
                     break
@@ -86,6 +88,14 @@ def test_live_match_metrics_and_results(tmp_path: Path) -> None:
                 with socket.socket() as probe:
                     probe.settimeout(1.0)
                     assert probe.connect_ex((address, int(port))) != 0
+        # The match is over (SCORE printed); the endpoint keeps the final values for the grace.
+        score = ""
+        while not score.startswith("SCORE"):
+            score = dealer.stdout.readline()
+            assert score, "the dealer ended without a SCORE line"
+        final = _scrape(url)
+        assert final[hands_key] == hands
+        assert final[("acpc_matches_running", ())] == 0
         dealer.communicate(timeout=TIMEOUT)
         assert dealer.returncode == 0
     finally:
