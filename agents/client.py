@@ -1,7 +1,7 @@
 """ACPC clients on Twisted: the connection base and the strategy-driven bot.
 
 :class:`AcpcClient` speaks the client side of the ACPC protocol exactly as the
-reference dealer expects it (docs and /work/shared/spec/acpc.md §1-3): it sends
+reference dealer expects it (docs/dealer.md; the ACPC protocol 2.0.0): it sends
 ``VERSION:2.0.0\\r\\n`` first, reads lines up to ``\\n`` (a ``\\r`` before it is
 dropped), ignores ``#``/``;`` comment lines, follows every MATCHSTATE line with
 a :class:`~agents.tracking.HandTracker`, and answers only when it is the one to
@@ -96,6 +96,8 @@ class AcpcClient(LineReceiver):
         self._last_answered = ""
         #: The answer version the dealer asked for (1 until it says otherwise).
         self.answer_version = 1
+        self._cards_checked = -1  # the hand whose hole cards were checked
+        self._deck = frozenset(game.deck)
         self._query_count = 0
         self._pending: dict[str, tuple[Query, defer.Deferred[QueryResult]]] = {}
 
@@ -151,10 +153,24 @@ class AcpcClient(LineReceiver):
     # -- play ------------------------------------------------------------
 
     def _matchstate_received(self, text: str) -> None:
+        if self.failed:
+            return
         try:
-            view = self.tracker.update(text)
-        except ParseError as problem:
-            log.warning("ignoring unreadable state: %s", problem)
+            view = self._read_state(text)
+        except ProtocolError as problem:
+            # A dealer sends only states of its game, so an unreadable one
+            # almost always means the bot was started for another game; waiting
+            # would stall the match until the dealer's t_response. Leave now.
+            game = self.game
+            log.error(
+                "cannot read the dealer's state with this bot's game (%s, %d players, %d rounds, "
+                "%d hole cards): %s. The dealer is most likely playing another game: start the bot "
+                "with the dealer's game (--game). Disconnecting.",
+                "limit" if game.is_limit else "no-limit", game.num_players, game.num_rounds,
+                game.num_hole_cards, problem,
+            )
+            self.failed = True
+            self.out.loseConnection()
             return
         self.state_received(view)
         if view.to_act and text != self._last_answered:
@@ -168,6 +184,20 @@ class AcpcClient(LineReceiver):
                 waiting: defer.Deferred[Action] = defer.ensureDeferred(decision)
                 waiting.addCallback(self._send_action, text)
                 waiting.addErrback(self._decision_failed, text)
+
+    def _read_state(self, text: str) -> SeatView:
+        """The tracker's view of a MATCHSTATE line; the hole cards are checked once a hand.
+
+        Raises:
+            ProtocolError: the line is not a state of this bot's game.
+        """
+        view = self.tracker.update(text)
+        if view.hand_id != self._cards_checked:
+            hole = view.hole
+            if len(hole) != self.game.num_hole_cards or not set(hole) <= self._deck:
+                raise ParseError(f"hole cards {view.cards_text!r} are not this game's", text)
+            self._cards_checked = view.hand_id
+        return view
 
     def _send_action(self, action: Action, text: str) -> None:
         self.out.write(f"{text}:{action.text()}\r\n".encode("ascii"))

@@ -120,18 +120,40 @@ def test_comments_blank_lines_and_bare_lf_are_handled() -> None:
     assert replies(transport) == ["MATCHSTATE:1:0::|2hAc:c"]
 
 
-def test_a_state_is_answered_only_once_and_unreadable_states_are_ignored() -> None:
-    """A repeated to-act line gets one answer; garbage and illegal betting get none."""
+def test_a_state_is_answered_only_once() -> None:
+    """A repeated to-act line gets one answer; comments and unknown lines get none."""
     game = load_game("nolimit")
     bot = make_bot("always-call", game)
     transport = connect(bot)
-    bot.dataReceived(
-        b"MATCHSTATE:1:0::|2hAc\r\nMATCHSTATE:1:0::|2hAc\r\n"
-        b"MATCHSTATE:1:1:r100:|2hAc\r\nMATCHSTATE:x\r\nHELLO\r\n"
-    )
+    bot.dataReceived(b"MATCHSTATE:1:0::|2hAc\r\nMATCHSTATE:1:0::|2hAc\r\nHELLO\r\n")
     assert replies(transport) == ["MATCHSTATE:1:0::|2hAc:c"]
     bot.dataReceived(b"MATCHSTATE:1:2::|2hAc\r\n")
     assert replies(transport)[-1] == "MATCHSTATE:1:2::|2hAc:c"
+    assert not transport.disconnecting
+
+
+@pytest.mark.parametrize(
+    ("bot_game", "line"),
+    [
+        ("limit", b"MATCHSTATE:0:0:r300:7d3d|\r\n"),  # a no-limit raise size under limit
+        ("nolimit", b"MATCHSTATE:1:1:r100:|2hAc\r\n"),  # a raise below the big blind
+        ("kuhn", b"MATCHSTATE:1:0::|2hAc\r\n"),  # two hole cards in a one-card game
+        ("nolimit", b"MATCHSTATE:x\r\n"),
+    ],
+)
+def test_an_unreadable_state_ends_the_connection_naming_the_game(
+    bot_game: str, line: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A state the bot cannot read (a bot started with the wrong --game) is an error: the bot
+    says so, names the likely cause and disconnects instead of waiting out the dealer's
+    t_response; lines after it are not answered."""
+    bot = make_bot("always-call", load_game(bot_game))
+    transport = connect(bot)
+    bot.dataReceived(line + b"MATCHSTATE:1:0::|2hAc\r\n")
+    assert replies(transport) == []
+    assert transport.disconnecting and bot.failed
+    message = " ".join(r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    assert "another game" in message and "--game" in message
 
 
 def test_tracker_resynchronises_on_a_new_hand_and_on_a_non_extension() -> None:

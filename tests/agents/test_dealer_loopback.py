@@ -81,3 +81,37 @@ def test_a_ten_thousand_hand_benchmark_match(tmp_path: Path) -> None:
     """The benchmark length: 10,000 hands of always-call self-play finish cleanly within 3 minutes."""
     elapsed = play_match(tmp_path, "nolimit", ("always-call", "always-call"), 10_000, limit=180)
     print(f"10000 hands in {elapsed:.1f} s ({10_000 / elapsed:.0f} hands/s)")
+
+
+@pytest.mark.parametrize("bot", ["always-call", "lbr"])
+def test_a_bot_started_for_another_game_says_so_and_the_match_ends(tmp_path: Path, bot: str) -> None:
+    """A bot given ``--game limit`` against a no-limit dealer (whose raises it cannot read) exits 1
+    at once with an error that
+    names the likely cause; the dealer ends the match (disconnect) instead of waiting out its
+    ten-minute t_response. The timeouts only detect a hang."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    dealer = subprocess.Popen(
+        [*CLI, "dealer", "m", "nolimit", "100", "42", "a", "b", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env,
+    )
+    players: list[subprocess.Popen[bytes]] = []
+    try:
+        assert dealer.stdout is not None
+        ports = dealer.stdout.readline().split()
+        for port, game in zip(ports, (["nolimit"], ["limit"]), strict=True):
+            players.append(subprocess.Popen(
+                [*CLI, "play", "call-raise" if game == ["nolimit"] else bot, "127.0.0.1",
+                 port.decode(), "--game", *game],
+                stderr=subprocess.PIPE, cwd=REPO, env=env))
+        _, dealer_err = dealer.communicate(timeout=120)
+        outputs = [player.communicate(timeout=120)[1].decode() for player in players]
+    finally:
+        for process in (dealer, *players):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert dealer.returncode == 3, dealer_err.decode()[-2000:]
+    assert "seat 2 (b) disconnected" in dealer_err.decode()
+    assert players[1].returncode == 1
+    assert "another game" in outputs[1] and "--game" in outputs[1]
+    assert "Traceback" not in outputs[1]
