@@ -85,10 +85,10 @@ def test_a_ten_thousand_hand_benchmark_match(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bot", ["always-call", "lbr"])
 def test_a_bot_started_for_another_game_says_so_and_the_match_ends(tmp_path: Path, bot: str) -> None:
-    """A bot given ``--game limit`` against a no-limit dealer (whose raises it cannot read) exits 1
-    at once with an error that
-    names the likely cause; the dealer ends the match (disconnect) instead of waiting out its
-    ten-minute t_response. The timeouts only detect a hang."""
+    """A bot given ``--game limit`` against a no-limit dealer (whose raises it cannot read)
+    exits 1 at once with an error that names the likely cause; the dealer ends the match
+    (disconnect) instead of waiting out its ten-minute t_response. The timeouts only detect
+    a hang."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     dealer = subprocess.Popen(
         [*CLI, "dealer", "m", "nolimit", "100", "42", "a", "b", "-q"],
