@@ -26,7 +26,7 @@ from typing import Any
 
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
-from agents.lbr import make_lbr_player
+from agents.lbr import lbr_options, make_lbr_player
 from agents.sdk import Strategy
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
@@ -86,9 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acpc-lbr play",
         description="Connect a bot to an ACPC dealer and play until the dealer closes the connection.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
-            f"Bots: {', '.join(PLAYERS)}; or FILE.py:FUNCTION / MODULE:FUNCTION for your own "
-            "strategy function (see docs/bot-sdk.md)."
+            f"Bots: {', '.join(PLAYERS)};\nor FILE.py:FUNCTION / MODULE:FUNCTION for your own "
+            "strategy function (see docs/bot-sdk.md).\n\n"
+            "The lbr bot takes options of its own, after HOST PORT:\n"
+            + lbr_options().format_help()
         ),
     )
     parser.add_argument("bot", metavar="BOT", help="a bot name, or FILE.py:FUNCTION")

@@ -29,6 +29,7 @@ and not checked again: the dealer checked them already.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 import time
@@ -319,19 +320,22 @@ class LbrAgent(AcpcClient):
         return self.player.inconsistencies
 
 
-def make_lbr_player(game: GameDef, seed: int | None, options: Sequence[str]) -> LbrAgent:
-    """``acpc-lbr play lbr … --bets fcpa --rounds 3-4``: the agent from its own options.
-
-    ``--rounds`` must lie within the game's rounds; by default the game's last two.
-    """
-    import argparse
-
+def lbr_options() -> argparse.ArgumentParser:
+    """The options of ``acpc-lbr play lbr`` (also listed by ``acpc-lbr play --help``)."""
     parser = argparse.ArgumentParser(prog="acpc-lbr play lbr", add_help=False)
     parser.add_argument("--bets", default="fcpa", help="fc, fcpa, 56bets or e.g. 0.5,1,min,allin")
     parser.add_argument("--rounds", default=None,
                         help="active rounds, 1-based, e.g. 3-4 or 1-4 (default: the game's last two)")
     parser.add_argument("--timing", default=None, help="write the time split (JSON) here at the end")
-    args, rest = parser.parse_known_args(list(options))
+    return parser
+
+
+def make_lbr_player(game: GameDef, seed: int | None, options: Sequence[str]) -> LbrAgent:
+    """``acpc-lbr play lbr … --bets fcpa --rounds 3-4``: the agent from its own options.
+
+    ``--rounds`` must lie within the game's rounds; by default the game's last two.
+    """
+    args, rest = lbr_options().parse_known_args(list(options))
     if rest:
         raise ValueError(f"unrecognised arguments: {' '.join(rest)}")
     if game.num_players != 2:

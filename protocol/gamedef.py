@@ -341,11 +341,17 @@ def bundled_games() -> list[str]:
     return sorted(p.name.removesuffix(".game") for p in folder.iterdir() if p.name.endswith(".game"))
 
 
+def known_games() -> str:
+    """The bundled games and their aliases, for error messages."""
+    aliases = ", ".join(f"{alias} = {name}" for alias, name in ALIASES.items())
+    return f"bundled: {', '.join(bundled_games())}; aliases: {aliases}"
+
+
 def bundled_game_text(name: str) -> str:
     """Return the text of a bundled game file given its name or alias."""
     name = ALIASES.get(name, name).removesuffix(".game")
     if name not in bundled_games():
-        raise GameDefError(f"no bundled game named {name!r}; bundled: {', '.join(bundled_games())}")
+        raise GameDefError(f"no bundled game named {name!r}; {known_games()}")
     return (resources.files("protocol") / "games" / f"{name}.game").read_text()
 
 
@@ -370,5 +376,5 @@ def load_game(name_or_path: str | Path) -> GameDef:
         return parse_gamedef(bundled_game_text(key))
     raise GameDefError(
         f"{name_or_path}: neither a game file nor a bundled game "
-        f"(bundled: {', '.join(bundled_games())})"
+        f"({known_games()})"
     )

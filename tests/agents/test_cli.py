@@ -149,3 +149,13 @@ def test_connection_refused_exits_one() -> None:
         env=dict(os.environ, PYTHONPATH=str(REPO)),
     )
     assert result.returncode == 1, result.stderr.decode()
+
+
+def test_help_lists_the_lbr_bots_own_options(capsys: pytest.CaptureFixture[str]) -> None:
+    """``play --help`` shows the options the lbr bot takes after HOST PORT."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--bets", "--rounds", "--timing"):
+        assert option in text, option

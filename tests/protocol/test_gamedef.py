@@ -200,3 +200,14 @@ def test_gamedef_is_frozen() -> None:
     game: GameDef = load_game("kuhn")
     with pytest.raises(AttributeError):
         game.num_players = 3  # type: ignore[misc]
+
+
+def test_an_unknown_game_error_lists_the_games_and_their_aliases() -> None:
+    """The error for an unknown game names the bundled games and the short aliases users type."""
+    for name in ("nolimt", "nolimt.game"):
+        with pytest.raises(GameDefError) as error:
+            load_game(name)
+        for word in ("holdem.nolimit.2p.reverse_blinds", "nolimit =", "limit =", "leduc ="):
+            assert word in str(error.value), (name, word)
+    with pytest.raises(GameDefError, match="aliases: nolimit"):
+        bundled_game_text("nolimt")
