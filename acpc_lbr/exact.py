@@ -12,7 +12,7 @@ best response for a seat is its expected winnings in chips per hand over
 every deal; ``exploitability = (BR value as seat 0 + BR value as seat 1) / 2``
 and ``NashConv = 2 * exploitability`` (two-player zero-sum). Uniform random
 has exploitability 0.458333 in Kuhn and 2.373611 in Leduc (OpenSpiel 2.0.2,
-``pyspiel`` ``exploitability``; /work/shared/notes/ecosystem.md).
+``pyspiel`` ``exploitability``).
 
 How the vectors work. Chance deals hole cards uniformly (every ordered pair
 of disjoint hands equally likely) and each round's board cards uniformly from

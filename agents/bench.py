@@ -5,7 +5,7 @@ Usage::
     python -m agents.bench TRACE --game GAME [--seat N] [--bot NAME ...] [--query QUERY]
 
 TRACE is a reference dealer transcript (``TO <seat> at <time> <line>`` lines,
-e.g. /work/shared/acpc-reference/transcripts/nl1000.trace). Every line the seat
+e.g. tests/data/acpc-reference/transcripts/nl1000.trace). Every line the seat
 received is fed to a fresh bot on an in-memory transport; the best of three
 passes is reported, so no network or dealer time is included.
 """

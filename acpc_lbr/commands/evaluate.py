@@ -23,8 +23,9 @@ estimators are printed side by side with the imaginary-observation ones (IO
 and duplicate + IO, from the dealer's results: the opponent answers range
 queries, or LBR could not play it); ``--no-io`` leaves the IO ones out.
 
-With no options it runs a demonstration: LBR (fcpa, rounds 3-4, the last
-two of the game) against ``call-raise`` in heads-up no-limit hold'em.
+With no options it runs a demonstration (2-3 minutes on a busy 2-core machine; README):
+LBR (fcpa, rounds 3-4, the last two of the game) against ``call-raise`` in heads-up
+no-limit hold'em.
 
 Exit status: 0 done; 1 a match failed or evaluate was interrupted; 2 usage;
 3 the opponent does not answer range queries; 4 no bound: LBR took no active
@@ -54,7 +55,7 @@ from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from protocol.gamedef import GameDef, load_game
 
-#: The demonstration run (no options): about a minute on a 2-core machine.
+#: The demonstration run (no options): 83-162 s on a 2-core machine (README).
 DEFAULT_OPPONENT = "call-raise"
 DEFAULT_HANDS = 4000
 EXIT_OK = 0
@@ -651,7 +652,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="acpc-lbr evaluate",
         description="Measure a lower bound on a bot's exploitability with Local Best Response.",
         epilog="With no options: LBR (fcpa, rounds 3-4) against call-raise in no-limit hold'em, "
-               "about a minute. See docs/lbr.md.",
+               "1½-3 minutes (README). See docs/lbr.md.",
     )
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--opponent", default=None, metavar="BOT",

@@ -1,6 +1,6 @@
 """The hand evaluator orders hands exactly as the ACPC reference ranker does.
 
-Oracles: the reference ranker's own values (``shared/acpc-reference/
+Oracles: the reference ranker's own values (``tests/data/acpc-reference/
 rank_vectors.tsv``), the independent phevaluator library, and the naive
 best-5-of-N twin in ``tests/acpc_lbr/naive.py``.
 """

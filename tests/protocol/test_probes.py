@@ -1,6 +1,6 @@
 """The reference dealer's edge-case probes, replayed through protocol/.
 
-Source of truth: ``shared/acpc-reference/probes/<case>.{err,log}`` (acpc.md
+Source of truth: ``tests/data/acpc-reference/probes/<case>.{err,log}`` (acpc.md
 §3, §4): each is a small match of the reference dealer against a scripted
 client. The ``.err`` trace holds the replies as received (FROM lines) and the
 dealer's reactions (WARNING lines); the ``.log`` holds the outcome. For each

@@ -1,6 +1,6 @@
 """protocol.ranking against the reference ranker and against a naive twin.
 
-Sources: ``shared/acpc-reference/rank_vectors.tsv`` (5000 hands with the
+Sources: ``tests/data/acpc-reference/rank_vectors.tsv`` (5000 hands with the
 reference's ``rankCardset`` values, acpc.md §6), and a textbook
 best-five-of-N evaluator written here with itertools.
 """

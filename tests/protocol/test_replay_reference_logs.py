@@ -1,6 +1,6 @@
 """Every STATE line of the reference dealer's logs, replayed through protocol/.
 
-Source of truth: ``shared/acpc-reference/logs/{nl1000,lim1000,nl3p_100}.log``
+Source of truth: ``tests/data/acpc-reference/logs/{nl1000,lim1000,nl3p_100}.log``
 written by the reference dealer (see acpc.md §12). Nothing here is hard-coded
 except the file names: game, hand count and seed come from each log's header.
 """

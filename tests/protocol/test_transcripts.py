@@ -1,6 +1,6 @@
 """The reference dealer's full TO/FROM traces, parsed and rebuilt by protocol/.
 
-Source of truth: ``shared/acpc-reference/transcripts/{nl1000,lim1000}.trace``,
+Source of truth: ``tests/data/acpc-reference/transcripts/{nl1000,lim1000}.trace``,
 the stderr of the reference dealer (acpc.md §2, §12, §14). Game and seed come
 from each trace's header line.
 """
