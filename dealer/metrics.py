@@ -27,7 +27,7 @@ from twisted.web.resource import Resource
 
 # No ``*_created`` series: they carry the counter's HELP text under another
 # name ("acpc_hands_created: Hands finished") and say nothing a scrape needs.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 #: Latency buckets in seconds, from 100 µs to 10 s.
 LATENCY_BUCKETS = (
@@ -252,6 +252,7 @@ def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1
 
     tcp: Any = installed_reactor  # zope interfaces confuse mypy
     root = Resource()  # type: ignore[no-untyped-call]
-    root.putChild(b"metrics", MetricsPage(metrics.registry))
+    page: Any = MetricsPage(metrics.registry)  # an IResource (zope interfaces confuse mypy)
+    root.putChild(b"metrics", page)
     site: Any = Site(root)  # type: ignore[no-untyped-call]
     return tcp.listenTCP(port, site, interface=interface)
