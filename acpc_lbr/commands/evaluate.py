@@ -55,7 +55,7 @@ from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from protocol.gamedef import GameDef, load_game
 
-#: The demonstration run (no options): 83-162 s on a 2-core machine (README).
+#: The demonstration run (no options): 142-159 s on a busy 2-core machine (README).
 DEFAULT_OPPONENT = "call-raise"
 DEFAULT_HANDS = 4000
 EXIT_OK = 0
@@ -652,7 +652,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="acpc-lbr evaluate",
         description="Measure a lower bound on a bot's exploitability with Local Best Response.",
         epilog="With no options: LBR (fcpa, rounds 3-4) against call-raise in no-limit hold'em, "
-               "1½-3 minutes (README). See docs/lbr.md.",
+               "2-3 minutes (README). See docs/lbr.md.",
     )
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--opponent", default=None, metavar="BOT",
