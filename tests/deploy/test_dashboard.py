@@ -47,17 +47,21 @@ def _series(text: str) -> Series:
 
 async def _scrape_mid_match(progress: io.StringIO, done: list[bool]) -> Series:
     """Poll the endpoint until both matches run, hands are in and all four estimators publish."""
+    import urllib.request
+
     from twisted.internet import reactor
     from twisted.internet.task import deferLater
-    from twisted.web.client import Agent, readBody
+    from twisted.internet.threads import deferToThread
 
-    agent = Agent(reactor)
+    def get(url: str) -> str:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return str(response.read().decode())
+
     last: Series = {}
     while not done:
         found = re.search(r"METRICS (http://\S+)", progress.getvalue())
         if found is not None:
-            response = await agent.request(b"GET", found.group(1).encode())
-            last = _series((await readBody(response)).decode())
+            last = _series(await deferToThread(get, found.group(1)))
             estimators = {s["estimator"] for s in last.get("acpc_estimate_mbb_per_game", [])}
             hands = [s for s in last.get("acpc_hands_total", [])]
             if estimators == {"raw", "duplicate", "io", "duplicate_io"} and len(hands) == 2:
