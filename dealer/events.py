@@ -15,15 +15,23 @@ Three outputs, each with one job:
   and ``ERROR:`` lines, ``FINISHED at`` and the ``SCORE``. It is buffered and
   written once per hand, because a write per message costs throughput; ``-q``
   drops only the ``TO``/``FROM`` lines, as in the reference.
+
+Files are written through :class:`RecordFile`: whole lines only. A write that
+fails (a full disk, an I/O error) truncates the file back to its last complete
+line and raises :class:`WriteFailed` naming the file, so a file is never left
+with half a record; the match concerned ends and says ``cannot write <file>``.
+A file cut by a kill mid-write is repaired on resume
+(:func:`drop_partial_line`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import structlog
 from structlog.processors import ExceptionRenderer
@@ -33,6 +41,129 @@ from structlog.tracebacks import ExceptionDictTransformer
 EventHook = Callable[[dict[str, Any]], None]
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+
+
+class WriteFailed(Exception):
+    """A log file could not be written (or opened).
+
+    Attributes:
+        path: the file.
+        error: the underlying OSError.
+        message: ``cannot write <path>: <reason>``.
+    """
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        self.path = path
+        self.error = error
+        self.message = f"cannot write {path}: {error.strerror or error}"
+        super().__init__(self.message)
+
+
+class RecordFile:
+    """A text file written in whole lines: a failed write never leaves half a line.
+
+    Lines are buffered by :meth:`write` and written by :meth:`flush`, in one
+    go. If that fails part-way, the file is truncated back to the end of the
+    last flush that succeeded and :class:`WriteFailed` is raised; the file is
+    then dead (later writes are dropped, :attr:`failed` says why).
+
+    Args:
+        path: the file's name (for messages).
+        raw: an unbuffered binary file (``open(path, "ab", buffering=0)``).
+    """
+
+    def __init__(self, path: Path, raw: BinaryIO) -> None:
+        self.path = path
+        self._raw = raw
+        self._buffer: list[str] = []
+        self._good = raw.seek(0, os.SEEK_END)
+        self.failed: WriteFailed | None = None
+
+    def write(self, text: str) -> None:
+        """Buffer ``text`` (whole lines) for the next :meth:`flush`."""
+        if self.failed is None:
+            self._buffer.append(text)
+
+    def flush(self) -> None:
+        """Write what is buffered, all of it or none of it.
+
+        Raises:
+            WriteFailed: the write failed; the file holds what it held before.
+        """
+        if self.failed is not None or not self._buffer:
+            return
+        data = "".join(self._buffer).encode("utf-8")
+        self._buffer.clear()
+        done = 0
+        try:
+            while done < len(data):
+                written = self._raw.write(data[done:])
+                if not written:
+                    raise OSError(f"wrote nothing ({len(data) - done} bytes left)")
+                done += written
+        except OSError as error:
+            self.failed = WriteFailed(self.path, error)
+            try:
+                self._raw.truncate(self._good)
+            except OSError:
+                pass  # nothing more can be done; resume drops a partial line
+            raise self.failed from error
+        self._good += len(data)
+
+    def close(self) -> None:
+        """Flush and close (a flush error is raised after the file is closed)."""
+        try:
+            self.flush()
+        finally:
+            try:
+                self._raw.close()
+            except OSError:
+                pass
+
+
+def open_record_file(path: Path, append: bool) -> RecordFile:
+    """Open ``path`` for whole-line writes (truncating it unless ``append``).
+
+    Raises:
+        WriteFailed: it cannot be opened for writing.
+    """
+    try:
+        raw = open(path, "ab" if append else "wb", buffering=0)  # noqa: SIM115 (lives with the match)
+    except OSError as error:
+        raise WriteFailed(path, error) from error
+    return RecordFile(path, raw)
+
+
+#: Opens a file of a match (injectable: tests give files that fail).
+Opener = Callable[[Path, bool], RecordFile]
+
+
+def drop_partial_line(path: Path) -> int:
+    """Cut a last line that has no line end (a write cut by a kill); returns the bytes cut.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "x.tlog"
+    >>> _ = p.write_bytes(b"c 0 1.0 2.0\nr300 1 1.")
+    >>> drop_partial_line(p), p.read_bytes()
+    (8, b'c 0 1.0 2.0\n')
+    """
+    if not path.exists():
+        return 0
+    with open(path, "r+b") as file:
+        size = file.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            start = max(0, end - 65536)
+            file.seek(start)
+            chunk = file.read(end - start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        if end < size:
+            file.truncate(end)
+        return size - end
 
 
 def _exception_renderer() -> ExceptionRenderer:
@@ -68,6 +199,12 @@ class EventLog:
         path: where to write the JSON lines; None for no file.
         console: stream for the readable console (INFO and above); None for none.
         append: append to ``path`` instead of truncating it (resume).
+        opener: opens the file (see :func:`open_record_file`).
+
+    The file never raises into the caller: if it cannot be opened,
+    :attr:`failed` says why (the match then does not start); if a write
+    fails, the file is dropped, :attr:`failed` is set and
+    :attr:`on_write_failed` is called (the match then ends).
     """
 
     def __init__(
@@ -76,17 +213,26 @@ class EventLog:
         path: Path | None,
         console: TextIO | None = None,
         append: bool = False,
+        opener: Opener = open_record_file,
     ) -> None:
         self.match = match
         self.hooks: list[EventHook] = []
-        self._file: IO[str] | None = None
+        self._file: RecordFile | None = None
         self._json: Any = None
         self._console: Any = None
+        self.failed: WriteFailed | None = None
+        #: Called once with the WriteFailed of the first failed write.
+        self.on_write_failed: Callable[[WriteFailed], None] | None = None
         if path is not None:
-            self._file = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115 (lives with the match)
-            self._json = structlog.wrap_logger(
-                structlog.WriteLogger(self._file), processors=json_processors()
-            ).bind(match=match)
+            try:
+                self._file = opener(path, append)
+            except WriteFailed as error:
+                self.failed = error
+            else:
+                self._json = structlog.wrap_logger(
+                    structlog.WriteLogger(self._file),  # type: ignore[arg-type]
+                    processors=json_processors(),
+                ).bind(match=match)
         if console is not None:
             self._console = structlog.wrap_logger(
                 structlog.PrintLogger(console), processors=console_processors()
@@ -108,7 +254,10 @@ class EventLog:
         for hook in self.hooks:
             hook({"event": event, "level": level, "match": self.match, **fields})
         if self._json is not None:
-            getattr(self._json, level)(event, **fields)
+            try:
+                getattr(self._json, level)(event, **fields)
+            except WriteFailed as error:
+                self._drop_file(error)
         if console and self._console is not None and _LEVELS[level] >= 20:
             getattr(self._console, level)(event, **fields)
 
@@ -121,14 +270,31 @@ class EventLog:
     def flush(self) -> None:
         """Push buffered events to disk."""
         if self._file is not None:
-            self._file.flush()
+            try:
+                self._file.flush()
+            except WriteFailed as error:
+                self._drop_file(error)
 
     def close(self) -> None:
         """Flush and close the file."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-            self._json = None
+        file, self._file, self._json = self._file, None, None
+        if file is not None:
+            try:
+                file.close()
+            except WriteFailed as error:
+                self.failed = self.failed or error
+
+    def _drop_file(self, error: WriteFailed) -> None:
+        file, self._file, self._json = self._file, None, None
+        if file is not None:
+            try:
+                file.close()
+            except WriteFailed:
+                pass
+        if self.failed is None:
+            self.failed = error
+            if self.on_write_failed is not None:
+                self.on_write_failed(error)
 
 
 class Trace:

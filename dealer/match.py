@@ -16,10 +16,9 @@ What the bot does         What the dealer does                            cause
 ========================  ==============================================  ========
 never connects            ends the match after ``--start_timeout``        no_connection
 sends nothing while due   ends the match after ``--idle_timeout`` (opt-in) idle
-disconnects (any time)    ends the match at once                          disconnect
-bad ``VERSION`` line      ends the match (reference: exit 1)              bad_version
+bad/no ``VERSION`` line   closes that connection, the seat keeps waiting  --
+disconnects (seated)      ends the match at once                          disconnect
 VERSION 1.x or 2.1+       warns and plays on (as the reference)           --
-no VERSION line           ends the match after ``--t_response``           timeout
 no reply in time          ends the match (``t_response``)                 timeout
 over its time budget      ends the match (``t_hand``, ``t_per_hand``)     out_of_time
 line over ``MAX_LENGTH``  ends the match                                  line_too_long
@@ -27,7 +26,13 @@ unparsable reply          warns, ignores it, keeps waiting (reference)    --
 stale reply               warns, ignores it, keeps waiting (reference)    --
 too many ignored lines    ends the match (``--max_ignored`` per decision) garbage
 invalid action            corrected as the reference does, counted        --
+over a budget             ends the match (dealer/budget.py)               over_budget
+does not read its output  stops reading from it; drops it at the limit    not_reading
 ========================  ==============================================  ========
+
+A log that cannot be written ends the match whose log it is (cause
+``write_failed``, ``cannot write <file>``); a file is never left with half a
+record (:class:`dealer.events.RecordFile`).
 
 When a match ends early, every finished hand is already in the ``.log`` (it is
 flushed after every hand), the unfinished hand is dropped, and the dealer
@@ -37,9 +42,10 @@ cause in the event log. Other matches of the same process go on.
 
 Exit codes (per match; the process returns the highest): :data:`EXIT_OK` (0)
 the match was played to the end; :data:`EXIT_STARTUP` (1) bad arguments or a
-startup failure (unreadable game, port in use, unreadable tlog);
+startup failure (unreadable game, port in use, unwritable log, unreadable tlog);
 :data:`EXIT_BOT_FAILURE` (3) the match ended early because of a bot;
-:data:`EXIT_INTERNAL` (4) a dealer bug or an interrupted dealer.
+:data:`EXIT_INTERNAL` (4) a dealer bug, a log that could not be written
+mid-match, or an interrupted dealer.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -57,7 +63,16 @@ from twisted.internet import defer
 from twisted.internet.error import CannotListenError
 from twisted.python.failure import Failure
 
-from dealer.events import EventLog, Trace
+from dealer.budget import BotBudget
+from dealer.events import (
+    EventLog,
+    Opener,
+    RecordFile,
+    Trace,
+    WriteFailed,
+    drop_partial_line,
+    open_record_file,
+)
 from dealer.relay import DEFAULT_T_QUERY_MS, QueryFailed, QueryRelay  # noqa: F401 (QueryFailed: ask_seat raises it)
 from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 from protocol.deal import Deal, DealSource
@@ -87,8 +102,6 @@ EXIT_INTERNAL = 4
 #: The protocol version this dealer speaks.
 VERSION = (2, 0, 0)
 _VERSION_LINE = re.compile(r"VERSION:\s*\+?(\d+)\.\s*\+?(\d+)\.\s*\+?(\d+)")
-#: Lines a seat may queue while it is not its turn before the dealer gives up.
-MAX_QUEUED_LINES = 10_000
 #: The command line's default ``--start_timeout``: bots must connect within a
 #: minute (the reference waits forever; ``--start_timeout -1`` does too).
 DEFAULT_START_TIMEOUT_MS = 60_000
@@ -125,6 +138,7 @@ class MatchConfig:
         t_query_ms: a bot's time limit per range query (dealer/relay.py).
         queryable: names of players that answer range queries without
             announcing it (``--queryable``).
+        budget: what one bot may cost the dealer (dealer/budget.py).
     """
 
     name: str
@@ -150,6 +164,7 @@ class MatchConfig:
     events: bool = True
     t_query_ms: int = DEFAULT_T_QUERY_MS
     queryable: tuple[str, ...] = ()
+    budget: BotBudget = BotBudget()
 
     def __post_init__(self) -> None:
         if len(self.names) != self.game.num_players:
@@ -179,8 +194,9 @@ class MatchAborted(Exception):
 
     Args:
         cause: a short code (``disconnect``, ``timeout``, ``out_of_time``,
-            ``garbage``, ``line_too_long``, ``bad_version``, ``no_connection``,
-            ``interrupted``, ``internal``).
+            ``garbage``, ``line_too_long``, ``over_budget``, ``not_reading``,
+            ``no_connection``, ``write_failed``, ``startup``, ``interrupted``,
+            ``internal``).
         message: what happened, naming the seat.
         seat: the seat at fault (0-based), if any.
         exit_code: the exit code this ending maps to.
@@ -239,19 +255,24 @@ class _Seat:
     """The dealer's view of one seat (not the connection itself)."""
 
     __slots__ = (
+        "candidates",
         "connected",
         "corrections",
         "factory",
         "hand_time",
         "ignored",
         "index",
+        "last_refusal",
         "lost",
         "match_time",
         "name",
         "port",
         "protocol",
         "queue",
+        "queued_bytes",
         "ready",
+        "trace_bytes",
+        "untraced",
     )
 
     def __init__(self, index: int, name: str, factory: SeatFactory) -> None:
@@ -261,6 +282,11 @@ class _Seat:
         self.port: Any = None  # IListeningPort
         self.protocol: SeatProtocol | None = None
         self.queue: deque[str] = deque()
+        self.queued_bytes = 0
+        #: Connections on this seat's port that have not sent VERSION yet.
+        self.candidates: list[SeatProtocol] = []
+        #: Why the last candidate was closed (for the start-timeout message).
+        self.last_refusal: str | None = None
         self.connected = False
         self.lost = False
         self.ready = False  # its VERSION line was read
@@ -268,6 +294,8 @@ class _Seat:
         self.hand_time = 0.0
         self.corrections = 0
         self.ignored = 0
+        self.trace_bytes = 0  # FROM trace bytes in this hand
+        self.untraced = 0  # lines not traced in this hand (over the budget)
 
     def label(self) -> str:
         return f"seat {self.index + 1} ({self.name})"
@@ -283,6 +311,7 @@ class Match:
         stderr: where the trace and the console events go (None: nowhere).
         trace_prefix: put before every trace line (several matches per process).
         console: also write the readable event lines (structlog) to ``stderr``.
+        opener: opens the log files (tests give files that fail).
     """
 
     def __init__(
@@ -293,6 +322,7 @@ class Match:
         stderr: TextIO | None = None,
         trace_prefix: str = "",
         console: bool = True,
+        opener: Opener = open_record_file,
     ) -> None:
         self.config = config
         self.game = config.game
@@ -300,14 +330,23 @@ class Match:
         # IReactorTime; typed Any because zope interfaces confuse mypy.
         self.clock: Any = clock if clock is not None else reactor
         self.trace = Trace(stderr, config.trace_messages, trace_prefix)
+        self.opener = opener
+        # A connection must send VERSION within the handshake limit (or --idle_timeout if shorter).
+        self._handshake_s = config.budget.handshake_s
+        if config.idle_timeout_ms is not None:
+            self._handshake_s = min(self._handshake_s, config.idle_timeout_ms / 1000.0)
+        if config.resume and config.events:
+            drop_partial_line(config.events_path)
         self.events = EventLog(
             config.name,
             config.events_path if config.events else None,
             console=stderr if console else None,
             append=config.resume,
+            opener=opener,
         )
+        self.events.on_write_failed = self._write_failed
         self.seats = [
-            _Seat(i, name, SeatFactory(self, i, config.max_line))
+            _Seat(i, name, SeatFactory(self, i, config.max_line, config.budget))
             for i, name in enumerate(config.names)
         ]
         self.result = MatchResult(
@@ -321,8 +360,8 @@ class Match:
         self._wait_deadline: tuple[float, str, str, int] | None = None
         self._wait_paused = 0.0
         self._all_connected: defer.Deferred[None] = defer.Deferred()
-        self._log: IO[str] | None = None
-        self._tlog: IO[str] | None = None
+        self._log: RecordFile | None = None
+        self._tlog: RecordFile | None = None
         self._started = False
         self._done = False
         self.finished: defer.Deferred[MatchResult] | None = None
@@ -389,22 +428,87 @@ class Match:
 
     # -- events from the seat connections (SeatListener) -------------------
 
-    def seat_connected(self, seat_index: int, protocol: SeatProtocol) -> bool:
+    def seat_candidate(self, seat_index: int, protocol: SeatProtocol) -> bool:
         seat = self.seats[seat_index]
-        if seat.connected or self._failure is not None:
+        if seat.connected or self._failure is not None or self._done:
             return False
+        budget = self.config.budget
+        seat.candidates.append(protocol)
+        if len(seat.candidates) > budget.max_candidates:
+            oldest = seat.candidates.pop(0)
+            self._refuse_candidate(seat, oldest, f"{oldest.peer_label()} to {seat.label()} closed: "
+                                   f"more than {budget.max_candidates} connections waited "
+                                   "to send VERSION")
+        protocol.handshake_timer = self.clock.callLater(
+            self._handshake_s, self._handshake_expired, seat, protocol)
+        self.events.emit("connection_opened", seat=seat_index + 1, peer=protocol.peer_label(),
+                         console=False)
+        return True
+
+    def _handshake_expired(self, seat: _Seat, protocol: SeatProtocol) -> None:
+        protocol.handshake_timer = None
+        if protocol in seat.candidates:
+            seat.candidates.remove(protocol)
+            self._refuse_candidate(seat, protocol, f"{protocol.peer_label()} to {seat.label()} "
+                                   f"sent no VERSION line within {self._handshake_s:g} s")
+
+    def _refuse_candidate(self, seat: _Seat, protocol: SeatProtocol, why: str) -> None:
+        """Close a connection that did not get the seat, saying why (naming the connection)."""
+        seat.last_refusal = why
+        self.trace.line(f"WARNING: {why}")
+        self.trace.flush()
+        self.events.emit("connection_refused", level="warning", seat=seat.index + 1,
+                         peer=protocol.peer_label(), reason=why, console=False)
+        if protocol.handshake_timer is not None and protocol.handshake_timer.active():
+            protocol.handshake_timer.cancel()
+        protocol.handshake_timer = None
+        protocol.refuse()
+
+    def seat_hello(self, seat_index: int, protocol: SeatProtocol, line: str) -> bool:
+        seat = self.seats[seat_index]
+        if protocol not in seat.candidates or seat.connected or self._failure is not None:
+            return False
+        seat.candidates.remove(protocol)
+        match = _VERSION_LINE.match(line)
+        if match is None:
+            shown = line if len(line) <= 100 else f"{line[:100]}... ({len(line)} bytes)"
+            self._refuse_candidate(seat, protocol, f"{protocol.peer_label()} to {seat.label()} "
+                                   f"sent an invalid version string {shown}")
+            return False
+        if protocol.handshake_timer is not None and protocol.handshake_timer.active():
+            protocol.handshake_timer.cancel()
+        protocol.handshake_timer = None
         seat.connected = True
         seat.protocol = protocol
         self.relay.attach(seat_index, protocol)
         if seat.port is not None:
             seat.port.stopListening()
             seat.port = None
-        transport: Any = protocol.transport
-        peer = transport.getPeer() if transport is not None else None
-        self.events.emit("seat_connected", seat=seat_index + 1, name=seat.name, peer=str(peer), console=False)
+        others, seat.candidates = seat.candidates, []
+        for other in others:
+            self._refuse_candidate(seat, other, f"{other.peer_label()} to {seat.label()} closed: "
+                                   "another connection sent VERSION first")
+        self.events.emit("seat_connected", seat=seat_index + 1, name=seat.name,
+                         peer=protocol.peer_label(), console=False)
+        major, minor, _ = (int(g) for g in match.groups())
+        if major != VERSION[0] or minor > VERSION[1]:
+            self.trace.line("ERROR: this server is currently using version 2.0.0")
+            self.events.emit("version_mismatch", level="warning", seat=seat.index + 1, line=line[:100])
+        seat.ready = True
+        self.events.emit("seat_ready", seat=seat.index + 1, name=seat.name, console=False)
         if all(s.connected for s in self.seats) and not self._all_connected.called:
             self._all_connected.callback(None)
         return True
+
+    def seat_candidate_lost(self, seat_index: int, protocol: SeatProtocol) -> None:
+        seat = self.seats[seat_index]
+        if protocol in seat.candidates:
+            seat.candidates.remove(protocol)
+            if protocol.handshake_timer is not None and protocol.handshake_timer.active():
+                protocol.handshake_timer.cancel()
+            protocol.handshake_timer = None
+            self.events.emit("connection_closed", seat=seat_index + 1, peer=protocol.peer_label(),
+                             reason="closed before sending VERSION", console=False)
 
     def seat_line(self, seat_index: int, line: str) -> None:
         seat = self.seats[seat_index]
@@ -414,19 +518,53 @@ class Match:
             waiter.callback(line)
             return
         seat.queue.append(line)
-        if len(seat.queue) > MAX_QUEUED_LINES:
-            self.abort(MatchAborted(
-                "garbage", f"{seat.label()} sent more than {MAX_QUEUED_LINES} lines out of turn",
-                seat_index,
-            ))
+        seat.queued_bytes += len(line) + 1
+        budget = self.config.budget
+        if len(seat.queue) > budget.max_queued_lines:
+            self.bot_over_budget(seat_index, f"sent more than {budget.max_queued_lines} lines "
+                                 "while it was not its turn (limit max_queued_lines "
+                                 f"{budget.max_queued_lines})")
+        elif seat.queued_bytes > budget.max_queued_bytes:
+            self.bot_over_budget(seat_index, f"sent {seat.queued_bytes} bytes while it was not its "
+                                 f"turn (limit max_queued_bytes {budget.max_queued_bytes})")
 
-    def seat_line_too_long(self, seat_index: int, length: int) -> None:
+    def _pop_queued(self, seat: _Seat) -> str:
+        line = seat.queue.popleft()
+        seat.queued_bytes -= len(line) + 1
+        return line
+
+    def seat_line_too_long(self, seat_index: int, length: int, limit: int) -> None:
         seat = self.seats[seat_index]
         self.abort(MatchAborted(
             "line_too_long",
-            f"{seat.label()} sent a line longer than {self.config.max_line} bytes",
+            f"{seat.label()} sent a line longer than {limit} bytes (its line limit)",
             seat_index,
         ))
+
+    def seat_not_reading(self, seat_index: int, unsent: int, limit: int) -> None:
+        seat = self.seats[seat_index]
+        self.abort(MatchAborted(
+            "not_reading",
+            f"{seat.label()} does not read what it is sent: {unsent} bytes unsent "
+            f"(limit max_unsent_bytes {limit})",
+            seat_index,
+        ))
+
+    def seat_error(self, seat_index: int, error: Exception) -> None:
+        self.events.emit("internal_error", level="error", error=repr(error)[:200], seat=seat_index + 1)
+        self.abort(MatchAborted(
+            "internal", f"internal error on a line from {self.seats[seat_index].label()}: "
+            f"{type(error).__name__}", None, EXIT_INTERNAL))
+
+    def bot_over_budget(self, seat_index: int, what: str, cause: str = "over_budget") -> None:
+        """End the match because ``seat_index`` went over one of its limits.
+
+        Args:
+            seat_index: the seat at fault.
+            what: what it did, ending with the limit (``sent ... (limit X N)``).
+            cause: the cause code of the ending.
+        """
+        self.abort(MatchAborted(cause, f"{self.seats[seat_index].label()} {what}", seat_index))
 
     def seat_lost(self, seat_index: int, reason: Failure) -> None:
         seat = self.seats[seat_index]
@@ -434,9 +572,7 @@ class Match:
         if self._done:
             return
         if not self._started:
-            # A VERSION line may already sit in the queue, unread.
-            sent_version = seat.ready or any(_VERSION_LINE.match(line) for line in seat.queue)
-            when = "before the match started" if sent_version else "before sending VERSION"
+            when = "before the match started"
         elif self._waiter_seat == seat_index and self._waiter is not None:
             when = "while acting"
         else:
@@ -478,10 +614,11 @@ class Match:
         config = self.config
         result = self.result
         try:
+            if self.events.failed is not None and self._failure is None:
+                raise MatchAborted("startup", self.events.failed.message, None, EXIT_STARTUP)
             self._open_logs()
             start_hand, pending = self._resume() if config.resume else (0, None)
             await self._wait_for_seats()
-            await self._read_versions()
             self._started = True
             self.trace.progress(f"STARTED at {self.clock.seconds():.6f}")
             self.trace.flush()
@@ -505,6 +642,8 @@ class Match:
             result.completed = True
         except MatchAborted as failure:
             self._record_failure(failure)
+        except WriteFailed as error:
+            self._record_failure(MatchAborted("write_failed", error.message, None, EXIT_INTERNAL))
         except Exception as error:  # noqa: BLE001 (a dealer bug: still leave a clean ending)
             self.events.emit("internal_error", level="error", error=repr(error), exc_info=True)
             self._record_failure(MatchAborted("internal", f"internal error: {error!r}", None, EXIT_INTERNAL))
@@ -514,6 +653,10 @@ class Match:
         self._finish()
         return result
 
+    def _write_failed(self, error: WriteFailed) -> None:
+        """A log of this match cannot be written: the match ends (its seats are closed)."""
+        self.abort(MatchAborted("write_failed", error.message, None, EXIT_INTERNAL))
+
     # -- phases --------------------------------------------------------------
 
     async def _wait_for_seats(self) -> None:
@@ -522,10 +665,11 @@ class Match:
         if timeout is not None:
             def expire() -> None:
                 missing = next(s for s in self.seats if not s.connected)
+                last = f" (last refused: {missing.last_refusal})" if missing.last_refusal else ""
                 self.abort(MatchAborted(
                     "no_connection",
                     f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect "
-                    f"(--start_timeout {timeout / 1000.0:g} s)",
+                    f"(--start_timeout {timeout / 1000.0:g} s){last}",
                     missing.index,
                 ))
             timer = self.clock.callLater(timeout / 1000.0, expire)
@@ -536,35 +680,12 @@ class Match:
                 timer.cancel()
         self.stop_listening()
 
-    async def _read_versions(self) -> None:
-        t_response = self.config.t_response_ms / 1000.0
-        idle = self.config.idle_timeout_ms
-        for seat in self.seats:
-            sent = self.clock.seconds()
-            if idle is not None and idle / 1000.0 < t_response:
-                line = await self._next_line(seat, sent + idle / 1000.0, "idle",
-                                             self._deadline_messages[seat.index][3])
-            else:
-                line = await self._next_line(seat, sent + t_response, "timeout",
-                                             f"{seat.label()} sent no VERSION line within {t_response:g} s")
-            match = _VERSION_LINE.match(line)
-            if match is None:
-                raise MatchAborted(
-                    "bad_version", f"invalid version string {line} from {seat.label()}", seat.index
-                )
-            major, minor, _ = (int(g) for g in match.groups())
-            if major != VERSION[0] or minor > VERSION[1]:
-                self.trace.line("ERROR: this server is currently using version 2.0.0")
-                self.events.emit("version_mismatch", level="warning", seat=seat.index + 1, line=line)
-            seat.ready = True
-            self.events.emit("seat_ready", seat=seat.index + 1, name=seat.name, console=False)
-
     def _next_line(self, seat: _Seat, deadline: float, cause: str, message: str) -> defer.Deferred[str]:
         """The next line of ``seat``, or a MatchAborted(cause) after ``deadline``."""
         if self._failure is not None:
             return defer.fail(self._failure)
         if seat.queue:
-            return defer.succeed(seat.queue.popleft())
+            return defer.succeed(self._pop_queued(seat))
         waiter: defer.Deferred[str] = defer.Deferred()
         self._waiter = waiter
         self._waiter_seat = seat.index
@@ -636,12 +757,15 @@ class Match:
         t_response = config.t_response_ms / 1000.0
         t_hand = config.t_hand_ms / 1000.0
         t_match = config.t_per_hand_ms * config.hands / 1000.0
+        trace_budget = config.budget.trace_bytes_per_hand
         for seat in seats:
             seat.hand_time = 0.0
+            seat.trace_bytes = 0
         self.current_hand = (state, deal, seat_of)
         relay = self.relay
         paused = relay.paused
         seconds = self.clock.seconds
+        relay.new_hand(seconds())
         while not state.finished:
             if self._failure is not None:
                 raise self._failure
@@ -658,13 +782,15 @@ class Match:
             seat = seats[seat_of[actor]]
             sent = seconds()
             charged_to = sent
-            # Time with the seat's own range queries out is not charged to it.
+            # Time with the seat's own range queries out is not charged to it
+            # (up to the budget's pause caps per decision and per hand).
+            relay.begin_decision(seat.index, sent)
             paused_at_send = paused_mark = paused(seat.index, sent)
             heard = sent  # the seat's last line (any line) in this wait, for --idle_timeout
             ignored_here = 0
             while True:
                 if seat.queue and self._failure is None:
-                    line = seat.queue.popleft()
+                    line = self._pop_queued(seat)
                 else:
                     deadline, cause, message = self._deadline(
                         seat, sent, charged_to, heard, t_response, t_hand, t_match)
@@ -674,7 +800,11 @@ class Match:
                 heard = now
                 paused_now = paused(seat.index, now)
                 if messages:
-                    trace.from_(seat.index, line)
+                    if seat.trace_bytes < trace_budget:
+                        seat.trace_bytes += len(line)
+                        trace.from_(seat.index, line)
+                    else:
+                        seat.untraced += 1
                 problem: str | None = None
                 if line.startswith(expected_prefix):
                     # The usual case: the echoed state is exactly the one sent,
@@ -687,7 +817,10 @@ class Match:
                     except ParseError:
                         problem = "bad state format in response"
                     else:
-                        if reply is None:  # a comment: skipped, not charged
+                        if reply is None:  # a comment: skipped and not charged, but counted
+                            ignored_here += 1
+                            if ignored_here > config.max_ignored:
+                                self._too_many_ignored(seat, ignored_here, hand_id, "a comment line")
                             continue
                         if not same_decision_point(reply.state,
                                                    matchstate_for(state, deal, actor)):
@@ -711,12 +844,7 @@ class Match:
                 self.events.emit("reply_ignored", level="warning", console=False,
                                  seat=seat.index + 1, hand=hand_id, problem=problem)
                 if ignored_here > config.max_ignored:
-                    raise MatchAborted(
-                        "garbage",
-                        f"{seat.label()} sent {ignored_here} unusable lines in a row in hand "
-                        f"{hand_id} (last: {problem})",
-                        seat.index,
-                    )
+                    self._too_many_ignored(seat, ignored_here, hand_id, problem)
             applied, correction = correct_action(state, action, action_problem)
             if correction is not None:
                 message = correction.message
@@ -732,6 +860,14 @@ class Match:
             if self._tlog is not None:
                 self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
         self._end_hand(state, deal, ordered, seat_of)
+
+    def _too_many_ignored(self, seat: _Seat, count: int, hand_id: int, last: str) -> None:
+        raise MatchAborted(
+            "garbage",
+            f"{seat.label()} sent {count} unusable lines in a row in hand {hand_id} "
+            f"(limit --max_ignored {self.config.max_ignored}; last: {last})",
+            seat.index,
+        )
 
     def _deadline(self, seat: _Seat, sent: float, charged_to: float, heard: float,
                   t_response: float, t_hand: float, t_match: float) -> tuple[float, str, str]:
@@ -769,6 +905,12 @@ class Match:
                 seat.protocol.queue_line(text)
             if messages:
                 self.trace.to(seat.index, text)
+        for seat in self.seats:
+            if seat.untraced:
+                self.trace.line(f"WARNING: {seat.untraced} more lines from seat {seat.index + 1} "
+                                f"in hand {state.hand_id} not traced (limit trace_bytes_per_hand "
+                                f"{self.config.budget.trace_bytes_per_hand})")
+                seat.untraced = 0
         self._record_hand(state, deal, seat_of, write=True)
         hand_id = state.hand_id
         if hand_id % 100 == 0:
@@ -800,16 +942,22 @@ class Match:
         config = self.config
         header = log_header(config.name, config.game_arg, config.hands, config.seed,
                             config.t_response_ms, config.t_hand_ms, config.t_per_hand_ms)
-        mode = "a" if config.resume else "w"
         try:
+            if config.resume:
+                # A line cut by a kill mid-write would be glued to the next one.
+                for path in (config.log_path, config.tlog_path):
+                    if drop_partial_line(path):
+                        self.events.emit("partial_line_dropped", level="warning", file=str(path))
             if config.write_log:
-                self._log = open(config.log_path, mode, encoding="ascii")  # noqa: SIM115
+                self._log = self.opener(config.log_path, config.resume)
                 self._log.write("".join(line + "\n" for line in header))
                 self._log.flush()
             if config.write_tlog:
-                self._tlog = open(config.tlog_path, mode, encoding="ascii")  # noqa: SIM115
+                self._tlog = self.opener(config.tlog_path, config.resume)
+        except WriteFailed as error:
+            raise MatchAborted("startup", error.message, None, EXIT_STARTUP) from error
         except OSError as error:
-            raise MatchAborted("startup", f"cannot write the logs of {config.name}: {error}",
+            raise MatchAborted("startup", f"cannot write {error.filename}: {error.strerror}",
                                None, EXIT_STARTUP) from error
         for line in header:
             self.trace.line(line)
@@ -882,11 +1030,17 @@ class Match:
         if self._log is not None and failure.exit_code != EXIT_STARTUP:
             self._log.write(f"# ERROR: {failure.message}\n")
 
-    def _close_files(self) -> None:
-        for log in (self._log, self._tlog):
+    def _close_files(self) -> WriteFailed | None:
+        """Close the .log and .tlog; returns the first write failure met, if any."""
+        first: WriteFailed | None = None
+        for log in (self._tlog, self._log):
             if log is not None:
-                log.close()
+                try:
+                    log.close()
+                except WriteFailed as error:
+                    first = first or error
         self._log = self._tlog = None
+        return first
 
     def _finish(self) -> None:
         result = self.result
@@ -904,8 +1058,22 @@ class Match:
                 self._log.write(score + "\n")
             self.trace.progress(f"FINISHED at {self.clock.seconds():.6f}")
             self.trace.line(score)
+        failed = self._close_files()
+        if failed is not None and result.exit_code != EXIT_STARTUP:
+            # The last lines (SCORE) could not be written: say so; the hands are on disk.
+            if result.cause is None:
+                result.completed = False
+                result.exit_code, result.cause, result.message = EXIT_INTERNAL, "write_failed", failed.message
+            self.trace.line(f"ERROR: {failed.message}")
+            self.events.emit("match_aborted", level="error", cause="write_failed",
+                             error=failed.message, hands_finished=result.hands_played)
         self.trace.flush()
-        self._close_files()
+        for seat in self.seats:
+            for candidate in seat.candidates:
+                if candidate.handshake_timer is not None and candidate.handshake_timer.active():
+                    candidate.handshake_timer.cancel()
+                candidate.refuse()
+            seat.candidates = []
         self.events.emit(
             "match_finished" if result.completed else "match_ended_early",
             level="info" if result.completed else "error",

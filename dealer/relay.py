@@ -24,7 +24,16 @@ kinds of traffic go through :class:`QueryRelay`:
 
 While an agent has relayed queries out, its action clock is paused
 (:meth:`QueryRelay.paused`): the match subtracts that time from what it
-charges the agent.
+charges the agent, up to ``BotBudget.query_pause_decision_s`` per decision
+and ``BotBudget.query_pause_hand_s`` per hand; beyond them the agent's clock
+runs again, so an agent cannot stall a match with queries. The agent's own
+budget (dealer/budget.py) also bounds its queries out at once
+(``max_queries``) and the length of a ``QUERY`` line (``max_query_bytes``,
+checked before any parsing); going over either ends the match, charged to the
+agent. Unsolicited or late answers are dropped; the first
+``BotBudget.logged_drops`` of a seat are logged one by one, the rest only
+counted. Text sent back to an agent is made ASCII first (bot text may carry
+any byte).
 
 A seat answers queries when its bot announced it with the comment line
 ``# range-query 1 2`` (the answer versions it writes) after ``VERSION`` (the
@@ -208,6 +217,16 @@ class QueryRelay:
         self._asked_since = [0.0] * n
         self._paused_total = [0.0] * n
         self._paused_since = [0.0] * n
+        # The pause credited to the agent's clock, capped per decision and per hand:
+        # credit at the start of the current decision, raw pause then, credit used in this hand.
+        budget = match.config.budget
+        self._cap_decision = budget.query_pause_decision_s
+        self._cap_hand = budget.query_pause_hand_s
+        self._credit_base = [0.0] * n
+        self._raw_at_decision = [0.0] * n
+        self._hand_credit = [0.0] * n
+        #: Unsolicited or late answers dropped, per seat.
+        self.dropped = [0] * n
         self._closed = False
         #: Hooks seeing every checked answer, relayed to an agent or asked by the
         #: dealer itself (results keep them for the hand's IO: nothing asked twice).
@@ -314,9 +333,11 @@ class QueryRelay:
         qid = line.split(":", 2)[1] if line.count(":") >= 2 else ""
         pending = self._outstanding.get(qid)
         if pending is None or pending.seat != seat:
-            # Late (timed out already) or never asked: dropped.
-            self.match.events.emit("query_answer_dropped", level="warning", console=False,
-                                   seat=seat + 1, qid=qid[:20], line=line[:100])
+            # Late (timed out already) or never asked: dropped (logged up to a budget).
+            self.dropped[seat] += 1
+            if self.dropped[seat] <= self.match.config.budget.logged_drops:
+                self.match.events.emit("query_answer_dropped", level="warning", console=False,
+                                       seat=seat + 1, qid=qid[:20], line=line[:100])
             return
         del self._outstanding[qid]
         self._settled(seat)
@@ -368,6 +389,15 @@ class QueryRelay:
 
     def agent_query_received(self, seat: int, line: str) -> None:
         """A ``QUERY:`` line from an agent: refuse it or relay it."""
+        budget = self.match.config.budget
+        if len(line) > budget.max_query_bytes:
+            self.match.bot_over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
+                                       f"(limit max_query_bytes {budget.max_query_bytes})")
+            return
+        if self._out_for[seat] >= budget.max_queries:
+            self.match.bot_over_budget(seat, f"sent a range query with {self._out_for[seat]} "
+                                       f"already outstanding (limit max_queries {budget.max_queries})")
+            return
         fields = line.split(":", 2)
         qid = fields[1] if len(fields) >= 2 else ""
         if not _QID.match(qid):
@@ -473,6 +503,8 @@ class QueryRelay:
     def _send(self, seat: int, text: str) -> None:
         protocol = self._protocols[seat]
         if protocol is not None and not self._closed:
+            if not text.isascii():  # reasons may quote bot text, which may hold any byte
+                text = text.encode("ascii", "replace").decode("ascii")
             protocol.send_line(text)
 
     # -- the asking agent's clock --------------------------------------------
@@ -489,17 +521,42 @@ class QueryRelay:
         if self._out_for[seat] == 0:
             self._paused_total[seat] += self.match.clock.seconds() - self._paused_since[seat]
 
-    def paused(self, seat: int, now: float) -> float:
-        """Total seconds ``seat`` has had relayed queries out, up to ``now``."""
+    def _raw_paused(self, seat: int, now: float) -> float:
         total = self._paused_total[seat]
         if self._out_for[seat]:
             total += max(0.0, now - self._paused_since[seat])
         return total
 
+    def paused(self, seat: int, now: float) -> float:
+        """Seconds of ``seat``'s clock paused by its relayed queries, up to ``now``.
+
+        Non-decreasing; within one decision it grows at most by the per-decision
+        cap, and within one hand at most by the per-hand cap.
+        """
+        raw = self._raw_paused(seat, now) - self._raw_at_decision[seat]
+        room = min(self._cap_decision, max(0.0, self._cap_hand - self._hand_credit[seat]))
+        return self._credit_base[seat] + min(raw, room)
+
+    def begin_decision(self, seat: int, now: float) -> None:
+        """``seat`` is to act from ``now``: a new per-decision pause allowance."""
+        credit = self.paused(seat, now)
+        self._hand_credit[seat] += credit - self._credit_base[seat]
+        self._credit_base[seat] = credit
+        self._raw_at_decision[seat] = self._raw_paused(seat, now)
+
+    def new_hand(self, now: float) -> None:
+        """A hand starts at ``now``: new per-hand pause allowances."""
+        for seat in range(len(self._protocols)):
+            self._credit_base[seat] = self.paused(seat, now)
+            self._raw_at_decision[seat] = self._raw_paused(seat, now)
+            self._hand_credit[seat] = 0.0
+
     # -- ending ------------------------------------------------------------
 
     def close(self) -> None:
-        """Fail every outstanding query (the match is over)."""
+        """Fail every outstanding query (the match is over); later calls do nothing."""
+        if self._closed:
+            return
         self._closed = True
         pending, self._outstanding = self._outstanding, {}
         for item in pending.values():
@@ -509,6 +566,11 @@ class QueryRelay:
             item.answer.errback(QueryFailed("the match is over", "closed"))
         for seat in range(len(self._protocols)):
             self._out_for[seat] = 0
+            logged = self.match.config.budget.logged_drops
+            if self.dropped[seat] > logged:
+                self.match.events.emit("query_answers_dropped", level="warning", console=False,
+                                       seat=seat + 1, dropped=self.dropped[seat],
+                                       not_logged=self.dropped[seat] - logged)
 
     def counts_dict(self) -> list[dict[str, Any]]:
         """Per-seat counters, JSON-ready."""

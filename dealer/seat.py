@@ -1,4 +1,4 @@
-"""One connection per seat: framing only, everything else is the match's.
+"""Connections to a seat's port: framing, the handshake and output back-pressure.
 
 :class:`SeatProtocol` is a ``LineReceiver`` with delimiter ``\\n``; a trailing
 ``\\r`` is stripped, so bots may end lines with ``\\n`` or ``\\r\\n`` as with the
@@ -6,24 +6,40 @@ reference. Lines the dealer sends end in ``\\r\\n``, like the reference's.
 ``MAX_LENGTH`` is a per-connection attribute (4 KiB by default, up to 1 MiB for
 a bot that answers range queries): a longer line ends the match for that seat.
 
-Lines are dispatched by prefix: ``prefix_handlers`` maps a prefix (e.g. a
-future ``QUERY``/``RANGE`` line) to a callable; every other line goes to the
-match's :meth:`SeatListener.seat_line`.
+**Handshake.** A seat's port takes any number of connections (up to
+``BotBudget.max_candidates`` at once); the first one whose first line is a valid
+``VERSION`` line gets the seat (:meth:`SeatListener.seat_hello`), and the port
+closes. A connection that sends something else first, or nothing within
+``BotBudget.handshake_s``, is closed, and the seat goes on waiting; messages
+about it name the connection (its address), not the player, who may not even
+have arrived yet. So squatters cannot keep the real bot out.
 
-:class:`SeatFactory` accepts exactly one connection for its seat, then stops
-listening, as the reference closes each listening socket once its seat is taken.
+Once a connection holds the seat, its lines are dispatched by prefix:
+``prefix_handlers`` maps a prefix (``QUERY``/``RANGE`` lines) to a callable;
+every other line goes to the match's :meth:`SeatListener.seat_line`. A handler
+that raises anything ends the match as an internal error
+(:meth:`SeatListener.seat_error`), instead of dropping the connection.
+
+**Back-pressure.** The protocol is the streaming producer of its own transport:
+when output for a bot that does not read piles up past the transport's buffer
+size, the transport pauses the producer and the dealer stops reading from
+that bot until it reads; past ``BotBudget.max_unsent_bytes`` the bot is dropped
+(:meth:`SeatListener.seat_not_reading`).
 """
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from twisted.internet import tcp
+from twisted.internet import abstract, tcp
 from twisted.internet.interfaces import IAddress
 from twisted.internet.protocol import Factory, connectionDone
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
+
+from dealer.budget import BotBudget
 
 #: Default line limit: the reference's buffer is 4 KiB too.
 DEFAULT_MAX_LINE = 4096
@@ -34,70 +50,157 @@ LARGEST_MAX_LINE = 1 << 20
 class SeatListener(Protocol):
     """What a seat connection reports to (implemented by the match)."""
 
-    def seat_connected(self, seat: int, protocol: SeatProtocol) -> bool:
-        """A connection arrived for ``seat``; False refuses it."""
+    def seat_candidate(self, seat: int, protocol: SeatProtocol) -> bool:
+        """A connection arrived on ``seat``'s port; False refuses it."""
+
+    def seat_hello(self, seat: int, protocol: SeatProtocol, line: str) -> bool:
+        """The first line of a candidate connection; True gives it the seat."""
+
+    def seat_candidate_lost(self, seat: int, protocol: SeatProtocol) -> None:
+        """A candidate connection closed before it got the seat."""
 
     def seat_line(self, seat: int, line: str) -> None:
         """One line (without its ending) arrived from ``seat``."""
 
-    def seat_line_too_long(self, seat: int, length: int) -> None:
-        """``seat`` sent a line longer than its limit."""
+    def seat_line_too_long(self, seat: int, length: int, limit: int) -> None:
+        """``seat`` sent a line of at least ``length`` bytes, over its ``limit``."""
+
+    def seat_not_reading(self, seat: int, unsent: int, limit: int) -> None:
+        """``unsent`` bytes wait for ``seat``, which does not read them (over ``limit``)."""
+
+    def seat_error(self, seat: int, error: Exception) -> None:
+        """Handling a line of ``seat`` raised ``error`` (a dealer bug)."""
 
     def seat_lost(self, seat: int, reason: Failure) -> None:
         """The connection of ``seat`` closed."""
 
 
+def unsent_bytes(transport: Any) -> int:
+    """Bytes written to ``transport`` that the peer has not taken yet (0 if unknown)."""
+    if isinstance(transport, abstract.FileDescriptor):
+        return len(transport.dataBuffer) - transport.offset + transport._tempDataLen
+    return 0
+
+
 class SeatProtocol(LineReceiver):
-    """The connection of one seat.
+    """One connection to a seat's port (a candidate until its VERSION line gives it the seat).
 
     Args:
         listener: the match this seat belongs to.
         seat: the seat index (0-based, command-line order).
         max_length: the longest line accepted, in bytes.
+        budget: the per-bot limits (unsent output, send buffer).
     """
 
     delimiter = b"\n"
     #: Send straight to the socket when nothing is queued (see :meth:`send_line`).
     direct_send = True
 
-    def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE) -> None:
+    def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
+                 budget: BotBudget | None = None) -> None:
         if not 1 <= max_length <= LARGEST_MAX_LINE:
             raise ValueError(f"line limit must be in 1..{LARGEST_MAX_LINE}, got {max_length}")
         self.listener = listener
         self.seat = seat
         self.MAX_LENGTH = max_length
+        self.budget = budget if budget is not None else BotBudget()
         self.prefix_handlers: dict[str, Callable[[str], None]] = {}
+        #: The connection holds the seat (its VERSION line was accepted).
         self.accepted = False
+        #: Refused, or let go after a bad handshake: its lines are dropped.
+        self.refused = False
+        #: The dealer stopped reading because output for this bot piled up.
+        self.reading_paused = False
+        #: A pending handshake deadline (IDelayedCall), set by the match.
+        self.handshake_timer: Any = None
         self._pending: list[str] = []
 
-    def connectionMade(self) -> None:
-        set_no_delay = getattr(self.transport, "setTcpNoDelay", None)
-        if set_no_delay is not None:
-            set_no_delay(True)
-        self.accepted = self.listener.seat_connected(self.seat, self)
+    def peer_label(self) -> str:
+        """``connection 127.0.0.1:40312``: how messages name a connection before it holds a seat."""
         transport: Any = self.transport
-        if not self.accepted and transport is not None:
-            transport.loseConnection()
+        peer = transport.getPeer() if transport is not None else None
+        host, port = getattr(peer, "host", None), getattr(peer, "port", None)
+        return f"connection {host}:{port}" if host is not None else "connection (unknown peer)"
+
+    def connectionMade(self) -> None:
+        transport: Any = self.transport
+        if isinstance(transport, tcp.Connection):
+            transport.setTcpNoDelay(True)
+            try:
+                transport.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                            self.budget.send_buffer_bytes)
+            except OSError:
+                pass  # the system default then
+        if transport is not None:
+            transport.registerProducer(self, True)
+        if not self.listener.seat_candidate(self.seat, self):
+            self.refuse()
+
+    def refuse(self) -> None:
+        """Close a connection that does not (or no longer may) hold the seat."""
+        self.refused = True
+        self.close()
 
     def lineReceived(self, line: bytes) -> None:
+        if self.refused:
+            return
         text = line.decode("latin-1")
         text = text.removesuffix("\r")
-        if self.prefix_handlers:
-            for prefix, handler in self.prefix_handlers.items():
-                if text.startswith(prefix):
-                    handler(text)
-                    return
-        self.listener.seat_line(self.seat, text)
+        if not self.accepted:
+            self.accepted = self.listener.seat_hello(self.seat, self, text)
+            if not self.accepted:
+                self.refused = True
+            return
+        try:
+            if self.prefix_handlers:
+                for prefix, handler in self.prefix_handlers.items():
+                    if text.startswith(prefix):
+                        handler(text)
+                        return
+            self.listener.seat_line(self.seat, text)
+        except Exception as error:  # noqa: BLE001 (a dealer bug must end the match, not the connection)
+            self.listener.seat_error(self.seat, error)
 
     def lineLengthExceeded(self, line: bytes) -> None:
-        self.listener.seat_line_too_long(self.seat, len(line))
-        transport: Any = self.transport
-        if transport is not None:
-            transport.loseConnection()
+        if self.accepted:
+            self.listener.seat_line_too_long(self.seat, len(line), self.MAX_LENGTH)
+        else:
+            self.refused = True
+        self.abort()
 
     def connectionLost(self, reason: Failure = connectionDone) -> None:
+        if self.handshake_timer is not None and self.handshake_timer.active():
+            self.handshake_timer.cancel()
+        self.handshake_timer = None
         if self.accepted:
             self.listener.seat_lost(self.seat, reason)
+        else:
+            self.listener.seat_candidate_lost(self.seat, self)
+
+    # -- back-pressure (IPushProducer of our own transport) -----------------
+
+    def pauseProducing(self) -> None:
+        """The transport holds too much output for the bot: stop reading from it."""
+        transport: Any = self.transport
+        self.reading_paused = True
+        if transport is not None:
+            transport.pauseProducing()
+
+    def resumeProducing(self) -> None:
+        """The bot took its output: read from it again."""
+        transport: Any = self.transport
+        self.reading_paused = False
+        if transport is not None:
+            transport.resumeProducing()
+
+    def stopProducing(self) -> None:
+        """The transport is going away; nothing to stop."""
+
+    def unsent_bytes(self) -> int:
+        """Output the bot has not taken yet, in bytes."""
+        return unsent_bytes(self.transport)
+
+    # -- sending ----------------------------------------------------------
 
     def queue_line(self, text: str) -> None:
         """Queue one line (ending it with ``\\r\\n``) for the next :meth:`flush_lines`.
@@ -135,7 +238,8 @@ class SeatProtocol(LineReceiver):
         and send on the next reactor turn, which costs two epoll changes and
         a loop iteration per message (a third of the dealer's time). Whatever
         the socket does not take at once goes through ``write`` as usual, so
-        ordering and back-pressure are unchanged.
+        ordering and back-pressure are unchanged. Past
+        ``BotBudget.max_unsent_bytes`` of unsent output the bot is dropped.
         """
         data = text.encode("ascii") + b"\r\n"
         transport: Any = self.transport
@@ -154,28 +258,51 @@ class SeatProtocol(LineReceiver):
                 return
             data = data[sent:]
         transport.write(data)
+        limit = self.budget.max_unsent_bytes
+        if self.accepted and not self.refused:
+            unsent = unsent_bytes(transport)
+            if unsent > limit:
+                self.refused = True
+                self.listener.seat_not_reading(self.seat, unsent, limit)
+                self.abort()
 
     def close(self) -> None:
         """Send what is queued, then close the connection once writes are out."""
         self.flush_lines()
         transport: Any = self.transport
         if transport is not None:
+            _unregister(transport)  # else loseConnection waits for us forever
             transport.loseConnection()
+
+    def abort(self) -> None:
+        """Drop the connection now, unsent output and all."""
+        transport: Any = self.transport
+        if transport is not None:
+            _unregister(transport)
+            transport.abortConnection()
+
+
+def _unregister(transport: Any) -> None:
+    if transport.producer is not None:
+        transport.unregisterProducer()
 
 
 class SeatFactory(Factory):
-    """Builds the single connection of one seat.
+    """Builds the connections to one seat's port.
 
     Args:
         listener: the match.
         seat: the seat index.
         max_length: the seat's line limit.
+        budget: the per-bot limits.
     """
 
-    def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE) -> None:
+    def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
+                 budget: BotBudget | None = None) -> None:
         self.listener = listener
         self.seat = seat
         self.max_length = max_length
+        self.budget = budget
 
     def buildProtocol(self, addr: IAddress | None) -> SeatProtocol:
-        return SeatProtocol(self.listener, self.seat, self.max_length)
+        return SeatProtocol(self.listener, self.seat, self.max_length, self.budget)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +10,10 @@ import pytest_twisted
 from twisted.internet import defer
 from twisted.internet.protocol import Protocol
 
-from dealer.match import EXIT_BOT_FAILURE, EXIT_OK, MatchConfig, MatchResult
+from dealer.budget import BotBudget
+from dealer.match import EXIT_BOT_FAILURE, EXIT_OK, Match, MatchConfig, MatchResult
 from protocol.wire import parse_log_state, parse_score
-from tests.dealer.bots import Misbehave, TestBot
+from tests.dealer.bots import Misbehave, TestBot, connect
 from tests.dealer.harness import call_bots, log_lines, make_config, play
 
 BYSTANDER_HANDS = 60
@@ -79,28 +81,33 @@ class _ConnectAndClose(Protocol):
 
 @pytest_twisted.ensureDeferred
 async def test_disconnect_before_version(in_tmp: Path) -> None:
-    """A bot that connects and closes without VERSION ends the match before any hand."""
-    config = make_config("m", hands=10)
-    result = await play_beside_bystander(config, [_ConnectAndClose(), None])
-    assert_ended_early(config, result, "disconnect", 0, "seat 1 (s1) disconnected before sending VERSION")
+    """A connection that closes without VERSION never held the seat: the seat waits on (to --start_timeout)."""
+    config = make_config("m", hands=10, start_timeout_ms=600)
+    result = await play_beside_bystander(config, [_ConnectAndClose(), TestBot(config.game)])
+    assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 1 (s1) to connect")
 
 
 @pytest_twisted.ensureDeferred
 async def test_never_sends_version(in_tmp: Path) -> None:
-    """A connected bot that never sends VERSION is given up after t_response."""
-    config = make_config("m", hands=10, t_response_ms=300)
+    """A connection that never sends VERSION is closed after the handshake limit, naming the connection."""
+    config = make_config("m", hands=10, start_timeout_ms=1000, budget=BotBudget(handshake_s=0.3))
     bots = [TestBot(config.game), TestBot(config.game, version=None)]
     result = await play_beside_bystander(config, bots)
-    assert_ended_early(config, result, "timeout", 0, "seat 2 (s2) sent no VERSION line")
+    assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 2 (s2) to connect")
+    assert re.search(r"last refused: connection 127\.0\.0\.1:\d+ to seat 2 \(s2\) sent no VERSION "
+                     r"line within 0\.3 s", result.message or ""), result.message
+    assert bots[1].closed.called
 
 
 @pytest_twisted.ensureDeferred
 async def test_invalid_version_string(in_tmp: Path) -> None:
-    """'HELLO' instead of VERSION ends the match with the reference's message."""
-    config = make_config("m", hands=10)
+    """'HELLO' instead of VERSION closes that connection (it does not get the seat), naming it."""
+    config = make_config("m", hands=10, start_timeout_ms=600)
     bots = [TestBot(config.game, version="HELLO"), TestBot(config.game)]
     result = await play_beside_bystander(config, bots)
-    assert_ended_early(config, result, "bad_version", 0, "invalid version string HELLO from seat 1")
+    assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 1 (s1)")
+    assert re.search(r"connection 127\.0\.0\.1:\d+ to seat 1 \(s1\) sent an invalid version "
+                     r"string HELLO", result.message or ""), result.message
 
 
 @pytest_twisted.ensureDeferred
@@ -217,10 +224,19 @@ class _ConnectThenCloseLater(Protocol):
 
 @pytest_twisted.ensureDeferred
 async def test_disconnect_while_version_awaited(in_tmp: Path) -> None:
-    """A bot that leaves while the dealer waits for its VERSION is reported as such."""
+    """A connection that leaves before its VERSION line frees the port for the real bot."""
+    from twisted.internet import reactor
+
     config = make_config("m", hands=10)
-    result = await play_beside_bystander(config, [_ConnectThenCloseLater(), TestBot(config.game)])
-    assert_ended_early(config, result, "disconnect", 0, "seat 1 (s1) disconnected before sending VERSION")
+    match = Match(config, reactor)
+    ports = match.listen()
+    finished = match.start()
+    leaver = _ConnectThenCloseLater()
+    await connect(reactor, ports[0], leaver)
+    await connect(reactor, ports[1], TestBot(config.game))
+    await connect(reactor, ports[0], TestBot(config.game))
+    result = await finished
+    assert result.exit_code == EXIT_OK and result.hands_played == 10
 
 
 @pytest_twisted.ensureDeferred
@@ -240,7 +256,9 @@ async def test_idle_timeout_ends_a_silent_bot_early(in_tmp: Path) -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_idle_timeout_covers_the_version_line(in_tmp: Path) -> None:
-    """A bot that connects but never sends VERSION is given up after --idle_timeout too."""
-    config = make_config("m", hands=5, idle_timeout_ms=300)
+    """A connection that never sends VERSION is closed after --idle_timeout too (when shorter than
+    the handshake limit); the seat then waits for another connection, up to --start_timeout."""
+    config = make_config("m", hands=5, idle_timeout_ms=300, start_timeout_ms=1500)
     result = await play(config, [TestBot(config.game), TestBot(config.game, version=None)])
-    assert_ended_early(config, result, "idle", 0, "seat 2 (s2) sent nothing for 0.3 s")
+    assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 2 (s2)")
+    assert "sent no VERSION line within 0.3 s" in (result.message or "")

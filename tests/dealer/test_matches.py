@@ -231,8 +231,13 @@ async def test_seat_sockets_have_nodelay(in_tmp: Path) -> None:
     match = Match(config, reactor)
     ports = match.listen()
     finished = match.start()
-    for bot, port in zip(call_bots(config), ports):
+    bots = call_bots(config)
+    for bot, port in zip(bots, ports):
         await connect(reactor, port, bot)
+    from twisted.internet import task
+
+    while not all(seat.protocol for seat in match.seats):
+        await task.deferLater(reactor, 0.01, lambda: None)
     handles = [seat.protocol.transport.getHandle() for seat in match.seats]  # type: ignore[union-attr]
     assert all(h.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for h in handles)
     await finished

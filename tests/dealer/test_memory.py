@@ -95,13 +95,15 @@ def test_comments_are_not_charged_and_not_answers(in_tmp: Path) -> None:
     assert result.totals == [50.0, -50.0]
 
 
-def test_second_connection_to_a_seat_is_refused(in_tmp: Path) -> None:
-    """A seat takes one connection; a second one is closed at once."""
+def test_connection_after_the_seat_is_taken_is_refused(in_tmp: Path) -> None:
+    """Once a connection's VERSION line took the seat, a further connection is closed at once."""
     table = MemoryTable(make_config("m", hands=1))
+    table.feed(0, b"VERSION:2.0.0\n")
     extra = table.match.seats[0].factory.buildProtocol(None)  # type: ignore[arg-type]
     transport = StringTransport()
     extra.makeConnection(transport)
     assert transport.disconnecting and not extra.accepted
+    assert table.protocols[0].accepted and not table.transports[0].disconnecting
 
 
 def test_line_limit_is_per_connection(in_tmp: Path) -> None:
@@ -116,8 +118,9 @@ def test_prefix_handlers_route_lines(in_tmp: Path) -> None:
     """A line with a registered prefix goes to its handler, not to the match."""
     table = MemoryTable(make_config("m", hands=1))
     seen: list[str] = []
-    table.protocols[1].prefix_handlers["QUERY"] = seen.append
     table.feed(0, b"VERSION:2.0.0\n")
-    table.feed(1, b"VERSION:2.0.0\nQUERY:1\r\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    table.protocols[1].prefix_handlers["QUERY"] = seen.append
+    table.feed(1, b"QUERY:1\r\n")
     assert seen == ["QUERY:1"]
     assert not table.match.seats[1].queue
