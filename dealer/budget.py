@@ -36,6 +36,8 @@ class BotBudget:
             read it; the dealer stops reading from a bot once its unsent
             output passes the transport's buffer size (64 KiB) and drops the
             bot at this limit.
+        close_grace_s: when a match ends, how long a bot has to take its
+            last output before its connection is dropped anyway.
         send_buffer_bytes: the kernel send buffer of each seat's socket
             (``SO_SNDBUF``), so that a bot that does not read holds a known
             amount of kernel memory too.
@@ -56,6 +58,7 @@ class BotBudget:
     max_queued_lines: int = 1000
     max_queued_bytes: int = 256 * KIB
     max_unsent_bytes: int = 4 * MIB
+    close_grace_s: float = 5.0
     send_buffer_bytes: int = 256 * KIB
     max_queries: int = 128
     max_query_bytes: int = 4 * KIB

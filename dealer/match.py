@@ -925,14 +925,17 @@ class Match:
         by_seat = [0.0] * len(self.seats)
         for position, seat in enumerate(seat_of):
             by_seat[seat] = values[position]
-            self.result.totals[seat] += values[position]
-        self.result.hand_values[state.hand_id] = tuple(by_seat)
         if write:
+            # A hand counts once it is on disk: if a write fails, the SCORE covers the logged hands.
             if self._tlog is not None:
                 self._tlog.flush()  # the tlog must never lag the .log (resume)
             if self._log is not None:
                 self._log.write(log_state_text(state, deal, values, names) + "\n")
                 self._log.flush()
+        for seat, value in enumerate(by_seat):
+            self.result.totals[seat] += value
+        self.result.hand_values[state.hand_id] = tuple(by_seat)
+        if write:
             self.events.emit("hand_finished", level="debug", console=False, hand=state.hand_id,
                              betting=state.betting_string(), values=list(by_seat))
 
@@ -1085,6 +1088,9 @@ class Match:
         for seat in self.seats:
             if seat.protocol is not None:
                 seat.protocol.close()
+                if seat.protocol.unsent_bytes():
+                    # A bot that does not read would hold its connection open forever.
+                    self.clock.callLater(self.config.budget.close_grace_s, seat.protocol.abort)
 
 
 def _parse_tlog_line(line: str, game: GameDef) -> tuple[Action, int, float, float]:

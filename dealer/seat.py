@@ -180,18 +180,17 @@ class SeatProtocol(LineReceiver):
     # -- back-pressure (IPushProducer of our own transport) -----------------
 
     def pauseProducing(self) -> None:
-        """The transport holds too much output for the bot: stop reading from it."""
-        transport: Any = self.transport
+        """The transport holds too much output for the bot: stop reading from it.
+
+        ``LineReceiver``'s own pause also stops handling lines already read.
+        """
         self.reading_paused = True
-        if transport is not None:
-            transport.pauseProducing()
+        super().pauseProducing()
 
     def resumeProducing(self) -> None:
-        """The bot took its output: read from it again."""
-        transport: Any = self.transport
+        """The bot took its output: read from it (and handle what was read) again."""
         self.reading_paused = False
-        if transport is not None:
-            transport.resumeProducing()
+        super().resumeProducing()
 
     def stopProducing(self) -> None:
         """The transport is going away; nothing to stop."""

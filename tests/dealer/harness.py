@@ -9,6 +9,7 @@ from typing import Any
 from twisted.internet import task
 from twisted.internet.testing import StringTransport
 
+from dealer.events import Opener, open_record_file
 from dealer.match import Match, MatchConfig, MatchResult
 from dealer.seat import SeatProtocol
 from protocol.gamedef import load_game
@@ -54,9 +55,9 @@ OPEN_MATCHES: list[Match] = []
 class MemoryTable:
     """A match whose seats are StringTransports, on a fake clock (no sockets)."""
 
-    def __init__(self, config: MatchConfig) -> None:
+    def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file) -> None:
         self.clock = task.Clock()
-        self.match = Match(config, reactor=None, clock=self.clock)
+        self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener)
         self.done = self.match.start()
         OPEN_MATCHES.append(self.match)
         self.protocols: list[SeatProtocol] = []
