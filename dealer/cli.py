@@ -50,6 +50,7 @@ from dealer.match import (
     MatchConfig,
     MatchResult,
 )
+from dealer.budget import BotBudget
 from dealer.relay import DEFAULT_T_QUERY_MS
 from dealer.seat import LARGEST_MAX_LINE
 from protocol.errors import GameDefError
@@ -116,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"a bot's time limit per range query (default {DEFAULT_T_QUERY_MS})")
     parser.add_argument("--queryable", default="", metavar="NAME[,NAME]",
                         help="players that answer range queries without announcing it")
+    parser.add_argument("--t_handshake", type=int, default=int(BotBudget.handshake_s * 1000), metavar="MS",
+                        help="a connection must send VERSION within MS or is closed "
+                        f"(default {int(BotBudget.handshake_s * 1000)})")
+    parser.add_argument("--max_queries", type=int, default=BotBudget.max_queries, metavar="N",
+                        help=f"range queries an agent may have out at once (default {BotBudget.max_queries})")
     # Our own output beyond the reference's; shown without -q, under -q only when asked for.
     parser.add_argument("--console", action="store_true",
                         help="with -q, still write the readable event lines (match started/finished, "
@@ -170,6 +176,7 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             max_ignored=options.max_ignored, events=options.events,
             t_query_ms=options.t_query,
             queryable=tuple(n for n in options.queryable.split(",") if n),
+            budget=BotBudget(handshake_s=options.t_handshake / 1000.0, max_queries=options.max_queries),
         )
     except ValueError as error:
         raise _UsageError(str(error)) from error
@@ -313,8 +320,14 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
 
     reactor.addSystemEventTrigger("before", "shutdown", interrupted)
 
-    def report(results: list[tuple[bool, MatchResult]]) -> None:
-        by_name = {r.name: r for _, r in results}
+    def report(results: list[tuple[bool, Any]]) -> None:
+        # Match.start never fails; a failure here is a dealer bug, but the other
+        # matches' SCORE lines must still be printed.
+        by_name = {r.name: r for ok, r in results if ok}
+        for m in all_matches:
+            if m.config.name not in by_name:
+                m.result.exit_code = EXIT_INTERNAL
+                by_name[m.config.name] = m.result
         for group in matches:
             for m in group:
                 result = by_name[m.config.name]

@@ -553,3 +553,44 @@ def test_over_long_line_names_the_limit_that_applied(in_tmp: Path) -> None:
     assert (result.cause, result.seat) == ("line_too_long", 0)
     assert result.message == f"seat 1 (s1) sent a line longer than {LARGEST_MAX_LINE} bytes (its line limit)"
 
+
+
+# -- 4, end to end: a full device and an unwritable folder under the real CLI --------
+
+
+def test_cli_full_disk_mid_match_keeps_the_other_match(tmp_path: Path) -> None:
+    """A tlog on a full device (/dev/full): that match ends with 'ERROR: cannot write', exit 4; the other prints SCORE."""
+    from tests.dealer.test_cli import finish, start_bot, start_dealer
+
+    (tmp_path / "full.tlog").symlink_to("/dev/full")
+    args = ["--match", "full nolimit 40 1 a b", "--match", "ok nolimit 40 2 c d", "-q", "-T"]
+    proc, port_lines = start_dealer(args, tmp_path)
+    bots = [start_bot(port, "nolimit") for ports in port_lines for port in ports]
+    code, out = finish(proc, bots)
+    assert code == EXIT_INTERNAL
+    message = "cannot write full.tlog: No space left on device"
+    assert f"ERROR: {message}" in (tmp_path / "dealer.err").read_text()
+    assert "Traceback" not in (tmp_path / "dealer.err").read_text()
+    full = (tmp_path / "full.log").read_text().splitlines()
+    assert full[-2] == f"# ERROR: {message}" and not any(line.startswith("STATE:") for line in full)
+    assert f"full {full[-1]}" in out
+    ok = (tmp_path / "ok.log").read_text().splitlines()
+    assert sum(line.startswith("STATE:") for line in ok) == 40
+    assert f"ok {ok[-1]}" in out
+
+
+def test_cli_unwritable_folder_is_a_clean_message(tmp_path: Path) -> None:
+    """A match whose logs cannot be created: one 'ERROR: cannot write' line, exit 1; the other match plays."""
+    from tests.dealer.test_cli import finish, start_bot, start_dealer
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder\n")
+    args = ["--match", "blocked/m nolimit 20 1 a b", "--match", "ok nolimit 20 2 c d", "-q"]
+    proc, port_lines = start_dealer(args, tmp_path)
+    code, out = finish(proc, [start_bot(port, "nolimit") for port in port_lines[1]])
+    assert code == EXIT_STARTUP
+    err = (tmp_path / "dealer.err").read_text()
+    assert "ERROR: cannot write blocked/m.events.jsonl: Not a directory" in err
+    assert "Traceback" not in err
+    ok = (tmp_path / "ok.log").read_text().splitlines()
+    assert sum(line.startswith("STATE:") for line in ok) == 20 and f"ok {ok[-1]}" in out
