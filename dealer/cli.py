@@ -40,6 +40,7 @@ from typing import Any
 
 from twisted.internet.error import CannotListenError
 
+from dealer.budget import BotBudget
 from dealer.match import (
     DEFAULT_START_TIMEOUT_MS,
     EXIT_INTERNAL,
@@ -50,7 +51,6 @@ from dealer.match import (
     MatchConfig,
     MatchResult,
 )
-from dealer.budget import BotBudget
 from dealer.relay import DEFAULT_T_QUERY_MS
 from dealer.seat import LARGEST_MAX_LINE
 from protocol.errors import GameDefError

@@ -164,7 +164,7 @@ class MatchConfig:
     events: bool = True
     t_query_ms: int = DEFAULT_T_QUERY_MS
     queryable: tuple[str, ...] = ()
-    budget: BotBudget = BotBudget()
+    budget: BotBudget = field(default_factory=BotBudget)
 
     def __post_init__(self) -> None:
         if len(self.names) != self.game.num_players:

@@ -393,8 +393,8 @@ async def test_a_bot_that_does_not_read_is_not_read_from(in_tmp: Path) -> None:
 @pytest_twisted.ensureDeferred
 async def test_a_bot_whose_unsent_output_passes_the_limit_is_dropped(in_tmp: Path) -> None:
     """Past max_unsent_bytes the bot is dropped, and the message names it and the limit."""
-    result, unsent, _ = await _flood(BotBudget(send_buffer_bytes=16384, max_unsent_bytes=20_000,
-                                                               close_grace_s=0.2),
+    result, _, _ = await _flood(BotBudget(send_buffer_bytes=16384, max_unsent_bytes=20_000,
+                                          close_grace_s=0.2),
                                      t_response_ms=30_000)
     assert (result.exit_code, result.cause, result.seat) == (EXIT_BOT_FAILURE, "not_reading", 1)
     assert "seat 2 (s2) does not read what it is sent" in (result.message or "")
