@@ -185,12 +185,19 @@ class SeatProtocol(LineReceiver):
         ``LineReceiver``'s own pause also stops handling lines already read.
         """
         self.reading_paused = True
-        super().pauseProducing()
+        self.paused = True  # LineReceiver's flag: lines already read wait too
+        transport: Any = self.transport
+        if transport is not None:
+            transport.pauseProducing()
 
     def resumeProducing(self) -> None:
         """The bot took its output: read from it (and handle what was read) again."""
         self.reading_paused = False
-        super().resumeProducing()
+        self.paused = False
+        transport: Any = self.transport
+        if transport is not None:
+            transport.resumeProducing()
+        self.dataReceived(b"")  # type: ignore[no-untyped-call]  # the lines read before the pause
 
     def stopProducing(self) -> None:
         """The transport is going away; nothing to stop."""
