@@ -448,7 +448,7 @@ def test_oversized_query_is_rejected_before_any_parse(in_tmp: Path, monkeypatch:
     def no_parse(*args: Any) -> Any:
         raise AssertionError("an oversized query must not be parsed")
 
-    monkeypatch.setattr(relay_module, "parse_query", no_parse)
+    monkeypatch.setattr(relay_module, "read_query", no_parse)
     t = table(in_tmp)
     t.feed(0, "# range-query 1\r\n")  # the agent may now send 1 MiB lines
     t.feed(0, "QUERY:a:1:0::|:" + ",".join(["c"] * 500_000) + "\r\n")
