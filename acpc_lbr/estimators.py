@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from acpc_lbr.stats import RunningMean
+from acpc_lbr.trajectory import Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import showdown_values
@@ -68,6 +69,8 @@ class MatchEstimates:
     io_minus_raw: RunningMean = field(default_factory=RunningMean)
     #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io).
     pending: dict[tuple[int, int], tuple[float, float | None]] = field(default_factory=dict)
+    #: Thinned running figures of every estimator, by hands (acpc_lbr/trajectory.py).
+    trajectory: Trajectory = field(default_factory=Trajectory, compare=False)
 
     def add(self, outcome: HandOutcome) -> None:
         """Account for one hand."""
@@ -76,6 +79,11 @@ class MatchEstimates:
             self.io.add(outcome.io_chips)
             self.io_minus_raw.add(outcome.io_chips - outcome.chips)
         self._pair(outcome.deal, outcome.half, outcome.chips, outcome.io_chips)
+        self.trajectory.observe(self.raw.n, self.stats)
+
+    def stats(self) -> dict[str, RunningMean]:
+        """Every estimator and the honesty check, by name (the figures a document reports)."""
+        return {name: self.estimator(name) for name in (*ESTIMATORS, "io_minus_raw")}
 
     def _pair(self, deal: int, half: int, chips: float, io: float | None) -> None:
         partner = self.pending.pop((deal, 1 - half), None)
@@ -87,7 +95,9 @@ class MatchEstimates:
             self.duplicate_io.add((io + partner[1]) / 2.0)
 
     def merge(self, other: MatchEstimates) -> None:
-        """Fold another batch's estimates into these."""
+        """Fold another batch's estimates into these (played after them, for the trajectory)."""
+        self.trajectory.merge(self.raw.n, self.stats(),
+                              other.trajectory, other.raw.n, other.stats())
         self.raw.merge(other.raw)
         self.duplicate.merge(other.duplicate)
         self.io.merge(other.io)

@@ -5,7 +5,7 @@ One document per match (or per merged set of matches), described in
 
     {
       "schema": "acpc-lbr/results",
-      "version": 1,
+      "version": 2,
       "software": {"name": "acpc-lbr", "version": "0.1.0"},
       "config": {"game": ..., "players": [...], "measured": ..., "seed": ...,
                  "hands": ..., "duplicate": ..., "lbr": {...} | null, "matches": [...]},
@@ -14,7 +14,8 @@ One document per match (or per merged set of matches), described in
                      "duplicate_io": {...}, "io_minus_raw": {..., "flagged": false},
                      "pending_halves": [...]},
       "counts": {"hands": ..., "errors": ..., "timeouts": ..., ...},
-      "timings": {"wall_seconds": ..., ...}
+      "timings": {"wall_seconds": ..., ...},
+      "trajectory": {"unit": "chips", "hands": [...], "estimators": {"raw": {...}, ...}}
     }
 
 ``estimators`` is :meth:`acpc_lbr.estimators.MatchEstimates.to_dict`: each
@@ -40,8 +41,10 @@ from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates
 
 #: The ``schema`` field of every results document.
 SCHEMA = "acpc-lbr/results"
-#: Bumped whenever a field changes meaning or disappears.
-SCHEMA_VERSION = 1
+#: Bumped whenever a field changes meaning or disappears (2: ``trajectory``).
+SCHEMA_VERSION = 2
+#: Versions :func:`merge_documents` and the report read (1 has no trajectory).
+READABLE_VERSIONS = (1, 2)
 
 #: Counts every document carries (0 when unknown).
 COUNT_KEYS = (
@@ -132,12 +135,17 @@ def results_document(
         "estimators": estimates.to_dict(big_blind),
         "counts": all_counts,
         "timings": dict(timings or {}),
+        "trajectory": estimates.trajectory.to_dict(estimates.raw.n, estimates.stats()),
     }
 
 
 def document_estimates(doc: Mapping[str, Any]) -> MatchEstimates:
-    """The mergeable estimators of a document."""
-    return MatchEstimates.from_dict(doc["estimators"])
+    """The mergeable estimators of a document, with its trajectory (version 2)."""
+    from acpc_lbr.trajectory import Trajectory
+
+    estimates = MatchEstimates.from_dict(doc["estimators"])
+    estimates.trajectory = Trajectory.from_dict(doc.get("trajectory"))
+    return estimates
 
 
 def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -146,6 +154,9 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     Estimators merge exactly (count, mean and squared deviations, and the
     duplicate halves still waiting for their partner); counts and timings
     add up; ``config.hands`` adds up and ``config.matches`` concatenates.
+    Trajectories join in the order given, as if the batches had been played
+    one after the other (:mod:`acpc_lbr.trajectory`); a version-1 document
+    (no trajectory) contributes its final figures as its only point.
 
     Raises:
         ValueError: no documents, an unknown schema version, or documents of
@@ -154,8 +165,9 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not docs:
         raise ValueError("no results to merge")
     for doc in docs:
-        if doc.get("schema") != SCHEMA or doc.get("version") != SCHEMA_VERSION:
-            raise ValueError(f"not a version-{SCHEMA_VERSION} results document: {doc.get('schema')!r} v{doc.get('version')!r}")
+        if doc.get("schema") != SCHEMA or doc.get("version") not in READABLE_VERSIONS:
+            raise ValueError(f"not a results document of version {'/'.join(map(str, READABLE_VERSIONS))}: "
+                             f"{doc.get('schema')!r} v{doc.get('version')!r}")
     big_blinds = {int(doc["big_blind"]) for doc in docs}
     games = {doc["config"].get("game") for doc in docs}
     if len(big_blinds) > 1 or len(games) > 1:

@@ -420,14 +420,18 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         await factory.done
     evaluation.seconds = time.perf_counter() - started
     evaluation.results = list(results)
-    # Final figures from the match results (the same numbers the events gave).
-    evaluation.estimates = MatchEstimates()
+    # Final figures from the match results (the same numbers the events gave),
+    # added in the canonical (deal, half) order, so that the trajectory interleaves the halves.
+    from acpc_lbr.results import estimates_from_outcomes
+
+    final: list[HandOutcome] = []
     evaluation.pairs = {}
     for half, result in enumerate(results):
         lbr_seat = result.names.index("lbr")
         for deal, values in sorted(result.hand_values.items()):
-            evaluation.estimates.add(HandOutcome(deal, half, float(values[lbr_seat])))
+            final.append(HandOutcome(deal, half, float(values[lbr_seat])))
             evaluation.pairs.setdefault(deal, [None] * halves)[half] = float(values[lbr_seat])
+    evaluation.estimates = estimates_from_outcomes(final)
     timing: dict[str, Any] = {}
     for agent in agents:
         for key, value in agent.timing.to_dict().items():
