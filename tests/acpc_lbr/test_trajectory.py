@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -63,7 +64,7 @@ def test_every_point_is_the_exact_estimate_over_its_hands() -> None:
     hands = trajectory["hands"]
     assert MAX_POINTS // 2 <= len(hands) < MAX_POINTS
     assert hands == sorted(set(hands)) and hands[-1] == 3000
-    gaps = {b - a for a, b in zip(hands, hands[1:-1])}
+    gaps = {b - a for a, b in pairwise(hands[:-1])}
     assert len(gaps) == 1  # evenly spaced (the last point may close a shorter gap)
     _check_points(trajectory, _prefix_figures(outcomes))
 
