@@ -249,42 +249,35 @@ class Evaluation:
 
 
 class _Progress:
-    """A progress bar on a TTY, else a line every ``every`` hands."""
+    """The evaluation's progress (acpc_lbr/progress.py): a bar on a TTY, else a line every ``every`` hands.
+
+    ``sources()`` gives the running estimators (the dealer's, with IO) and the
+    failed range queries so far; by default the evaluation's own raw and
+    duplicate figures and no errors.
+    """
 
     def __init__(self, stream: TextIO | None, total: int, every: int) -> None:
-        self.stream = stream
-        self.total = total
-        self.every = max(1, every)
-        self.tty = bool(stream is not None and stream.isatty())
-        self.done = 0
-        self._last_draw = 0.0
-        self.started = time.monotonic()
+        from acpc_lbr.progress import Progress
+
+        self.bar = Progress(stream, total, every)
+        self.tty = self.bar.tty
+        self.sources: Callable[[Evaluation], tuple[MatchEstimates, int]] = lambda e: (e.estimates, 0)
 
     def hand(self, evaluation: Evaluation) -> None:
-        self.done += 1
-        if self.stream is None:
-            return
-        now = time.monotonic()
-        if self.tty:
-            if now - self._last_draw < 0.2 and self.done < self.total:
-                return
-            self._last_draw = now
-            self.stream.write("\r" + self._text(evaluation, now, bar=True))
-            if self.done >= self.total:
-                self.stream.write("\n")
-            self.stream.flush()
-        elif self.done % self.every == 0 or self.done == self.total:
-            self.stream.write(self._text(evaluation, now, bar=False) + "\n")
-            self.stream.flush()
+        from acpc_lbr.progress import best_estimate
 
-    def _text(self, evaluation: Evaluation, now: float, bar: bool) -> str:
-        name = "duplicate" if evaluation.config.duplicate else "raw"
-        mean, half, n = evaluation.mbb(name)
-        rate = self.done / max(now - self.started, 1e-9)
-        estimate = f"{mean:+.0f} ± {half:.0f} mbb/g" if n > 1 else "…"
-        share = self.done / self.total
-        head = f"[{'#' * int(share * 30):<30}] " if bar else ""
-        return f"{head}{self.done}/{self.total} hands  LBR {estimate}  {rate:.0f} hands/s"
+        if self.bar.stream is None:
+            return
+        estimates, errors = self.sources(evaluation)
+        figures = {}
+        for name, stat in estimates.stats().items():
+            if name != "io_minus_raw" and stat.n > 1:
+                mean, half = stat.live()  # Welford: cheap enough for every hand
+                figures[name] = (mean, half, stat.n)
+        self.bar.update(self.bar.done + 1, best_estimate(figures, evaluation.big_blind), errors)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 async def run_evaluation(config: EvaluationConfig, reactor: Any,
@@ -388,6 +381,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
 
         for match in matches:
             match.events.subscribe(publish)
+    running = group.live.running if group is not None else None  # IO: the dealer's estimators
+    bar.sources = lambda e: (running if running is not None else e.estimates, _query_errors(matches))
     finished = []
     for half, match in enumerate(matches):
         ports = match.listen()
@@ -412,7 +407,10 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             process = _spawn(reactor, config, opponent_port, half)
             processes.append(process)
             evaluation.commands.append(process.command)
-    results = await defer.gatherResults(finished)
+    try:
+        results = await defer.gatherResults(finished)
+    finally:
+        bar.close()
     reactor.removeSystemEventTrigger(shutdown_trigger)
     for process in processes:
         await process.finish(reactor, EXIT_GRACE_SECONDS)
@@ -484,6 +482,11 @@ def _time_breakdown(matches: Sequence[Any], wall: float, timing: dict[str, Any])
         "lbr_turn_seconds": lbr_turns,
         "dealer_other_seconds": max(0.0, wall * len(matches) - opponent_acting - lbr_turns),
     }
+
+
+def _query_errors(matches: Sequence[Any]) -> int:
+    """Range queries that failed so far, over every seat of every match (relayed and the dealer's own)."""
+    return sum(counts.errors for match in matches for counts in match.relay.counts)
 
 
 def _returning(client: Any) -> Any:
