@@ -685,6 +685,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="play one seating only")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
+    parser.add_argument("--report", default=None, metavar="FILE",
+                        help="write the HTML report here at the end (needs matplotlib: "
+                        "pip install 'acpc-lbr[report]')")
     parser.add_argument("--no-io", dest="io", action="store_false",
                         help="leave out the imaginary-observation estimators (on by default: the "
                         "dealer asks the opponent for its range after each showdown it did not see)")
@@ -772,7 +775,11 @@ def main(argv: Sequence[str]) -> int:
         return int(exit_.code or 0)
     try:
         config = config_from_args(args)
-    except (ValueError, OSError) as problem:
+        if args.report:
+            from acpc_lbr.report import require_matplotlib
+
+            require_matplotlib()  # before hours of play, not after
+    except (ValueError, OSError, ImportError) as problem:
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if scaleout.wanted(args) or args.dry_run:
@@ -822,7 +829,16 @@ def main(argv: Sequence[str]) -> int:
     refusal = evaluation.refusal
     if refusal is not None:
         print(f"acpc-lbr evaluate: no bound: {refusal}. The logs are in {config.out}"
-              + (f"; {args.json} was not written" if args.json else "") + ".", file=sys.stderr)
+              + (f"; {args.json} was not written" if args.json else "")
+              + (f"; {args.report} was not written" if args.report else "") + ".", file=sys.stderr)
     elif args.json:
         Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
+    if args.report and refusal is None:
+        from acpc_lbr.report import render
+
+        try:
+            Path(args.report).write_text(render([evaluation.document]), encoding="utf-8")
+        except (OSError, ValueError) as problem:
+            print(f"acpc-lbr evaluate: cannot write the report: {problem}", file=sys.stderr)
+            return EXIT_USAGE
     return evaluation.exit_code
