@@ -169,7 +169,9 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
         color = colors[k % len(colors)]
         keep = [i for i, n in enumerate(column["n"]) if n > 0]
         x = [hands[i] for i in keep]
-        line, = axis.plot(x, [mean[i] for i in keep], color=color, linewidth=1.4, label=label(name))
+        style = ("-", "--", "-.", ":")[k % 4]  # raw and duplicate means coincide once every pair is in
+        line, = axis.plot(x, [mean[i] for i in keep], color=color, linewidth=1.4, linestyle=style,
+                          label=label(name))
         line.set_gid(f"trajectory-{name}")
         band = axis.fill_between(x, [mean[i] - half[i] for i in keep], [mean[i] + half[i] for i in keep],
                                  color=color, alpha=0.15, linewidth=0)
@@ -255,7 +257,7 @@ def _settings(doc: Mapping[str, Any]) -> str:
         ("duplicate", "yes (each deal also played with the seats reversed)" if config.get("duplicate") else "no"),
         ("matches", ", ".join(map(str, config.get("matches", []))) or None),
         ("merged from", config.get("merged_from")),
-        ("big blind", f"{doc['big_blind']} chips"),
+        ("chips per big blind", doc["big_blind"]),
         ("software", f"{doc.get('software', {}).get('name', 'acpc-lbr')} {doc.get('software', {}).get('version')}"),
         ("results schema", f"{doc.get('schema')} version {doc.get('version')}"),
     ]
