@@ -201,24 +201,41 @@ def _timing_parts(timings: Mapping[str, Any], prefix: str = "") -> list[tuple[st
     return parts
 
 
+#: Parties of the time breakdown, by the first word of a timing's name, in the order shown.
+_PARTIES = {"opponent": "bot", "bot": "bot", "channel": "channel", "lbr": "LBR", "dealer": "dealer"}
+
+
 def time_plot(doc: Mapping[str, Any]) -> str | None:
-    """Where the time went: one bar per ``*_seconds`` timing, the wall time as a line (None: none)."""
+    """Where the time went: one bar per ``*_seconds`` timing, coloured by party (bot, channel,
+    LBR, dealer, others), the wall time as a line (None: no timings)."""
     timings = doc.get("timings") or {}
     parts = _timing_parts(timings)
     if not parts:
         return None
     plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(9, 0.5 * len(parts) + 1.2))
+    order = list(dict.fromkeys(_PARTIES.values()))
+
+    def party(name: str) -> str:
+        return _PARTIES.get(name.split(".")[-1].split("_")[0], "other")
+
+    parts.sort(key=lambda p: (order.index(party(p[0])) if party(p[0]) in order else len(order)))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    figure, axis = plt.subplots(figsize=(9, 0.42 * len(parts) + 1.4))
     names = [name.removesuffix("_seconds").replace("_", " ") for name, _ in parts]
-    bars = axis.barh(names, [seconds for _, seconds in parts], color="#4c72b0")
+    groups = [party(name) for name, _ in parts]
+    palette = {g: colors[k % len(colors)] for k, g in enumerate(dict.fromkeys(groups))}
+    bars = axis.barh(names, [seconds for _, seconds in parts], color=[palette[g] for g in groups])
     for (name, _), patch in zip(parts, bars):
         patch.set_gid(f"time-{name}")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=palette[g]) for g in palette]
+    labels = list(palette)
     wall = timings.get("wall_seconds")
     if isinstance(wall, (int, float)):
-        axis.axvline(float(wall), color="black", linestyle="--", linewidth=1, label=f"wall time {wall:.1f} s")
-        axis.legend(loc="lower right", fontsize="small")
+        handles.append(axis.axvline(float(wall), color="black", linestyle="--", linewidth=1))
+        labels.append(f"wall time {wall:.1f} s")
+    axis.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axis.invert_yaxis()
-    axis.set_xlabel("seconds (summed over concurrent matches, so a part may exceed the wall time)")
+    axis.set_xlabel("seconds, summed over the seatings (so a part may exceed the wall time)")
     axis.set_title("Time breakdown")
     axis.grid(axis="x", alpha=0.3)
     return _svg(figure)
@@ -390,7 +407,9 @@ def _section(doc: Mapping[str, Any], i: int, several: bool) -> str:
     timing = time_plot(doc)
     out.append("<h3>Time and counts</h3>")
     if timing:
-        out.append(f'<figure id="time-breakdown-{i}">{timing}</figure>')
+        out.append(f'<figure id="time-breakdown-{i}">{timing}<figcaption class="muted">Each timing '
+                   "of the document as it is: some contain others (LBR's wait for its queries includes "
+                   "the bot's time answering them).</figcaption></figure>")
     out.append(_counts(doc, i))
     out.append("</section>")
     return "".join(out)

@@ -9,8 +9,8 @@ CHROMIUM=${CHROMIUM:-chromium}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$ACPC_LBR" evaluate --game leduc --opponent random --bets fcpa --rounds 1-2 --hands 2000 --seed 7 \
-    --io --quiet --out "$work/logs" --json "$work/results.json" --report "$work/report.html" > "$work/stdout.txt"
+    --quiet --out "$work/logs" --json "$work/results.json" --report "$work/report.html" > "$work/stdout.txt"
 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
-    --window-size=1100,2350 --screenshot="$work/report.png" "file://$work/report.html" 2> "$work/chromium.err"
+    --window-size=1100,2500 --screenshot="$work/report.png" "file://$work/report.html" 2> "$work/chromium.err"
 cp "$work/report.png" docs/images/report.png
 echo "docs/images/report.png written"
