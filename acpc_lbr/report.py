@@ -60,6 +60,10 @@ _COUNTS = {
     "query_errors": "failed queries",
     "range_inconsistencies": "range inconsistencies",
     "active_decisions": "LBR active decisions",
+    "lbr_queries": "LBR's range queries",
+    "lbr_query_errors": "LBR's failed queries",
+    "lbr_active_decisions": "LBR active decisions",
+    "lbr_range_inconsistencies": "range inconsistencies seen by LBR",
     "errors": "matches ended early",
 }
 
@@ -109,11 +113,15 @@ def label(name: str) -> str:
 
 
 def _num(doc_index: int, path: str, value: float | None, digits: int = 1, scale: float = 1.0,
-         sign: bool = False) -> str:
-    """``value * scale`` formatted, tagged with its JSON path and exact value."""
+         sign: bool = False, kind: str = "f") -> str:
+    """``value * scale`` formatted (``kind`` "f": ``digits`` decimals, "g": significant digits),
+    tagged with its JSON path and exact value."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    shown = f"{value * scale:{'+' if sign else ''}.{digits}f}" if isinstance(value, float) or scale != 1.0 else f"{value:,}"
+    if isinstance(value, float) or scale != 1.0:
+        shown = f"{value * scale:{'+' if sign else ''}.{digits}{kind}}"
+    else:
+        shown = f"{value:,}"
     extra = f' data-scale="{scale!r}"' if scale != 1.0 else ""
     return (f'<span class="num" data-doc="{doc_index}" data-json="{path}" data-value="{value!r}"{extra}>'
             f"{shown}</span>")
@@ -272,7 +280,7 @@ def _settings(doc: Mapping[str, Any]) -> str:
         ("seed", config.get("seed")),
         ("deals per match", config.get("hands")),
         ("duplicate", "yes (each deal also played with the seats reversed)" if config.get("duplicate") else "no"),
-        ("matches", ", ".join(map(str, config.get("matches", []))) or None),
+        ("matches", ", ".join(str(m).rsplit("/", 1)[-1] for m in config.get("matches", [])) or None),
         ("merged from", config.get("merged_from")),
         ("chips per big blind", doc["big_blind"]),
         ("software", f"{doc.get('software', {}).get('name', 'acpc-lbr')} {doc.get('software', {}).get('version')}"),
@@ -352,7 +360,7 @@ def _honesty(doc: Mapping[str, Any], i: int) -> str:
             z = abs(chips["mean"]) / (chips["std"] / math.sqrt(chips["n"]))
             p_text = f"{math.erfc(z / math.sqrt(2)):.3g} (two-sided, normal, computed here)"
         elif p_value is not None:
-            p_text = _num(i, f"{base}.p_value", float(p_value), 4)
+            p_text = _num(i, f"{base}.p_value", float(p_value), 3, kind="g")
         else:
             p_text = "–"
         verdict = ('<span class="flag">FLAGGED</span>: the difference is too large to be chance; the bot\'s '
@@ -360,6 +368,10 @@ def _honesty(doc: Mapping[str, Any], i: int) -> str:
                    "Raw and duplicate remain valid bounds whatever the answers."
                    if block.get("flagged") else
                    '<span class="ok">passed</span>: the difference is what chance gives with honest answers.')
+        alpha = _honesty_alpha()
+        if alpha is not None:
+            verdict += (f" (The check flags at p &lt; {alpha:g}, so an honest bot is flagged about once "
+                        f"in {1 / alpha:,.0f} runs.)")
         parts.append(
             f'<div id="honesty-{i}"><p>Imaginary observations replace each showdown by its expectation over '
             "the hands the bot said it could hold, so they rest on its range answers. The check compares "
@@ -373,6 +385,14 @@ def _honesty(doc: Mapping[str, Any], i: int) -> str:
             "showdown value unchanged, and a bias too small for the number of hands played.</p></div>"
         )
     return "".join(parts) or '<p class="muted">No imaginary observations in this run, so no honesty check.</p>'
+
+
+def _honesty_alpha() -> float | None:
+    """The level at which the honesty check flags, when this version defines one."""
+    from acpc_lbr import estimators
+
+    alpha = getattr(estimators, "HONESTY_ALPHA", None)
+    return float(alpha) if isinstance(alpha, (int, float)) else None
 
 
 def _counts(doc: Mapping[str, Any], i: int) -> str:
