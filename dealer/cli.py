@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="do not ask a queryable opponent for its range after each showdown "
                         "(the imaginary-observation estimators, on by default)")
     parser.add_argument("--io", dest="io", action="store_true", help=argparse.SUPPRESS)  # the default
+    parser.add_argument("--aivat", action="store_true",
+                        help="also compute the AIVAT estimators (asks a queryable opponent for the rows AIVAT "
+                        "needs after every hand, even with --no-io; docs/results.md)")
     parser.add_argument("--metrics-port", dest="metrics_port", type=int, default=None, metavar="PORT",
                         help="serve Prometheus metrics on PORT (0: any free port, printed on stderr)")
     parser.add_argument("--metrics-bind", dest="metrics_bind", default="127.0.0.1", metavar="ADDR",
@@ -403,4 +406,5 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
         metrics_port=options.metrics_port, metrics_bind=options.metrics_bind,
         metrics_grace=options.metrics_grace, io=options.io,
         table=not (options.quiet or options.silent) or options.table,
+        aivat=getattr(options, "aivat", False),
     )

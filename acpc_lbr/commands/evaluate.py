@@ -93,6 +93,7 @@ class EvaluationConfig:
         out: directory for the logs.
         t_query_ms: the opponent's time limit per query.
         io: attach the dealer's results (imaginary observations; on unless ``--no-io``).
+        aivat: also compute the AIVAT estimators (with the same results machinery).
         metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
         metrics_bind: the metrics endpoint's interface.
         name: the opponent's player name (logs, files, metrics); None: from
@@ -111,6 +112,7 @@ class EvaluationConfig:
     out: Path = Path(".")
     t_query_ms: int = 10_000
     io: bool = True
+    aivat: bool = False
     metrics_port: int | None = None
     metrics_bind: str = "127.0.0.1"
     name: str | None = None
@@ -357,10 +359,10 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
 
     # The dealer's results: the document's counts (showdowns, dealer queries, IO
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
-    group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io else None,
+    group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
                          lbr={"bets": config.bets.name, "rounds": config.rounds.text()},
-                         io=config.io)
-    if metrics is not None and not config.io:
+                         io=config.io or config.aivat, aivat=config.aivat)
+    if metrics is not None and not (config.io or config.aivat):
         # Without IO the series come from the matches' events, and the running
         # raw and duplicate estimates from this evaluation's own accumulators.
         observers = [metrics.match(Path(m.config.name).name, m.config.names) for m in matches]
@@ -445,7 +447,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     evaluation.relay = [m.relay.counts_dict() for m in matches]
     evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
     evaluation.document = _document(evaluation, group)
-    if config.io:
+    if config.io or config.aivat:
         evaluation.io_estimates = group.live.final()
     group.close()
     if listening is not None:
@@ -611,7 +613,7 @@ def format_report(evaluation: Evaluation) -> str:
             lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
         if evaluation.io_estimates is not None:
             scale = 1000.0 / config.game.big_blind
-            for name in ("io", "duplicate_io"):
+            for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
                 stat = evaluation.io_estimates.estimator(name)
                 if stat.n:
                     mean, half = stat.mean * scale, stat.half_width * scale
@@ -620,6 +622,9 @@ def format_report(evaluation: Evaluation) -> str:
             lines.append("  io            (off: --no-io)")
     estimators = evaluation.document.get("estimators", {})
     honesty = honesty_line(estimators) if estimators else None
+    if honesty is not None:
+        lines.append(honesty)
+    honesty = honesty_line(estimators, "aivat") if estimators else None
     if honesty is not None:
         lines.append(honesty)
     timing = evaluation.timing
@@ -693,6 +698,9 @@ def _parser() -> argparse.ArgumentParser:
                         "dealer asks the opponent for its range after each showdown it did not see)")
     parser.add_argument("--io", dest="io", action="store_true", default=True,
                         help=argparse.SUPPRESS)  # the default now; kept for old command lines
+    parser.add_argument("--aivat", action="store_true",
+                        help="also compute the AIVAT estimators (uses the dealer's queries even with --no-io; "
+                        "docs/results.md)")
     parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
                         help="the opponent's time limit per range query (default 10000)")
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",
@@ -761,7 +769,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
         bets=BettingOptions.parse(args.bets), rounds=rounds,
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
-        t_query_ms=args.t_query, io=args.io,
+        t_query_ms=args.t_query, io=args.io or args.aivat, aivat=args.aivat,
         metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=name,
     )
 
