@@ -169,7 +169,9 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
     hands = trajectory["hands"]
     figure, axis = plt.subplots(figsize=(9, 4.6))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    shown = [n for n in estimator_names(doc) if n in trajectory["estimators"]]
+    # An estimator that was not computed (AIVAT without --aivat) has no points to draw.
+    shown = [n for n in estimator_names(doc)
+             if n in trajectory["estimators"] and doc["estimators"][n]["chips"]["n"] > 0]
     for k, name in enumerate(shown):
         column = trajectory["estimators"][name]
         mean = [m * scale for m in column["mean"]]

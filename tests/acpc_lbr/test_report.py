@@ -133,8 +133,11 @@ async def test_report_of_a_small_real_evaluation(tmp_path: Path) -> None:
     parser = _Numbers()
     parser.feed(page)
     assert {"headline-0", "running-mean-0", "time-breakdown-0", "counts-0", "honesty-0"} <= parser.ids
+    computed = [n for n in estimator_names(doc) if doc["estimators"][n]["chips"]["n"] > 0]
+    assert {"raw", "duplicate", "io", "duplicate_io"} <= set(computed)
     for name in estimator_names(doc):
-        assert f"trajectory-{name}" in parser.ids and f"band-{name}" in parser.ids, name
+        drawn = f"trajectory-{name}" in parser.ids and f"band-{name}" in parser.ids
+        assert drawn == (name in computed), name
     assert "trajectory-io_minus_raw" not in parser.ids  # a check, not an estimator
     for key in ("lbr_query_wait_seconds", "lbr_protocol_seconds", "lbr_compute_seconds"):
         assert f"time-{key}" in parser.ids
