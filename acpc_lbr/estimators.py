@@ -1,4 +1,4 @@
-"""The estimators of a match: raw, duplicate, imaginary observations, duplicate + IO.
+"""The estimators of a match: raw, duplicate, imaginary observations, AIVAT, and pairs of them.
 
 Each estimator is a :class:`~acpc_lbr.stats.RunningMean` over independent
 units: hands for raw and IO, duplicate pairs (the mean of a deal's two
@@ -14,6 +14,8 @@ The honesty check is the mean of (IO − raw) per hand: 0 in expectation
 when the opponent's range answers are its real strategy. It is reported as
 a z statistic and a two-sided p-value, and flagged below
 :data:`HONESTY_ALPHA` (docs/results.md says what it can and cannot detect).
+AIVAT (:mod:`acpc_lbr.aivat`) adds control variates at chance nodes and at the
+opponent's decisions; it has its own check, the mean of (AIVAT − raw), tested the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from acpc_lbr.stats import RunningMean
+from acpc_lbr.trajectory import Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import showdown_values
@@ -35,7 +38,9 @@ from protocol.rules import showdown_values
 HONESTY_ALPHA = 0.001
 
 #: Names of the estimators, in the order they are reported.
-ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io")
+ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat")
+#: The honesty checks: (estimator − raw) per hand, 0 in expectation for honest answers.
+CHECKS = ("io_minus_raw", "aivat_minus_raw")
 
 
 @dataclass(frozen=True)
@@ -48,12 +53,14 @@ class HandOutcome:
         chips: what the measured player won.
         io_chips: the imaginary-observation value, or None when the opponent
             gave no (usable) range answers for this hand.
+        aivat_chips: the AIVAT value, or None when not computed.
     """
 
     deal: int
     half: int
     chips: float
     io_chips: float | None = None
+    aivat_chips: float | None = None
 
 
 @dataclass
@@ -64,10 +71,16 @@ class MatchEstimates:
     duplicate: RunningMean = field(default_factory=RunningMean)
     io: RunningMean = field(default_factory=RunningMean)
     duplicate_io: RunningMean = field(default_factory=RunningMean)
+    aivat: RunningMean = field(default_factory=RunningMean)
+    duplicate_aivat: RunningMean = field(default_factory=RunningMean)
     #: IO − raw per hand (the honesty check).
     io_minus_raw: RunningMean = field(default_factory=RunningMean)
-    #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io).
-    pending: dict[tuple[int, int], tuple[float, float | None]] = field(default_factory=dict)
+    #: AIVAT − raw per hand (AIVAT's honesty check).
+    aivat_minus_raw: RunningMean = field(default_factory=RunningMean)
+    #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io, aivat).
+    pending: dict[tuple[int, int], tuple[float, float | None, float | None]] = field(default_factory=dict)
+    #: Thinned running figures of every estimator, by hands (acpc_lbr/trajectory.py).
+    trajectory: Trajectory = field(default_factory=Trajectory, compare=False)
 
     def add(self, outcome: HandOutcome) -> None:
         """Account for one hand."""
@@ -75,26 +88,41 @@ class MatchEstimates:
         if outcome.io_chips is not None:
             self.io.add(outcome.io_chips)
             self.io_minus_raw.add(outcome.io_chips - outcome.chips)
-        self._pair(outcome.deal, outcome.half, outcome.chips, outcome.io_chips)
+        if outcome.aivat_chips is not None:
+            self.aivat.add(outcome.aivat_chips)
+            self.aivat_minus_raw.add(outcome.aivat_chips - outcome.chips)
+        self._pair(outcome.deal, outcome.half, (outcome.chips, outcome.io_chips, outcome.aivat_chips))
+        self.trajectory.observe(self.raw.n, self.stats)
 
-    def _pair(self, deal: int, half: int, chips: float, io: float | None) -> None:
+    def stats(self) -> dict[str, RunningMean]:
+        """Every estimator and the honesty checks, by name (the figures a document reports)."""
+        return {name: self.estimator(name) for name in (*ESTIMATORS, *CHECKS)}
+
+    def _pair(self, deal: int, half: int, values: tuple[float, float | None, float | None]) -> None:
         partner = self.pending.pop((deal, 1 - half), None)
         if partner is None:
-            self.pending[(deal, half)] = (chips, io)
+            self.pending[(deal, half)] = values
             return
-        self.duplicate.add((chips + partner[0]) / 2.0)
-        if io is not None and partner[1] is not None:
-            self.duplicate_io.add((io + partner[1]) / 2.0)
+        self.duplicate.add((values[0] + partner[0]) / 2.0)
+        for k, stat in ((1, self.duplicate_io), (2, self.duplicate_aivat)):
+            mine, theirs = values[k], partner[k]
+            if mine is not None and theirs is not None:
+                stat.add((mine + theirs) / 2.0)
 
     def merge(self, other: MatchEstimates) -> None:
-        """Fold another batch's estimates into these."""
+        """Fold another batch's estimates into these (played after them, for the trajectory)."""
+        self.trajectory.merge(self.raw.n, self.stats(),
+                              other.trajectory, other.raw.n, other.stats())
         self.raw.merge(other.raw)
         self.duplicate.merge(other.duplicate)
         self.io.merge(other.io)
         self.duplicate_io.merge(other.duplicate_io)
+        self.aivat.merge(other.aivat)
+        self.duplicate_aivat.merge(other.duplicate_aivat)
         self.io_minus_raw.merge(other.io_minus_raw)
-        for (deal, half), (chips, io) in other.pending.items():
-            self._pair(deal, half, chips, io)
+        self.aivat_minus_raw.merge(other.aivat_minus_raw)
+        for (deal, half), values in other.pending.items():
+            self._pair(deal, half, values)
 
     def estimator(self, name: str) -> RunningMean:
         """One estimator by name (see :data:`ESTIMATORS`)."""
@@ -104,34 +132,41 @@ class MatchEstimates:
     def to_dict(self, big_blind: int) -> dict[str, Any]:
         """Every estimator in chips, mbb/g and bb/hand, plus the mergeable state."""
         report: dict[str, Any] = {}
-        for name in (*ESTIMATORS, "io_minus_raw"):
+        for name in (*ESTIMATORS, *CHECKS):
             stat = self.estimator(name)
             report[name] = {
                 "chips": stat.to_dict(),  # with the exact sums: documents merge exactly
                 "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(exact=False),
                 "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
             }
-        z, p_value = self.io_minus_raw.z_test(0.0)
-        report["io_minus_raw"]["z"] = None if math.isnan(z) else (
-            z if math.isfinite(z) else math.copysign(1e308, z))
-        report["io_minus_raw"]["p_value"] = None if math.isnan(p_value) else p_value
-        report["io_minus_raw"]["flagged"] = bool(p_value < HONESTY_ALPHA)
+        for name in CHECKS:
+            z, p_value = self.estimator(name).z_test(0.0)
+            report[name]["z"] = None if math.isnan(z) else (
+                z if math.isfinite(z) else math.copysign(1e308, z))
+            report[name]["p_value"] = None if math.isnan(p_value) else p_value
+            report[name]["flagged"] = bool(p_value < HONESTY_ALPHA)
         report["pending_halves"] = [
-            {"deal": deal, "half": half, "chips": chips, "io_chips": io}
-            for (deal, half), (chips, io) in sorted(self.pending.items())
+            {"deal": deal, "half": half, "chips": chips, "io_chips": io, "aivat_chips": aivat}
+            for (deal, half), (chips, io, aivat) in sorted(self.pending.items())
         ]
         return report
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MatchEstimates:
-        """Rebuild from :meth:`to_dict` output (reads the chip figures)."""
+        """Rebuild from :meth:`to_dict` output (reads the chip figures).
+
+        Estimators a document lacks (AIVAT in a version-1 document) are empty.
+        """
         estimates = cls()
-        for name in (*ESTIMATORS, "io_minus_raw"):
-            setattr(estimates, name, RunningMean.from_dict(data[name]["chips"]))
+        for name in (*ESTIMATORS, *CHECKS):
+            if name in data:
+                setattr(estimates, name, RunningMean.from_dict(data[name]["chips"]))
         for item in data.get("pending_halves", []):
+            io, aivat = item.get("io_chips"), item.get("aivat_chips")
             estimates.pending[(int(item["deal"]), int(item["half"]))] = (
                 float(item["chips"]),
-                None if item["io_chips"] is None else float(item["io_chips"]),
+                None if io is None else float(io),
+                None if aivat is None else float(aivat),
             )
         return estimates
 

@@ -42,7 +42,7 @@ and the best response is the best response *within* them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
@@ -69,10 +69,13 @@ ActionsFunction = Callable[[State], list[Action]]
 
 __all__ = [
     "BestResponse",
+    "LbrHistory",
     "LbrValue",
+    "aivat_moments",
     "best_response",
     "best_response_value",
     "lbr_expected_value",
+    "lbr_histories",
     "lbr_value",
     "strategy_value",
 ]
@@ -388,6 +391,116 @@ def lbr_expected_value(
     return lbr_value(game, policy, options, active_rounds).value
 
 
+# -- every history of an LBR hand, with its probability ----------------------------------
+
+
+@dataclass(frozen=True)
+class LbrHistory:
+    """One complete hand of LBR against a strategy, with its exact probability.
+
+    Attributes:
+        probability: probability of the deal, the boards and the opponent's
+            actions (LBR's own play is deterministic).
+        position: LBR's position.
+        hole: each position's hole cards.
+        board: the board cards of each round reached (as in a ``STATE`` line).
+        betting: the actions of each round reached.
+        values: each position's winnings.
+        rows: per opponent decision, ``{action text: σ(s, ·, action)}`` as the
+            opponent *answers* it, for every action of
+            :func:`acpc_lbr.aivat.correction_actions` and the played one.
+    """
+
+    probability: float
+    position: int
+    hole: tuple[tuple[int, ...], ...]
+    board: tuple[tuple[int, ...], ...]
+    betting: tuple[tuple[Action, ...], ...]
+    values: tuple[float, ...]
+    rows: tuple[dict[str, FloatArray], ...]
+
+
+def lbr_histories(
+    game: GameDef,
+    policy: Policy,
+    options: BettingOptions,
+    position: int,
+    active_rounds: ActiveRounds | None = None,
+    *,
+    answers: Policy | None = None,
+    equity: EquityFunction | None = None,
+) -> Iterator[LbrHistory]:
+    """Every hand LBR (at ``position``) can play against ``policy``, with its probability.
+
+    Chance deals every ordered pair of hole hands and every board uniformly;
+    the opponent plays ``policy`` over :func:`default_actions`; LBR plays as
+    :func:`lbr_value` (its range and fold probabilities from ``answers``,
+    default ``policy``: a different ``answers`` is a bot that lies). The
+    probabilities sum to 1, so the expectation of any per-hand estimator is
+    an exact sum over the histories.
+    """
+    from acpc_lbr.aivat import correction_actions
+
+    rounds = active_rounds if active_rounds is not None else ActiveRounds()
+    told = answers if answers is not None else policy
+    tree = _Tree(game, default_actions)
+    equity_fn = equity if equity is not None else (lambda hero, board: equity_vector_small(game, hero, board))
+    opponent = 1 - position
+    hands = tree.table.hand_cards
+    index = {cards: h for h, cards in enumerate(hands)}
+
+    def by_round(board: tuple[int, ...], last: int) -> tuple[tuple[int, ...], ...]:
+        return tuple(
+            board[game.board_cards_before(r) - game.num_board_cards[r] : game.board_cards_before(r)]
+            for r in range(last + 1)
+        )
+
+    def walk(
+        state: State, board: tuple[int, ...], hole: tuple[tuple[int, ...], ...], prob: float,
+        belief: FloatArray, rows: tuple[dict[str, FloatArray], ...],
+    ) -> Iterator[LbrHistory]:
+        mine = hole[position]
+        count = tree.cards_to_deal(state, board)
+        if count > 0:
+            rest = [c for c in game.cards if c not in board and c not in hole[0] and c not in hole[1]]
+            deals = list(combinations(rest, count))
+            for cards in deals:
+                known = compatible_mask(game, mine + board + cards)
+                child_belief, _ = remove_cards(belief, game, cards, known)
+                yield from walk(state, board + cards, hole, prob / len(deals), child_belief, rows)
+            return
+        if state.finished:
+            values = state.values(hole, board)
+            betting = tuple(tuple(actions) for actions in state.actions)
+            yield LbrHistory(prob, position, hole, by_round(board, state.round), betting, values, rows)
+            return
+        if state.current_player == position:
+            active = rounds.is_active(state.round)
+            raises = candidate_raises(state, options) if active else []
+            folds = {a: told(_child(state, a), board, [Action.FOLD])[0] for a in raises}
+            equity_vec = equity_fn(mine, board) if active else np.zeros(0)
+            decision = decide(state, position, equity_vec, belief, folds, active=active)
+            yield from walk(_child(state, decision.action), board, hole, prob, belief, rows)
+            return
+        actions = default_actions(state)
+        true = np.asarray(policy(state, board, actions), dtype=np.float64)[:, index[hole[opponent]]]
+        listed = correction_actions(state)
+        known = compatible_mask(game, mine + board)
+        for action, p in zip(actions, true):
+            if p <= 0.0:
+                continue
+            asked = list({a.text(): a for a in [*listed, action]}.values())
+            said = np.asarray(told(state, board, asked), dtype=np.float64)
+            answer = {a.text(): said[j] for j, a in enumerate(asked)}
+            child_belief, _ = bayes_update(belief, answer[action.text()], known)
+            yield from walk(_child(state, action), board, hole, prob * float(p), child_belief, (*rows, answer))
+
+    pairs = [(a, b) for a in hands for b in hands if not set(a) & set(b)]
+    for mine, theirs in pairs:
+        hole = (mine, theirs) if position == 0 else (theirs, mine)
+        yield from walk(State(game), (), hole, 1.0 / len(pairs), uniform_range(game, mine), ())
+
+
 # -- two strategies ---------------------------------------------------------------------
 
 
@@ -463,7 +576,8 @@ def _named_policy(game: GameDef, name: str) -> Policy:
 
     Bot specs: a built-in bot (``random``, ``call-raise``, ...), or a strategy
     function ``FILE.py:FUNCTION`` / ``MODULE:FUNCTION`` (docs/bot-sdk.md);
-    each may carry an ``sdk:`` prefix.
+    each may carry an ``sdk:`` prefix. ``table:SEED``: a card-aware random
+    table strategy (:func:`acpc_lbr.strategies.random_table`).
 
     Raises:
         ValueError: an unknown name, or a strategy that cannot be loaded.
@@ -478,6 +592,12 @@ def _named_policy(game: GameDef, name: str) -> Policy:
     }
     if name in simple:
         return simple[name](game)
+    if name.startswith("table:"):
+        try:
+            seed = int(name[6:])
+        except ValueError:
+            raise ValueError(f"table:<seed> needs an integer seed, not {name[6:]!r}") from None
+        return strategies.table_strategy(game, strategies.random_table(game, seed))
     from agents.bots import BOTS
     from agents.cli import load_strategy
 
@@ -523,8 +643,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="uniform",
         help="uniform, always-call, always-fold, kuhn-equilibrium, a bot of 'acpc-lbr play' "
         "(random, call-raise, ...) or your strategy as FILE.py:FUNCTION or MODULE:FUNCTION, "
-        "optionally prefixed sdk: (default uniform)",
+        "optionally prefixed sdk:, or table:SEED (a card-aware random table; default uniform)",
     )
+    parser.add_argument("--aivat", action="store_true",
+                        help="also the exact mean and spread of raw and AIVAT per seat (every hand enumerated)")
+    parser.add_argument("--answers", default=None, metavar="STRATEGY",
+                        help="with --aivat: the range answers, when they differ from the play (a liar)")
     parser.add_argument("--bets", default="fcpa", help="LBR betting options (default fcpa)")
     parser.add_argument("--rounds", default="all",
                         help="LBR active rounds, 1-based, within the game's (default all)")
@@ -534,6 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy = _named_policy(game, args.strategy)
         options = BettingOptions.parse(args.bets)
         rounds = ActiveRounds.parse(args.rounds, game)
+        answers = _named_policy(game, args.answers) if args.answers else None
     except (ValueError, ProtocolError, OSError) as error:
         parser.error(str(error))
     started = time.perf_counter()
@@ -554,7 +679,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         else f"LBR value      {lbr.value:.6f}"
     )
     print(f"range inconsistencies {lbr.inconsistencies}; {elapsed:.2f} s")
+    if args.aivat:
+        for seat in (0, 1):
+            m = aivat_moments(game, policy, options, seat, rounds, answers=answers)
+            print(f"seat {seat}: E[raw] {m['raw']:.6f}  E[AIVAT] {m['aivat']:.6f}  "
+                  f"difference {m['aivat'] - m['raw']:+.2e}  std raw {m['raw_std']:.4f}  "
+                  f"std AIVAT {m['aivat_std']:.4f}  ratio {m['aivat_std'] / m['raw_std']:.3f}  "
+                  f"std (AIVAT - raw) {m['diff_std']:.4f}")
     return 0
+
+
+def aivat_moments(
+    game: GameDef,
+    policy: Policy,
+    options: BettingOptions,
+    position: int,
+    active_rounds: ActiveRounds | None = None,
+    *,
+    answers: Policy | None = None,
+) -> dict[str, float]:
+    """Exact E and standard deviation of raw and AIVAT (and of AIVAT − raw) for LBR at ``position``.
+
+    Every hand of :func:`lbr_histories` goes through :func:`acpc_lbr.aivat.hand_aivat`
+    with LBR's equity function.
+    """
+    import math
+
+    from acpc_lbr.aivat import hand_aivat
+    from acpc_lbr.lbr import equity_function
+
+    equity = equity_function(game)
+    raw = aivat = raw2 = aivat2 = diff2 = 0.0
+    for h in lbr_histories(game, policy, options, position, active_rounds, answers=answers):
+        value = hand_aivat(game, h.betting, h.board, h.hole[position], position, h.rows, equity).chips
+        outcome = h.values[position]
+        p = h.probability
+        raw += p * outcome
+        aivat += p * value
+        raw2 += p * outcome * outcome
+        aivat2 += p * value * value
+        diff2 += p * (value - outcome) ** 2
+    return {"raw": raw, "aivat": aivat, "raw_std": math.sqrt(max(raw2 - raw**2, 0.0)),
+            "aivat_std": math.sqrt(max(aivat2 - aivat**2, 0.0)),
+            "diff_std": math.sqrt(max(diff2 - (aivat - raw) ** 2, 0.0))}
 
 
 if __name__ == "__main__":

@@ -481,8 +481,14 @@ def equity_function(game: GameDef) -> EquityFunction:
     if game.deck_size == 52 and game.num_hole_cards == 2 and game.total_board_cards == 5:
         from acpc_lbr.equity import equity_vector  # numba kernels: compiled on first use only
 
+        @lru_cache(maxsize=64)  # LBR and the results pipeline in one process share vectors
+        def cached(hero: tuple[int, ...], board: tuple[int, ...]) -> FloatArray:
+            vector = np.asarray(equity_vector(hero, board), dtype=np.float64)
+            vector.setflags(write=False)
+            return vector
+
         def holdem(hero: Sequence[int], board: Sequence[int]) -> FloatArray:
-            return np.asarray(equity_vector(hero, board), dtype=np.float64)
+            return cached(tuple(int(c) for c in hero), tuple(int(c) for c in board))
 
         return holdem
 

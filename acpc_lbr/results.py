@@ -5,16 +5,19 @@ One document per match (or per merged set of matches), described in
 
     {
       "schema": "acpc-lbr/results",
-      "version": 1,
+      "version": 3,
       "software": {"name": "acpc-lbr", "version": "0.1.0"},
       "config": {"game": ..., "players": [...], "measured": ..., "seed": ...,
                  "hands": ..., "duplicate": ..., "lbr": {...} | null, "matches": [...]},
       "big_blind": 100,
       "estimators": {"raw": {...}, "duplicate": {...}, "io": {...},
-                     "duplicate_io": {...}, "io_minus_raw": {..., "flagged": false},
+                     "duplicate_io": {...}, "aivat": {...}, "duplicate_aivat": {...},
+                     "io_minus_raw": {..., "flagged": false},
+                     "aivat_minus_raw": {..., "flagged": false},
                      "pending_halves": [...]},
       "counts": {"hands": ..., "errors": ..., "timeouts": ..., ...},
-      "timings": {"wall_seconds": ..., ...}
+      "timings": {"wall_seconds": ..., ...},
+      "trajectory": {"unit": "chips", "hands": [...], "estimators": {"raw": {...}, ...}}
     }
 
 ``estimators`` is :meth:`acpc_lbr.estimators.MatchEstimates.to_dict`: each
@@ -36,12 +39,16 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates
+from acpc_lbr.estimators import CHECKS, ESTIMATORS, HandOutcome, MatchEstimates
 
 #: The ``schema`` field of every results document.
 SCHEMA = "acpc-lbr/results"
-#: Bumped whenever a field changes meaning or disappears.
-SCHEMA_VERSION = 1
+#: Bumped whenever a field changes meaning or disappears (2: ``trajectory``;
+#: 3: the AIVAT estimators and their honesty check).
+SCHEMA_VERSION = 3
+#: Versions :func:`merge_documents` and the report read (1 has no trajectory;
+#: 1 and 2 have no AIVAT, read as n = 0).
+READABLE_VERSIONS = (1, 2, 3)
 
 #: Counts every document carries (0 when unknown).
 COUNT_KEYS = (
@@ -54,6 +61,7 @@ COUNT_KEYS = (
     "query_errors",
     "dealer_queries",
     "range_inconsistencies",
+    "aivat_fallbacks",
 )
 
 _LABELS = {
@@ -61,7 +69,10 @@ _LABELS = {
     "duplicate": "duplicate",
     "io": "imaginary obs.",
     "duplicate_io": "duplicate + IO",
+    "aivat": "AIVAT",
+    "duplicate_aivat": "duplicate + AIVAT",
     "io_minus_raw": "IO - raw (check)",
+    "aivat_minus_raw": "AIVAT-raw (check)",
 }
 
 
@@ -132,12 +143,17 @@ def results_document(
         "estimators": estimates.to_dict(big_blind),
         "counts": all_counts,
         "timings": dict(timings or {}),
+        "trajectory": estimates.trajectory.to_dict(estimates.raw.n, estimates.stats()),
     }
 
 
 def document_estimates(doc: Mapping[str, Any]) -> MatchEstimates:
-    """The mergeable estimators of a document."""
-    return MatchEstimates.from_dict(doc["estimators"])
+    """The mergeable estimators of a document, with its trajectory (version 2)."""
+    from acpc_lbr.trajectory import Trajectory
+
+    estimates = MatchEstimates.from_dict(doc["estimators"])
+    estimates.trajectory = Trajectory.from_dict(doc.get("trajectory"))
+    return estimates
 
 
 def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -146,6 +162,9 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     Estimators merge exactly (count, mean and squared deviations, and the
     duplicate halves still waiting for their partner); counts and timings
     add up; ``config.hands`` adds up and ``config.matches`` concatenates.
+    Trajectories join in the order given, as if the batches had been played
+    one after the other (:mod:`acpc_lbr.trajectory`); a version-1 document
+    (no trajectory) contributes its final figures as its only point.
 
     Raises:
         ValueError: no documents, an unknown schema version, or documents of
@@ -154,8 +173,9 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not docs:
         raise ValueError("no results to merge")
     for doc in docs:
-        if doc.get("schema") != SCHEMA or doc.get("version") != SCHEMA_VERSION:
-            raise ValueError(f"not a version-{SCHEMA_VERSION} results document: {doc.get('schema')!r} v{doc.get('version')!r}")
+        if doc.get("schema") != SCHEMA or doc.get("version") not in READABLE_VERSIONS:
+            raise ValueError(f"not a results document of version {'/'.join(map(str, READABLE_VERSIONS))}: "
+                             f"{doc.get('schema')!r} v{doc.get('version')!r}")
     big_blinds = {int(doc["big_blind"]) for doc in docs}
     games = {doc["config"].get("game") for doc in docs}
     if len(big_blinds) > 1 or len(games) > 1:
@@ -189,10 +209,10 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
-def honesty_line(estimators: Mapping[str, Any]) -> str | None:
-    """The honesty check as one line (None when there is no IO).
+def honesty_line(estimators: Mapping[str, Any], estimator: str = "io") -> str | None:
+    """The honesty check of ``estimator`` (``io`` or ``aivat``) as one line (None when it has no units).
 
-    The statistic is the mean of IO − raw per hand; z and the two-sided p-value
+    The statistic is the mean of IO − raw (or AIVAT − raw) per hand; z and the two-sided p-value
     test that its true mean is 0, which it is when the range answers are the
     strategy the bot plays. Flagged at p < :data:`~acpc_lbr.estimators.HONESTY_ALPHA`.
 
@@ -203,9 +223,9 @@ def honesty_line(estimators: Mapping[str, Any]) -> str | None:
     """
     from acpc_lbr.estimators import HONESTY_ALPHA
 
-    check = estimators.get("io_minus_raw", {})
+    check = estimators.get(f"{estimator}_minus_raw", {})
     n = check.get("chips", {}).get("n", 0)
-    if not estimators.get("io", {}).get("chips", {}).get("n", 0) or n < 2:
+    if not estimators.get(estimator, {}).get("chips", {}).get("n", 0) or n < 2:
         return None
     mbb = check["mbb_per_game"]
     z, p_value = check.get("z"), check.get("p_value")
@@ -219,7 +239,8 @@ def honesty_line(estimators: Mapping[str, Any]) -> str | None:
         if check.get("flagged")
         else f"ok (flagged when p < {HONESTY_ALPHA:g})"
     )
-    return f"honesty check (IO - raw): {figures}: {verdict}"
+    label = {"io": "IO", "aivat": "AIVAT"}.get(estimator, estimator)
+    return f"honesty check ({label} - raw): {figures}: {verdict}"
 
 
 def format_table(doc: Mapping[str, Any]) -> str:
@@ -241,14 +262,16 @@ def format_table(doc: Mapping[str, Any]) -> str:
     lines.append(header)
     lines.append("-" * len(header))
     raw_width = est["raw"]["mbb_per_game"]["half_width_95"]
-    for name in (*ESTIMATORS, "io_minus_raw"):
-        stat = est[name]
+    for name in (*ESTIMATORS, *CHECKS):
+        stat = est.get(name)
+        if stat is None:  # a version-1 document: no AIVAT
+            continue
         mbb = stat["mbb_per_game"]
         if stat["chips"]["n"] == 0:
             lines.append(f"{_LABELS[name]:<18} {0:>8} {'-':>10}")
             continue
         ratio = "-"
-        if raw_width and mbb["half_width_95"] is not None and name != "io_minus_raw":
+        if raw_width and mbb["half_width_95"] is not None and name not in CHECKS:
             ratio = f"{mbb['half_width_95'] / raw_width:.3f}"
         lines.append(
             f"{_LABELS[name]:<18} {stat['chips']['n']:>8} {_fmt(mbb['mean']):>10} "
@@ -256,6 +279,9 @@ def format_table(doc: Mapping[str, Any]) -> str:
             f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}"
         )
     honesty = honesty_line(est)
+    if honesty is not None:
+        lines.append(honesty)
+    honesty = honesty_line(est, "aivat")
     if honesty is not None:
         lines.append(honesty)
     counts = doc.get("counts", {})
@@ -282,6 +308,8 @@ def simulate_lbr_match(
     answers: Any = None,
     active_rounds: Any = None,
     sample: Any = None,
+    aivat: bool = False,
+    timings: dict[str, float] | None = None,
 ) -> list[HandOutcome]:
     """LBR against a bot playing ``policy``, dealt and seated as the dealer does.
 
@@ -305,15 +333,28 @@ def simulate_lbr_match(
             (default: drawn from ``policy`` over
             :func:`acpc_lbr.strategies.default_actions`); e.g. an SDK
             strategy's own ``sample`` for no-limit raise sizes.
+        aivat: also compute each hand's AIVAT value
+            (:func:`dealer.results.hand_aivat_value`, rows from ``answers``).
+        timings: when given, seconds are added to ``aivat_answers`` (the
+            bot answering AIVAT's rows) and ``aivat_compute`` (the estimator).
 
     Returns:
-        One :class:`HandOutcome` per hand played, with its IO value.
+        One :class:`HandOutcome` per hand played, with its IO value (and AIVAT value).
     """
+    import time
+
     import numpy as np
 
-    from acpc_lbr.lbr import ActiveRounds, LbrPlayer
+    from acpc_lbr.lbr import ActiveRounds, LbrPlayer, equity_function
     from acpc_lbr.strategies import default_actions
-    from dealer.results import hand_index_of, hand_io, log_values, opponent_decisions
+    from dealer.results import (
+        aivat_requests,
+        hand_aivat_value,
+        hand_index_of,
+        hand_io,
+        log_values,
+        opponent_decisions,
+    )
     from protocol.deal import DealSource
     from protocol.rules import Action, State
     from protocol.wire import log_state_for
@@ -321,7 +362,8 @@ def simulate_lbr_match(
     answer = answers if answers is not None else policy
     rounds = active_rounds if active_rounds is not None else ActiveRounds()
     rng = np.random.default_rng(rng_seed)
-    lbr = LbrPlayer(game, options, rounds)
+    equity = equity_function(game)
+    lbr = LbrPlayer(game, options, rounds, equity)
     outcomes: list[HandOutcome] = []
     halves = (0, 1) if duplicate else (0,)
     seat_names = ("lbr", "bot")
@@ -358,10 +400,23 @@ def simulate_lbr_match(
                     state.apply(played)
             values = log_values(state.values(deal.hole, deal.board_cards))
             record = log_state_for(state, deal, values, position_names)
+            decisions = opponent_decisions(game, record, opponent)
             rows = [
                 np.asarray(answer(d.state.to_state(game), d.state.board_cards, [d.action]), dtype=np.float64)[0]
-                for d in opponent_decisions(game, record, opponent)
+                for d in decisions
             ]
             result = hand_io(game, record, me, rows)
-            outcomes.append(HandOutcome(hand_id, half, result.chips, result.io_chips))
+            aivat_chips = None
+            if aivat:
+                began = time.perf_counter()
+                aivat_rows = []
+                for d, actions in aivat_requests(game, record, opponent):
+                    said = np.asarray(answer(d.state.to_state(game), d.state.board_cards, actions), dtype=np.float64)
+                    aivat_rows.append({a.text(): said[j] for j, a in enumerate(actions)})
+                answered = time.perf_counter()
+                aivat_chips, _ = hand_aivat_value(game, record, me, aivat_rows, equity, seed=seed)
+                if timings is not None:
+                    timings["aivat_answers"] = timings.get("aivat_answers", 0.0) + answered - began
+                    timings["aivat_compute"] = timings.get("aivat_compute", 0.0) + time.perf_counter() - answered
+            outcomes.append(HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips))
     return outcomes

@@ -263,6 +263,17 @@ class RunningMean:
         return report
 
     @classmethod
+    def from_exact(cls, n: int, total: Fraction, squares: Fraction) -> RunningMean:
+        """A sample of ``n`` units given by its exact sums (Σx, Σx²)."""
+        stat = cls()
+        stat.n = int(n)
+        stat._base_sum, stat._base_sq = Fraction(total), Fraction(squares)
+        if stat.n:
+            stat._live_mean = float(stat._base_sum / stat.n)
+            stat._live_m2 = float(max(stat._base_sq - stat._base_sum * stat._base_sum / stat.n, Fraction(0)))
+        return stat
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunningMean:
         """Rebuild from :meth:`to_dict` output (the exact sums when present, else n, mean, m2)."""
         stat = cls(int(data["n"]), float(data["mean"]), float(data["m2"]))

@@ -258,3 +258,48 @@ def to_sdk(game: GameDef, policy: Policy) -> Strategy:
         return Mix({action: probs[j] for j, action in enumerate(actions)})
 
     return strategy
+
+
+def random_table(game: GameDef, seed: int, concentration: float = 0.7) -> dict[str, dict[str, float]]:
+    """A card-aware random strategy table: a Dirichlet draw at every information set.
+
+    Walks every public state of a small game (Kuhn, Leduc) over
+    :func:`default_actions`; every hand gets its own distribution
+    (``Dirichlet(concentration)``), so the play depends on the cards. Use it
+    with :func:`table_strategy`.
+
+    >>> from protocol.gamedef import load_game
+    >>> table = random_table(load_game("kuhn"), 1)
+    >>> len(table), round(sum(table["Ks:"].values()), 12)
+    (12, 1.0)
+    """
+    from itertools import combinations
+
+    rng = np.random.default_rng(seed)
+    hands = hand_table(game).hand_cards
+    table: dict[str, dict[str, float]] = {}
+
+    def walk(state: State, board: tuple[int, ...]) -> None:
+        if state.finished:
+            return
+        need = game.board_cards_before(state.round) - len(board)
+        if need > 0:
+            rest = [c for c in game.cards if c not in board]
+            for cards in combinations(rest, need):
+                walk(state, board + cards)
+            return
+        actions = default_actions(state)
+        for hole in hands:
+            if set(hole) & set(board):
+                continue
+            weights = rng.dirichlet(np.full(len(actions), concentration))
+            table[info_key(hole, board, state.betting_string())] = {
+                a.text(): float(w) for a, w in zip(actions, weights)
+            }
+        for action in actions:
+            child = state.clone()
+            child.apply(action)
+            walk(child, board)
+
+    walk(State(game), ())
+    return table

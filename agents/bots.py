@@ -23,7 +23,13 @@ Mix({Action(type=<ActionType.CALL: 'c'>, size=0): 0.5, UniformRaise(low=200, hig
 
 from __future__ import annotations
 
-from agents.sdk import Mix, Part, Policy, PublicView, Strategy
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.sdk import Mix, Part, Policy, PublicView, Strategy, blocked_hands, hand_cards
+from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType
 
 _CALL = Mix({Action.CALL: 1.0})
@@ -66,6 +72,48 @@ def random_bot(view: PublicView) -> Policy:
             parts.append(view.any_raise())
     share = 1.0 / len(parts)
     return Mix({part: share for part in parts})
+
+
+@lru_cache(maxsize=64)
+def _strength(game: GameDef, board: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    """Each hand's showdown-strength percentile with ``board`` (hole cards alone preflop), in [0, 1]."""
+    from acpc_lbr.estimators import showdown_ranks
+
+    blocked = blocked_hands(game, board)
+    ranks = showdown_ranks(game, hand_cards(game)[~blocked], board)
+    order = np.argsort(np.argsort(ranks, kind="stable"), kind="stable")
+    strength = np.zeros(game.num_hands, dtype=np.float64)
+    strength[~blocked] = (order + 0.5) / max(len(ranks), 1)
+    strength.setflags(write=False)
+    return strength
+
+
+def threshold(view: PublicView) -> Policy:
+    """A card-aware bot: by its hand's strength percentile on the current board,
+    the top 30% raise pot-size 80% of the time (else call), the middle 40% call,
+    the bottom 30% fold to a bet 80% of the time (else call) and check otherwise.
+
+    Not in :data:`BOTS` (its play depends on the cards; the benchmarks use it).
+    """
+    strength = _strength(view.game, tuple(view.board))
+    strong = (strength >= 0.7).astype(np.float64)
+    weak = (strength < 0.3).astype(np.float64)
+    middle = 1.0 - strong - weak
+    weights: dict[Part, float | npt.NDArray[np.float64]] = {}
+    if view.can_raise:
+        spent = view.state.spent
+        asked = max(spent) - spent[view.position]
+        size = view.raise_to(max(spent) + sum(spent) + asked)  # pot-size: call, then raise the pot
+        weights[size] = 0.8 * strong
+        weights[Action.CALL] = 0.2 * strong + middle
+    else:
+        weights[Action.CALL] = strong + middle
+    if view.can_fold:
+        weights[Action.FOLD] = 0.8 * weak
+        weights[Action.CALL] = weights[Action.CALL] + 0.2 * weak
+    else:
+        weights[Action.CALL] = weights[Action.CALL] + weak
+    return Mix(weights)
 
 
 #: Bot name -> strategy, as ``acpc-lbr play BOT`` knows them.

@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", dest="quiet", action="store_true",
                         help="quiet as the reference: stderr gets only the header, warnings, errors "
                         "and the SCORE (no TO/FROM trace, STARTED, FINISHED or timing lines)")
+    parser.add_argument("--quiet", dest="silent", action="store_true",
+                        help="-q, and no progress either (neither the live bar nor --progress-every lines)")
+    parser.add_argument("--progress-every", dest="progress_every", type=int, default=0, metavar="N",
+                        help="a progress line on stderr every N hands (default none; with -q on a "
+                        "terminal, a live progress bar is shown instead, and erased at the end)")
     parser.add_argument("-l", dest="log", action="store_false", help="do not write MATCH.log")
     parser.add_argument("-L", dest="log", action="store_true", default=True, help="write MATCH.log (default)")
     parser.add_argument("-T", dest="tlog", action="store_true", default=False, help="write the MATCH.tlog transaction log")
@@ -137,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="do not ask a queryable opponent for its range after each showdown "
                         "(the imaginary-observation estimators, on by default)")
     parser.add_argument("--io", dest="io", action="store_true", help=argparse.SUPPRESS)  # the default
+    parser.add_argument("--aivat", action="store_true",
+                        help="also compute the AIVAT estimators (asks a queryable opponent for the rows AIVAT "
+                        "needs after every hand, even with --no-io; docs/results.md)")
     parser.add_argument("--metrics-port", dest="metrics_port", type=int, default=None, metavar="PORT",
                         help="serve Prometheus metrics on PORT (0: any free port, printed on stderr)")
     parser.add_argument("--metrics-bind", dest="metrics_bind", default="127.0.0.1", metavar="ADDR",
@@ -172,7 +180,7 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             start_timeout_ms=options.start_timeout if options.start_timeout > 0 else None,
             idle_timeout_ms=options.idle_timeout, fixed_seats=options.fixed,
             write_log=options.log, write_tlog=options.tlog, resume=options.resume,
-            trace_messages=not options.quiet, max_line=options.max_line,
+            trace_messages=not (options.quiet or options.silent), max_line=options.max_line,
             max_ignored=options.max_ignored, events=options.events,
             t_query_ms=options.t_query,
             queryable=tuple(n for n in options.queryable.split(",") if n),
@@ -277,11 +285,13 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
     several = sum(len(g) for g in groups) > 1
     matches: list[list[Match]] = []
     port_lines = []
+    progress = _progress(groups, options)
+    stderr = progress.proxy(sys.stderr)  # on a terminal, console lines go above the bar
     try:
         for group in groups:
-            console = options is None or not options.quiet or options.console
+            console = options is None or not (options.quiet or options.silent) or options.console
             built = [
-                Match(c, reactor, stderr=sys.stderr, trace_prefix=f"[{c.name}] " if several else "",
+                Match(c, reactor, stderr=stderr, trace_prefix=f"[{c.name}] " if several else "",
                       console=console)
                 for c in group
             ]
@@ -292,6 +302,7 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
             else:
                 port_lines.append(" ".join(map(str, ports[0])))
     except MatchAborted as failure:
+        progress.close()
         for group_matches in matches:
             for m in group_matches:
                 m.stop_listening()
@@ -302,6 +313,7 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
         # Before the port line: a launcher may look for the logs once it has read it.
         results_setup = _setup_results(matches, options, reactor)
     except (ValueError, OSError, CannotListenError) as error:
+        progress.close()
         for group_matches in matches:
             for m in group_matches:
                 m.stop_listening()
@@ -320,7 +332,10 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
 
     reactor.addSystemEventTrigger("before", "shutdown", interrupted)
 
+    _watch_progress(progress, all_matches, results_setup)
+
     def report(results: list[tuple[bool, Any]]) -> None:
+        progress.close()
         # Match.start never fails; a failure here is a dealer bug, but the other
         # matches' SCORE lines must still be printed.
         by_name = {r.name: r for ok, r in results if ok}
@@ -350,6 +365,49 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
     return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK
 
 
+def _progress(groups: list[list[MatchConfig]], options: argparse.Namespace | None) -> Any:
+    """The progress display (acpc_lbr/progress.py): a bar on a terminal when the trace is
+    off (``-q``), lines with ``--progress-every``, nothing with ``--quiet``."""
+    from acpc_lbr.progress import Progress
+
+    silent = options is None or options.silent
+    every = 0 if options is None else options.progress_every
+    trace_off = options is not None and options.quiet
+    bar = not silent and trace_off and sys.stderr.isatty()
+    total = sum(c.hands for group in groups for c in group)
+    show = bar or (not silent and every > 0)
+    return Progress(sys.stderr if show else None, total, every or total, label="", bar=bar, transient=True)
+
+
+def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> None:
+    """Update ``progress`` after every hand of every match: the estimate of a single
+    heads-up group (its narrowest interval, as the measured player's) and the failed queries."""
+    from acpc_lbr.progress import best_estimate
+
+    if progress.stream is None:
+        return
+    groups = results.groups if results is not None else []
+    live = groups[0].live.running if len(groups) == 1 else None
+    if live is not None:
+        progress.label = groups[0].measured
+
+    def hand(event: dict[str, Any]) -> None:
+        if event["event"] != "hand_finished":
+            return
+        figures = {}
+        if live is not None:
+            for name, stat in live.stats().items():
+                if name != "io_minus_raw" and stat.n > 1:
+                    mean, half = stat.live()
+                    figures[name] = (mean, half, stat.n)
+        errors = sum(counts.errors for m in matches for counts in m.relay.counts)
+        big_blind = matches[0].game.big_blind
+        progress.update(progress.done + 1, best_estimate(figures, big_blind), errors)
+
+    for match in matches:
+        match.events.subscribe(hand)
+
+
 def _setup_results(matches: list[list[Match]], options: argparse.Namespace | None, reactor: Any) -> Any:
     """The results of every heads-up group, and the metrics endpoint when asked for."""
     if options is None:
@@ -360,5 +418,6 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
         matches, reactor, measure=options.measure, results_json=options.results_json,
         metrics_port=options.metrics_port, metrics_bind=options.metrics_bind,
         metrics_grace=options.metrics_grace, io=options.io,
-        table=not options.quiet or options.table,
+        table=not (options.quiet or options.silent) or options.table,
+        aivat=getattr(options, "aivat", False),
     )

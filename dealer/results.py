@@ -26,6 +26,13 @@ counted, and reported with the results. A showdown whose queries failed, or
 whose weights are all 0, keeps its raw value as its IO (counted as an IO
 fallback): a substitution that does not depend on the cards, so IO stays
 unbiased.
+
+With AIVAT on (``aivat=True``), every hand -- folds too -- also gets its
+AIVAT value (:mod:`acpc_lbr.aivat`): it needs, at every opponent decision,
+the rows of every action :func:`acpc_lbr.aivat.correction_actions` lists and
+of the played one. Relayed answers are reused; the rest is one dealer query
+per decision. The rows go to the same query log (``"aivat"`` in the hand's
+line), so ``acpc-lbr results`` recomputes AIVAT from the files too.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ import base64
 import json
 import math
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -42,7 +49,8 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from acpc_lbr.estimators import HandOutcome, MatchEstimates, imaginary_observation
+from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates, imaginary_observation
+from acpc_lbr.lbr import EquityFunction
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
 from protocol.wire import (
@@ -169,6 +177,90 @@ def hand_io(
     return HandIO(chips, io, True, False, inconsistencies)
 
 
+# -- AIVAT: rows of every listed action at every opponent decision ----------------------
+
+
+@dataclass(frozen=True)
+class AivatRows:
+    """What AIVAT needs of one hand: per opponent decision, a row per action.
+
+    Attributes:
+        decisions: the opponent's decisions on the line.
+        rows: per decision ``{action text: σ(s, ·, action)}`` for every action
+            of :func:`aivat_actions`; None when a query failed.
+        asked: per decision, the actions the dealer asked about itself (on
+            a failure: those of the queries that were answered).
+        failure: why ``rows`` is None.
+        errors: the failed queries (the queries go out together).
+    """
+
+    decisions: list[OpponentDecision]
+    rows: list[dict[str, FloatArray]] | None
+    asked: list[list[str]]
+    failure: str | None = None
+    errors: int = 0
+
+
+def aivat_requests(game: GameDef, hand: LogState, opponent_position: int) -> list[tuple[OpponentDecision, list[Action]]]:
+    """Every opponent decision on the line with the actions whose rows AIVAT needs there.
+
+    Those are :func:`acpc_lbr.aivat.correction_actions` and the played one,
+    in that order (one replay of the hand).
+    """
+    from acpc_lbr.aivat import correction_actions
+
+    state = State(game, hand.hand_id)
+    empty = tuple(() for _ in range(game.num_players))
+    requests = []
+    for round_actions in hand.betting:
+        for action in round_actions:
+            if state.current_player == opponent_position:
+                betting = tuple(tuple(actions) for actions in state.actions)
+                board = tuple(hand.board[r] for r in range(state.round + 1))
+                decision = OpponentDecision(MatchState(opponent_position, hand.hand_id, betting, empty, board), action)
+                wanted = {a.text(): a for a in correction_actions(state)}
+                wanted.setdefault(action.text(), action)
+                requests.append((decision, list(wanted.values())))
+            state.apply(action)
+    return requests
+
+
+def _samples() -> int:
+    from acpc_lbr.aivat import DEFAULT_SAMPLES
+
+    return DEFAULT_SAMPLES
+
+
+def hand_aivat_value(
+    game: GameDef,
+    hand: LogState,
+    measured_position: int,
+    rows: Sequence[Mapping[str, FloatArray]] | None,
+    equity: EquityFunction,
+    samples: int | None = None,
+    seed: int = 0,
+) -> tuple[float, bool]:
+    """(AIVAT value, fallback) of one finished hand.
+
+    A hand without usable rows (a failed query, a missing row) keeps its raw
+    value, as IO does, and is counted as an AIVAT fallback.
+    """
+    from acpc_lbr.aivat import DEFAULT_SAMPLES, hand_aivat
+
+    chips = float(hand.values[measured_position])
+    if rows is None:
+        return chips, True
+    try:
+        value = hand_aivat(game, hand.betting, hand.board, hand.hole[measured_position],
+                           measured_position, rows, equity, hand.hand_id,
+                           DEFAULT_SAMPLES if samples is None else samples, seed)
+    except (KeyError, ValueError):
+        return chips, True
+    if not math.isfinite(value.chips):
+        return chips, True
+    return value.chips, False
+
+
 # -- the query log ------------------------------------------------------------------------
 
 
@@ -212,16 +304,33 @@ class QueryLog:
         rows: Sequence[FloatArray] | None,
         sources: Sequence[str],
         failure: str | None,
+        io: bool = True,
+        aivat: AivatRows | None = None,
     ) -> None:
-        """Record one showdown's rows (or why there are none)."""
+        """Record one hand's rows (or why there are none).
+
+        ``io``: the IO rows are part of the line (a showdown); ``aivat``: the
+        hand's AIVAT rows, when AIVAT is on.
+        """
         record: dict[str, Any] = {"type": "hand", "hand": hand_id, "opponent_position": opponent_position}
-        if rows is None:
+        if io and rows is None:
             record["failed"] = failure or "no answers"
-        else:
+        elif io and rows is not None:
             record["decisions"] = [
                 {"betting": d.state.betting_text(), "action": d.action.text(), "source": s, "row": encode_row(r)}
                 for d, r, s in zip(decisions, rows, sources)
             ]
+        if aivat is not None:
+            if aivat.rows is None:
+                record["aivat_failed"] = aivat.failure or "no answers"
+                record["aivat_asked"] = sum(1 for texts in aivat.asked if texts)  # queries answered
+                record["aivat_errors"] = aivat.errors
+            else:
+                record["aivat"] = [
+                    {"betting": d.state.betting_text(), "asked": list(asked),
+                     "rows": {a: encode_row(r) for a, r in found.items()}}
+                    for d, found, asked in zip(aivat.decisions, aivat.rows, aivat.asked)
+                ]
         self._write(record)
 
     def close(self) -> None:
@@ -238,6 +347,10 @@ class QueryLogData:
     header: dict[str, Any]
     rows: dict[int, list[FloatArray] | None]
     queries: int = 0
+    #: Per hand, AIVAT's rows per opponent decision (None: failed); empty without AIVAT.
+    aivat: dict[int, list[dict[str, FloatArray]] | None] = field(default_factory=dict)
+    #: Failed queries recorded in the file.
+    failures: int = 0
 
 
 def read_query_log(path: Path) -> QueryLogData:
@@ -248,7 +361,8 @@ def read_query_log(path: Path) -> QueryLogData:
     """
     header: dict[str, Any] | None = None
     rows: dict[int, list[FloatArray] | None] = {}
-    queries = 0
+    aivat: dict[int, list[dict[str, FloatArray]] | None] = {}
+    queries = failures = 0
     with open(path, encoding="ascii") as file:
         for line in file:
             if not line.endswith("\n"):
@@ -261,12 +375,23 @@ def read_query_log(path: Path) -> QueryLogData:
             elif record.get("type") == "hand":
                 if "decisions" in record:
                     rows[int(record["hand"])] = [decode_row(d["row"]) for d in record["decisions"]]
+                    # (source "aivat": a row of AIVAT's own queries, counted with them)
                     queries += sum(1 for d in record["decisions"] if d.get("source") == "asked")
-                else:
+                elif "failed" in record:
                     rows[int(record["hand"])] = None
+                    failures += 1
+                if "aivat" in record:
+                    aivat[int(record["hand"])] = [
+                        {a: decode_row(r) for a, r in d["rows"].items()} for d in record["aivat"]
+                    ]
+                    queries += sum(1 for d in record["aivat"] if d.get("asked"))
+                elif "aivat_failed" in record:
+                    aivat[int(record["hand"])] = None
+                    failures += int(record.get("aivat_errors", 1))
+                    queries += int(record.get("aivat_asked", 0))
     if header is None:
         raise ValueError(f"{path}: not a query log (no header line)")
-    return QueryLogData(header, rows, queries)
+    return QueryLogData(header, rows, queries, aivat, failures)
 
 
 # -- offline: from files ----------------------------------------------------------------
@@ -325,6 +450,7 @@ class Tally:
     range_inconsistencies: int = 0
     dealer_queries: int = 0
     query_errors: int = 0
+    aivat_fallbacks: int = 0
 
     def merge(self, other: Tally) -> None:
         """Add another tally."""
@@ -339,14 +465,26 @@ def outcomes_of_hands(
     half: int,
     rows: dict[int, list[FloatArray] | None] | None,
     tally: Tally | None = None,
+    aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None,
+    aivat_samples: int | None = None,
+    seed: int = 0,
 ) -> list[HandOutcome]:
     """Outcomes of one match's hands from the measured player's seat.
 
     Args:
         rows: per showdown hand its σ rows (None: failed); None for a match
             without range answers (then there is no IO at all).
+        aivat_rows: per hand its AIVAT rows (None or missing: failed); None
+            for a match without AIVAT.
+        aivat_samples: AIVAT's sampled next cards (None: the default).
+        seed: the match's deal seed (AIVAT's sampling stream).
     """
     outcomes = []
+    equity = None
+    if aivat_rows is not None:
+        from acpc_lbr.lbr import equity_function
+
+        equity = equity_function(game)
     for hand in hands:
         position = hand.names.index(measured)
         hand_rows = None if rows is None else rows.get(hand.hand_id)
@@ -356,7 +494,13 @@ def outcomes_of_hands(
             tally.io_fallbacks += result.fallback and rows is not None
             tally.range_inconsistencies += result.inconsistencies
         io = None if rows is None else result.io_chips
-        outcomes.append(HandOutcome(hand.hand_id, half, result.chips, io))
+        aivat = None
+        if aivat_rows is not None and equity is not None:
+            aivat, fallback = hand_aivat_value(game, hand, position, aivat_rows.get(hand.hand_id), equity,
+                                               aivat_samples, seed)
+            if tally is not None:
+                tally.aivat_fallbacks += fallback
+        outcomes.append(HandOutcome(hand.hand_id, half, result.chips, io, aivat))
     return outcomes
 
 
@@ -377,6 +521,8 @@ class MatchResults:
         queryable: ``queryable(seat) -> bool``: whether asking is worth it.
         notify: ``notify(event, **fields)`` for subscribers (metrics).
         sink: receives every :class:`HandOutcome` (a duplicate collector).
+        aivat: also compute every hand's AIVAT value (its rows asked after every hand).
+        seed: the match's deal seed (AIVAT's sampling stream).
     """
 
     def __init__(
@@ -391,10 +537,15 @@ class MatchResults:
         notify: Callable[..., None] | None = None,
         sink: Callable[[HandOutcome], None] | None = None,
         append: bool = False,
+        aivat: bool = False,
+        seed: int = 0,
     ) -> None:
         if game.num_players != 2:
             raise ValueError("results are computed for heads-up matches only")
         self.game = game
+        self.aivat = aivat
+        self.seed = seed
+        self._equity: EquityFunction | None = None
         self.match_name = match_name
         self.measured = measured
         self.half = half
@@ -434,7 +585,7 @@ class MatchResults:
             self._query_log = QueryLog(
                 self._query_log_path,
                 {"match": self.match_name, "measured": self.measured, "half": self.half,
-                 "num_hands": self.game.num_hands},
+                 "num_hands": self.game.num_hands, "aivat": self.aivat, "aivat_samples": _samples()},
                 append=self._append,
             )
         return self._query_log
@@ -457,6 +608,19 @@ class MatchResults:
         can_ask = self.will_ask(opponent_seat)
         if can_ask:
             self._log()  # a match with IO has a query log, even before its first showdown
+        aivat: AivatRows | None = None
+        aivat_chips: float | None = None
+        asked: set[tuple[int, str, str]] = set()
+        if can_ask and self.aivat:
+            # First, so that one query per decision serves both AIVAT and IO.
+            aivat = await self._aivat_rows(hand, opponent, opponent_seat, asked)
+            if self._equity is None:
+                from acpc_lbr.lbr import equity_function
+
+                self._equity = equity_function(game)
+            aivat_chips, fallback = hand_aivat_value(game, hand, position, aivat.rows, self._equity,
+                                                     seed=self.seed)
+            self.tally.aivat_fallbacks += fallback
         if can_ask and hand.to_state(game).is_showdown:
             decisions = opponent_decisions(game, hand, opponent)
             rows = []
@@ -465,7 +629,7 @@ class MatchResults:
                 row = self._answers.get(key)
                 if row is not None:
                     rows.append(row)
-                    sources.append("relayed")
+                    sources.append("aivat" if key in asked else "relayed")
                     continue
                 assert self.ask is not None
                 try:
@@ -481,9 +645,12 @@ class MatchResults:
                 sources.append("asked")
             if rows is not None:
                 self.any_rows = True
+        io_line = can_ask and hand.to_state(game).is_showdown
+        if io_line or aivat is not None:
             log = self._log()
             if log is not None:
-                log.hand(hand.hand_id, opponent, decisions, rows, sources, failure)
+                log.hand(hand.hand_id, opponent, decisions if io_line else [], rows, sources, failure,
+                         io=io_line, aivat=aivat)
         self._answers = {k: v for k, v in self._answers.items() if k[0] > hand.hand_id}
         result = hand_io(game, hand, position, rows)
         self.tally.showdowns += result.showdown
@@ -491,16 +658,72 @@ class MatchResults:
         self.tally.range_inconsistencies += result.inconsistencies
         if result.inconsistencies and self.notify is not None:
             self.notify("range_inconsistency", hand=hand.hand_id, count=result.inconsistencies)
-        outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None)
+        outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None,
+                              aivat_chips)
         self.outcomes.append(outcome)
         if self.sink is not None:
             self.sink(outcome)
         return outcome
 
+    async def _aivat_rows(
+        self, hand: LogState, opponent: int, opponent_seat: int, asked: set[tuple[int, str, str]]
+    ) -> AivatRows:
+        """Every row AIVAT needs: relayed ones reused, the rest one query per decision.
+
+        The rows the dealer asks for are kept for the hand's IO too; their keys go to ``asked``.
+        """
+        from twisted.internet import defer
+
+        requests = aivat_requests(self.game, hand, opponent)
+        decisions = [decision for decision, _ in requests]
+        found: list[dict[str, FloatArray]] = []
+        asked_texts: list[list[str]] = []
+        pending: list[tuple[int, list[Action], defer.Deferred[Any]]] = []
+        for index, (decision, actions) in enumerate(requests):
+            betting = decision.state.betting_text()
+            rows: dict[str, FloatArray] = {}
+            missing: list[Action] = []
+            for action in actions:
+                row = self._answers.get((hand.hand_id, betting, action.text()))
+                if row is None:
+                    missing.append(action)
+                else:
+                    rows[action.text()] = row
+            found.append(rows)
+            asked_texts.append([a.text() for a in missing])
+            if missing:
+                assert self.ask is not None
+                # Sent at once (the relay pipelines them): one round trip per hand, not per decision.
+                pending.append((index, missing, defer.ensureDeferred(_awaited(self.ask(opponent_seat, decision.state, missing)))))
+        results = await defer.DeferredList([d for _, _, d in pending], consumeErrors=True)
+        failure: str | None = None
+        answered: list[list[str]] = [[] for _ in requests]
+        for (index, missing, _), (ok, value) in zip(pending, results):
+            if not ok:  # as for IO: no AIVAT for this hand
+                self.tally.query_errors += 1
+                error = value.value
+                failure = failure or str(getattr(error, "reason", error)) or type(error).__name__
+                continue
+            self.tally.dealer_queries += 1
+            answered[index] = asked_texts[index]
+            betting = requests[index][0].state.betting_text()
+            array = np.asarray(value[0] if isinstance(value, tuple) else value, dtype=np.float64)
+            for action, row in zip(missing, array):
+                found[index][action.text()] = row
+                self._answers[(hand.hand_id, betting, action.text())] = row
+                asked.add((hand.hand_id, betting, action.text()))
+        if failure is not None:
+            return AivatRows(decisions, None, answered, failure, errors=len(pending) - sum(1 for ok, _ in results if ok))
+        return AivatRows(decisions, found, asked_texts)
+
     def close(self) -> None:
         """Close the query log."""
         if self._query_log is not None:
             self._query_log.close()
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def log_values(values: Sequence[float]) -> tuple[float, ...]:
@@ -615,20 +838,26 @@ def results_from_files(
             group_hands = max(group_hands, hands)
             query_path = explicit.get(str(log)[: -len(".log")]) or Path(str(log)[: -len(".log")] + ".queries")
             rows: dict[int, list[FloatArray] | None] | None = None
+            aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None
+            samples: int | None = None
             who = measured
             if query_path.exists():
                 queries = read_query_log(query_path)
                 rows = queries.rows
+                if queries.header.get("aivat"):
+                    aivat_rows = queries.aivat
+                    samples = queries.header.get("aivat_samples")
                 tally.dealer_queries += queries.queries
-                tally.query_errors += sum(1 for r in queries.rows.values() if r is None)
+                tally.query_errors += queries.failures
                 who = who or queries.header.get("measured")
                 any_io = True
             who = who or players[0]
             if measured is None:
                 measured = who
-            for outcome in outcomes_of_hands(game, data.hands, who, half, rows, tally):
+            for outcome in outcomes_of_hands(game, data.hands, who, half, rows, tally, aivat_rows, samples,
+                                             this_seed):
                 outcomes.append(HandOutcome(outcome.deal + group_index * offset, half,
-                                            outcome.chips, outcome.io_chips))
+                                            outcome.chips, outcome.io_chips, outcome.aivat_chips))
             matches.append(name)
         hands_total += group_hands
     assert game is not None
@@ -650,6 +879,7 @@ def results_from_files(
         "range_inconsistencies": tally.range_inconsistencies,
         "showdowns": tally.showdowns,
         "io_fallbacks": tally.io_fallbacks if any_io else 0,
+        "aivat_fallbacks": tally.aivat_fallbacks,
     }
     return results_document(config, estimates_from_outcomes(outcomes), game.big_blind, counts, {})
 
@@ -673,6 +903,7 @@ class ResultsGroup:
         query_logs: write ``MATCH.queries`` beside each ``MATCH.log``.
         io: ask the opponent for its range after each showdown (imaginary
             observations); False keeps only the raw and duplicate estimators.
+        aivat: also compute AIVAT (needs ``io``: the same query machinery).
     """
 
     def __init__(
@@ -683,6 +914,7 @@ class ResultsGroup:
         lbr: dict[str, Any] | None = None,
         query_logs: bool = True,
         io: bool = True,
+        aivat: bool = False,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -708,6 +940,7 @@ class ResultsGroup:
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
                 ask=getattr(match, "ask_seat", None) if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
+                aivat=aivat, seed=config.seed,
             )
             self.results.append(part)
             match.hand_hooks.append(self._hand_hook(match, part))
@@ -752,7 +985,8 @@ class ResultsGroup:
                 return
             hand = log_state_for(state, deal, values, names)
             seats = getattr(match, "seats", None)
-            if seats is not None and state.is_showdown and seats[opponent_seat].protocol is not None:
+            if (seats is not None and (state.is_showdown or part.aivat)
+                    and seats[opponent_seat].protocol is not None):
                 # The hand's final state (queued for the next send) goes first.
                 seats[opponent_seat].protocol.flush_lines()
             await part.after_hand(hand, seat_of)
@@ -771,7 +1005,7 @@ class ResultsGroup:
             return
         scale = 1000.0 / self.game.big_blind
         figures = {}
-        for estimator in ("raw", "duplicate", "io", "duplicate_io"):
+        for estimator in ESTIMATORS:
             stat = estimates.estimator(estimator)
             if stat.n:
                 mean, half_width = stat.live()  # Welford: cheap enough for every hand
@@ -794,6 +1028,7 @@ class ResultsGroup:
             "range_inconsistencies": sum(p.tally.range_inconsistencies for p in self.results),
             "showdowns": sum(p.tally.showdowns for p in self.results),
             "io_fallbacks": sum(p.tally.io_fallbacks for p in self.results),
+            "aivat_fallbacks": sum(p.tally.aivat_fallbacks for p in self.results),
         }
         queries = query_errors = 0
         query_seconds = 0.0
@@ -841,6 +1076,7 @@ class DealerResults:
         stream: where the results table goes (stderr).
         io: compute imaginary observations (the dealer's own range queries).
         table: print the results table on ``stream`` at the end.
+        aivat: also compute AIVAT.
     """
 
     def __init__(
@@ -856,6 +1092,7 @@ class DealerResults:
         stream: Any = None,
         io: bool = True,
         table: bool = True,
+        aivat: bool = False,
     ) -> None:
         import sys
         import time
@@ -870,7 +1107,7 @@ class DealerResults:
         self.metrics = DealerMetrics() if metrics_port is not None else None
         self.metrics_grace = metrics_grace
         self.groups = [
-            ResultsGroup(group, measure, self.metrics, lbr, io=io)
+            ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
             for group in matches
             if group[0].game.num_players == 2
         ]

@@ -93,6 +93,7 @@ class EvaluationConfig:
         out: directory for the logs.
         t_query_ms: the opponent's time limit per query.
         io: attach the dealer's results (imaginary observations; on unless ``--no-io``).
+        aivat: also compute the AIVAT estimators (with the same results machinery).
         metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
         metrics_bind: the metrics endpoint's interface.
         name: the opponent's player name (logs, files, metrics); None: from
@@ -111,6 +112,7 @@ class EvaluationConfig:
     out: Path = Path(".")
     t_query_ms: int = 10_000
     io: bool = True
+    aivat: bool = False
     metrics_port: int | None = None
     metrics_bind: str = "127.0.0.1"
     name: str | None = None
@@ -249,42 +251,35 @@ class Evaluation:
 
 
 class _Progress:
-    """A progress bar on a TTY, else a line every ``every`` hands."""
+    """The evaluation's progress (acpc_lbr/progress.py): a bar on a TTY, else a line every ``every`` hands.
+
+    ``sources()`` gives the running estimators (the dealer's, with IO) and the
+    failed range queries so far; by default the evaluation's own raw and
+    duplicate figures and no errors.
+    """
 
     def __init__(self, stream: TextIO | None, total: int, every: int) -> None:
-        self.stream = stream
-        self.total = total
-        self.every = max(1, every)
-        self.tty = bool(stream is not None and stream.isatty())
-        self.done = 0
-        self._last_draw = 0.0
-        self.started = time.monotonic()
+        from acpc_lbr.progress import Progress
+
+        self.bar = Progress(stream, total, every)
+        self.tty = self.bar.tty
+        self.sources: Callable[[Evaluation], tuple[MatchEstimates, int]] = lambda e: (e.estimates, 0)
 
     def hand(self, evaluation: Evaluation) -> None:
-        self.done += 1
-        if self.stream is None:
-            return
-        now = time.monotonic()
-        if self.tty:
-            if now - self._last_draw < 0.2 and self.done < self.total:
-                return
-            self._last_draw = now
-            self.stream.write("\r" + self._text(evaluation, now, bar=True))
-            if self.done >= self.total:
-                self.stream.write("\n")
-            self.stream.flush()
-        elif self.done % self.every == 0 or self.done == self.total:
-            self.stream.write(self._text(evaluation, now, bar=False) + "\n")
-            self.stream.flush()
+        from acpc_lbr.progress import best_estimate
 
-    def _text(self, evaluation: Evaluation, now: float, bar: bool) -> str:
-        name = "duplicate" if evaluation.config.duplicate else "raw"
-        mean, half, n = evaluation.mbb(name)
-        rate = self.done / max(now - self.started, 1e-9)
-        estimate = f"{mean:+.0f} ± {half:.0f} mbb/g" if n > 1 else "…"
-        share = self.done / self.total
-        head = f"[{'#' * int(share * 30):<30}] " if bar else ""
-        return f"{head}{self.done}/{self.total} hands  LBR {estimate}  {rate:.0f} hands/s"
+        if self.bar.stream is None:
+            return
+        estimates, errors = self.sources(evaluation)
+        figures = {}
+        for name, stat in estimates.stats().items():
+            if name != "io_minus_raw" and stat.n > 1:
+                mean, half = stat.live()  # Welford: cheap enough for every hand
+                figures[name] = (mean, half, stat.n)
+        self.bar.update(self.bar.done + 1, best_estimate(figures, evaluation.big_blind), errors)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 async def run_evaluation(config: EvaluationConfig, reactor: Any,
@@ -364,10 +359,10 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
 
     # The dealer's results: the document's counts (showdowns, dealer queries, IO
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
-    group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io else None,
+    group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
                          lbr={"bets": config.bets.name, "rounds": config.rounds.text()},
-                         io=config.io)
-    if metrics is not None and not config.io:
+                         io=config.io or config.aivat, aivat=config.aivat)
+    if metrics is not None and not (config.io or config.aivat):
         # Without IO the series come from the matches' events, and the running
         # raw and duplicate estimates from this evaluation's own accumulators.
         observers = [metrics.match(Path(m.config.name).name, m.config.names) for m in matches]
@@ -388,6 +383,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
 
         for match in matches:
             match.events.subscribe(publish)
+    running = group.live.running if group is not None else None  # IO: the dealer's estimators
+    bar.sources = lambda e: (running if running is not None else e.estimates, _query_errors(matches))
     finished = []
     for half, match in enumerate(matches):
         ports = match.listen()
@@ -412,7 +409,10 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             process = _spawn(reactor, config, opponent_port, half)
             processes.append(process)
             evaluation.commands.append(process.command)
-    results = await defer.gatherResults(finished)
+    try:
+        results = await defer.gatherResults(finished)
+    finally:
+        bar.close()
     reactor.removeSystemEventTrigger(shutdown_trigger)
     for process in processes:
         await process.finish(reactor, EXIT_GRACE_SECONDS)
@@ -420,14 +420,18 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         await factory.done
     evaluation.seconds = time.perf_counter() - started
     evaluation.results = list(results)
-    # Final figures from the match results (the same numbers the events gave).
-    evaluation.estimates = MatchEstimates()
+    # Final figures from the match results (the same numbers the events gave),
+    # added in the canonical (deal, half) order, so that the trajectory interleaves the halves.
+    from acpc_lbr.results import estimates_from_outcomes
+
+    final: list[HandOutcome] = []
     evaluation.pairs = {}
     for half, result in enumerate(results):
         lbr_seat = result.names.index("lbr")
         for deal, values in sorted(result.hand_values.items()):
-            evaluation.estimates.add(HandOutcome(deal, half, float(values[lbr_seat])))
+            final.append(HandOutcome(deal, half, float(values[lbr_seat])))
             evaluation.pairs.setdefault(deal, [None] * halves)[half] = float(values[lbr_seat])
+    evaluation.estimates = estimates_from_outcomes(final)
     timing: dict[str, Any] = {}
     for agent in agents:
         for key, value in agent.timing.to_dict().items():
@@ -443,7 +447,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     evaluation.relay = [m.relay.counts_dict() for m in matches]
     evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
     evaluation.document = _document(evaluation, group)
-    if config.io:
+    if config.io or config.aivat:
         evaluation.io_estimates = group.live.final()
     group.close()
     if listening is not None:
@@ -480,6 +484,11 @@ def _time_breakdown(matches: Sequence[Any], wall: float, timing: dict[str, Any])
         "lbr_turn_seconds": lbr_turns,
         "dealer_other_seconds": max(0.0, wall * len(matches) - opponent_acting - lbr_turns),
     }
+
+
+def _query_errors(matches: Sequence[Any]) -> int:
+    """Range queries that failed so far, over every seat of every match (relayed and the dealer's own)."""
+    return sum(counts.errors for match in matches for counts in match.relay.counts)
 
 
 def _returning(client: Any) -> Any:
@@ -604,7 +613,7 @@ def format_report(evaluation: Evaluation) -> str:
             lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
         if evaluation.io_estimates is not None:
             scale = 1000.0 / config.game.big_blind
-            for name in ("io", "duplicate_io"):
+            for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
                 stat = evaluation.io_estimates.estimator(name)
                 if stat.n:
                     mean, half = stat.mean * scale, stat.half_width * scale
@@ -613,6 +622,9 @@ def format_report(evaluation: Evaluation) -> str:
             lines.append("  io            (off: --no-io)")
     estimators = evaluation.document.get("estimators", {})
     honesty = honesty_line(estimators) if estimators else None
+    if honesty is not None:
+        lines.append(honesty)
+    honesty = honesty_line(estimators, "aivat") if estimators else None
     if honesty is not None:
         lines.append(honesty)
     timing = evaluation.timing
@@ -678,11 +690,17 @@ def _parser() -> argparse.ArgumentParser:
                         help="play one seating only")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
+    parser.add_argument("--report", default=None, metavar="FILE",
+                        help="write the HTML report here at the end (needs matplotlib: "
+                        "pip install 'acpc-lbr[report]')")
     parser.add_argument("--no-io", dest="io", action="store_false",
                         help="leave out the imaginary-observation estimators (on by default: the "
                         "dealer asks the opponent for its range after each showdown it did not see)")
     parser.add_argument("--io", dest="io", action="store_true", default=True,
                         help=argparse.SUPPRESS)  # the default now; kept for old command lines
+    parser.add_argument("--aivat", action="store_true",
+                        help="also compute the AIVAT estimators (uses the dealer's queries even with --no-io; "
+                        "docs/results.md)")
     parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
                         help="the opponent's time limit per range query (default 10000)")
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",
@@ -751,7 +769,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
         bets=BettingOptions.parse(args.bets), rounds=rounds,
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
-        t_query_ms=args.t_query, io=args.io,
+        t_query_ms=args.t_query, io=args.io or args.aivat, aivat=args.aivat,
         metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=name,
     )
 
@@ -765,7 +783,11 @@ def main(argv: Sequence[str]) -> int:
         return int(exit_.code or 0)
     try:
         config = config_from_args(args)
-    except (ValueError, OSError) as problem:
+        if args.report:
+            from acpc_lbr.report import require_matplotlib
+
+            require_matplotlib()  # before hours of play, not after
+    except (ValueError, OSError, ImportError) as problem:
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if scaleout.wanted(args) or args.dry_run:
@@ -815,7 +837,16 @@ def main(argv: Sequence[str]) -> int:
     refusal = evaluation.refusal
     if refusal is not None:
         print(f"acpc-lbr evaluate: no bound: {refusal}. The logs are in {config.out}"
-              + (f"; {args.json} was not written" if args.json else "") + ".", file=sys.stderr)
+              + (f"; {args.json} was not written" if args.json else "")
+              + (f"; {args.report} was not written" if args.report else "") + ".", file=sys.stderr)
     elif args.json:
         Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
+    if args.report and refusal is None:
+        from acpc_lbr.report import render
+
+        try:
+            Path(args.report).write_text(render([evaluation.document]), encoding="utf-8")
+        except (OSError, ValueError) as problem:
+            print(f"acpc-lbr evaluate: cannot write the report: {problem}", file=sys.stderr)
+            return EXIT_USAGE
     return evaluation.exit_code

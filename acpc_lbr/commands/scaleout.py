@@ -51,7 +51,7 @@ DRIVER_OPTIONS: dict[str, int] = {
     "--batch-hands": 1, "--max-retries": 1, "--dry-run": 0,
     # Set per batch by the driver, or meaningful for the whole run only.
     "--seed": 1, "--hands": 1, "--json": 1, "--out": 1, "--quiet": 0, "--progress-every": 1,
-    "--metrics-port": 1, "--metrics-bind": 1,
+    "--metrics-port": 1, "--metrics-bind": 1, "--report": 1,
 }
 DEFAULT_BATCH_HANDS = 1000
 DEFAULT_MAX_RETRIES = 2
@@ -334,6 +334,10 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(format_table(doc))
     if args.json:
         Path(args.json).write_text(dumps(doc))
+    if getattr(args, "report", None):  # the merged run's report (acpc_lbr/report.py)
+        from acpc_lbr.report import render
+
+        Path(args.report).write_text(render([doc]), encoding="utf-8")
     if given_up:
         print(f"acpc-lbr evaluate: {len(given_up)} of {len(batches)} batches given up; the result "
               f"above covers only the {len(done)} completed ones (see the JSON's scaleout.given_up)",

@@ -196,6 +196,7 @@ def test_cli_with_an_external_opponent_command_writes_json(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "+750.0" in done.stdout
     assert "20/40 hands" in done.stderr  # a progress line every 10 hands, not a bar
+    assert "ETA 0:" in done.stderr and "\x1b[" not in done.stderr
     document = json.loads((tmp_path / "r.json").read_text())
     assert document["config"]["lbr"] == {"bets": "fcpa", "rounds": "3-4"}
     assert document["counts"]["hands"] == 40

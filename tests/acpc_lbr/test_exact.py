@@ -33,8 +33,8 @@ from acpc_lbr.strategies import (
     always_fold,
     default_actions,
     from_sdk,
-    info_key,
     kuhn_equilibrium,
+    random_table,
     table_strategy,
     uniform_random,
 )
@@ -76,22 +76,6 @@ def public_nodes(game):
 
     walk(State(game), ())
     return found
-
-
-def random_table(game, seed):
-    """A table strategy with a random distribution at every information set."""
-    rng = np.random.default_rng(seed)
-    table = {}
-    for state, board in public_nodes(game):
-        actions = default_actions(state)
-        for hole in hand_table(game).hand_cards:
-            if set(hole) & set(board):
-                continue
-            weights = rng.dirichlet(np.full(len(actions), 0.7))
-            table[info_key(hole, board, state.betting_string())] = {
-                a.text(): float(w) for a, w in zip(actions, weights)
-            }
-    return table
 
 
 def deals(game):

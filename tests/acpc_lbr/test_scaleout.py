@@ -58,8 +58,17 @@ def test_batch_argv_keeps_the_evaluation_and_drops_the_driver() -> None:
 def test_same_seed_same_result_with_one_or_two_workers(tmp_path: Path) -> None:
     common = ["--hands", "120", "--batch-hands", "40", "--seed", "7"]
     one = run_cli([*common, "--workers", "1"], tmp_path, "one")
-    two = run_cli([*common, "--workers", "2"], tmp_path, "two")
+    two = run_cli([*common, "--workers", "2", "--report", str(tmp_path / "two.html")], tmp_path, "two")
     assert estimators(one) == estimators(two)
+    # The merged trajectory joins the batches in index order, whatever worker ran them,
+    # and ends at the merged estimate; the driver writes the merged run's report.
+    trajectories = [json.loads(path.read_text())["trajectory"] for path in (one, two)]
+    assert trajectories[0] == trajectories[1]
+    assert {80, 160, 240} <= set(trajectories[1]["hands"])
+    final = json.loads(two.read_text())["estimators"]["duplicate"]["chips"]
+    assert trajectories[1]["estimators"]["duplicate"]["mean"][-1] == final["mean"]
+    page = (tmp_path / "two.html").read_text()
+    assert 'id="running-mean-0"' in page and "trajectory-duplicate" in page
     doc = json.loads(two.read_text())
     assert doc["config"]["hands"] == 120 and doc["config"]["seed"] == 7
     assert [b["index"] for b in doc["scaleout"]["batches"]] == [0, 1, 2]

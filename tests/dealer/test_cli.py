@@ -336,3 +336,28 @@ def test_cli_start_timeout_defaults_to_a_minute_and_can_wait_forever() -> None:
     assert parse_configs([*words, "--idle_timeout", "30000"])[0][0][0].idle_timeout_ms == 30_000
     with pytest.raises(_UsageError, match="--idle_timeout"):
         parse_configs([*words, "--idle_timeout", "0"])
+
+
+def test_cli_aivat_computes_aivat_for_every_hand(tmp_path: Path) -> None:
+    """``--aivat``: every hand of the match gets an AIVAT value from the dealer's queries, and
+    ``acpc-lbr results`` on the files reproduces the dealer's estimators."""
+    import json
+
+    from acpc_lbr.results import dumps
+    from dealer.results import results_from_files
+
+    args = ["v", "nolimit", "40", "5", "x", "y", "-q", "--results-json", "r.json", "--aivat"]
+    proc, [ports] = start_dealer(args, tmp_path)
+    bots = [
+        subprocess.Popen([str(ACPC_LBR), "play", bot, "127.0.0.1", str(port), "--game", "nolimit",
+                          "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for bot, port, seed in (("always-call", ports[0], 1), ("call-raise", ports[1], 2))
+    ]
+    code, _ = finish(proc, [])
+    assert code == 0
+    assert [bot.wait(timeout=TIMEOUT) for bot in bots] == [0, 0]
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["estimators"]["aivat"]["chips"]["n"] == 40
+    assert document["counts"]["aivat_fallbacks"] == 0 and document["counts"]["dealer_queries"] > 0
+    offline = results_from_files([tmp_path / "v.log"])
+    assert dumps(offline["estimators"]) == dumps(document["estimators"])

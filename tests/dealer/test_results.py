@@ -40,12 +40,13 @@ def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
 
 
 def _play_match(tmp_path: Path, name: str, names: tuple[str, str], hands: int, seed: int,
-                ask: Any, measured: str = "lbr", half: int = 0) -> MatchResults:
+                ask: Any, measured: str = "lbr", half: int = 0, aivat: bool = False) -> MatchResults:
     """Random play over ``hands`` Leduc hands; writes NAME.log as the dealer does and runs the
     results side after each hand (rotating seats like the dealer)."""
     rng = np.random.default_rng(seed + half)
     source = DealSource(seed)
-    results = MatchResults(LEDUC, name, measured, half, query_log=tmp_path / f"{name}.queries", ask=ask)
+    results = MatchResults(LEDUC, name, measured, half, query_log=tmp_path / f"{name}.queries", ask=ask,
+                           aivat=aivat, seed=seed)
     totals = [0.0, 0.0]
     with open(tmp_path / f"{name}.log", "w", encoding="ascii") as log:
         log.write("".join(line + "\n" for line in log_header(name, "leduc", hands, seed, 600000, 600000, 7000)))
@@ -139,6 +140,58 @@ def test_failed_queries_fall_back_to_raw(tmp_path: Path) -> None:
     assert dumps(offline["estimators"]) == dumps(live_doc["estimators"])
 
 
+def test_files_reproduce_the_live_aivat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With AIVAT on, every hand (folds too) gets an AIVAT value; the files reproduce the live
+    estimators byte for byte, duplicate pairs included, and one query per opponent decision at
+    most serves both AIVAT and IO."""
+    ask = _honest_ask()
+    a = _play_match(tmp_path, "v", ("lbr", "bot"), 150, 4, ask, aivat=True)
+    b = _play_match(tmp_path, "v.dup", ("bot", "lbr"), 150, 4, ask, half=1, aivat=True)
+    outcomes = a.outcomes + b.outcomes
+    assert all(o.aivat_chips is not None for o in outcomes)
+    assert a.tally.aivat_fallbacks == b.tally.aivat_fallbacks == 0
+    assert any(o.aivat_chips != o.chips for o in outcomes)
+    assert len(ask.asked) == a.tally.dealer_queries + b.tally.dealer_queries
+    header = read_query_log(tmp_path / "v.queries").header
+    assert header["aivat"] is True and header["aivat_samples"] >= 0
+    live_doc = results_document({}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
+    offline = results_from_files([tmp_path / "v.log", tmp_path / "v.dup.log"])
+    assert offline["estimators"]["aivat"]["chips"]["n"] == 300
+    assert offline["estimators"]["duplicate_aivat"]["chips"]["n"] == 150
+    assert dumps(offline["estimators"]) == dumps(live_doc["estimators"])
+    assert offline["counts"]["dealer_queries"] == a.tally.dealer_queries + b.tally.dealer_queries
+    assert results_main([str(tmp_path / "v.log"), str(tmp_path / "v.dup.log")]) == 0
+    table = capsys.readouterr().out
+    assert "duplicate + AIVAT" in table
+    (check,) = [line for line in table.splitlines() if line.startswith("honesty check (AIVAT - raw):")]
+    assert check.endswith("ok (flagged when p < 0.001)")
+
+
+def test_failed_aivat_queries_fall_back_to_raw(tmp_path: Path) -> None:
+    """A hand whose AIVAT query fails keeps its raw value as its AIVAT value, counted, and the
+    files agree."""
+    calls = {"n": 0}
+    honest = _honest_ask()
+
+    async def flaky(seat: int, state: Any, actions: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] % 4 == 0:
+            raise RuntimeError("no answer")
+        return await honest(seat, state, actions)
+
+    live = _play_match(tmp_path, "g", ("lbr", "bot"), 150, 6, flaky, aivat=True)
+    assert live.tally.aivat_fallbacks > 0
+    data = read_query_log(tmp_path / "g.queries")
+    for outcome in live.outcomes:
+        if outcome.deal in data.aivat and data.aivat[outcome.deal] is None:
+            assert outcome.aivat_chips == outcome.chips
+    offline = results_from_files([tmp_path / "g.log"])
+    live_doc = results_document({}, estimates_from_outcomes(live.outcomes), LEDUC.big_blind)
+    assert dumps(offline["estimators"]) == dumps(live_doc["estimators"])
+    assert offline["counts"]["aivat_fallbacks"] == live.tally.aivat_fallbacks
+    assert offline["counts"]["query_errors"] == live.tally.query_errors
+
+
 def test_inconsistent_answers_are_counted(tmp_path: Path) -> None:
     """An answer giving the opponent's real action probability 0 counts as a range inconsistency."""
 
@@ -203,6 +256,54 @@ async def test_lying_bot_through_the_dealer_is_flagged(tmp_path: Path) -> None:
     assert offline["estimators"]["io_minus_raw"]["flagged"] is True
     assert offline["counts"]["range_inconsistencies"] > 0  # the answers give the real hand 0
     assert dumps(offline["estimators"]) == dumps(doc["estimators"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_evaluate_with_aivat_end_to_end(tmp_path: Path) -> None:
+    """``evaluate --aivat`` over loopback TCP (Leduc, duplicate): every hand has an AIVAT value
+    from the dealer's own queries, the check is not flagged for an honest bot, and the files
+    reproduce the dealer's estimators byte for byte."""
+    from twisted.internet import reactor
+
+    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.lbr import ActiveRounds, BettingOptions
+
+    out = tmp_path / "aivat"
+    config = EvaluationConfig(
+        game_arg="leduc", game=LEDUC, opponent="random", opponent_cmd=None,
+        bets=BettingOptions.parse("fcpa"), rounds=ActiveRounds.parse("1-2"), hands=150, seed=8,
+        duplicate=True, out=out, io=True, aivat=True,
+    )
+    evaluation = await run_evaluation(config, reactor)
+    doc = evaluation.document
+    assert doc["estimators"]["aivat"]["chips"]["n"] == 300
+    assert doc["estimators"]["duplicate_aivat"]["chips"]["n"] == 150
+    assert doc["counts"]["aivat_fallbacks"] == 0
+    assert doc["estimators"]["aivat"]["chips"]["std"] < doc["estimators"]["raw"]["chips"]["std"]
+    offline = results_from_files(sorted(out.glob("*.log")))
+    assert dumps(offline["estimators"]) == dumps(doc["estimators"])
+
+
+def test_running_aivat_estimate_is_published() -> None:
+    """The group's running estimate carries aivat and duplicate_aivat to Prometheus (mean, half-width, units)."""
+    from prometheus_client import CollectorRegistry
+
+    from acpc_lbr.estimators import HandOutcome
+    from dealer.match import Match
+    from dealer.metrics import DealerMetrics
+    from dealer.results import ResultsGroup
+    from tests.dealer.harness import make_config
+
+    metrics = DealerMetrics(CollectorRegistry())
+    match = Match(make_config("pub", hands=4, seed=1, names=("lbr", "bot")), reactor=None)
+    group = ResultsGroup([match], measured="lbr", metrics=metrics, query_logs=False, aivat=True)
+    for deal, (chips, aivat) in enumerate([(100.0, 30.0), (-50.0, 10.0), (20.0, 20.0)]):
+        group.live.add(HandOutcome(deal, 0, chips, chips, aivat))
+    value = metrics.registry.get_sample_value
+    scale = 1000.0 / match.game.big_blind
+    assert value("acpc_estimate_mbb_per_game", {"match": "pub", "estimator": "aivat"}) == pytest.approx(20.0 * scale)
+    assert value("acpc_estimate_units", {"match": "pub", "estimator": "aivat"}) == 3
+    assert value("acpc_estimate_half_width_mbb_per_game", {"match": "pub", "estimator": "aivat"}) > 0
 
 
 # -- inside the dealer, in memory: the dealer's own queries after a showdown ----------------

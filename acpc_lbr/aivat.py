@@ -1,0 +1,358 @@
+"""AIVAT for LBR matches: control variates from the strategies we know.
+
+AIVAT (Burch, Schmid, Moravčík, Bowling, AAAI 2018) adds to a hand's value a
+sum of *correction terms*, one per node of the played line whose outcome
+distribution is known. At a node ``n`` whose next event ``X`` has a known
+conditional distribution, with a value function ``v`` fixed in advance, the
+term is
+
+    c_n = E[v(n·X) | G_n] - v(n·x)          (x: the event that happened)
+
+and ``E[c_n] = E[E[c_n | G_n]] = 0``, so the sum of any such terms keeps the
+estimator unbiased whatever ``v`` is; a good ``v`` makes it cancel most of
+the luck.
+
+Here ``G_n`` is what the measured player (LBR) knows at ``n``: its own cards
+and the public line. Both strategies are known:
+
+* the opponent's, from its range answers σ(s, h, a) (every private hand h);
+* LBR's own: a deterministic function of its cards, the public line and the
+  answers.
+
+**The value function** (fixed before any data, the same for every opponent):
+LBR's own view, the pot share its hand's equity against its current range
+gives it, minus what it has put in:
+
+    v(n) = wp(h_i, π_n, board_n) · pot(n) − spent_i(n)
+
+with π_n the Bayesian range of lbr.md (blocked hands removed, each opponent
+action multiplied in) and ``wp = Σ_h π_n(h) e(h)`` from the equity engine
+(:func:`acpc_lbr.lbr.equity_function`). After a fold ``v`` is the exact
+outcome. At a showdown with a complete board ``v`` is the measured player's
+expected outcome over the range: the imaginary observation.
+
+**Which nodes carry a correction**
+
+* the deal of LBR's hole cards (the root): ``E[v(root)] = pot₀/2 − spent_i,₀``
+  exactly, because wp averaged over every ordered pair of hands is ½;
+* every board deal (also the run-out after an all-in): the distribution of
+  the new cards given ``G_n`` is the range-weighted mixture over the
+  opponent's hands, and since the range update on a board card is Bayes'
+  rule, ``E[wp after] = wp before`` (the tower property: e(h) is itself the
+  average over board completions). The pot does not change, so the exact
+  expectation is ``v(n)`` itself: the term is ``v(before) − v(after)``, with
+  no enumeration of boards (a flop has 19,600) and nothing sampled;
+* every opponent decision, over the actions :func:`correction_actions`
+  lists (limit: every legal action; no-limit: fold, call, and the pot-size
+  and all-in raises when legal). The probability of action ``a`` given
+  ``G_n`` is ``p(a) = Σ_h π_n(h) σ(s, h, a)``; ``v(n·a)`` uses the range
+  ``π_n·σ(·, a)``. Raises outside the list are one lumped event ``R`` with
+  probability ``1 − Σ p(a)`` and the fixed value ``v(n)``: a raise size
+  nobody asked about keeps its own luck (``v(n·a) − v(n)``) but the term
+  stays unbiased, because the value it uses for ``R`` is the same whichever
+  raise was played;
+* **not** LBR's own decisions: LBR's action is a deterministic function of
+  ``G_n``, so its term is identically 0.
+
+The estimator then telescopes to
+
+    AIVAT = pot₀/2 − spent_i,₀ + Σ_LBR [v(n·a) − v(n)] + Σ_opp [Σ_a p(a) v(n·a) − v(n)]
+            + Σ_opp, a∉list [v(n·a) − v(n)]
+
+no term of which depends on a board card or on the opponent's hole cards:
+what remains is the luck of LBR's own cards and of unlisted raise sizes.
+
+**Assumptions** (as for imaginary observations): the answers are the
+strategy the opponent really plays (otherwise ``p(a)`` and the range are not
+the real conditional distributions and the estimator is biased: the honesty
+check ``aivat_minus_raw`` catches it; ``tests/acpc_lbr/test_aivat.py`` has
+the exact figures for a liar), and ``v`` is not tuned on the evaluation
+data (the heuristic pathology: a value function fitted to the hands it then
+corrects makes the terms correlate with their own noise and the estimator
+biased; ours has no free parameter).
+
+>>> from protocol.gamedef import load_game
+>>> from protocol.rules import State
+>>> state = State(load_game("leduc"))
+>>> _ = state.apply(Action.RAISE)
+>>> [a.text() for a in correction_actions(state)]
+['f', 'c', 'r']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from acpc_lbr.lbr import EquityFunction
+from acpc_lbr.ranges import bayes_update, compatible_mask, remove_cards, uniform_range
+from acpc_lbr.strategies import default_actions
+from protocol.gamedef import GameDef
+from protocol.rules import Action, ActionType, State
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = ["DEFAULT_SAMPLES", "AivatValue", "correction_actions", "hand_aivat", "next_card_estimate", "sample_stream"]
+
+
+def correction_actions(state: State) -> list[Action]:
+    """The opponent actions whose σ rows an AIVAT correction at ``state`` uses.
+
+    Limit games: every legal action (the expectation is exact). No-limit:
+    fold (when legal), call, and the ``fcpa`` raises (pot-size, all-in) when
+    legal (:func:`acpc_lbr.strategies.default_actions`); other raise sizes are
+    one lumped event.
+    """
+    return default_actions(state)
+
+
+@dataclass(frozen=True)
+class AivatValue:
+    """The AIVAT value of one hand, with its parts.
+
+    Attributes:
+        chips: the estimator's value (measured player's chips).
+        terminal: ``v`` at the end of the hand (the outcome after a fold, the
+            imaginary observation at a complete-board showdown).
+        deal: the correction at the hole-card deal.
+        chance: the sum of the corrections at board deals.
+        opponent: the sum of the corrections at opponent decisions.
+        inconsistencies: opponent actions (or boards) after which the range
+            had no mass left (it was reset to uniform, as LBR's own is).
+    """
+
+    chips: float
+    terminal: float
+    deal: float
+    chance: float
+    opponent: float
+    inconsistencies: int
+
+
+#: Next board cards sampled per hand where two or more are still to come (the
+#: hold'em flop: 2 turn vectors instead of one flop vector, ~10x cheaper).
+DEFAULT_SAMPLES = 2
+
+#: Salt of the sampling stream (:func:`sample_stream`), apart from every deal stream.
+SAMPLING_SALT = 0x41495641  # "AIVA"
+
+
+def sample_stream(seed: int, hand_id: int) -> np.random.Generator:
+    """The generator of one hand's sampled board cards, from the match's deal seed and the hand number.
+
+    The live dealer and ``acpc-lbr results`` draw the same samples, so the
+    estimator is reproduced bit for bit from the files. The samples vary with
+    the match seed as the cards do, but from a different generator (PCG64
+    through numpy's ``SeedSequence`` of the salt, the seed and the hand,
+    where the deal is MT19937 ``init_genrand(seed)``,
+    :class:`protocol.deal.DealSource`): they are independent of the cards.
+    """
+    return np.random.default_rng([SAMPLING_SALT, int(seed), int(hand_id)])
+
+
+class _View:
+    """The value function along one hand: LBR's range, equity and commitments.
+
+    ``samples`` > 0: where two or more board cards are still to come after a
+    non-empty board (the hold'em flop), the equity vector is replaced by an
+    unbiased estimate from ``samples`` next cards drawn uniformly from the
+    unseen deck: ``ê(h) = D / (D − k) · mean_j e(board + x_j)(h)``, with D
+    unseen cards and k hole cards per hand (``e`` is 0 for hands holding
+    ``x_j``, and each h has D − k possible next cards, each equally likely).
+    """
+
+    def __init__(
+        self, game: GameDef, position: int, hole: Sequence[int], equity: EquityFunction,
+        samples: int = 0, hand_id: int = 0, seed: int = 0,
+    ) -> None:
+        self.game = game
+        self.position = position
+        self.hole = tuple(hole)
+        self.equity = equity
+        self.samples = samples
+        self.hand_id = hand_id
+        self.seed = seed
+        self.rng: np.random.Generator | None = None  # made on first use (the flop)
+        self.board: tuple[int, ...] = ()
+        self.known = compatible_mask(game, self.hole)
+        self.range = uniform_range(game, self.hole)
+        self.e = np.asarray(equity(self.hole, ()), dtype=np.float64)
+        self.inconsistencies = 0
+
+    def wp(self, range_: FloatArray) -> float:
+        return float(range_ @ self.e)
+
+    def value(self, state: State, range_: FloatArray) -> float:
+        """v at ``state`` with ``range_`` (normalised): the outcome after a fold, else the pot share."""
+        if state.finished and not state.is_showdown:
+            return float(state.values(((), ()), self.board)[self.position])
+        return self.wp(range_) * state.pot - state.spent[self.position]
+
+    def deal_board(self, cards: Sequence[int]) -> None:
+        self.board = self.board + tuple(cards)
+        self.known = compatible_mask(self.game, self.hole + self.board)
+        self.range, consistent = remove_cards(self.range, self.game, cards, self.known)
+        self.inconsistencies += not consistent
+        self.e = self.equity_here()
+
+    def equity_here(self) -> FloatArray:
+        """The equity vector at the current board: exact, or the sampled estimate."""
+        game = self.game
+        to_come = game.total_board_cards - len(self.board)
+        if self.samples <= 0 or not self.board or to_come < 2:
+            return np.asarray(self.equity(self.hole, self.board), dtype=np.float64)
+        unseen = [c for c in game.cards if c not in self.board and c not in self.hole]
+        if self.rng is None:
+            self.rng = sample_stream(self.seed, self.hand_id)
+        picks = self.rng.integers(0, len(unseen), size=self.samples)
+        return next_card_estimate(game, self.equity, self.hole, self.board, [unseen[int(k)] for k in picks])
+
+
+def next_card_estimate(
+    game: GameDef, equity: EquityFunction, hole: Sequence[int], board: Sequence[int], cards: Sequence[int]
+) -> FloatArray:
+    """``D / (D − k) · mean over cards x of e(hole, board + x)``: the sampled equity vector.
+
+    With each x drawn uniformly from the D cards outside ``hole`` and
+    ``board`` (k hole cards per hand), its expectation is the exact equity
+    vector at ``board`` for every hand at once: each hand h has D − k
+    possible next cards, each equally likely, and e(board + x)(h) is 0 when
+    h holds x. ``tests/acpc_lbr/test_aivat.py`` checks this by enumerating
+    every x on a hold'em flop.
+    """
+    unseen = game.deck_size - len(hole) - len(board)
+    total = np.zeros(game.num_hands, dtype=np.float64)
+    for card in cards:
+        total += np.asarray(equity(tuple(hole), (*board, int(card))), dtype=np.float64)
+    return np.asarray(total * (unseen / ((unseen - game.num_hole_cards) * len(cards))), dtype=np.float64)
+
+
+def _row(rows: Mapping[str, FloatArray], action: Action) -> FloatArray:
+    row = rows.get(action.text())
+    if row is None:
+        raise KeyError(action.text())
+    return np.asarray(row, dtype=np.float64)
+
+
+def hand_aivat(
+    game: GameDef,
+    betting: Sequence[Sequence[Action]],
+    board: Sequence[Sequence[int]],
+    hole: Sequence[int],
+    position: int,
+    rows: Sequence[Mapping[str, FloatArray]],
+    equity: EquityFunction,
+    hand_id: int = 0,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+) -> AivatValue:
+    """The AIVAT value of one finished hand from the measured player's seat.
+
+    Args:
+        game: a heads-up game.
+        betting: the actions of each round reached (as in a ``STATE`` line).
+        board: the board cards of each round reached (round 0: none).
+        hole: the measured player's hole cards.
+        position: the measured player's position in this hand.
+        rows: per opponent decision on the line, in order, ``{action text:
+            σ(s, ·, action)}`` for every action of :func:`correction_actions`
+            at that decision (shape ``(num_hands,)`` float64 each; entries of
+            hands blocked by known cards are ignored).
+        equity: LBR's equity function (:func:`acpc_lbr.lbr.equity_function`).
+        hand_id: the hand number (the rules' replay, and the sampling stream).
+        samples: next cards sampled where two or more board cards are still
+            to come (0: exact equity everywhere); see :class:`_View`.
+        seed: the match's deal seed (with ``hand_id``, the sampling stream:
+            :func:`sample_stream`).
+
+    Returns:
+        The :class:`AivatValue`.
+
+    Raises:
+        KeyError: a row of a listed action is missing.
+        ValueError: ``rows`` does not have one entry per opponent decision.
+    """
+    opponent = 1 - position
+    view = _View(game, position, hole, equity, samples, hand_id, seed)
+    state = State(game, hand_id)
+    # The deal: E over LBR's cards of wp against the uniform range is 1/2.
+    deal = (0.5 * state.pot - state.spent[position]) - view.value(state, view.range)
+    chance = 0.0
+    opp = 0.0
+    decisions = list(rows)
+    used = 0
+    dealt = -1  # the last round whose board cards went through a chance correction
+
+    def deal_rounds() -> float:
+        nonlocal dealt
+        total = 0.0
+        while dealt < state.round:
+            dealt += 1
+            if dealt < len(board) and board[dealt]:
+                total += _chance_term(view, state, board[dealt])
+        return total
+
+    chance += deal_rounds()
+    for round_actions in betting:
+        for action in round_actions:
+            if state.current_player == opponent:
+                if used >= len(decisions):
+                    raise ValueError("fewer rows than opponent decisions")
+                opp += _opponent_term(view, state, action, decisions[used])
+                used += 1
+            else:
+                state.apply(action)
+            chance += deal_rounds()
+    if used != len(decisions):
+        raise ValueError(f"{len(decisions)} rows for {used} opponent decisions")
+    terminal = view.value(state, view.range)
+    return AivatValue(terminal + deal + chance + opp, terminal, deal, chance, opp, view.inconsistencies)
+
+
+def _chance_term(view: _View, state: State, cards: Sequence[int]) -> float:
+    """v(before) − v(after): E[v after] = v before exactly (Bayes' rule + tower property)."""
+    before = view.value(state, view.range)
+    view.deal_board(cards)
+    return before - view.value(state, view.range)
+
+
+def _opponent_term(view: _View, state: State, played: Action, rows: Mapping[str, FloatArray]) -> float:
+    """Σ_a p(a) v(n·a) + p(R) v(n) − v(n·played) over the listed actions; applies ``played``."""
+    here = view.value(state, view.range)
+    range_ = view.range
+    live = range_ > 0.0
+    weighted = range_ * view.e  # wp after a = (π·σ_a·e) / (π·σ_a): two dot products per action
+    expected = 0.0
+    mass = 0.0
+    taken = here  # a raise outside the list: the lumped event R, valued v(n)
+    for action in correction_actions(state):
+        sigma = np.where(live, _row(rows, action), 0.0)  # answers off the range may be anything
+        p = float(range_ @ sigma)
+        if action.type is ActionType.FOLD:  # LBR wins what the opponent has put in
+            value = float(state.spent[1 - view.position])
+        else:
+            child = state.clone()
+            child.apply(action)
+            if p > 0.0:
+                value = float(weighted @ sigma) / p * child.pot - child.spent[view.position]
+            else:  # probability 0: any value; the one the reset range gives, as LBR would
+                after, _ = bayes_update(range_, sigma, view.known)
+                value = view.value(child, after)
+        expected += p * value
+        mass += p
+        if _same(action, played):
+            taken = value
+    expected += (1.0 - mass) * here
+    view.range, consistent = bayes_update(range_, _row(rows, played), view.known)
+    view.inconsistencies += not consistent
+    state.apply(played)
+    return expected - taken
+
+
+def _same(a: Action, b: Action) -> bool:
+    if a.type is not b.type:
+        return False
+    return a.type is not ActionType.RAISE or a.size == b.size

@@ -1,0 +1,50 @@
+"""``acpc-lbr report``: one self-contained HTML page from results documents.
+
+Usage::
+
+    acpc-lbr report RESULTS.json [MORE.json ...] [--out report.html]
+
+The documents are the results JSON of ``acpc-lbr evaluate --json``,
+``acpc-lbr dealer --results-json`` or ``acpc-lbr results -o`` (docs/results.md);
+several give a table of bounds side by side. The page embeds its plots
+(matplotlib: ``pip install 'acpc-lbr[report]'``) and loads nothing from
+anywhere (acpc_lbr/report.py). Exit status 0 written, 2 bad input or no
+matplotlib.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def main(argv: Sequence[str]) -> int:
+    """Write the report; 0 on success, 2 on bad input or a missing matplotlib."""
+    parser = argparse.ArgumentParser(
+        prog="acpc-lbr report",
+        description="Write one self-contained HTML report (settings, bound, running estimate with its "
+        "95%% band, time, counts, honesty check) from results documents.",
+    )
+    parser.add_argument("files", nargs="+", metavar="RESULTS.json", help="results documents (docs/results.md)")
+    parser.add_argument("-o", "--out", default="report.html", metavar="FILE",
+                        help="the HTML file to write (default report.html)")
+    args = parser.parse_args(list(argv))
+    from acpc_lbr.report import render, require_matplotlib
+
+    try:
+        require_matplotlib()
+    except ImportError as missing:
+        print(f"acpc-lbr report: {missing}", file=sys.stderr)
+        return 2
+    try:
+        docs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.files]
+        page = render(docs, list(args.files))
+        Path(args.out).write_text(page, encoding="utf-8")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        print(f"acpc-lbr report: {error}", file=sys.stderr)
+        return 2
+    print(f"report written to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,496 @@
+"""One self-contained HTML page from results documents: ``acpc-lbr report``, ``evaluate --report``.
+
+The page is meant to be attached to a paper or a review: one file, plots
+embedded as inline SVG (text drawn as paths), no script, no style sheet or
+font or image fetched from anywhere. For each results document
+(docs/results.md) it shows:
+
+* the settings (game, LBR's bets and rounds, opponent, seed, hands,
+  software version) and the headline bound: the estimator with the
+  narrowest 95% interval, in mbb/g with bb/100 beside it. When the honesty
+  check is flagged, only the estimators that do not rest on the bot's range
+  answers (raw, duplicate) can be the headline;
+* every estimator the document lists (whatever their names: a new estimator
+  appears without a change here), with n, mean, 95% interval, bb/100 and
+  the width relative to raw;
+* the running mean of each estimator with its 95% band over hands, all on
+  one axis, from the document's trajectory (schema version 2);
+* the time breakdown (every ``*_seconds`` timing but the wall time) as bars,
+  and the counts (queries, errors, inconsistencies, active decisions, ...);
+* the honesty check (IO − raw) with its statistic and p-value, in words.
+
+With several documents a table of bounds comes first, one row per document
+(per bot), side by side.
+
+Every number printed from a document carries the JSON path and the exact
+value it came from (``data-json``, ``data-value``), so a reader or a test can
+check the page against the JSON.
+
+matplotlib is an optional dependency (``pip install 'acpc-lbr[report]'``);
+:func:`require_matplotlib` says so in one line when it is missing.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: One line for a missing plotting library.
+MISSING_MATPLOTLIB = "the report needs matplotlib: pip install 'acpc-lbr[report]' (or pip install matplotlib)"
+
+#: Estimators that stay valid lower bounds whatever the bot's range answers.
+ANSWER_FREE = ("raw", "duplicate")
+
+_LABELS = {
+    "raw": "raw",
+    "duplicate": "duplicate",
+    "io": "imaginary observations (IO)",
+    "duplicate_io": "duplicate + IO",
+    "io_minus_raw": "IO − raw (honesty check)",
+}
+
+#: Counts shown first, with their names in words; any others follow as they are.
+_COUNTS = {
+    "hands": "hands",
+    "queries": "range queries",
+    "query_errors": "failed queries",
+    "range_inconsistencies": "range inconsistencies",
+    "active_decisions": "LBR active decisions",
+    "lbr_queries": "LBR's range queries",
+    "lbr_query_errors": "LBR's failed queries",
+    "lbr_active_decisions": "LBR active decisions",
+    "lbr_range_inconsistencies": "range inconsistencies seen by LBR",
+    "errors": "matches ended early",
+}
+
+
+def require_matplotlib() -> None:
+    """Raise ImportError with :data:`MISSING_MATPLOTLIB` when matplotlib is not installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ImportError(MISSING_MATPLOTLIB) from None
+
+
+# -- reading a document ------------------------------------------------------------------
+
+
+def estimator_names(doc: Mapping[str, Any]) -> list[str]:
+    """The estimators a document lists, in its order (checks such as IO − raw excluded)."""
+    return [name for name, value in doc["estimators"].items()
+            if isinstance(value, dict) and "chips" in value and "flagged" not in value]
+
+
+def checks(doc: Mapping[str, Any]) -> list[str]:
+    """The checks a document lists (estimators with a ``flagged`` field: IO − raw)."""
+    return [name for name, value in doc["estimators"].items()
+            if isinstance(value, dict) and "chips" in value and "flagged" in value]
+
+
+def headline(doc: Mapping[str, Any]) -> str | None:
+    """The estimator with the narrowest 95% interval (answer-free ones only when a check is flagged)."""
+    flagged = any(doc["estimators"][name].get("flagged") for name in checks(doc))
+    best: tuple[float, str] | None = None
+    for name in estimator_names(doc):
+        block = doc["estimators"][name]["mbb_per_game"]
+        if flagged and name not in ANSWER_FREE:
+            continue
+        if block["n"] > 1 and block["half_width_95"] is not None and (best is None or block["half_width_95"] < best[0]):
+            best = (block["half_width_95"], name)
+    return best[1] if best else None
+
+
+def label(name: str) -> str:
+    """An estimator's name in words."""
+    return _LABELS.get(name, name.replace("_", " "))
+
+
+# -- numbers that carry their source ------------------------------------------------------
+
+
+def _num(doc_index: int, path: str, value: float | None, digits: int = 1, scale: float = 1.0,
+         sign: bool = False, kind: str = "f") -> str:
+    """``value * scale`` formatted (``kind`` "f": ``digits`` decimals, "g": significant digits),
+    tagged with its JSON path and exact value."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float) or scale != 1.0:
+        shown = f"{value * scale:{'+' if sign else ''}.{digits}{kind}}"
+    else:
+        shown = f"{value:,}"
+    extra = f' data-scale="{scale!r}"' if scale != 1.0 else ""
+    return (f'<span class="num" data-doc="{doc_index}" data-json="{path}" data-value="{value!r}"{extra}>'
+            f"{shown}</span>")
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value))
+
+
+# -- plots ---------------------------------------------------------------------------------
+
+
+def _svg(figure: Any) -> str:
+    """A matplotlib figure as inline SVG: no XML header, no metadata, nothing external."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    plt.close(figure)
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
+    return text
+
+
+def _pyplot() -> Any:
+    require_matplotlib()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "acpc-lbr"  # the same page for the same document
+    matplotlib.rcParams["svg.fonttype"] = "path"
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
+    """Each estimator's running mean with its 95% band, in mbb/g over hands (None: no trajectory)."""
+    trajectory = doc.get("trajectory")
+    if not trajectory or not trajectory.get("hands"):
+        return None
+    plt = _pyplot()
+    scale = 1000.0 / doc["big_blind"]
+    hands = trajectory["hands"]
+    figure, axis = plt.subplots(figsize=(9, 4.6))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    # An estimator that was not computed (AIVAT without --aivat) has no points to draw.
+    shown = [n for n in estimator_names(doc)
+             if n in trajectory["estimators"] and doc["estimators"][n]["chips"]["n"] > 0]
+    for k, name in enumerate(shown):
+        column = trajectory["estimators"][name]
+        mean = [m * scale for m in column["mean"]]
+        half = [math.nan if h is None else h * scale for h in column["half_width_95"]]
+        color = colors[k % len(colors)]
+        keep = [i for i, n in enumerate(column["n"]) if n > 0]
+        x = [hands[i] for i in keep]
+        style = ("-", "--", "-.", ":")[k % 4]  # raw and duplicate means coincide once every pair is in
+        line, = axis.plot(x, [mean[i] for i in keep], color=color, linewidth=1.4, linestyle=style,
+                          label=label(name))
+        line.set_gid(f"trajectory-{name}")
+        band = axis.fill_between(x, [mean[i] - half[i] for i in keep], [mean[i] + half[i] for i in keep],
+                                 color=color, alpha=0.15, linewidth=0)
+        band.set_gid(f"band-{name}")
+    axis.axhline(0.0, color="black", linewidth=0.8)
+    axis.set_xlabel("hands played")
+    axis.set_ylabel("LBR's win rate, mbb/g")
+    axis.set_title("Running estimate with its 95% interval")
+    axis.grid(alpha=0.3)
+    low = [trajectory["estimators"][n]["mean"][-1] * scale for n in shown]
+    widths = [(trajectory["estimators"][n]["half_width_95"][-1] or 0.0) * scale for n in shown]
+    if low:  # zoom on the settled part: the final intervals, widened 4 times
+        centre = sum(low) / len(low)
+        span = max(max(widths) * 4, max(abs(v - centre) for v in low) * 2, 1.0)
+        axis.set_ylim(centre - span, centre + span)
+    axis.legend(loc="upper right", fontsize="small")
+    return _svg(figure)
+
+
+def _timing_parts(timings: Mapping[str, Any], prefix: str = "") -> list[tuple[str, float]]:
+    parts = []
+    for key, value in timings.items():
+        if isinstance(value, Mapping):
+            parts += _timing_parts(value, f"{prefix}{key}.")
+        elif isinstance(value, (int, float)) and key.endswith("_seconds") and key != "wall_seconds":
+            parts.append((prefix + key, float(value)))
+    return parts
+
+
+#: Parties of the time breakdown, by the first word of a timing's name, in the order shown.
+_PARTIES = {"opponent": "bot", "bot": "bot", "channel": "channel", "lbr": "LBR", "dealer": "dealer"}
+
+
+def time_plot(doc: Mapping[str, Any]) -> str | None:
+    """Where the time went: one bar per ``*_seconds`` timing, coloured by party (bot, channel,
+    LBR, dealer, others), the wall time as a line (None: no timings)."""
+    timings = doc.get("timings") or {}
+    parts = _timing_parts(timings)
+    if not parts:
+        return None
+    plt = _pyplot()
+    order = list(dict.fromkeys(_PARTIES.values()))
+
+    def party(name: str) -> str:
+        return _PARTIES.get(name.split(".")[-1].split("_")[0], "other")
+
+    parts.sort(key=lambda p: (order.index(party(p[0])) if party(p[0]) in order else len(order)))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    figure, axis = plt.subplots(figsize=(9, 0.42 * len(parts) + 1.4))
+    names = [name.removesuffix("_seconds").replace("_", " ") for name, _ in parts]
+    groups = [party(name) for name, _ in parts]
+    palette = {g: colors[k % len(colors)] for k, g in enumerate(dict.fromkeys(groups))}
+    bars = axis.barh(names, [seconds for _, seconds in parts], color=[palette[g] for g in groups])
+    for (name, _), patch in zip(parts, bars):
+        patch.set_gid(f"time-{name}")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=palette[g]) for g in palette]
+    labels = list(palette)
+    wall = timings.get("wall_seconds")
+    if isinstance(wall, (int, float)):
+        handles.append(axis.axvline(float(wall), color="black", linestyle="--", linewidth=1))
+        labels.append(f"wall time {wall:.1f} s")
+    axis.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    axis.invert_yaxis()
+    axis.set_xlabel("seconds, summed over the seatings (so a part may exceed the wall time)")
+    axis.set_title("Time breakdown")
+    axis.grid(axis="x", alpha=0.3)
+    return _svg(figure)
+
+
+# -- the page ------------------------------------------------------------------------------
+
+
+_STYLE = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 64rem;
+       margin: 2rem auto; padding: 0 1rem; color: #1b1b1b; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { font-size: 1.25rem; margin-top: 2rem;
+     border-bottom: 1px solid #ddd; } h3 { font-size: 1.05rem; }
+table { border-collapse: collapse; margin: .6rem 0; } th, td { padding: .25rem .7rem;
+     border-bottom: 1px solid #e4e4e4; text-align: right; } th:first-child, td:first-child { text-align: left; }
+.headline { font-size: 1.35rem; background: #f3f6fb; border-left: 4px solid #4c72b0; padding: .7rem 1rem; }
+.flag { color: #b00020; font-weight: 600; } .ok { color: #1b7a30; font-weight: 600; }
+.muted { color: #666; font-size: .9rem; } figure { margin: 1rem 0; } svg { max-width: 100%; height: auto; }
+dl.settings { display: grid; grid-template-columns: max-content auto; gap: .15rem 1rem; }
+dl.settings dt { color: #555; } dl.settings dd { margin: 0; }
+"""
+
+
+def _settings(doc: Mapping[str, Any]) -> str:
+    config = doc["config"]
+    lbr = config.get("lbr") or {}
+    opponent = config.get("opponent") or ", ".join(p for p in config.get("players", []) if p != config.get("measured"))
+    rows = [
+        ("game", config.get("game")),
+        ("measured player", config.get("measured")),
+        ("opponent", opponent),
+        ("LBR bets", lbr.get("bets")),
+        ("LBR active rounds", lbr.get("rounds")),
+        ("seed", config.get("seed")),
+        ("deals per match", config.get("hands")),
+        ("duplicate", "yes (each deal also played with the seats reversed)" if config.get("duplicate") else "no"),
+        ("matches", ", ".join(str(m).rsplit("/", 1)[-1] for m in config.get("matches", [])) or None),
+        ("merged from", config.get("merged_from")),
+        ("chips per big blind", doc["big_blind"]),
+        ("software", f"{doc.get('software', {}).get('name', 'acpc-lbr')} {doc.get('software', {}).get('version')}"),
+        ("results schema", f"{doc.get('schema')} version {doc.get('version')}"),
+    ]
+    items = "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows if v not in (None, ""))
+    return f'<dl class="settings">{items}</dl>'
+
+
+def _headline(doc: Mapping[str, Any], i: int) -> str:
+    name = headline(doc)
+    if name is None:
+        return '<p class="headline">No bound: fewer than two units in every estimator.</p>'
+    block = doc["estimators"][name]
+    mbb, bb = block["mbb_per_game"], block["bb_per_hand"]
+    base = f"estimators.{name}"
+    low, high = mbb["mean"] - mbb["half_width_95"], mbb["mean"] + mbb["half_width_95"]
+    return (
+        f'<p class="headline" id="headline-{i}">Lower bound on exploitability: '
+        f'<strong>{_num(i, base + ".mbb_per_game.mean", mbb["mean"], sign=True)} '
+        f'± {_num(i, base + ".mbb_per_game.half_width_95", mbb["half_width_95"])} mbb/g</strong> '
+        f"(95% interval [{low:+.1f}, {high:+.1f}]), i.e. "
+        f'{_num(i, base + ".bb_per_hand.mean", bb["mean"], 2, 100.0, sign=True)} '
+        f'± {_num(i, base + ".bb_per_hand.half_width_95", bb["half_width_95"], 2, 100.0)} bb/100; '
+        f"estimator: {_esc(label(name))}, {_num(i, base + '.chips.n', block['chips']['n'])} units.</p>"
+        '<p class="muted">The estimator with the narrowest interval is shown; all are unbiased estimates '
+        "of LBR's win rate, which is a lower bound on what a best response would win.</p>"
+    )
+
+
+def _estimator_table(doc: Mapping[str, Any], i: int) -> str:
+    raw_width = doc["estimators"].get("raw", {}).get("mbb_per_game", {}).get("half_width_95")
+    rows = []
+    for name in [*estimator_names(doc), *checks(doc)]:
+        block = doc["estimators"][name]
+        mbb, bb, base = block["mbb_per_game"], block["bb_per_hand"], f"estimators.{name}"
+        if block["chips"]["n"] == 0:
+            rows.append(f"<tr><td>{_esc(label(name))}</td><td>0</td><td colspan=5>not computed</td></tr>")
+            continue
+        interval = "–"
+        if mbb["half_width_95"] is not None:
+            interval = f"[{mbb['mean'] - mbb['half_width_95']:+.1f}, {mbb['mean'] + mbb['half_width_95']:+.1f}]"
+        ratio = "–"
+        if raw_width and mbb["half_width_95"] is not None and name in estimator_names(doc):
+            ratio = f"{mbb['half_width_95'] / raw_width:.3f}"
+        rows.append(
+            f"<tr><td>{_esc(label(name))}</td><td>{_num(i, base + '.chips.n', block['chips']['n'])}</td>"
+            f"<td>{_num(i, base + '.mbb_per_game.mean', mbb['mean'], sign=True)}</td>"
+            f"<td>± {_num(i, base + '.mbb_per_game.half_width_95', mbb['half_width_95'])}</td>"
+            f"<td>{interval}</td>"
+            f"<td>{_num(i, base + '.bb_per_hand.mean', bb['mean'], 2, 100.0, sign=True)}</td>"
+            f"<td>{ratio}</td></tr>"
+        )
+    return ("<table><thead><tr><th>estimator</th><th>n</th><th>mbb/g</th><th>95%</th><th>interval</th>"
+            "<th>bb/100</th><th>width / raw</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+            '<p class="muted">n counts hands, or duplicate pairs for the duplicate estimators; '
+            "intervals are mean ± 1.96·s/√n.</p>")
+
+
+def _honesty(doc: Mapping[str, Any], i: int) -> str:
+    parts = []
+    for name in checks(doc):
+        block = doc["estimators"][name]
+        chips, mbb = block["chips"], block["mbb_per_game"]
+        if chips["n"] < 2 or chips["std"] is None:
+            continue
+        base = f"estimators.{name}"
+        statistic = block.get("statistic", block.get("z"))
+        p_value = block.get("p_value")
+        if statistic is None and chips["std"]:
+            statistic_text = f"{chips['mean'] / (chips['std'] / math.sqrt(chips['n'])):+.2f} (computed here)"
+        elif statistic is not None:
+            statistic_text = _num(i, f"{base}.{'statistic' if 'statistic' in block else 'z'}", float(statistic), 2, sign=True)
+        else:
+            statistic_text = "–"
+        if p_value is None and chips["std"]:
+            z = abs(chips["mean"]) / (chips["std"] / math.sqrt(chips["n"]))
+            p_text = f"{math.erfc(z / math.sqrt(2)):.3g} (two-sided, normal, computed here)"
+        elif p_value is not None:
+            p_text = _num(i, f"{base}.p_value", float(p_value), 3, kind="g")
+        else:
+            p_text = "–"
+        verdict = ('<span class="flag">FLAGGED</span>: the difference is too large to be chance; the bot\'s '
+                   "range answers do not match how it plays, so the IO-based estimators are not to be trusted. "
+                   "Raw and duplicate remain valid bounds whatever the answers."
+                   if block.get("flagged") else
+                   '<span class="ok">passed</span>: the difference is what chance gives with honest answers.')
+        alpha = _honesty_alpha()
+        if alpha is not None:
+            verdict += (f" (The check flags at p &lt; {alpha:g}, so an honest bot is flagged about once "
+                        f"in {1 / alpha:,.0f} runs.)")
+        parts.append(
+            f'<div id="honesty-{i}"><p>Imaginary observations replace each showdown by its expectation over '
+            "the hands the bot said it could hold, so they rest on its range answers. The check compares "
+            "them with the raw outcomes of the same hands: with honest answers the mean difference is 0. "
+            f"Here it is {_num(i, base + '.mbb_per_game.mean', mbb['mean'], sign=True)} "
+            f"± {_num(i, base + '.mbb_per_game.half_width_95', mbb['half_width_95'])} mbb/g "
+            f"over {_num(i, base + '.chips.n', chips['n'])} hands: statistic z = {statistic_text}, "
+            f"p-value {p_text}, the probability of a difference at least this large if the answers are "
+            f"honest.</p><p>Verdict: {verdict}</p>"
+            '<p class="muted">What it cannot see: answers that are wrong only in ways that leave the expected '
+            "showdown value unchanged, and a bias too small for the number of hands played.</p></div>"
+        )
+    return "".join(parts) or '<p class="muted">No imaginary observations in this run, so no honesty check.</p>'
+
+
+def _honesty_alpha() -> float | None:
+    """The level at which the honesty check flags, when this version defines one."""
+    from acpc_lbr import estimators
+
+    alpha = getattr(estimators, "HONESTY_ALPHA", None)
+    return float(alpha) if isinstance(alpha, (int, float)) else None
+
+
+def _counts(doc: Mapping[str, Any], i: int) -> str:
+    counts = doc.get("counts") or {}
+    if not counts:
+        return ""
+    order = [k for k in _COUNTS if k in counts] + [k for k in counts if k not in _COUNTS]
+    cells = "".join(f"<tr><td>{_esc(_COUNTS.get(k, k.replace('_', ' ')))}</td>"
+                    f"<td>{_num(i, f'counts.{k}', counts[k])}</td></tr>" for k in order)
+    return f'<table id="counts-{i}"><tbody>{cells}</tbody></table>'
+
+
+def _title(doc: Mapping[str, Any]) -> str:
+    config = doc["config"]
+    opponent = config.get("opponent") or ", ".join(p for p in config.get("players", []) if p != config.get("measured"))
+    return f"{config.get('measured')} vs {opponent} in {config.get('game')}"
+
+
+def _section(doc: Mapping[str, Any], i: int, several: bool) -> str:
+    out = [f'<section id="doc-{i}">']
+    out.append(f"<h2>{_esc(_title(doc))}</h2>" if several else "")
+    out.append(_headline(doc, i))
+    out.append("<h3>Settings</h3>" + _settings(doc))
+    out.append("<h3>Estimators</h3>" + _estimator_table(doc, i))
+    plot = running_mean_plot(doc)
+    out.append("<h3>Running estimate</h3>")
+    out.append(f'<figure id="running-mean-{i}">{plot}<figcaption class="muted">Each estimator\'s mean '
+               "over the hands played so far, with its 95% band; the last point is the final estimate."
+               "</figcaption></figure>" if plot else
+               '<p class="muted">No trajectory in this document (results schema version 1).</p>')
+    out.append("<h3>Honesty check</h3>" + _honesty(doc, i))
+    timing = time_plot(doc)
+    out.append("<h3>Time and counts</h3>")
+    if timing:
+        out.append(f'<figure id="time-breakdown-{i}">{timing}<figcaption class="muted">Each timing '
+                   "of the document as it is: some contain others (LBR's wait for its queries includes "
+                   "the bot's time answering them).</figcaption></figure>")
+    out.append(_counts(doc, i))
+    out.append("</section>")
+    return "".join(out)
+
+
+def _comparison(docs: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for i, doc in enumerate(docs):
+        name = headline(doc)
+        config = doc["config"]
+        if name is None:
+            rows.append(f"<tr><td>{_esc(_title(doc))}</td><td colspan=5>no bound</td></tr>")
+            continue
+        mbb, bb, base = doc["estimators"][name]["mbb_per_game"], doc["estimators"][name]["bb_per_hand"], f"estimators.{name}"
+        rows.append(
+            f'<tr><td><a href="#doc-{i}">{_esc(_title(doc))}</a></td><td>{_num(i, "counts.hands", doc["counts"]["hands"])}</td>'
+            f"<td>{_num(i, base + '.mbb_per_game.mean', mbb['mean'], sign=True)} "
+            f"± {_num(i, base + '.mbb_per_game.half_width_95', mbb['half_width_95'])}</td>"
+            f"<td>[{mbb['mean'] - mbb['half_width_95']:+.1f}, {mbb['mean'] + mbb['half_width_95']:+.1f}]</td>"
+            f"<td>{_num(i, base + '.bb_per_hand.mean', bb['mean'], 2, 100.0, sign=True)}</td>"
+            f"<td>{_esc(label(name))}</td><td>{_esc(config.get('seed'))}</td></tr>"
+        )
+    return ('<h2>Bounds side by side</h2><table id="comparison"><thead><tr><th>run</th><th>hands</th>'
+            "<th>mbb/g ± 95%</th><th>interval</th><th>bb/100</th><th>estimator</th><th>seed</th></tr></thead>"
+            "<tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def render(docs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> str:
+    """The report page of one or more results documents.
+
+    Args:
+        docs: results documents (schema version 1 or 2).
+        names: where each came from (shown under the title).
+
+    Raises:
+        ImportError: matplotlib is not installed (:data:`MISSING_MATPLOTLIB`).
+        ValueError: not a results document.
+    """
+    from acpc_lbr.results import READABLE_VERSIONS, SCHEMA
+
+    require_matplotlib()
+    if not docs:
+        raise ValueError("no results document")
+    for k, doc in enumerate(docs):
+        where = names[k] if names else f"document {k + 1}"
+        if not isinstance(doc, Mapping) or doc.get("schema") != SCHEMA or doc.get("version") not in READABLE_VERSIONS:
+            raise ValueError(f"{where}: not an acpc-lbr results document (schema {SCHEMA!r}, "
+                             f"version {'/'.join(map(str, READABLE_VERSIONS))})")
+    several = len(docs) > 1
+    title = "LBR evaluation: " + (_title(docs[0]) if not several else f"{len(docs)} runs")
+    sources = "".join(f"<li>{_esc(n)}</li>" for n in names) if names else ""
+    body = [f"<h1>{_esc(title)}</h1>"]
+    if sources:
+        body.append(f'<ul class="muted">{sources}</ul>')
+    if several:
+        body.append(_comparison(docs))
+    body += [_section(doc, i, several) for i, doc in enumerate(docs)]
+    body.append('<p class="muted">Made by acpc-lbr report from the results JSON (docs/results.md). '
+                "Self-contained: it loads nothing from anywhere.</p>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{_esc(title)}</title><style>{_STYLE}</style></head><body>"
+            + "\n".join(body) + "</body></html>\n")

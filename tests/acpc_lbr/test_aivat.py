@@ -1,0 +1,261 @@
+"""Tests of AIVAT (acpc_lbr/aivat.py): exact unbiasedness on Kuhn and Leduc by enumerating
+every hand, the identities its chance terms rest on, the sampled flop equity, liars, and
+the per-hand function's edges."""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from acpc_lbr.aivat import correction_actions, hand_aivat, next_card_estimate
+from acpc_lbr.estimators import HandOutcome
+from acpc_lbr.exact import lbr_histories, lbr_value
+from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
+from acpc_lbr.ranges import compatible_mask, remove_cards
+from acpc_lbr.results import (
+    SCHEMA_VERSION,
+    estimates_from_outcomes,
+    results_document,
+    simulate_lbr_match,
+)
+from acpc_lbr.strategies import kuhn_equilibrium, random_table, table_strategy, uniform_random
+from protocol.gamedef import load_game
+from protocol.rules import Action, State
+
+KUHN = load_game("kuhn")
+LEDUC = load_game("leduc")
+FCPA = BettingOptions.parse("fcpa")
+
+
+def expectations(game, policy, options, position, answers=None, rounds=None):
+    """Exact E[raw], E[AIVAT], their second moments and E[(AIVAT - raw)^2] over every hand."""
+    equity = equity_function(game)
+    total = raw = aivat = raw2 = aivat2 = diff2 = 0.0
+    for h in lbr_histories(game, policy, options, position, rounds, answers=answers):
+        value = hand_aivat(game, h.betting, h.board, h.hole[position], position, h.rows, equity).chips
+        r = h.values[position]
+        p = h.probability
+        total += p
+        raw += p * r
+        aivat += p * value
+        raw2 += p * r * r
+        aivat2 += p * value * value
+        diff2 += p * (value - r) ** 2
+    return {"total": total, "raw": raw, "aivat": aivat, "raw_std": math.sqrt(raw2 - raw**2),
+            "aivat_std": math.sqrt(max(aivat2 - aivat**2, 0.0)),
+            "diff_std": math.sqrt(max(diff2 - (aivat - raw) ** 2, 0.0))}
+
+
+def _policies(game):
+    named = [("uniform", uniform_random(game)), ("card-aware", table_strategy(game, random_table(game, 5)))]
+    if game is KUHN:
+        named.append(("kuhn-equilibrium", kuhn_equilibrium(game, 0.2)))
+    return named
+
+
+# -- 1. exact unbiasedness ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", [KUHN, LEDUC], ids=["kuhn", "leduc"])
+@pytest.mark.parametrize("options", ["fcpa", "fc"])
+def test_aivat_expectation_equals_raw_exactly(game, options) -> None:
+    """Over every deal, board and opponent action (the policy's probabilities), E[AIVAT] equals
+    E[raw] to floating-point precision, for uniform random and card-aware policies, both seats;
+    E[raw] is LBR's exact value from the independent tree walk (acpc_lbr.exact.lbr_value)."""
+    bets = BettingOptions.parse(options)
+    for name, policy in _policies(game):
+        exact = lbr_value(game, policy, bets)
+        for position in (0, 1):
+            e = expectations(game, policy, bets, position)
+            assert e["total"] == pytest.approx(1.0, abs=1e-12), name
+            assert e["raw"] == pytest.approx(exact.seat_values[position], abs=1e-12), name
+            assert abs(e["aivat"] - e["raw"]) < 1e-12, (name, position, e)
+
+
+def test_aivat_is_unbiased_with_inactive_rounds() -> None:
+    """LBR that only calls in round 1 (active in round 2 only): still exactly unbiased."""
+    policy = table_strategy(LEDUC, random_table(LEDUC, 9))
+    for position in (0, 1):
+        e = expectations(LEDUC, policy, FCPA, position, rounds=ActiveRounds.parse("2"))
+        assert abs(e["aivat"] - e["raw"]) < 1e-12
+
+
+@pytest.mark.parametrize("name", ["uniform", "card-aware"])
+def test_aivat_narrows_the_spread_exactly(name) -> None:
+    """The exact standard deviation of AIVAT per hand is well under raw's in Leduc (figures of
+    docs/results.md): below 0.4x against uniform random, below 0.5x against the card-aware table."""
+    policy = dict(_policies(LEDUC))[name]
+    bound = 0.4 if name == "uniform" else 0.5
+    for position in (0, 1):
+        e = expectations(LEDUC, policy, FCPA, position)
+        assert e["aivat_std"] < bound * e["raw_std"], (position, e)
+
+
+# -- 2. a bot that lies in its range answers -----------------------------------------------
+
+
+@pytest.mark.parametrize("claim", ["uniform", "other-table"])
+def test_a_liar_biases_aivat_and_the_check_has_a_nonzero_mean(claim) -> None:
+    """A card-aware Leduc bot answering with another strategy: E[AIVAT] != E[raw] exactly, so
+    the honesty check AIVAT - raw has a nonzero mean (it is caught given enough hands)."""
+    played = table_strategy(LEDUC, random_table(LEDUC, 5))
+    answers = uniform_random(LEDUC) if claim == "uniform" else table_strategy(LEDUC, random_table(LEDUC, 6))
+    biases = []
+    needed = []
+    for position in (0, 1):
+        e = expectations(LEDUC, played, FCPA, position, answers=answers)
+        biases.append(e["aivat"] - e["raw"])
+        # hands for the check (p < 0.001, |z| > 3.29) to flag about half of the time: (3.29 s / bias)^2
+        needed.append((3.29 * e["diff_std"] / abs(biases[-1])) ** 2)
+    assert min(abs(b) for b in biases) > 0.1
+    assert min(needed) < 3000, needed  # docs/results.md: ~1,100 and ~2,400 hands
+
+
+def test_liar_is_flagged_by_the_sampled_check() -> None:
+    """Sampled through the results pipeline, the same liar is flagged by AIVAT - raw."""
+    played = table_strategy(LEDUC, random_table(LEDUC, 5))
+    outcomes = simulate_lbr_match(LEDUC, played, FCPA, 3000, 11, 12, answers=uniform_random(LEDUC),
+                                  aivat=True)
+    doc = results_document({"game": "leduc"}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
+    assert doc["estimators"]["aivat_minus_raw"]["flagged"] is True
+
+
+def test_honest_card_aware_bot_is_unbiased_when_sampled() -> None:
+    """Sampled duplicate LBR vs the card-aware table: AIVAT and duplicate + AIVAT contain the
+    exact value (lbr_value), and the check is not flagged; AIVAT's interval is the narrowest."""
+    policy = table_strategy(LEDUC, random_table(LEDUC, 5))
+    exact = lbr_value(LEDUC, policy, FCPA).value
+    outcomes = simulate_lbr_match(LEDUC, policy, FCPA, 1500, 21, 22, duplicate=True, aivat=True)
+    estimates = estimates_from_outcomes(outcomes)
+    for name in ("aivat", "duplicate_aivat"):
+        stat = estimates.estimator(name)
+        assert abs(stat.mean - exact) < 3.3 * stat.half_width / 1.96, name  # 3.3 sigma
+    doc = results_document({"game": "leduc"}, estimates, LEDUC.big_blind)
+    assert doc["estimators"]["aivat_minus_raw"]["flagged"] is False
+    assert estimates.aivat.half_width < 0.6 * estimates.raw.half_width
+
+
+# -- 3. the identities behind the chance terms --------------------------------------------
+
+
+def test_board_card_expectation_is_the_value_before_holdem_turn() -> None:
+    """Chance terms are v(before) - v(after) because, with the range's Bayes update on a board
+    card, E over the next card (drawn as the cards are, given LBR's information) of wp after
+    equals wp before. Checked on a hold'em turn against a random range, over all 46 rivers."""
+    equity = equity_function(load_game("nolimit"))
+    game = load_game("nolimit")
+    hole, board = (0, 13), (20, 30, 40, 50)
+    known = compatible_mask(game, hole + board)
+    rng = np.random.default_rng(3)
+    range_ = np.where(known, rng.random(game.num_hands) ** 3, 0.0)
+    range_ /= range_.sum()
+    before = float(range_ @ equity(hole, board))
+    unseen = [c for c in range(52) if c not in hole + board]
+    hands = game.hand_cards
+    expected = 0.0
+    for card in unseen:
+        # P(card) = sum_h pi(h) [card not in h] / (cards left once h is out)
+        holds = np.array([card in h for h in hands])
+        p = float(range_[~holds].sum()) / (len(unseen) - 2)
+        after, _ = remove_cards(range_, game, [card], compatible_mask(game, hole + board + (card,)))
+        expected += p * float(after @ equity(hole, board + (card,)))
+    assert expected == pytest.approx(before, abs=1e-12)
+
+
+def test_sampled_flop_equity_is_unbiased() -> None:
+    """The sampled flop estimate averaged over every possible sampled turn card equals the
+    exact flop equity vector of the equity engine, for every hand."""
+    game = load_game("nolimit")
+    equity = equity_function(game)
+    hole, flop = (4, 29), (1, 17, 44)
+    unseen = [c for c in range(52) if c not in hole + flop]
+    mean = np.mean([next_card_estimate(game, equity, hole, flop, [c]) for c in unseen], axis=0)
+    np.testing.assert_allclose(mean, equity(hole, flop), rtol=0, atol=1e-12)
+
+
+# -- 4. the per-hand function ---------------------------------------------------------------
+
+
+def _history(game, policy, position, index):
+    return list(lbr_histories(game, policy, FCPA, position))[index]
+
+
+def test_fold_hand_value_and_parts() -> None:
+    """A Kuhn hand the opponent folds: the terminal value is the outcome, and the parts add up."""
+    policy = uniform_random(KUHN)
+    equity = equity_function(KUHN)
+    for h in lbr_histories(KUHN, policy, FCPA, 0):
+        value = hand_aivat(KUHN, h.betting, h.board, h.hole[0], 0, h.rows, equity)
+        assert value.chips == pytest.approx(value.terminal + value.deal + value.chance + value.opponent)
+        if h.betting[-1][-1] == Action.FOLD:
+            assert value.terminal == h.values[0]
+
+
+def test_missing_rows_are_errors() -> None:
+    """A decision without its rows, or a row missing for a listed action, is refused."""
+    h = next(h for h in lbr_histories(LEDUC, uniform_random(LEDUC), FCPA, 1) if len(h.rows) >= 2)
+    equity = equity_function(LEDUC)
+    with pytest.raises(ValueError):
+        hand_aivat(LEDUC, h.betting, h.board, h.hole[1], 1, h.rows[:-1], equity)
+    with pytest.raises(ValueError):
+        hand_aivat(LEDUC, h.betting, h.board, h.hole[1], 1, (*h.rows, h.rows[0]), equity)
+    partial = [dict(r) for r in h.rows]
+    partial[0].pop(next(iter(partial[0])))
+    with pytest.raises(KeyError):
+        hand_aivat(LEDUC, h.betting, h.board, h.hole[1], 1, partial, equity)
+
+
+def test_correction_actions() -> None:
+    """Limit: every legal action; no-limit: fold, call, pot-size and all-in raises."""
+    state = State(LEDUC)
+    assert [a.text() for a in correction_actions(state)] == ["c", "r"]  # antes: no bet to fold to
+    state.apply(Action.RAISE)
+    assert [a.text() for a in correction_actions(state)] == ["f", "c", "r"]
+    nolimit = State(load_game("nolimit"))
+    assert [a.text() for a in correction_actions(nolimit)] == ["f", "c", "r300", "r20000"]
+
+
+def test_estimates_carry_aivat_through_pairs_and_merges() -> None:
+    """AIVAT values pair like the others and survive a document round trip and split batches."""
+    from acpc_lbr.estimators import MatchEstimates
+    from acpc_lbr.results import document_estimates, merge_documents
+
+    outcomes = [HandOutcome(d, h, float(d + h), None, float(d - h)) for d in range(5) for h in (0, 1)]
+    whole = estimates_from_outcomes(outcomes)
+    assert whole.aivat.n == 10 and whole.duplicate_aivat.n == 5
+    assert whole.duplicate_aivat.mean == pytest.approx(np.mean([d - 0.5 for d in range(5)]))
+    first = estimates_from_outcomes([o for o in outcomes if (o.deal, o.half) < (2, 1)])
+    second = estimates_from_outcomes([o for o in outcomes if (o.deal, o.half) >= (2, 1)])
+    assert first.pending and second.pending  # deal 2 is split across the batches
+    docs = [results_document({"game": "kuhn"}, part, 1) for part in (first, second)]
+    merged = document_estimates(merge_documents(docs))
+    assert isinstance(merged, MatchEstimates)
+    assert merged.duplicate_aivat.to_dict() == whole.duplicate_aivat.to_dict()
+    assert merged.aivat_minus_raw.to_dict() == whole.aivat_minus_raw.to_dict()
+
+
+def test_version_1_documents_still_merge() -> None:
+    """A version-1 document (no AIVAT) merges with a version-2 one; its AIVAT n counts 0."""
+    from acpc_lbr.results import merge_documents
+
+    outcomes = [HandOutcome(d, 0, 1.0, None, 0.5) for d in range(4)]
+    new = results_document({"game": "kuhn"}, estimates_from_outcomes(outcomes), 1)
+    old = results_document({"game": "kuhn"}, estimates_from_outcomes(outcomes), 1)
+    old["version"] = 1
+    for name in ("aivat", "duplicate_aivat", "aivat_minus_raw"):
+        del old["estimators"][name]
+    for item in old["estimators"]["pending_halves"]:
+        del item["aivat_chips"]
+    merged = merge_documents([old, new])
+    assert merged["version"] == SCHEMA_VERSION == 3
+    assert merged["estimators"]["raw"]["chips"]["n"] == 8
+    assert merged["estimators"]["aivat"]["chips"]["n"] == 4
+
+
+def test_kuhn_enumeration_covers_every_deal() -> None:
+    """Kuhn: 6 ordered deals, each with the policy's full action tree."""
+    deals = {(h.hole[0], h.hole[1]) for h in lbr_histories(KUHN, uniform_random(KUHN), FCPA, 0)}
+    assert len(deals) == len([(a, b) for a, b in combinations(range(3), 2)]) * 2

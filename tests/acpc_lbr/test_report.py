@@ -1,0 +1,216 @@
+"""``acpc-lbr report``: the HTML page of a real evaluation against its JSON, plots, no external resource."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+
+from acpc_lbr.commands import report as report_command
+from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.report import estimator_names, render
+from acpc_lbr.results import dumps, estimates_from_outcomes, results_document, simulate_lbr_match
+from acpc_lbr.strategies import from_sdk
+from agents.bots import random_bot
+from protocol.gamedef import load_game
+
+LEDUC = load_game("leduc")
+
+
+class _Numbers(HTMLParser):
+    """Every tagged number of a page: (doc index, JSON path, exact value, scale, text shown)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: list[tuple[int, str, str, float, str]] = []
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self._open: list[Any] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(str(found["id"]))
+        for key in ("src", "href", "xlink:href", "data", "poster", "srcset", "action"):
+            if found.get(key) is not None:
+                self.links.append(str(found[key]))
+        if "data-json" in found:
+            self._open = [int(found["data-doc"] or 0), found["data-json"], found["data-value"],
+                          float(found.get("data-scale") or 1.0), ""]
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._open[4] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open is not None and tag == "span":
+            self.numbers.append(tuple(self._open))  # type: ignore[arg-type]
+            self._open = None
+
+
+def _lookup(doc: dict[str, Any], path: str) -> Any:
+    value: Any = doc
+    for key in path.split("."):
+        value = value[key]
+    return value
+
+
+def _check_numbers(page: str, docs: list[dict[str, Any]]) -> set[tuple[int, str]]:
+    """Every number on the page is its JSON value: exactly in data-value, rounded as shown."""
+    parser = _Numbers()
+    parser.feed(page)
+    assert parser.numbers
+    for index, path, exact, scale, text in parser.numbers:
+        value = _lookup(docs[index], path)
+        assert repr(value) == exact, (path, value, exact)
+        shown = float(text.replace(",", ""))
+        if path.endswith("p_value"):  # shown with 3 significant digits
+            assert math.isclose(shown, value * scale, rel_tol=5e-3), (path, text, value)
+            continue
+        decimals = len(text.split(".")[1]) if "." in text else 0
+        assert abs(shown - value * scale) <= 0.5 * 10**-decimals + 1e-9, (path, text, value)
+    return {(index, path) for index, path, *_ in parser.numbers}
+
+
+def _check_self_contained(page: str) -> None:
+    """Nothing on the page is fetched: no http(s) or protocol-relative src/href, no @import, no script."""
+    parser = _Numbers()
+    parser.feed(page)
+    assert all(link.startswith("#") for link in parser.links), parser.links
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.IGNORECASE)
+    assert "@import" not in page and not re.search(r"url\(\s*['\"]?(https?:)?//", page, re.IGNORECASE)
+    assert not re.search(r"<(script|link|iframe|object|embed|img)\b", page, re.IGNORECASE)
+
+
+@pytest_twisted.ensureDeferred
+async def test_report_of_a_small_real_evaluation(tmp_path: Path) -> None:
+    """LBR vs random on Leduc with IO, 80 duplicate deals: the page agrees with the JSON in every number."""
+    from twisted.internet import reactor
+
+    config = EvaluationConfig(
+        game_arg="leduc", game=LEDUC, opponent="random", opponent_cmd=None,
+        bets=BettingOptions.parse("fcpa"), rounds=ActiveRounds.parse("1-2"), hands=80, seed=4,
+        duplicate=True, out=tmp_path / "logs", io=True,
+    )
+    evaluation = await run_evaluation(config, reactor)
+    assert evaluation.exit_code == 0
+    (tmp_path / "r.json").write_text(dumps(evaluation.document))
+    assert report_command.main([str(tmp_path / "r.json"), "--out", str(tmp_path / "r.html")]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    page = (tmp_path / "r.html").read_text()
+
+    # The trajectory ends exactly at the final estimate of every estimator.
+    trajectory = doc["trajectory"]
+    assert trajectory["hands"][-1] == doc["counts"]["hands"] == 160
+    for name in ("raw", "duplicate", "io", "duplicate_io", "io_minus_raw"):
+        final = doc["estimators"][name]["chips"]
+        column = trajectory["estimators"][name]
+        assert final["n"] > 1
+        assert (column["n"][-1], column["mean"][-1], column["half_width_95"][-1]) == (
+            final["n"], final["mean"], final["half_width_95"])
+
+    # The numbers on the page are the JSON's, and the ones a reader needs are there.
+    shown = _check_numbers(page, [doc])
+    for name in ("raw", "duplicate", "io", "duplicate_io", "io_minus_raw"):
+        assert (0, f"estimators.{name}.mbb_per_game.mean") in shown
+        assert (0, f"estimators.{name}.mbb_per_game.half_width_95") in shown
+    for count in ("queries", "query_errors", "range_inconsistencies", "lbr_active_decisions"):
+        assert (0, f"counts.{count}") in shown, count
+    assert doc["counts"]["lbr_active_decisions"] > 0
+    assert (0, "estimators.io_minus_raw.p_value") in shown and (0, "estimators.io_minus_raw.z") in shown
+    assert "bb/100" in page and "p-value" in page and "honesty" in page.lower()
+
+    # Each plot is there: the running mean of every estimator, with its band, and the time bars.
+    parser = _Numbers()
+    parser.feed(page)
+    assert {"headline-0", "running-mean-0", "time-breakdown-0", "counts-0", "honesty-0"} <= parser.ids
+    computed = [n for n in estimator_names(doc) if doc["estimators"][n]["chips"]["n"] > 0]
+    assert {"raw", "duplicate", "io", "duplicate_io"} <= set(computed)
+    for name in estimator_names(doc):
+        drawn = f"trajectory-{name}" in parser.ids and f"band-{name}" in parser.ids
+        assert drawn == (name in computed), name
+    assert "trajectory-io_minus_raw" not in parser.ids  # a check, not an estimator
+    for key in ("lbr_query_wait_seconds", "lbr_protocol_seconds", "lbr_compute_seconds"):
+        assert f"time-{key}" in parser.ids
+    assert page.count("<svg") == 2
+    _check_self_contained(page)
+
+
+def _leduc_document(seed: int, hands: int = 150, **config: Any) -> dict[str, Any]:
+    policy = from_sdk(LEDUC, random_bot)
+    outcomes = simulate_lbr_match(LEDUC, policy, BettingOptions.parse("fcpa"), hands, seed, seed + 1, duplicate=True)
+    setup = {"game": "leduc", "players": ["lbr", "random"], "measured": "lbr", "seed": seed, "hands": hands,
+             "duplicate": True, "lbr": {"bets": "fcpa", "rounds": "1-2"}, **config}
+    return json.loads(dumps(results_document(setup, estimates_from_outcomes(outcomes), LEDUC.big_blind,
+                                             timings={"wall_seconds": 1.0, "bot_seconds": 0.4})))
+
+
+def test_several_files_give_a_table_of_bounds_side_by_side() -> None:
+    """Two documents: one comparison row each, with its headline bound; each keeps its own section."""
+    docs = [_leduc_document(1, opponent="random"), _leduc_document(2, opponent="other-bot")]
+    page = render(docs, ["a.json", "b.json"])
+    shown = _check_numbers(page, docs)
+    parser = _Numbers()
+    parser.feed(page)
+    assert {"comparison", "doc-0", "doc-1", "running-mean-0", "running-mean-1"} <= parser.ids
+    table = page[page.index('id="comparison"'):page.index("</table>", page.index('id="comparison"'))]
+    assert table.count("<tr>") == 3 and "other-bot" in table
+    for index in (0, 1):
+        assert (index, "counts.hands") in shown
+    _check_self_contained(page)
+
+
+def test_any_estimator_the_document_lists_is_reported_and_plotted() -> None:
+    """An estimator unknown to the report (e.g. a future AIVAT) gets its row, its line and its band."""
+    doc = _leduc_document(3)
+    doc["estimators"]["aivat"] = copy.deepcopy(doc["estimators"]["duplicate"])
+    doc["trajectory"]["estimators"]["aivat"] = copy.deepcopy(doc["trajectory"]["estimators"]["duplicate"])
+    page = render([doc])
+    parser = _Numbers()
+    parser.feed(page)
+    assert "trajectory-aivat" in parser.ids and "band-aivat" in parser.ids
+    assert (0, "estimators.aivat.mbb_per_game.mean") in _check_numbers(page, [doc])
+
+
+def test_a_flagged_check_keeps_the_headline_to_answer_free_estimators() -> None:
+    """With the honesty check flagged, the headline is raw or duplicate, and the page says FLAGGED;
+    a p-value carried by the document is shown as it is."""
+    doc = _leduc_document(5)
+    doc["estimators"]["io_minus_raw"]["flagged"] = True
+    doc["estimators"]["io_minus_raw"]["p_value"] = 0.00012
+    # Make IO the narrowest, so only the flag keeps it out of the headline.
+    doc["estimators"]["duplicate_io"]["mbb_per_game"]["half_width_95"] = 1e-3
+    page = render([doc])
+    headline = page[page.index('id="headline-0"'):page.index("</p>", page.index('id="headline-0"'))]
+    assert "duplicate_io" not in headline and "estimators.duplicate." in headline
+    assert "FLAGGED" in page
+    assert (0, "estimators.io_minus_raw.p_value") in _check_numbers(page, [doc])
+
+
+def test_without_matplotlib_report_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """No matplotlib: exit 2 and one line naming the extra to install; no file written."""
+    (tmp_path / "r.json").write_text(dumps(_leduc_document(6, hands=20)))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert report_command.main([str(tmp_path / "r.json"), "--out", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'acpc-lbr[report]'" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSON file that is not a results document, or no file: a one-line error, exit 2."""
+    (tmp_path / "x.json").write_text('{"schema": "other"}')
+    assert report_command.main([str(tmp_path / "x.json"), "--out", str(tmp_path / "r.html")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert report_command.main([str(tmp_path / "missing.json")]) == 2
+    assert "missing.json" in capsys.readouterr().err
