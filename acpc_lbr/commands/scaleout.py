@@ -53,7 +53,7 @@ DRIVER_OPTIONS: dict[str, int] = {
     "--seed": 1, "--hands": 1, "--json": 1, "--out": 1, "--quiet": 0, "--progress-every": 1,
     "--metrics-port": 1, "--metrics-bind": 1, "--report": 1,
 }
-DEFAULT_BATCH_HANDS = 1000
+DEFAULT_BATCH_HANDS = 2000
 DEFAULT_MAX_RETRIES = 2
 INSTALL_HINT = "Dask is not installed: pip install -e '.[dask]' (or pip install 'acpc-lbr[dask]')"
 
