@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -295,13 +296,11 @@ def test_cli_port_in_use_and_missing_match_file_exit_1(tmp_path: Path) -> None:
     assert done.returncode == 1 and "cannot read --matches file" in done.stderr
 
 
-@pytest.mark.parametrize("io", [True, False])
-def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
-    """By default the dealer asks an SDK bot for its range after each showdown; with --no-io it does not."""
+def play_sdk_match(args: list[str], tmp_path: Path) -> dict[str, Any]:
+    """A dealer with ``args`` (which write r.json) against two SDK bots; its results document."""
     import json
 
-    args = ["e", "nolimit", "60", "9", "x", "y", "-q", "--results-json", "r.json"]
-    proc, [ports] = start_dealer(args + ([] if io else ["--no-io"]), tmp_path)
+    proc, [ports] = start_dealer(args, tmp_path)
     bots = [
         subprocess.Popen([str(ACPC_LBR), "play", bot, "127.0.0.1", str(port), "--game", "nolimit",
                           "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -310,7 +309,16 @@ def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
     code, _ = finish(proc, [])
     assert code == 0
     assert [bot.wait(timeout=TIMEOUT) for bot in bots] == [0, 0]
-    document = json.loads((tmp_path / "r.json").read_text())
+    document: dict[str, Any] = json.loads((tmp_path / "r.json").read_text())
+    return document
+
+
+@pytest.mark.parametrize("io", [True, False])
+def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
+    """By default the dealer asks an SDK bot for its range after each showdown; with --no-io it does not."""
+
+    args = ["e", "nolimit", "60", "9", "x", "y", "-q", "--results-json", "r.json"]
+    document = play_sdk_match(args + ([] if io else ["--no-io"]), tmp_path)
     assert document["estimators"]["raw"]["chips"]["n"] == 60
     io_units = document["estimators"]["io"]["chips"]["n"]
     assert (io_units == 60) if io else (io_units == 0)
@@ -341,22 +349,12 @@ def test_cli_start_timeout_defaults_to_a_minute_and_can_wait_forever() -> None:
 def test_cli_aivat_computes_aivat_for_every_hand(tmp_path: Path) -> None:
     """``--aivat``: every hand of the match gets an AIVAT value from the dealer's queries, and
     ``acpc-lbr results`` on the files reproduces the dealer's estimators."""
-    import json
 
     from acpc_lbr.results import dumps
     from dealer.results import results_from_files
 
     args = ["v", "nolimit", "40", "5", "x", "y", "-q", "--results-json", "r.json", "--aivat"]
-    proc, [ports] = start_dealer(args, tmp_path)
-    bots = [
-        subprocess.Popen([str(ACPC_LBR), "play", bot, "127.0.0.1", str(port), "--game", "nolimit",
-                          "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for bot, port, seed in (("always-call", ports[0], 1), ("call-raise", ports[1], 2))
-    ]
-    code, _ = finish(proc, [])
-    assert code == 0
-    assert [bot.wait(timeout=TIMEOUT) for bot in bots] == [0, 0]
-    document = json.loads((tmp_path / "r.json").read_text())
+    document = play_sdk_match(args, tmp_path)
     assert document["estimators"]["aivat"]["chips"]["n"] == 40
     assert document["counts"]["aivat_fallbacks"] == 0 and document["counts"]["dealer_queries"] > 0
     offline = results_from_files([tmp_path / "v.log"])
