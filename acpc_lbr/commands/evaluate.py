@@ -610,16 +610,16 @@ def format_report(evaluation: Evaluation) -> str:
         for name in names:
             mean, half, n = evaluation.mbb(name)
             unit = "pairs" if name == "duplicate" else "hands"
-            lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
+            lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
         if evaluation.io_estimates is not None:
             scale = 1000.0 / config.game.big_blind
             for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
                 stat = evaluation.io_estimates.estimator(name)
                 if stat.n:
                     mean, half = stat.mean * scale, stat.half_width * scale
-                    lines.append(f"  {name:<13} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
+                    lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
         else:
-            lines.append("  io            (off: --no-io)")
+            lines.append(f"  {'io':<15} (off: --no-io)")
     estimators = evaluation.document.get("estimators", {})
     honesty = honesty_line(estimators) if estimators else None
     if honesty is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -316,3 +317,15 @@ async def test_document_counts_equal_the_results_command_on_the_same_files(tmp_p
     assert len(honesty) == (1 if io else 0)
     if io:
         assert "z = " in honesty[0] and "p = " in honesty[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_report_columns_line_up_with_aivat(tmp_path: Path) -> None:
+    """Every estimator line, ``duplicate_aivat`` (the longest name) included, has its ± in the same column."""
+    cfg = dataclasses.replace(config(tmp_path, "always-fold", hands=6), aivat=True)
+    evaluation = await evaluate(cfg)
+    assert evaluation.exit_code == 0
+    report = format_report(evaluation)
+    lines = [line for line in report.splitlines() if " ± " in line and line.startswith("  ")]
+    assert [line.split()[0] for line in lines] == ["raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat"]
+    assert len({line.index(" ± ") for line in lines}) == 1, report
