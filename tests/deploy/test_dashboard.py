@@ -1,7 +1,7 @@
 """The Grafana dashboard against a live exporter: every panel's PromQL finds its series and labels.
 
-A short duplicate evaluation with imaginary observations (the richest set of series:
-two matches, both seats queried or not, all four estimators) runs in-process with its
+A short duplicate evaluation with imaginary observations and AIVAT (the richest set of
+series: two matches, both seats queried or not, all six estimators) runs in-process with its
 /metrics endpoint on loopback; a scraper reads the endpoint mid-match over HTTP. Each
 expression of the dashboard is parsed (promql-parser) and walked: every selector must
 name a scraped series that satisfies its label matchers (Grafana variables expanded to
@@ -24,6 +24,7 @@ import pytest_twisted
 from prometheus_client.parser import text_string_to_metric_families
 
 from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+from acpc_lbr.estimators import ESTIMATORS
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from protocol.gamedef import load_game
 
@@ -46,7 +47,7 @@ def _series(text: str) -> Series:
 
 
 async def _scrape_mid_match(progress: io.StringIO, done: list[bool]) -> Series:
-    """Poll the endpoint until both matches run, hands are in and all four estimators publish."""
+    """Poll the endpoint until both matches run, hands are in and all six estimators publish."""
     import urllib.request
 
     from twisted.internet import reactor
@@ -64,7 +65,7 @@ async def _scrape_mid_match(progress: io.StringIO, done: list[bool]) -> Series:
             last = _series(await deferToThread(get, found.group(1)))
             estimators = {s["estimator"] for s in last.get("acpc_estimate_mbb_per_game", [])}
             hands = [s for s in last.get("acpc_hands_total", [])]
-            if estimators == {"raw", "duplicate", "io", "duplicate_io"} and len(hands) == 2:
+            if estimators == set(ESTIMATORS) and len(hands) == 2:
                 return last
         await deferLater(reactor, 0.05, lambda: None)
     raise AssertionError(f"the match ended before every series was seen: {sorted(last)}")
@@ -168,7 +169,7 @@ async def test_every_panel_query_finds_its_series_during_a_live_match(tmp_path: 
     config = EvaluationConfig(
         game_arg="leduc", game=load_game("leduc"), opponent="random", opponent_cmd=None,
         bets=BettingOptions.parse("fcpa"), rounds=ActiveRounds.parse("1-2"), hands=400, seed=5,
-        duplicate=True, out=tmp_path / "logs", io=True, metrics_port=0,
+        duplicate=True, out=tmp_path / "logs", io=True, aivat=True, metrics_port=0,
     )
     progress = io.StringIO()
     done: list[bool] = []
