@@ -95,7 +95,18 @@ from protocol.rules import Action, ActionType, State
 
 FloatArray = npt.NDArray[np.float64]
 
-__all__ = ["DEFAULT_SAMPLES", "AivatValue", "correction_actions", "hand_aivat", "next_card_estimate", "sample_stream"]
+__all__ = ["DEFAULT_SAMPLES", "AivatValue", "correction_actions", "first_opponent_round", "hand_aivat", "next_card_estimate", "sample_stream"]
+
+
+def first_opponent_round(game: GameDef) -> int:
+    """The first round whose opponent decisions carry a correction: the game's last two rounds.
+
+    In hold'em, the preflop and flop corrections at opponent decisions were
+    measured to narrow nothing (LBR only calls there; design runs on seeds
+    apart from every reported figure, docs/results.md) while they cost a
+    query per decision; Kuhn and Leduc correct every round.
+    """
+    return max(0, game.num_rounds - 2)
 
 
 def correction_actions(state: State) -> list[Action]:
@@ -191,6 +202,11 @@ class _View:
             return float(state.values(((), ()), self.board)[self.position])
         return self.wp(range_) * state.pot - state.spent[self.position]
 
+    def observe(self, row: FloatArray) -> None:
+        """The range after an opponent action whose σ row is ``row`` (Bayes' rule)."""
+        self.range, consistent = bayes_update(self.range, row, self.known)
+        self.inconsistencies += not consistent
+
     def deal_board(self, cards: Sequence[int]) -> None:
         self.board = self.board + tuple(cards)
         self.known = compatible_mask(self.game, self.hole + self.board)
@@ -248,6 +264,7 @@ def hand_aivat(
     hand_id: int = 0,
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
+    opponent_from: int | None = None,
 ) -> AivatValue:
     """The AIVAT value of one finished hand from the measured player's seat.
 
@@ -259,14 +276,18 @@ def hand_aivat(
         position: the measured player's position in this hand.
         rows: per opponent decision on the line, in order, ``{action text:
             σ(s, ·, action)}`` for every action of :func:`correction_actions`
-            at that decision (shape ``(num_hands,)`` float64 each; entries of
-            hands blocked by known cards are ignored).
+            at that decision and the played one (only the played one before
+            round ``opponent_from``); shape ``(num_hands,)`` float64 each;
+            entries of hands blocked by known cards are ignored.
         equity: LBR's equity function (:func:`acpc_lbr.lbr.equity_function`).
         hand_id: the hand number (the rules' replay, and the sampling stream).
         samples: next cards sampled where two or more board cards are still
             to come (0: exact equity everywhere); see :class:`_View`.
         seed: the match's deal seed (with ``hand_id``, the sampling stream:
             :func:`sample_stream`).
+        opponent_from: opponent decisions before this round carry no
+            correction and need only the played action's row (None:
+            :func:`first_opponent_round`).
 
     Returns:
         The :class:`AivatValue`.
@@ -276,6 +297,7 @@ def hand_aivat(
         ValueError: ``rows`` does not have one entry per opponent decision.
     """
     opponent = 1 - position
+    first = first_opponent_round(game) if opponent_from is None else opponent_from
     view = _View(game, position, hole, equity, samples, hand_id, seed)
     state = State(game, hand_id)
     # The deal: E over LBR's cards of wp against the uniform range is 1/2.
@@ -301,7 +323,11 @@ def hand_aivat(
             if state.current_player == opponent:
                 if used >= len(decisions):
                     raise ValueError("fewer rows than opponent decisions")
-                opp += _opponent_term(view, state, action, decisions[used])
+                if state.round >= first:
+                    opp += _opponent_term(view, state, action, decisions[used])
+                else:  # no correction: the range follows the played action
+                    view.observe(_row(decisions[used], action))
+                    state.apply(action)
                 used += 1
             else:
                 state.apply(action)
@@ -346,8 +372,7 @@ def _opponent_term(view: _View, state: State, played: Action, rows: Mapping[str,
         if _same(action, played):
             taken = value
     expected += (1.0 - mass) * here
-    view.range, consistent = bayes_update(range_, _row(rows, played), view.known)
-    view.inconsistencies += not consistent
+    view.observe(_row(rows, played))
     state.apply(played)
     return expected - taken
 

@@ -205,10 +205,12 @@ def aivat_requests(game: GameDef, hand: LogState, opponent_position: int) -> lis
     """Every opponent decision on the line with the actions whose rows AIVAT needs there.
 
     Those are :func:`acpc_lbr.aivat.correction_actions` and the played one,
-    in that order (one replay of the hand).
+    in that order, from :func:`acpc_lbr.aivat.first_opponent_round` on; the
+    played one alone before (one replay of the hand).
     """
-    from acpc_lbr.aivat import correction_actions
+    from acpc_lbr.aivat import correction_actions, first_opponent_round
 
+    first = first_opponent_round(game)
     state = State(game, hand.hand_id)
     empty = tuple(() for _ in range(game.num_players))
     requests = []
@@ -218,7 +220,7 @@ def aivat_requests(game: GameDef, hand: LogState, opponent_position: int) -> lis
                 betting = tuple(tuple(actions) for actions in state.actions)
                 board = tuple(hand.board[r] for r in range(state.round + 1))
                 decision = OpponentDecision(MatchState(opponent_position, hand.hand_id, betting, empty, board), action)
-                wanted = {a.text(): a for a in correction_actions(state)}
+                wanted = {a.text(): a for a in correction_actions(state)} if state.round >= first else {}
                 wanted.setdefault(action.text(), action)
                 requests.append((decision, list(wanted.values())))
             state.apply(action)
