@@ -478,7 +478,7 @@ def outcomes_of_hands(
             without range answers (then there is no IO at all).
         aivat_rows: per hand its AIVAT rows (None or missing: failed); None
             for a match without AIVAT.
-        aivat_samples: AIVAT's sampled next cards (None: the default).
+        aivat_samples: AIVAT's sampled board completions (None: the default).
         seed: the match's deal seed (AIVAT's sampling stream).
     """
     outcomes = []

@@ -10,7 +10,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from acpc_lbr.aivat import correction_actions, hand_aivat, next_card_estimate
+from acpc_lbr.aivat import completion_estimate, correction_actions, hand_aivat
 from acpc_lbr.estimators import HandOutcome
 from acpc_lbr.exact import lbr_histories, lbr_value
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
@@ -195,15 +195,26 @@ def test_board_card_expectation_is_the_value_before_holdem_turn() -> None:
     assert expected == pytest.approx(before, abs=1e-12)
 
 
-def test_sampled_flop_equity_is_unbiased() -> None:
-    """The sampled flop estimate averaged over every possible sampled turn card equals the
-    exact flop equity vector of the equity engine, for every hand."""
+@pytest.mark.parametrize("count", [1, 2])
+def test_sampled_flop_equity_is_unbiased(count) -> None:
+    """The sampled flop estimate averaged over every possible completion (a turn card; a turn
+    and a river, as AIVAT samples) equals the exact flop equity vector of the equity engine, for
+    every hand; a wrong scale factor would not."""
+    from itertools import combinations
+
     game = load_game("nolimit")
     equity = equity_function(game)
     hole, flop = (4, 29), (1, 17, 44)
     unseen = [c for c in range(52) if c not in hole + flop]
-    mean = np.mean([next_card_estimate(game, equity, hole, flop, [c]) for c in unseen], axis=0)
-    np.testing.assert_allclose(mean, equity(hole, flop), rtol=0, atol=1e-12)
+    completions = list(combinations(unseen, count))
+    mean = np.mean([completion_estimate(game, equity, hole, flop, [w]) for w in completions], axis=0)
+    exact = equity(hole, flop)
+    np.testing.assert_allclose(mean, exact, rtol=0, atol=1e-12)
+    assert np.abs(exact).max() > 0.5
+    # Several completions at once: the mean of their single estimates.
+    pair = completion_estimate(game, equity, hole, flop, completions[:2])
+    np.testing.assert_allclose(pair, np.mean([completion_estimate(game, equity, hole, flop, [w])
+                                              for w in completions[:2]], axis=0), rtol=0, atol=1e-12)
 
 
 # -- 4. the per-hand function ---------------------------------------------------------------
