@@ -8,7 +8,8 @@ bot it prints each estimator's mean and 95% half-width in mbb/g and the width
 ratio estimator/raw at equal hands (the duplicate ones use the same hands,
 grouped in pairs), then the cost of AIVAT: hands/s of the same simulation with
 AIVAT off and on, in alternating chunks of the same deals (so machine load hits
-both alike).
+both alike), and with ``--evaluate-hands`` the same through real matches
+(``acpc-lbr evaluate`` without and with ``--aivat``, alternating runs).
 
 Bots: the SDK bots of :data:`agents.bots.BOTS`, ``threshold``
 (:func:`agents.bots.threshold`, card-aware), and ``table`` (a card-aware random
@@ -18,7 +19,8 @@ games' test policy).
 Usage::
 
     .venv/bin/python bench/bench_variance.py [--game nolimit] [--deals 5000] [--seed 1]
-        [--bots call-raise,threshold] [--rounds 3-4] [--cost-deals 400] [--json FILE]
+        [--bots call-raise,threshold] [--rounds 3-4] [--cost-deals 400]
+        [--evaluate-hands 300 --evaluate-pairs 2] [--json FILE]
 """
 
 from __future__ import annotations
@@ -107,6 +109,41 @@ def cost(bot: str, game_name: str, deals: int, seed: int, options: str, rounds: 
             "aivat_answers_ms_per_hand": 1000 * parts.get("aivat_answers", 0.0) / hands}
 
 
+def evaluate_cost(bot: str, game_name: str, hands: int, pairs: int, seed: int, options: str,
+                  rounds: str) -> dict[str, float]:
+    """Hands/s of ``acpc-lbr evaluate`` (dealer, LBR agent and bot over loopback TCP, IO on) without
+    and with ``--aivat``: ``pairs`` runs of each, alternating (off, on, off, on, ...), the same deals."""
+    import subprocess
+    import tempfile
+
+    exe = Path(sys.executable).with_name("acpc-lbr")
+    seconds = {False: 0.0, True: 0.0}
+    played = {False: 0, True: 0}
+    queries = {False: 0, True: 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(pairs):
+            for aivat in (False, True):
+                out = Path(tmp) / f"{run}-{int(aivat)}.json"
+                if bot in BOTS:
+                    opponent_args = ["--opponent", bot]
+                else:  # e.g. threshold: an SDK bot of agents/bots.py outside the registry
+                    script = Path(__file__).resolve().parents[1] / "agents" / "bots.py"
+                    opponent_args = ["--opponent-cmd", f"{exe} play {script}:{bot} --game {game_name} {{host}} {{port}}",
+                                     "--opponent-name", bot]
+                command = [str(exe), "evaluate", *opponent_args, "--game", game_name, "--bets", options,
+                           "--rounds", rounds, "--hands", str(hands), "--seed", str(seed + run), "--quiet",
+                           "--out", str(Path(tmp) / f"logs-{run}-{int(aivat)}"), "--json", str(out)]
+                subprocess.run(command + (["--aivat"] if aivat else []), check=True, capture_output=True)
+                doc = json.loads(out.read_text())
+                seconds[aivat] += doc["timings"]["wall_seconds"]
+                played[aivat] += doc["counts"]["hands"]
+                queries[aivat] += doc["counts"]["queries"]
+    off, on = played[False] / seconds[False], played[True] / seconds[True]
+    return {"hands": played[True], "hands_per_second_off": off, "hands_per_second_on": on,
+            "slowdown": off / on - 1.0, "queries_per_hand_off": queries[False] / played[False],
+            "queries_per_hand_on": queries[True] / played[True]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=5000, help="deals per bot (each played twice)")
@@ -116,6 +153,10 @@ def main() -> int:
     parser.add_argument("--rounds", default="3-4", help="LBR's active rounds (default 3-4)")
     parser.add_argument("--bots", default="call-raise,threshold")
     parser.add_argument("--cost-deals", type=int, default=400, help="deals per bot for the cost figure (0: skip)")
+    parser.add_argument("--evaluate-hands", type=int, default=0, metavar="N",
+                        help="also the cost through acpc-lbr evaluate: N deals per run (0: skip)")
+    parser.add_argument("--evaluate-pairs", type=int, default=2, metavar="P",
+                        help="runs without and with --aivat, alternating (default 2 of each)")
     parser.add_argument("--json", metavar="FILE", help="write every figure (and documents) as JSON")
     args = parser.parse_args()
     results = []
@@ -134,6 +175,14 @@ def main() -> int:
                   f"({100 * c['slowdown']:+.0f}%, {c['hands']} hands each, alternating chunks); per hand: "
                   f"{c['ms_per_hand_off']:.2f} ms without AIVAT, AIVAT's estimator {c['aivat_compute_ms_per_hand']:.2f} ms, "
                   f"the bot answering its rows {c['aivat_answers_ms_per_hand']:.2f} ms")
+        if args.evaluate_hands > 0:
+            result["evaluate_cost"] = evaluate_cost(bot, args.game, args.evaluate_hands, args.evaluate_pairs,
+                                                    args.seed + 11, args.bets, args.rounds)
+            e = result["evaluate_cost"]
+            print(f"  AIVAT cost through acpc-lbr evaluate (loopback TCP, IO on, {e['hands']} hands each, "
+                  f"alternating runs): {e['hands_per_second_off']:.1f} hands/s off, {e['hands_per_second_on']:.1f} on "
+                  f"({100 * e['slowdown']:+.0f}%); range queries per hand {e['queries_per_hand_off']:.2f} off, "
+                  f"{e['queries_per_hand_on']:.2f} on")
         results.append(result)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
