@@ -41,10 +41,14 @@ expected outcome over the range: the imaginary observation.
   rule, ``E[wp after] = wp before`` (the tower property: e(h) is itself the
   average over board completions). The pot does not change, so the exact
   expectation is ``v(n)`` itself: the term is ``v(before) − v(after)``, with
-  no enumeration of boards (a flop has 19,600) and nothing sampled;
-* every opponent decision, over the actions :func:`correction_actions`
-  lists (limit: every legal action; no-limit: fold, call, and the pot-size
-  and all-in raises when legal). The probability of action ``a`` given
+  no enumeration of boards (a flop has 19,600); only the hold'em flop's
+  equity vector is an unbiased sampled estimate (:func:`completion_estimate`);
+* every opponent decision of the game's last two rounds
+  (:func:`first_opponent_round`: the turn and river in hold'em, every round
+  in Kuhn and Leduc; earlier ones were measured to narrow nothing, and a
+  node may always go without a correction), over the actions
+  :func:`correction_actions` lists (limit: every legal action; no-limit:
+  fold, call, and the pot-size and all-in raises when legal). The probability of action ``a`` given
   ``G_n`` is ``p(a) = Σ_h π_n(h) σ(s, h, a)``; ``v(n·a)`` uses the range
   ``π_n·σ(·, a)``. Raises outside the list are one lumped event ``R`` with
   probability ``1 − Σ p(a)`` and the fixed value ``v(n)``: a raise size
@@ -57,10 +61,11 @@ expected outcome over the range: the imaginary observation.
 The estimator then telescopes to
 
     AIVAT = pot₀/2 − spent_i,₀ + Σ_LBR [v(n·a) − v(n)] + Σ_opp [Σ_a p(a) v(n·a) − v(n)]
-            + Σ_opp, a∉list [v(n·a) − v(n)]
+            + Σ_opp, a∉list [v(n·a) − v(n)] + Σ_opp, uncorrected [v(n·a) − v(n)]
 
-no term of which depends on a board card or on the opponent's hole cards:
-what remains is the luck of LBR's own cards and of unlisted raise sizes.
+no term of which depends on a board card: what remains is the luck of LBR's
+own cards, of unlisted raise sizes and of the opponent's actions in the
+uncorrected early rounds (through them, of its cards).
 
 **Assumptions** (as for imaginary observations): the answers are the
 strategy the opponent really plays (otherwise ``p(a)`` and the range are not
