@@ -48,7 +48,7 @@ expected outcome over the range: the imaginary observation.
   in Kuhn and Leduc; earlier ones were measured to narrow nothing, and a
   node may always go without a correction), over the actions
   :func:`correction_actions` lists (limit: every legal action; no-limit:
-  fold, call, and the pot-size and all-in raises when legal). The probability of action ``a`` given
+  fold and call). The probability of action ``a`` given
   ``G_n`` is ``p(a) = Σ_h π_n(h) σ(s, h, a)``; ``v(n·a)`` uses the range
   ``π_n·σ(·, a)``. Raises outside the list are one lumped event ``R`` with
   probability ``1 − Σ p(a)`` and the fixed value ``v(n)``: a raise size
@@ -118,11 +118,15 @@ def correction_actions(state: State) -> list[Action]:
     """The opponent actions whose σ rows an AIVAT correction at ``state`` uses.
 
     Limit games: every legal action (the expectation is exact). No-limit:
-    fold (when legal), call, and the ``fcpa`` raises (pot-size, all-in) when
-    legal (:func:`acpc_lbr.strategies.default_actions`); other raise sizes are
-    one lumped event.
+    fold (when legal) and call; every raise size is one lumped event. Listing
+    the pot-size and all-in raises too narrowed nothing on design runs (the
+    value after a raise predicts what follows no better than the lumped
+    value) and cost the bot two rows per decision (docs/results.md).
     """
-    return default_actions(state)
+    actions = default_actions(state)
+    if state.game.is_limit:
+        return actions
+    return [a for a in actions if a.type is not ActionType.RAISE]
 
 
 @dataclass(frozen=True)

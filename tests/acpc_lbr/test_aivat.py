@@ -250,13 +250,15 @@ def test_missing_rows_are_errors() -> None:
 
 
 def test_correction_actions() -> None:
-    """Limit: every legal action; no-limit: fold, call, pot-size and all-in raises."""
+    """Limit: every legal action; no-limit: fold and call (every raise size is the lumped event)."""
     state = State(LEDUC)
     assert [a.text() for a in correction_actions(state)] == ["c", "r"]  # antes: no bet to fold to
     state.apply(Action.RAISE)
     assert [a.text() for a in correction_actions(state)] == ["f", "c", "r"]
     nolimit = State(load_game("nolimit"))
-    assert [a.text() for a in correction_actions(nolimit)] == ["f", "c", "r300", "r20000"]
+    assert [a.text() for a in correction_actions(nolimit)] == ["f", "c"]
+    nolimit.apply(Action.CALL)  # the big blind, nothing to call: no fold
+    assert [a.text() for a in correction_actions(nolimit)] == ["c"]
 
 
 def test_estimates_carry_aivat_through_pairs_and_merges() -> None:
