@@ -100,7 +100,7 @@ from protocol.rules import Action, ActionType, State
 
 FloatArray = npt.NDArray[np.float64]
 
-__all__ = ["DEFAULT_SAMPLES", "AivatValue", "correction_actions", "first_opponent_round", "completion_estimate", "hand_aivat", "sample_stream"]
+__all__ = ["DEFAULT_SAMPLES", "AivatValue", "completion_estimate", "correction_actions", "first_opponent_round", "hand_aivat", "sample_stream"]
 
 
 def first_opponent_round(game: GameDef) -> int:
