@@ -30,8 +30,9 @@ unbiased.
 With AIVAT on (``aivat=True``), every hand -- folds too -- also gets its
 AIVAT value (:mod:`acpc_lbr.aivat`): it needs, at every opponent decision,
 the rows of every action :func:`acpc_lbr.aivat.correction_actions` lists and
-of the played one. Relayed answers are reused; the rest is one dealer query
-per decision. The rows go to the same query log (``"aivat"`` in the hand's
+of the played one (the played one's alone before
+:func:`acpc_lbr.aivat.first_opponent_round`). Relayed answers are reused; the
+rest is one dealer query per decision. The rows go to the same query log (``"aivat"`` in the hand's
 line), so ``acpc-lbr results`` recomputes AIVAT from the files too.
 """
 
