@@ -38,6 +38,7 @@ query in :class:`ProbeStats` and logs them when the match ends.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import shlex
@@ -56,8 +57,8 @@ from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
 from protocol.rangecodec import SUPPORTED_VERSIONS, encode_answer, parse_versions
 from protocol.rangequery import Query, RangeErrorReply, read_query
-from protocol.rules import State, correct_action
-from protocol.wire import MatchState, read_reply_action
+from protocol.rules import ActionType, State, correct_action
+from protocol.wire import MatchState, parse_matchstate_replayed, read_reply_action
 
 log = logging.getLogger("acpc_lbr.probe")
 
@@ -69,69 +70,190 @@ DEFAULT_INSTANCES = 2
 #: Probe lines number their hands 1, 2, ... modulo this (the protocol's hand numbers are uint32).
 PROBE_HAND_NUMBERS = 1 << 31
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: The action types the consistency check compares (raise sizes pooled).
+CHECKED_TYPES = (ActionType.FOLD, ActionType.CALL, ActionType.RAISE)
+#: The consistency check flags a bot whose played action types stray further
+#: than this many standard deviations from the probed frequencies.
+INCONSISTENT_Z = 5.0
 
 
 @dataclass
 class ProbeStats:
-    """What the probes cost and how exact their answers are."""
+    """What the probes cost, how exact their answers are, and whether the bot kept the assumption.
 
+    Attributes:
+        samples: K, probes per private hand and query.
+        instances: N, copies of the bot.
+        queries: queries received from the dealer.
+        refused: queries answered with ``RANGEERROR``; ``refusals`` by cause
+            (``not_to_act``, ``no_copy``, ``copy_failed``, ``timeout``).
+        probes: probe lines written for queries.
+        max_standard_error: the largest standard error of a value in an answer.
+        sum_mean_standard_error: the sum over answers of their mean standard error.
+        smallest_mass: the smallest total probability, over the asked actions,
+            of a hand in an answer (below 1 when the bot took actions not asked,
+            e.g. other raise sizes).
+        sum_mean_mass: the sum over answers of their mean total probability.
+        copy_failures: probed copies that disconnected, stalled or sent a line
+            that answers no probe.
+        checks: the playing copy's decisions compared with probes of the same line.
+        check_probes: probe lines written for those comparisons.
+        observed: per action type (fold, call, raise), how often the playing copy took it.
+        expected: per type, the sum of its probed frequencies at the same lines.
+        variance: per type, the estimated variance of ``observed - expected``.
+    """
+
+    samples: int = 0
+    instances: int = 0
     queries: int = 0
     refused: int = 0
+    refusals: dict[str, int] = field(default_factory=dict)
     probes: int = 0
     max_standard_error: float = 0.0
     sum_mean_standard_error: float = 0.0
+    smallest_mass: float = 1.0
+    sum_mean_mass: float = 0.0
     copy_failures: int = 0
+    checks: int = 0
+    check_probes: int = 0
+    observed: list[float] = field(default_factory=lambda: [0.0] * len(CHECKED_TYPES))
+    expected: list[float] = field(default_factory=lambda: [0.0] * len(CHECKED_TYPES))
+    variance: list[float] = field(default_factory=lambda: [0.0] * len(CHECKED_TYPES))
+
+    @property
+    def answered(self) -> int:
+        """Queries answered with a range."""
+        return self.queries - self.refused
 
     @property
     def mean_standard_error(self) -> float:
-        answered = self.queries - self.refused
-        return self.sum_mean_standard_error / answered if answered else 0.0
+        """The mean over answers of each answer's mean standard error (0: no answer)."""
+        return self.sum_mean_standard_error / self.answered if self.answered else 0.0
+
+    def refuse(self, cause: str) -> None:
+        """Count one refused query."""
+        self.refused += 1
+        self.refusals[cause] = self.refusals.get(cause, 0) + 1
+
+    def add_check(self, played: int, counts: Sequence[int]) -> None:
+        """One decision of the playing copy: its action type, and K probes' counts per type."""
+        k = self.samples
+        self.checks += 1
+        for t, count in enumerate(counts):
+            p = count / k
+            self.observed[t] += float(t == played)
+            self.expected[t] += p
+            # Var(I - p) = q (1 - q) (1 + 1/K), with q (1 - q) estimated without
+            # bias by p (1 - p) K / (K - 1); K = 1 cannot estimate it: its bound.
+            self.variance[t] += p * (1 - p) * (k + 1) / (k - 1) if k > 1 else 0.5
+
+    @property
+    def largest_z(self) -> float:
+        """The largest ``|observed - expected| / sqrt(variance + 1)`` over the action types.
+
+        The 1 added to the variance keeps a handful of decisions (or a
+        deterministic bot, whose variance is 0) from reading as a deviation.
+        """
+        return max((abs(o - e) / math.sqrt(v + 1.0) for o, e, v in
+                    zip(self.observed, self.expected, self.variance, strict=True)), default=0.0)
+
+    @property
+    def verdict(self) -> str:
+        """``consistent``, ``inconsistent`` (:data:`INCONSISTENT_Z` exceeded) or ``not checked``."""
+        if not self.checks:
+            return "not checked"
+        return "inconsistent" if self.largest_z > INCONSISTENT_Z else "consistent"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy (what ``acpc-lbr probe --stats`` writes)."""
+        names = [t.value for t in CHECKED_TYPES]
+        return {
+            "samples": self.samples, "instances": self.instances, "queries": self.queries,
+            "answered": self.answered, "refused": self.refused, "refusals": dict(self.refusals),
+            "probes": self.probes, "copy_failures": self.copy_failures,
+            "largest_standard_error": self.max_standard_error,
+            "mean_standard_error": self.mean_standard_error,
+            "smallest_answer_mass": self.smallest_mass if self.answered else None,
+            "mean_answer_mass": self.sum_mean_mass / self.answered if self.answered else None,
+            "consistency": {
+                "verdict": self.verdict, "decisions": self.checks, "probes": self.check_probes,
+                "largest_z": self.largest_z, "threshold_z": INCONSISTENT_Z,
+                "observed": dict(zip(names, self.observed, strict=True)),
+                "expected": dict(zip(names, self.expected, strict=True)),
+            },
+        }
 
 
-@dataclass(eq=False)  # compared and hashed by identity: one per query
+@dataclass(eq=False)  # compared and hashed by identity: one per query or check
 class _Probe:
-    """One query being answered: counts per (action, hand) until every probe is back."""
+    """Probes being answered: counts per (row, column) until every probe is back.
 
-    query: Query
+    A query's rows are its actions and its columns the private hands; a
+    consistency check's rows are the action types and it has one column.
+    """
+
     state: State
-    rows: np.ndarray
-    blocked: np.ndarray
+    num_rows: int
+    num_columns: int
     outstanding: int
-    deferred: defer.Deferred[str] = field(default_factory=defer.Deferred)
-    #: Reply token -> row of the action the dealer would apply (-1: not queried).
-    #: The state is the same for every hand, so each token is judged once.
-    rows_of: dict[str, int] = field(default_factory=dict)
+    finish: Callable[[_Probe], None]
+    query: Query | None = None
+    blocked: np.ndarray | None = None
+    played: int = -1
+    done: bool = False
+    #: counts[row * num_columns + column], a flat list (cheap to increment).
+    counts: list[int] = field(default_factory=list)
+    #: Reply token -> ``row * num_columns`` of the action the dealer would apply
+    #: (-1: not counted). The state is the same for every probe: each token is judged once.
+    offset_of: dict[str, int] = field(default_factory=dict)
+    timer: Any = None
+
+    def __post_init__(self) -> None:
+        self.counts = [0] * (self.num_rows * self.num_columns)
 
 
-class BotCopy(LineReceiver):
-    """The adapter's side of one bot copy's ACPC connection."""
+class BotCopy(protocol.Protocol):
+    """The adapter's side of one bot copy's ACPC connection.
 
-    delimiter = b"\n"
+    Framing is done here, a whole chunk at a time (the replies to pipelined
+    probes arrive many to a chunk): one decode and one split per chunk.
+    """
+
     MAX_LENGTH = 1 << 16
 
     def __init__(self, adapter: ProbeAdapter) -> None:
         self.adapter = adapter
         self.ready = False
-        #: Probe lines written and not yet answered: line -> (probe, hand index).
+        #: Probe lines written and not yet answered: line -> (probe, column).
         self.expected: dict[str, tuple[_Probe, int]] = {}
+        self._buffer = b""
 
     def connectionMade(self) -> None:
         cast(Any, self.transport).setTcpNoDelay(True)
 
-    def lineReceived(self, line: bytes) -> None:
-        text = line.rstrip(b"\r").decode("ascii", "replace")
+    def dataReceived(self, data: bytes) -> None:
+        buffer = self._buffer + data if self._buffer else data
+        end = buffer.rfind(b"\n")
+        if end < 0 or len(buffer) - end > self.MAX_LENGTH:
+            self._buffer = buffer[end + 1:]
+            if len(self._buffer) > self.MAX_LENGTH:
+                self._buffer = b""
+                self.adapter.copy_failed(self, f"sent a line longer than {self.MAX_LENGTH} bytes")
+                cast(Any, self.transport).loseConnection()
+            return
+        self._buffer = buffer[end + 1:]
+        lines = buffer[:end].decode("ascii", "replace").replace("\r", "").split("\n")
         if not self.ready:
-            if text.startswith("VERSION:"):
-                self.ready = True
-                self.adapter.copy_ready(self)
-            return
-        if not text or text[0] in "#;":
-            return
-        self.adapter.copy_line(self, text)
-
-    def lineLengthExceeded(self, line: bytes) -> None:
-        self.adapter.copy_failed(self, f"a line longer than {self.MAX_LENGTH} bytes")
-        cast(Any, self.transport).loseConnection()
+            for index, text in enumerate(lines):
+                if text.startswith("VERSION:"):
+                    self.ready = True
+                    self.adapter.copy_ready(self)
+                    lines = lines[index + 1:]
+                    break
+            else:
+                return
+        if lines:
+            self.adapter.copy_lines(self, lines)
 
     def connectionLost(self, reason: Failure = protocol.connectionDone) -> None:
         self.adapter.copy_failed(self, "disconnected")
@@ -171,14 +293,16 @@ class ProbeAdapter:
 
     Args:
         game: the match's game.
-        samples: K, probes per private hand and query.
+        samples: K, probes per private hand and query (and per checked decision).
         instances: N, copies of the bot (copy 0 plays; at least one more probes).
         reactor: the reactor (time for the probe timeout).
-        probe_timeout: seconds a query's probes may take.
+        probe_timeout: seconds a query's probes may take; a copy that still owes
+            one of them then is dropped as stalled.
+        check: also probe each decision of the playing copy (the consistency check).
     """
 
     def __init__(self, game: GameDef, samples: int, instances: int, reactor: Any,
-                 probe_timeout: float = DEFAULT_PROBE_TIMEOUT) -> None:
+                 probe_timeout: float = DEFAULT_PROBE_TIMEOUT, check: bool = True) -> None:
         if samples < 1 or instances < 2:
             raise ValueError("the adapter needs --samples >= 1 and --instances >= 2 "
                              "(copy 0 plays, the others are probed)")
@@ -187,10 +311,11 @@ class ProbeAdapter:
         self.instances = instances
         self.reactor = reactor
         self.probe_timeout = probe_timeout
+        self.check = check
         self.copies: list[BotCopy] = []
         self.dealer: DealerLink | None = None
         self.answer_version = 1
-        self.stats = ProbeStats()
+        self.stats = ProbeStats(samples=samples, instances=instances)
         self.all_ready: defer.Deferred[None] = defer.Deferred()
         self.finished: defer.Deferred[None] = defer.Deferred()
         self._next_copy = 0
@@ -207,41 +332,58 @@ class ProbeAdapter:
         if len(self.copies) == self.instances and not self.all_ready.called:
             self.all_ready.callback(None)
 
-    def copy_line(self, copy: BotCopy, text: str) -> None:
+    def copy_lines(self, copy: BotCopy, lines: list[str]) -> None:
+        """Lines from a copy: the playing copy's go to the dealer; a probed copy's are counted."""
         if copy is self.copies[0]:
-            if self.dealer is not None:
-                self.dealer.send(text)
+            for text in lines:
+                if text and text[0] not in "#;":
+                    if self.dealer is not None:
+                        self.dealer.send(text)
+                    if self.check:
+                        self._check_decision(text)
             return
-        sent, _, reply = text.rpartition(":")
-        entry = copy.expected.pop(sent, None)
-        if entry is None:
-            log.warning("ignoring a line from probe copy %d that answers no probe: %.100s",
-                        self.copies.index(copy), text)
-            return
-        probe, hand = entry
-        if probe.deferred.called:  # refused already (timeout or a failed copy)
-            return
-        row = probe.rows_of.get(reply)
-        if row is None:
-            action, problem = read_reply_action(reply, self.game)
-            applied, _ = correct_action(probe.state, action, problem)
+        expected = copy.expected
+        for text in lines:
+            sent, _, reply = text.rpartition(":")
+            entry = expected.pop(sent, None)
+            if entry is None:
+                if not text or text[0] in "#;":
+                    continue  # a comment
+                self.copy_failed(copy, f"sent a line that answers no probe: {text[:80]!r}")
+                cast(Any, copy.transport).loseConnection()
+                return
+            probe, column = entry
+            if probe.done:  # refused already (timeout or a failed copy)
+                continue
+            offset = probe.offset_of.get(reply)
+            if offset is None:
+                offset = self._offset_of(probe, reply)
+            if offset >= 0:
+                probe.counts[offset + column] += 1
+            probe.outstanding -= 1
+            if probe.outstanding == 0:
+                probe.done = True
+                probe.finish(probe)
+
+    def _offset_of(self, probe: _Probe, reply: str) -> int:
+        action, problem = read_reply_action(reply, self.game)
+        applied, _ = correct_action(probe.state, action, problem)
+        if probe.query is None:
+            row = CHECKED_TYPES.index(applied.type)
+        else:
             actions = probe.query.actions
-            row = probe.rows_of[reply] = actions.index(applied) if applied in actions else -1
-        if row >= 0:
-            probe.rows[row, hand] += 1.0
-        probe.outstanding -= 1
-        if probe.outstanding == 0 and not probe.deferred.called:
-            probe.deferred.callback(self._answer(probe))
+            row = actions.index(applied) if applied in actions else -1
+        offset = probe.offset_of[reply] = row * probe.num_columns if row >= 0 else -1
+        return offset
 
     def copy_failed(self, copy: BotCopy, reason: str) -> None:
-        if copy not in self.copies or self.finished.called:  # the match is over: copies leave
-            return
+        if copy not in self.copies or self.finished.called or not copy.ready:
+            return  # unknown, the match is over (copies leave), or failed already
         index = self.copies.index(copy)
         if index == 0:
-            if not self.finished.called:
-                log.error("the playing copy is gone (%s); closing the dealer connection", reason)
-                if self.dealer is not None:
-                    cast(Any, self.dealer.transport).loseConnection()
+            log.error("the playing copy is gone (%s); closing the dealer connection", reason)
+            if self.dealer is not None:
+                cast(Any, self.dealer.transport).loseConnection()
             return
         self.stats.copy_failures += 1
         log.warning("probe copy %d failed: %s", index, reason)
@@ -249,10 +391,50 @@ class ProbeAdapter:
         copy.expected.clear()
         copy.ready = False  # it stays in the list, so the indices stay put, and is not used
         for probe in pending:
-            self._refuse(probe, f"a probed copy of the bot {reason}")
+            self._refuse(probe, f"a probed copy of the bot {reason}", "copy_failed")
 
     def _probers(self) -> list[BotCopy]:
         return [c for c in self.copies[1:] if c.ready]
+
+    def _next_numbers(self, count: int) -> range:
+        """``count`` fresh probe hand numbers (every outstanding probe line is distinct)."""
+        if self._probe_number + count >= PROBE_HAND_NUMBERS:
+            self._probe_number = 0
+        first = self._probe_number + 1
+        self._probe_number += count
+        return range(first, first + count)
+
+    # -- the consistency check -----------------------------------------------
+
+    def _check_decision(self, text: str) -> None:
+        """Probe the line the playing copy just answered, K times, to compare its action."""
+        sent, _, reply = text.rpartition(":")
+        try:
+            view, state = parse_matchstate_replayed(sent, self.game)
+        except ProtocolError:
+            return
+        if state.finished or state.current_player != view.position:
+            return
+        probers = self._probers()
+        if not probers:
+            return
+        action, problem = read_reply_action(reply, self.game)
+        played = CHECKED_TYPES.index(correct_action(state, action, problem)[0].type)
+        check = _Probe(state, len(CHECKED_TYPES), 1, self.samples, self._checked, played=played)
+        head = f"MATCHSTATE:{view.position}:"
+        rest = sent.split(":", 3)[3]
+        lines = [f"{head}{n}:{rest}" for n in self._next_numbers(self.samples)]
+        entry = (check, 0)
+        share = -(-len(lines) // len(probers))
+        for slot, copy in enumerate(probers):
+            mine = lines[slot * share:(slot + 1) * share]
+            if mine:
+                copy.expected.update(dict.fromkeys(mine, entry))
+                copy.send("\r\n".join(mine))
+        self.stats.check_probes += self.samples
+
+    def _checked(self, check: _Probe) -> None:
+        self.stats.add_check(check.played, check.counts)
 
     # -- the dealer ---------------------------------------------------------
 
@@ -284,64 +466,90 @@ class ProbeAdapter:
             if state.finished or state.current_player != query.state.position:
                 raise ProtocolError("the bot is not to act at this state")
         except ProtocolError as problem:
-            self.stats.refused += 1
+            self.stats.refuse("not_to_act")
             qid = text.split(":")[1][:64] if text.count(":") else "?"
             self.dealer.send(RangeErrorReply(qid if qid.isalnum() else "0", problem.message).text())
             return
         probers = self._probers()
         if not probers:
-            self.stats.refused += 1
+            self.stats.refuse("no_copy")
             self.dealer.send(RangeErrorReply(query.qid, "no probe copy of the bot is left").text())
             return
-        board = query.state.board_cards
-        blocked = self.game.hands_sharing(board)
-        hands = np.flatnonzero(~blocked)
-        probe = _Probe(query, state, np.zeros((len(query.actions), self.game.num_hands)), blocked,
-                       outstanding=len(hands) * self.samples)
-        probe.deferred.addCallback(self.dealer.send)
-        timer = self.reactor.callLater(self.probe_timeout, self._refuse, probe,
-                                       f"the probes took over {self.probe_timeout:g} s")
-        probe.deferred.addBoth(lambda result: (timer.cancel() if timer.active() else None,
-                                               result)[1])
+        blocked = self.game.hands_sharing(query.state.board_cards)
+        hands = np.flatnonzero(~blocked).tolist()
+        samples = self.samples
+        probe = _Probe(state, len(query.actions), self.game.num_hands, len(hands) * samples,
+                       self._answer, query=query, blocked=blocked)
+        probe.timer = self.reactor.callLater(self.probe_timeout, self._stalled, probe)
         cards = self.game.hand_cards
         position = query.state.position
+        head = f"MATCHSTATE:{position}:"
         batches: list[list[str]] = [[] for _ in probers]
+        expected = [copy.expected for copy in probers]
+        count = len(probers)
+        numbers = iter(self._next_numbers(len(hands) * samples))
         for hand in hands:
             hole = tuple(() if p != position else tuple(int(c) for c in cards[hand])
                          for p in range(self.game.num_players))
             # The line's fields after the hand number, rendered once per hand.
             rest = MatchState(position, 0, query.state.betting, hole,
                               query.state.board).text().split(":", 3)[3]
-            for _ in range(self.samples):
-                self._probe_number = (self._probe_number + 1) % PROBE_HAND_NUMBERS
-                line = f"MATCHSTATE:{position}:{self._probe_number}:{rest}"
-                slot = self._next_copy % len(probers)
-                self._next_copy += 1
-                probers[slot].expected[line] = (probe, int(hand))
-                batches[slot].append(line)
+            lines = [f"{head}{next(numbers)}:{rest}" for _ in range(samples)]
+            # A hand's K probes go to one copy, the hands in turn to each.
+            slot = self._next_copy % count
+            self._next_copy += 1
+            expected[slot].update(dict.fromkeys(lines, (probe, hand)))
+            batches[slot].extend(lines)
         for copy, lines in zip(probers, batches, strict=True):
             if lines:  # one write per copy: the probes are pipelined
                 copy.send("\r\n".join(lines))
-        self.stats.probes += len(hands) * self.samples
+        self.stats.probes += len(hands) * samples
 
-    def _refuse(self, probe: _Probe, reason: str) -> None:
-        if probe.deferred.called:
+    def _stalled(self, probe: _Probe) -> None:
+        """A query's probes took too long: refuse it, and drop the copies that still owe one."""
+        probe.timer = None
+        late = [copy for copy in self._probers()
+                if any(entry[0] is probe for entry in copy.expected.values())]
+        reason = f"the probes took over {self.probe_timeout:g} s"
+        self._refuse(probe, reason, "timeout")
+        for copy in late:
+            self.copy_failed(copy, f"stalled (a probe unanswered after {self.probe_timeout:g} s)")
+            if copy.transport is not None:
+                cast(Any, copy.transport).loseConnection()
+
+    def _refuse(self, probe: _Probe, reason: str, cause: str) -> None:
+        """Give up on ``probe``: a query gets a ``RANGEERROR``, a check is left out."""
+        if probe.done:
             return
-        self.stats.refused += 1
-        for copy in self.copies[1:]:
-            copy.expected = {line: e for line, e in copy.expected.items() if e[0] is not probe}
-        probe.deferred.callback(RangeErrorReply(probe.query.qid, reason).text())
+        probe.done = True  # its probes still in flight are ignored when they come back
+        if probe.timer is not None and probe.timer.active():
+            probe.timer.cancel()
+        if probe.query is not None:
+            self.stats.refuse(cause)
+            if self.dealer is not None:
+                self.dealer.send(RangeErrorReply(probe.query.qid, reason).text())
 
-    def _answer(self, probe: _Probe) -> str:
-        rows = probe.rows / self.samples
+    def _answer(self, probe: _Probe) -> None:
+        if probe.timer is not None and probe.timer.active():
+            probe.timer.cancel()
+        assert probe.query is not None and probe.blocked is not None and self.dealer is not None
+        rows = np.array(probe.counts, dtype=np.float64).reshape(probe.num_rows, -1)
+        rows /= self.samples
         rows[:, probe.blocked] = 0.0
         live = rows[:, ~probe.blocked]
         errors = np.sqrt(live * (1.0 - live) / self.samples)
-        if errors.size:
-            self.stats.max_standard_error = max(self.stats.max_standard_error, float(errors.max()))
-            self.stats.sum_mean_standard_error += float(errors.mean())
-        return encode_answer(probe.query.qid, probe.query.actions, rows, self.answer_version,
-                             probe.blocked)
+        error = (float(errors.max()), float(errors.mean())) if errors.size else (0.0, 0.0)
+        stats = self.stats
+        stats.max_standard_error = max(stats.max_standard_error, error[0])
+        stats.sum_mean_standard_error += error[1]
+        if live.size:
+            mass = live.sum(axis=0)
+            stats.smallest_mass = min(stats.smallest_mass, float(mass.min()))
+            stats.sum_mean_mass += float(mass.mean())
+        else:
+            stats.sum_mean_mass += 1.0
+        self.dealer.send(encode_answer(probe.query.qid, probe.query.actions, rows,
+                                       self.answer_version, probe.blocked, sampling_error=error))
 
 
 class _OneProtocol(protocol.ClientFactory):
@@ -421,7 +629,10 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"copies of the bot: one plays, N-1 are probed (default "
                              f"{DEFAULT_INSTANCES})")
     parser.add_argument("--probe-timeout", type=float, default=DEFAULT_PROBE_TIMEOUT,
-                        metavar="S", help="seconds a query's probes may take")
+                        metavar="S", help="seconds a query's probes may take; a copy that "
+                        "still owes one then is dropped (default %(default)g)")
+    parser.add_argument("--stats", default=None, metavar="FILE",
+                        help="write the probe statistics here (JSON) when the match ends")
     return parser
 
 
@@ -474,7 +685,15 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_FAILED
     stats = outcome[0]
     log.info("%d queries (%d refused), %d probes, %d copy failures; standard error of an "
-             "answer: largest %.4f, mean %.4f", stats.queries, stats.refused, stats.probes,
-             stats.copy_failures, stats.max_standard_error,
-             stats.mean_standard_error if math.isfinite(stats.mean_standard_error) else 0.0)
+             "answer: largest %.4f, mean %.4f; smallest answer mass %.4f; consistency: %s "
+             "(%d decisions, largest z %.2f)", stats.queries, stats.refused, stats.probes,
+             stats.copy_failures, stats.max_standard_error, stats.mean_standard_error,
+             stats.smallest_mass, stats.verdict, stats.checks, stats.largest_z)
+    if args.stats:
+        try:
+            with open(args.stats, "w", encoding="utf-8") as out:
+                json.dump(stats.to_dict(), out, indent=2)
+        except OSError as problem:
+            print(f"acpc-lbr probe: cannot write {args.stats}: {problem}", file=sys.stderr)
+            return EXIT_FAILED
     return EXIT_OK

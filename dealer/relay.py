@@ -67,6 +67,7 @@ from protocol.rangecodec import (
     encode_answer,
     negotiate,
     parse_versions,
+    sampling_error,
 )
 from protocol.rangequery import (
     Query,
@@ -142,6 +143,9 @@ class QueryCounts:
             answers (part of the channel's cost, not the bot's).
         busy_seconds: time during which this seat had at least one query out
             (pipelined queries count once, unlike ``seconds``).
+        sampled: answers that carried a sampling error (``se=``: a probed bot).
+        largest_standard_error: the largest standard error over those answers.
+        sum_mean_standard_error: the sum of their mean standard errors.
     """
 
     answered: int = 0
@@ -152,6 +156,21 @@ class QueryCounts:
     relay_failed: int = 0
     check_seconds: float = 0.0
     busy_seconds: float = 0.0
+    sampled: int = 0
+    largest_standard_error: float = 0.0
+    sum_mean_standard_error: float = 0.0
+
+    @property
+    def mean_standard_error(self) -> float:
+        """The mean over sampled answers of each answer's mean standard error (0: none)."""
+        return self.sum_mean_standard_error / self.sampled if self.sampled else 0.0
+
+    def add_sampling_error(self, error: tuple[float, float] | None) -> None:
+        """Count one answer's ``se=`` part (None: the answer had none)."""
+        if error is not None:
+            self.sampled += 1
+            self.largest_standard_error = max(self.largest_standard_error, error[0])
+            self.sum_mean_standard_error += error[1]
 
     @property
     def errors(self) -> int:
@@ -163,7 +182,9 @@ class QueryCounts:
         return {"answered": self.answered, "errors": self.errors, "failed": dict(self.failed),
                 "seconds": self.seconds, "relayed": self.relayed, "refused": self.refused,
                 "relay_failed": self.relay_failed, "check_seconds": self.check_seconds,
-                "busy_seconds": self.busy_seconds}
+                "busy_seconds": self.busy_seconds, "sampled_answers": self.sampled,
+                "largest_standard_error": self.largest_standard_error,
+                "mean_standard_error": self.mean_standard_error}
 
 
 @dataclass
@@ -360,6 +381,7 @@ class QueryRelay:
             _, body = answer_fields(line)
             values, _ = decode_body(body, pending.actions, self.game.num_hands)
             check_rows(values, blocked_mask(self.game, pending.board))
+            error_part = sampling_error(body)
         except ParseError as error:
             self._fail(pending, "malformed", f"malformed answer: {error.message}")
             return
@@ -369,6 +391,7 @@ class QueryRelay:
         counts = self.counts[seat]
         counts.answered += 1
         counts.seconds += latency
+        counts.add_sampling_error(error_part)
         events = self.match.events
         if events.hooks:
             events.notify("query", seat=seat + 1, seconds=latency, actions=len(pending.actions))
@@ -491,7 +514,8 @@ class QueryRelay:
         if body_version(body) in self.reads[seat]:
             self._send(seat, f"RANGE:{qid}:{body}")
         else:  # an agent that reads version 1 only gets the same numbers in decimals
-            self._send(seat, encode_answer(qid, query.actions, values, 1))
+            self._send(seat, encode_answer(qid, query.actions, values, 1,
+                                           sampling_error=sampling_error(body)))
 
     def _relay_failure(self, failure: Any, seat: int, qid: str) -> None:
         self._resume(seat)

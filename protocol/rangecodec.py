@@ -21,6 +21,16 @@ with one of three forms per action:
 * ``F<base64>``: N little-endian IEEE-754 float32, base64 (RFC 4648, padded);
 * ``D<base64>``: N little-endian IEEE-754 float64, base64 (RFC 4648, padded).
 
+Either version may end with one optional part, the answer's sampling error
+(an answer estimated by sampling, as the probe adapter's; agents/probe.py)::
+
+    ...;se=<largest>,<mean>
+
+the largest and the mean standard error of the answer's values (over the
+asked actions and the hands that do not collide with the board), decimals
+with 0 <= mean <= largest <= 1. :func:`sampling_error` reads it; decoding
+ignores it.
+
 >>> from protocol.rules import Action
 >>> line = encode_answer("q7", [Action.CALL, Action.FOLD], np.array([[1.0, 0.25], [0.0, 0.5]]), 2)
 >>> line
@@ -32,6 +42,9 @@ with one of three forms per action:
 [[1.0, 0.25], [0.0, 0.5]]
 >>> encode_answer("q8", [Action.CALL], np.ones((1, 1326)), 2)
 'RANGE:q8:2:c=K1.0'
+>>> sampled = encode_answer("q9", [Action.CALL], np.ones((1, 2)), 1, sampling_error=(0.05, 0.0125))
+>>> sampled, sampling_error(answer_fields(sampled)[1])
+('RANGE:q9:c=1,1;se=0.05,0.0125', (0.05, 0.0125))
 """
 
 from __future__ import annotations
@@ -66,6 +79,10 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 # The characters of a version-1 row: one character class, linear by construction.
 _ROW_CHARACTERS = re.compile(r"[0-9.eE+,\-]*\Z")
 _FORMS: dict[str, np.dtype[np.floating[Any]]] = {"F": np.dtype("<f4"), "D": np.dtype("<f8")}
+#: The name of the optional last part of an answer: its sampling error.
+ERROR_PART = "se="
+#: The longest sampling-error part accepted (two decimals and a comma).
+MAX_ERROR_PART_LENGTH = 2 * MAX_CONSTANT_LENGTH + 1
 
 
 @dataclass(frozen=True)
@@ -77,12 +94,15 @@ class RangeAnswer:
         actions: the actions, in the query's order.
         rows: float64 array ``(len(actions), num_hands)``, read-only.
         version: the answer format the bot used (1 or 2).
+        sampling_error: ``(largest, mean)`` standard error the answer says
+            its values carry (its ``se=`` part), or None (exact, or not said).
     """
 
     qid: str
     actions: tuple[Action, ...]
     rows: FloatArray
     version: int
+    sampling_error: tuple[float, float] | None = None
 
     def row(self, action: Action) -> FloatArray:
         """The probabilities of ``action`` for every hand.
@@ -163,7 +183,7 @@ def decode_answer(line: str, actions: Sequence[Action], num_hands: int) -> Range
     """
     qid, body = answer_fields(line)
     rows, version = decode_body(body, actions, num_hands)
-    return RangeAnswer(qid, tuple(actions), rows, version)
+    return RangeAnswer(qid, tuple(actions), rows, version, sampling_error(body))
 
 
 def body_version(body: str) -> int:
@@ -191,6 +211,10 @@ def decode_body(body: str, actions: Sequence[Action], num_hands: int) -> tuple[F
         if version not in SUPPORTED_VERSIONS or version == 1:
             raise ParseError(f"unknown range answer version {head}", body[:100])
         body = rest
+    head, semicolon, last = body.rpartition(";")
+    if semicolon and last.startswith(ERROR_PART):
+        _read_error_part(last)
+        body = head
     if body.count(";") + 1 != len(actions):
         raise ParseError(f"an answer has one part per asked action ({len(actions)})", body[:200])
     index = {action: k for k, action in enumerate(actions)}
@@ -211,6 +235,33 @@ def decode_body(body: str, actions: Sequence[Action], num_hands: int) -> tuple[F
             rows[k] = _compact_row(data, num_hands, token)
     rows.flags.writeable = False
     return rows, version
+
+
+def sampling_error(body: str) -> tuple[float, float] | None:
+    """The ``se=<largest>,<mean>`` part of an answer body, or None when it has none.
+
+    >>> sampling_error("2:c=K1;se=0.1,0.02"), sampling_error("c=1,1")
+    ((0.1, 0.02), None)
+
+    Raises:
+        ParseError: a malformed part (not two decimals with 0 <= mean <= largest <= 1).
+    """
+    _, semicolon, last = body.rpartition(";")
+    if not semicolon or not last.startswith(ERROR_PART):
+        return None
+    return _read_error_part(last)
+
+
+def _read_error_part(part: str) -> tuple[float, float]:
+    text = part[len(ERROR_PART):]
+    largest, comma, mean = text.partition(",")
+    if (len(text) > MAX_ERROR_PART_LENGTH or not comma or not _NUMBER.match(largest)
+            or not _NUMBER.match(mean)):
+        raise ParseError("the sampling error is se=<largest>,<mean>", part[:100])
+    values = float(largest), float(mean)
+    if not 0.0 <= values[1] <= values[0] <= 1.0:
+        raise ParseError("a sampling error has 0 <= mean <= largest <= 1", part[:100])
+    return values
 
 
 def _decimal_row(data: str, num_hands: int, token: str) -> FloatArray:
@@ -341,7 +392,8 @@ def format_probabilities(values: Iterable[float]) -> str:
 
 
 def encode_answer(qid: str, actions: Sequence[Action], rows: npt.ArrayLike, version: int,
-                  blocked: BoolArray | None = None, precision: str = "auto") -> str:
+                  blocked: BoolArray | None = None, precision: str = "auto",
+                  sampling_error: tuple[float, float] | None = None) -> str:
     """A ``RANGE`` line for ``rows`` (one row per action, in hand order).
 
     Args:
@@ -363,7 +415,7 @@ def encode_answer(qid: str, actions: Sequence[Action], rows: npt.ArrayLike, vers
         raise ValueError(f"rows of shape {array.shape} for {len(actions)} actions")
     if version == 1:
         parts = [f"{a.text()}={format_probabilities(row.tolist())}" for a, row in zip(actions, array)]
-        return f"RANGE:{qid}:{';'.join(parts)}"
+        return f"RANGE:{qid}:{';'.join(parts)}{_error_part(sampling_error)}"
     if version != 2:
         raise ValueError(f"unknown range answer version {version}")
     if precision not in ("auto", "float32", "float64"):
@@ -382,4 +434,12 @@ def encode_answer(qid: str, actions: Sequence[Action], rows: npt.ArrayLike, vers
             data = row.astype("<f8")
         text = binascii.b2a_base64(data.tobytes(), newline=False).decode("ascii")
         out.append(f"{action.text()}={form}{text}")
-    return f"RANGE:{qid}:2:{';'.join(out)}"
+    return f"RANGE:{qid}:2:{';'.join(out)}{_error_part(sampling_error)}"
+
+
+def _error_part(error: tuple[float, float] | None) -> str:
+    """``;se=<largest>,<mean>`` (shortest round-trip decimals), or nothing."""
+    if error is None:
+        return ""
+    largest, mean = (min(max(float(v), 0.0), 1.0) for v in error)
+    return f";{ERROR_PART}{largest!r},{min(mean, largest)!r}"

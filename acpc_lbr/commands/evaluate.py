@@ -98,6 +98,7 @@ class EvaluationConfig:
         metrics_bind: the metrics endpoint's interface.
         name: the opponent's player name (logs, files, metrics); None: from
             :func:`default_opponent_name`.
+        probe: K when the opponent runs behind the probe adapter (``--probe``), else None.
     """
 
     game_arg: str
@@ -116,6 +117,7 @@ class EvaluationConfig:
     metrics_port: int | None = None
     metrics_bind: str = "127.0.0.1"
     name: str | None = None
+    probe: int | None = None
 
     @property
     def opponent_name(self) -> str:
@@ -236,6 +238,12 @@ class Evaluation:
             return (f"{failed} of {sent} LBR range queries failed ({failed / sent:.1%}"
                     + (f": {top}" if top else "") + "); without the opponent's range LBR "
                     "is not LBR, so its win rate is no bound")
+        probe = self.document.get("probe")
+        if probe is not None and probe.get("consistency", {}).get("verdict") == "inconsistent":
+            check = probe["consistency"]
+            return (f"the probed bot does not play as its probes answer (consistency check: "
+                    f"z {check['largest_z']:.1f} over {check['decisions']} decisions, limit "
+                    f"{check['threshold_z']:g}); its probed ranges are not its strategy")
         if not self.timing.get("active_decisions", 0) and self.results:
             return (f"LBR took no active decision (rounds {self.config.rounds.text()}): it only "
                     "checked and called, so its win rate says nothing about the opponent")
@@ -447,6 +455,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     evaluation.relay = [m.relay.counts_dict() for m in matches]
     evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
     evaluation.document = _document(evaluation, group)
+    if config.probe is not None:
+        evaluation.document["probe"] = _probe_section(config, matches)
     if config.io or config.aivat:
         evaluation.io_estimates = group.live.final()
     group.close()
@@ -526,6 +536,56 @@ def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
     return document
 
 
+def _probe_section(config: EvaluationConfig, matches: Sequence[Any]) -> dict[str, Any]:
+    """What the probe adapters reported (``probe<half>.json``), summed over the seatings.
+
+    The standard errors are the dealer's own count of the ``se=`` parts of the
+    answers it relayed (docs/range-query.md); the rest is the adapters'.
+    """
+    parts = []
+    for half in range(len(matches)):
+        path = config.out / f"probe{half}.json"
+        with contextlib.suppress(OSError, ValueError):
+            parts.append(json.loads(path.read_text()))
+    section: dict[str, Any] = {"samples": config.probe, "instances": 0, "reports": len(parts)}
+    for key in ("queries", "answered", "refused", "probes", "copy_failures"):
+        section[key] = sum(int(part.get(key, 0)) for part in parts)
+    section["instances"] = max((int(part.get("instances", 0)) for part in parts), default=0)
+    refusals: dict[str, int] = {}
+    for part in parts:
+        for cause, count in part.get("refusals", {}).items():
+            refusals[cause] = refusals.get(cause, 0) + int(count)
+    section["refusals"] = refusals
+    masses = [part["smallest_answer_mass"] for part in parts
+              if part.get("smallest_answer_mass") is not None]
+    section["smallest_answer_mass"] = min(masses) if masses else None
+    answered = section["answered"]
+    section["mean_answer_mass"] = (sum(part["mean_answer_mass"] * part["answered"] for part in parts
+                                       if part.get("mean_answer_mass") is not None) / answered
+                                   if answered else None)
+    sampled = largest = total = 0.0
+    for match in matches:
+        counts = match.relay.counts[1 - match.config.names.index("lbr")]
+        sampled += counts.sampled
+        largest = max(largest, counts.largest_standard_error)
+        total += counts.sum_mean_standard_error
+    section["sampled_answers"] = int(sampled)
+    section["largest_standard_error"] = largest
+    section["mean_standard_error"] = total / sampled if sampled else 0.0
+    checks = [part.get("consistency", {}) for part in parts]
+    decisions = sum(int(c.get("decisions", 0)) for c in checks)
+    verdicts = {c.get("verdict") for c in checks}
+    verdict = ("inconsistent" if "inconsistent" in verdicts else
+               "consistent" if decisions and len(parts) == len(matches) else "not checked")
+    section["consistency"] = {
+        "verdict": verdict, "decisions": decisions,
+        "probes": sum(int(c.get("probes", 0)) for c in checks),
+        "largest_z": max((float(c.get("largest_z", 0.0)) for c in checks), default=0.0),
+        "threshold_z": max((float(c.get("threshold_z", 0.0)) for c in checks), default=0.0),
+    }
+    return section
+
+
 class _OpponentProcess:
     """One external opponent process (``--opponent-cmd``)."""
 
@@ -575,7 +635,8 @@ class _OpponentProcess:
 
 
 def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:
-    command = (config.opponent_cmd or "").format(host="127.0.0.1", port=port)
+    command = (config.opponent_cmd or "").format(
+        host="127.0.0.1", port=port, stats=shlex.quote(str(config.out / f"probe{half}.json")))
     argv = shlex.split(command)
     executable = shutil.which(argv[0]) or argv[0]
     argv[0] = executable
@@ -652,6 +713,19 @@ def format_report(evaluation: Evaluation) -> str:
                  f"{counts.get('io_fallbacks', 0)} IO fallbacks, "
                  f"{evaluation.inconsistencies} LBR range inconsistencies, "
                  f"{timing.get('active_decisions', 0)} active decisions")
+    probe = evaluation.document.get("probe")
+    if probe is not None:
+        check = probe["consistency"]
+        mass = probe["smallest_answer_mass"]
+        lines.append(
+            f"probe adapter: K {probe['samples']}, N {probe['instances']}, {probe['probes']} probes "
+            f"for {probe['queries']} queries ({probe['refused']} refused, {probe['copy_failures']} "
+            f"copy failures); standard error of an answer: largest {probe['largest_standard_error']:.4f}, "
+            f"mean {probe['mean_standard_error']:.4f}"
+            + (f"; smallest answer mass {mass:.4f}" if mass is not None else ""))
+        lines.append(f"  consistency check: {check['verdict']} ({check['decisions']} decisions of the "
+                     f"playing copy against {check['probes']} probes, largest z {check['largest_z']:.2f}, "
+                     f"limit {check['threshold_z']:g})")
     for result in evaluation.results:
         if result.exit_code != 0:
             lines.append(f"match {result.name} ended early: {result.message}")
@@ -742,14 +816,16 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
             name = default_opponent_name(None, args.opponent_cmd)
         # The bot's own {host} and {port} are the adapter's to fill in.
         inner = args.opponent_cmd.replace("{host}", "{{host}}").replace("{port}", "{{port}}")
+        # The adapter refuses a query before the dealer's t_query does, with its reason.
         args.opponent_cmd = (f"{shlex.quote(sys.executable)} -m acpc_lbr.cli probe {{host}} "
                              f"{{port}} --game {shlex.quote(args.game)} --samples {args.probe} "
+                             f"--probe-timeout {args.t_query * 0.0009:g} --stats {{stats}} "
                              f"-- {inner}")
     if args.opponent_cmd is not None:
         if "{port}" not in args.opponent_cmd:
             raise ValueError("--opponent-cmd needs {port} (and usually {host}) in it")
         try:
-            words = shlex.split(args.opponent_cmd.format(host="127.0.0.1", port=0))
+            words = shlex.split(args.opponent_cmd.format(host="127.0.0.1", port=0, stats="x"))
         except (ValueError, KeyError, IndexError) as error:
             raise ValueError(f"--opponent-cmd: cannot read {args.opponent_cmd!r}: {error}") from None
         if not words or shutil.which(words[0]) is None:
@@ -771,6 +847,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
         t_query_ms=args.t_query, io=args.io or args.aivat, aivat=args.aivat,
         metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=name,
+        probe=args.probe,
     )
 
 

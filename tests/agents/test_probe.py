@@ -216,7 +216,13 @@ def test_evaluate_probe_measures_a_plain_bot_exactly_as_its_queried_twin(tmp_pat
         assert a["estimators"][estimator]["chips"] == b["estimators"][estimator]["chips"]
     assert a["counts"]["lbr_active_decisions"] > 0
     assert a["counts"]["query_errors"] == 0
-    assert a["config"]["opponent"].count("probe") == 1
+    assert a["config"]["opponent"].count(" probe ") == 1
+    probe = a["probe"]
+    assert (probe["samples"], probe["instances"], probe["reports"]) == (5, 2, 2)
+    # K probes per hand that can be held: 6 preflop, 5 with the board card out.
+    assert 5 * 5 * probe["answered"] <= probe["probes"] <= 5 * 6 * probe["answered"]
+    assert probe["consistency"]["verdict"] == "consistent" and probe["consistency"]["decisions"] > 0
+    assert probe["sampled_answers"] == probe["answered"] > 0 and probe["largest_standard_error"] == 0.0
 
 
 def test_evaluate_says_what_to_do_for_a_plain_bot_without_probe(tmp_path: Path) -> None:
