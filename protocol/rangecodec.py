@@ -441,5 +441,5 @@ def _error_part(error: tuple[float, float] | None) -> str:
     """``;se=<largest>,<mean>`` (shortest round-trip decimals), or nothing."""
     if error is None:
         return ""
-    largest, mean = (min(max(float(v), 0.0), 1.0) for v in error)
+    largest, mean = (min(max(0.0, float(v)), 1.0) for v in error)
     return f";{ERROR_PART}{largest!r},{min(mean, largest)!r}"

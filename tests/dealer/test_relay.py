@@ -372,3 +372,40 @@ def test_busy_time_counts_pipelined_queries_once(in_tmp: Path) -> None:
     t.feed(1, f"RANGE:{second}:{rows('f=0')}\r\n")
     counts = t.match.relay.counts[1]
     assert counts.seconds == pytest.approx(0.75) and counts.busy_seconds == pytest.approx(0.5)
+
+
+def test_the_sampling_error_part_is_relayed_and_counted(in_tmp: Path) -> None:
+    """An answer's 'se=' part reaches a v2 agent verbatim and a v1 agent re-encoded; the relay counts it per seat."""
+    from protocol.rangecodec import decode_answer, encode_answer
+
+    t = table(in_tmp, announce=False)
+    t.feed(1, "# range-query 1 2\r\n")
+    t.take(1)
+    values = np.full((1, N), 0.5)
+    for agent_reads, error in (("# range-answers 1 2\r\n", (0.05, 0.02)), ("", (0.125, 0.0625))):
+        t.match.relay.reads[0] = (1,)
+        t.feed(0, f"{agent_reads}QUERY:a:1:0::|:c\r\n")
+        (forwarded,) = t.take(1)
+        answer = encode_answer(forwarded.split(":")[1], [Action.CALL], values, 2, sampling_error=error)
+        t.feed(1, answer + "\r\n")
+        (relayed,) = t.take(0)
+        decoded = decode_answer(relayed, [Action.CALL], N)
+        assert decoded.sampling_error == error and decoded.rows.tolist() == values.tolist()
+        assert decoded.version == (2 if agent_reads else 1)
+    counts = t.match.relay.counts[1]
+    assert (counts.answered, counts.sampled) == (2, 2)
+    assert counts.to_dict()["largest_standard_error"] == 0.125
+    assert counts.to_dict()["mean_standard_error"] == (0.02 + 0.0625) / 2
+
+
+@pytest.mark.parametrize("part", ["se=0.1", "se=0.1,0.2", "se=2,1", "se=NaN,0", "se=0.1,x"])
+def test_a_bad_sampling_error_part_is_a_malformed_answer(in_tmp: Path, part: str) -> None:
+    """The 'se=' part is checked like the rest: two decimals, 0 <= mean <= largest <= 1."""
+    t = table(in_tmp, announce=False)
+    t.feed(1, "# range-query 1 2\r\n")
+    t.take(1)
+    t.feed(0, "QUERY:a:1:0::|:c\r\n")
+    (forwarded,) = t.take(1)
+    t.feed(1, f"RANGE:{forwarded.split(':')[1]}:2:c=K1;{part}\r\n")
+    (line,) = t.take(0)
+    assert line.startswith("QUERYERROR:a:malformed answer") and "sampling error" in line

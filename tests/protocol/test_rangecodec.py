@@ -397,3 +397,22 @@ def test_the_linear_time_budget_catches_a_quadratic_reader() -> None:
 
     small_calls, large_calls, ratio = scaling(quadratic, adversarial, 2000, 32)
     assert large_calls > 4 * small_calls or ratio > 3 * 32
+
+
+def test_the_sampling_error_part_is_optional_and_read_apart_from_the_rows() -> None:
+    """'se=<largest>,<mean>' ends an answer of either version; decoding ignores it, sampling_error reads it."""
+    from protocol.rangecodec import sampling_error
+
+    rows = np.array([[0.25, 0.5], [0.75, 0.5]])
+    for version in (1, 2):
+        plain = encode_answer("q", [Action.FOLD, Action.CALL], rows, version)
+        marked = encode_answer("q", [Action.FOLD, Action.CALL], rows, version,
+                               sampling_error=(0.2, 0.1))
+        assert marked == plain + ";se=0.2,0.1"
+        answer = decode_answer(marked, (Action.FOLD, Action.CALL), 2)
+        assert answer.rows.tolist() == rows.tolist() and answer.sampling_error == (0.2, 0.1)
+        assert decode_answer(plain, (Action.FOLD, Action.CALL), 2).sampling_error is None
+    with pytest.raises(ParseError, match="one part per asked action"):
+        decode_answer("RANGE:q:f=0,0;se=0.1,0.1", (Action.FOLD, Action.CALL), 2)
+    with pytest.raises(ParseError, match="sampling error"):
+        decode_answer("RANGE:q:c=0,0;se=" + "1" * 100 + ",0", (Action.CALL,), 2)
