@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from agents.bots import BOTS
 from agents.client import StrategyBot
 from agents.probe import ProbeAdapter, fill_command, run_adapter
 from agents.sdk import Mix, Policy, PublicView
-from protocol.gamedef import load_game
+from protocol.gamedef import GameDef, load_game
 from protocol.rangecodec import decode_answer
 from protocol.rangequery import parse_query
 from protocol.rules import Action
@@ -59,6 +60,7 @@ class ScriptedDealer(LineReceiver):
     """Sends the adapter a state and then queries; collects what comes back."""
 
     delimiter = b"\n"
+    MAX_LENGTH = 1 << 20  # hold'em answers are long
 
     def __init__(self, script: list[str], expected_replies: int) -> None:
         self.script = script
@@ -82,24 +84,28 @@ class ScriptedDealer(LineReceiver):
 
 
 async def run_probe(strategies: list[Any], script: list[str], expected: int,
-                    samples: int = 40) -> tuple[list[str], ProbeAdapter]:
+                    samples: int = 40, game: GameDef = LEDUC,
+                    launch: Callable[[int], Any] | None = None,
+                    probe_timeout: float = 20.0) -> tuple[list[str], ProbeAdapter]:
+    """Run the adapter in front of a scripted dealer; the copies are ``strategies`` (SDK
+    strategies or ready protocols, connected in-process) or whatever ``launch(port)`` starts."""
     from twisted.internet import reactor
 
     dealer = ScriptedDealer(script, expected)
     listening = await TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(
         protocol.Factory.forProtocol(lambda: dealer))
-    adapter = ProbeAdapter(LEDUC, samples=samples, instances=len(strategies), reactor=reactor,
-                           probe_timeout=20.0)
+    adapter = ProbeAdapter(game, samples=samples, instances=len(strategies), reactor=reactor,
+                           probe_timeout=probe_timeout)
 
-    def launch(port: int) -> None:
+    def connect(port: int) -> None:
         for index, strategy in enumerate(strategies):
             bot = strategy if isinstance(strategy, protocol.Protocol) else \
-                StrategyBot(LEDUC, strategy, np.random.default_rng(index))
+                StrategyBot(game, strategy, np.random.default_rng(index))
             defer.ensureDeferred(TCP4ClientEndpoint(reactor, "127.0.0.1", port).connect(
                 protocol.Factory.forProtocol(lambda bot=bot: bot)))
 
     finished = defer.ensureDeferred(run_adapter(adapter, "127.0.0.1",
-                                                listening.getHost().port, launch))
+                                                listening.getHost().port, launch or connect))
     # Bounded: a lost reply fails the test in 60 s instead of hanging it.
     replies = await dealer.done.addTimeout(60, reactor)
     await finished.addTimeout(60, reactor)
