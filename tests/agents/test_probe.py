@@ -33,6 +33,7 @@ from protocol.gamedef import GameDef, load_game
 from protocol.rangecodec import decode_answer
 from protocol.rangequery import parse_query
 from protocol.rules import Action
+from protocol.wire import parse_matchstate
 
 LEDUC = load_game("leduc")
 REPO = Path(__file__).resolve().parents[2]
@@ -179,6 +180,97 @@ async def test_a_copy_that_crashes_on_a_probe_fails_the_query_not_the_match() ->
     assert adapter.stats.copy_failures == 1 and adapter.stats.refused == 2
 
 
+class ChangesItsMind(StrategyBot):
+    """Calls for the first 20 lines it is sent, then raises: its play depends on more than the line."""
+
+    def __init__(self) -> None:
+        super().__init__(LEDUC, BOTS["always-call"], np.random.default_rng(0))
+        self.seen = 0
+
+    def lineReceived(self, line: bytes) -> None:
+        if line.startswith(b"MATCHSTATE"):
+            self.seen += 1
+            if self.seen > 20:
+                self.strategy = BOTS["always-raise"]
+        super().lineReceived(line)
+
+
+# Position 0 faces a raise in Leduc's first round, at hands 0..11.
+FACING = [f"MATCHSTATE:0:{hand}:cr:{card}|" for hand, card in enumerate(["Ah", "Kh", "Qs"] * 4)]
+
+
+@pytest.mark.parametrize("bot", ["consistent", "changes-its-mind"])
+@pytest_twisted.ensureDeferred
+async def test_the_playing_copy_is_compared_with_probes_of_its_own_lines(bot: str) -> None:
+    """A bot that plays unlike its probes is flagged; a random but memoryless one is not."""
+    copies = ([BOTS["random"]] * 2 if bot == "consistent" else
+              [ChangesItsMind(), ChangesItsMind()])
+    # The query comes last: its answer arrives after every check's probes (one probed copy, in order).
+    replies, adapter = await run_probe(copies, [*FACING, QUERY_PREFLOP], expected=13, samples=10)
+    assert adapter.stats.checks == 12 and adapter.stats.check_probes == 120
+    if bot == "consistent":
+        assert adapter.stats.verdict == "consistent"
+    else:  # the playing copy always called; its probes raised after the first 20 lines
+        assert sorted({r.rpartition(":")[2] for r in replies if r.startswith("MATCHSTATE")}) == ["c"]
+        assert adapter.stats.verdict == "inconsistent" and adapter.stats.largest_z > 5
+        assert adapter.stats.to_dict()["consistency"]["observed"]["c"] == 12
+
+
+class SlowBot(protocol.Protocol):
+    """A plain bot that answers one line at a time, ``delay`` seconds each (always calls)."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.queue: list[str] = []
+        self.buffer = b""
+
+    def connectionMade(self) -> None:
+        self.transport.write(b"VERSION:2.0.0\r\n")  # type: ignore[union-attr]
+
+    def dataReceived(self, data: bytes) -> None:
+        from twisted.internet import reactor
+
+        *lines, self.buffer = (self.buffer + data).split(b"\n")
+        idle = not self.queue
+        self.queue.extend(line.decode().rstrip("\r") for line in lines if line.startswith(b"MATCH"))
+        if idle and self.queue:
+            reactor.callLater(self.delay, self.answer_one)  # type: ignore[attr-defined]
+
+    def answer_one(self) -> None:
+        from twisted.internet import reactor
+
+        if self.transport is None or not self.queue:
+            return
+        line = self.queue.pop(0)
+        view = parse_matchstate(line, LEDUC)
+        state = view.to_state(LEDUC)
+        if not state.finished and state.current_player == view.position:
+            self.transport.write(f"{line}:c\r\n".encode())
+        if self.queue:
+            reactor.callLater(self.delay, self.answer_one)  # type: ignore[attr-defined]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_slow_bot_is_answered_in_time_or_refused_after_the_limit() -> None:
+    """Slow but within --probe-timeout: exact answers. Past it: RANGEERROR, the copy is dropped, play goes on."""
+    replies, adapter = await run_probe([BOTS["always-call"], SlowBot(0.002)], [QUERY_PREFLOP],
+                                       expected=1, samples=3, probe_timeout=5.0)
+    query = parse_query(QUERY_PREFLOP, LEDUC)
+    np.testing.assert_array_equal(decode_answer(replies[0], query.actions, LEDUC.num_hands).rows,
+                                  exact_rows(BOTS["always-call"], QUERY_PREFLOP))
+    state = "MATCHSTATE:0:0::Ah|"
+    replies, adapter = await run_probe([BOTS["always-call"], SlowBot(0.05)],
+                                       [QUERY_PREFLOP, state, QUERY_FLOP], expected=3,
+                                       samples=20, probe_timeout=0.5)
+    assert replies[0] == state + ":c"  # the playing copy is not held up by the probes
+    # q1 ran out of time; q2, queued behind it on the stalled copy, fails with the copy.
+    assert replies[1:] == [
+        "RANGEERROR:q1:the probes took over 0.5 s",
+        "RANGEERROR:q2:a probed copy of the bot stalled (a probe unanswered after 0.5 s)"]
+    assert adapter.stats.copy_failures == 1
+    assert adapter.stats.refusals == {"timeout": 1, "copy_failed": 1}
+
+
 def test_a_query_where_the_bot_does_not_act_is_refused_without_probing() -> None:
     adapter = ProbeAdapter(LEDUC, samples=5, instances=2, reactor=None)
     sent: list[str] = []
@@ -236,3 +328,29 @@ def test_evaluate_says_what_to_do_for_a_plain_bot_without_probe(tmp_path: Path) 
     assert plain.returncode == 3
     message = [line for line in plain.stderr.splitlines() if "does not answer range queries" in line]
     assert len(message) == 1 and "--probe" in message[0] and "docs/range-query.md" in message[0]
+
+
+def test_evaluate_probe_reports_the_sampling_error_and_the_consistency_check(tmp_path: Path) -> None:
+    """A random plain bot: the results carry K, N, the probes and the answers' standard errors (the se= parts the dealer relayed)."""
+    done = evaluate_cli(tmp_path, "mixed", "--opponent-cmd",
+                        f"{PLAIN_BOT} leduc {{host}} {{port}} --raise-share 0.5", "--probe", "8")
+    assert done.returncode == 0, done.stderr[-2000:]
+    probe = json.loads((tmp_path / "mixed.json").read_text())["probe"]
+    assert (probe["samples"], probe["instances"]) == (8, 2)
+    assert probe["sampled_answers"] == probe["answered"] > 0 and probe["refused"] == 0
+    # A share from 8 draws has a standard error of at most 0.5 / sqrt(8).
+    assert 0 < probe["mean_standard_error"] < probe["largest_standard_error"] <= 0.5 / 8 ** 0.5 + 1e-12
+    assert probe["consistency"]["verdict"] == "consistent"
+    assert probe["consistency"]["decisions"] > 0
+    report = done.stdout
+    assert "probe adapter: K 8, N 2" in report and "consistency check: consistent" in report
+
+
+def test_evaluate_refuses_a_bound_on_a_bot_that_plays_unlike_its_probes(tmp_path: Path) -> None:
+    """A bot with memory (it raises once it has seen 30 lines) is flagged, and evaluate gives no bound."""
+    done = evaluate_cli(tmp_path, "memory", "--opponent-cmd",
+                        f"{PLAIN_BOT} leduc {{host}} {{port}} --raise-after 30", "--probe", "5")
+    assert done.returncode == 4, done.stderr[-2000:]
+    assert "does not play as its probes answer" in done.stderr
+    assert "consistency check: inconsistent" in done.stdout
+    assert not (tmp_path / "memory.json").exists()
