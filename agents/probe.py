@@ -203,6 +203,9 @@ class _Probe:
     done: bool = False
     #: counts[row * num_columns + column], a flat list (cheap to increment).
     counts: list[int] = field(default_factory=list)
+    #: No-limit: the legal raise-to range at the state, and the row of each queried size.
+    raise_range: tuple[int, int] | None = None
+    raise_rows: dict[int, int] = field(default_factory=dict)
     #: Reply token -> ``row * num_columns`` of the action the dealer would apply
     #: (-1: not counted). The state is the same for every probe: each token is judged once.
     offset_of: dict[str, int] = field(default_factory=dict)
@@ -210,6 +213,11 @@ class _Probe:
 
     def __post_init__(self) -> None:
         self.counts = [0] * (self.num_rows * self.num_columns)
+        if not self.state.game.is_limit:
+            self.raise_range = self.state.raise_range()
+        if self.query is not None:
+            self.raise_rows = {a.size: row for row, a in enumerate(self.query.actions)
+                               if a.type is ActionType.RAISE}
 
 
 class BotCopy(protocol.Protocol):
@@ -366,15 +374,31 @@ class ProbeAdapter:
                 probe.finish(probe)
 
     def _offset_of(self, probe: _Probe, reply: str) -> int:
-        action, problem = read_reply_action(reply, self.game)
-        applied, _ = correct_action(probe.state, action, problem)
-        if probe.query is None:
-            row = CHECKED_TYPES.index(applied.type)
-        else:
-            actions = probe.query.actions
-            row = actions.index(applied) if applied in actions else -1
+        row = self._legal_raise_row(probe, reply)
+        if row is None:
+            action, problem = read_reply_action(reply, self.game)
+            applied, _ = correct_action(probe.state, action, problem)
+            if probe.query is None:
+                row = CHECKED_TYPES.index(applied.type)
+            else:
+                actions = probe.query.actions
+                row = actions.index(applied) if applied in actions else -1
         offset = probe.offset_of[reply] = row * probe.num_columns if row >= 0 else -1
         return offset
+
+    def _legal_raise_row(self, probe: _Probe, reply: str) -> int | None:
+        """The row of a plain ``r<total>`` reply already legal (the dealer applies it as
+        sent), without the general path: a bot that randomises its sizes sends
+        thousands of distinct ones. None: not such a reply."""
+        if probe.raise_range is None or reply[:1] != "r" or not reply[1:].isdigit():
+            return None
+        size = int(reply[1:])
+        low, high = probe.raise_range
+        if not low <= size <= high:
+            return None
+        if probe.query is None:
+            return CHECKED_TYPES.index(ActionType.RAISE)
+        return probe.raise_rows.get(size, -1)
 
     def copy_failed(self, copy: BotCopy, reason: str) -> None:
         if copy not in self.copies or self.finished.called or not copy.ready:
