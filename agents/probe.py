@@ -25,14 +25,27 @@ the reference's leniency (:func:`protocol.rules.correct_action`), so an
 illegal fold counts as the call it would become. In no-limit a queried
 ``r<total>`` counts only raises to exactly that total: a bot that randomises
 its sizes spreads its raise mass over many totals, and each answer carries
-only the mass on the queried ones (the adapter logs the answer's total mass).
+only the mass on the queried ones (:class:`ProbeStats` keeps the answers'
+total mass).
 
 The assumption, stated in docs/range-query.md: the bot's action depends only
 on the ``MATCHSTATE`` line it receives (no memory across lines or hands).
+It is checked as far as it can be: each line the playing copy answers is
+also probed K times, and over the match the playing copy's action types are
+compared with the probed frequencies (:attr:`ProbeStats.verdict`).
 
 Sampling error: a frequency from K samples has standard error
-``sqrt(p (1 - p) / K)``; the adapter keeps the largest and the mean of it per
-query in :class:`ProbeStats` and logs them when the match ends.
+``sqrt(p (1 - p) / K)``; every answer carries the largest and the mean of it
+in its optional ``se=`` part (protocol/rangecodec.py), and
+:class:`ProbeStats` keeps them per query. A probed copy that disconnects,
+sends a line answering no probe, or still owes a probe when a query's time
+is up is dropped; its queries get a ``RANGEERROR`` and the match goes on.
+``--stats FILE`` writes the statistics as JSON at the end (``acpc-lbr
+evaluate --probe`` reads them into its results).
+
+Speed: a hand's K probe lines are written to one copy in one write with the
+rest of the query's, replies are framed a whole chunk at a time, counted in
+a flat list, and each distinct reply token is judged once per query.
 """
 
 from __future__ import annotations

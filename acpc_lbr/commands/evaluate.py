@@ -29,7 +29,8 @@ no-limit hold'em.
 
 Exit status: 0 done; 1 a match failed or evaluate was interrupted; 2 usage;
 3 the opponent does not answer range queries; 4 no bound: LBR took no active
-decision, or some of its range queries failed (:data:`MAX_FAILED_QUERY_SHARE`).
+decision, some of its range queries failed (:data:`MAX_FAILED_QUERY_SHARE`), or a
+probed bot (``--probe``) played unlike its probes.
 Logs are kept in every case.
 """
 
