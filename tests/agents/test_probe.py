@@ -165,19 +165,36 @@ class DiesOnProbe(StrategyBot):
         super().lineReceived(line)
 
 
+class GarblesOnProbe(StrategyBot):
+    """A copy that answers the first state it is sent with a line that is no reply."""
+
+    def lineReceived(self, line: bytes) -> None:
+        if line.startswith(b"MATCHSTATE"):
+            self.transport.write(b"Segmentation fault\r\n")  # type: ignore[union-attr]
+            return
+        super().lineReceived(line)
+
+
+@pytest.mark.parametrize(("broken", "reason"), [
+    (DiesOnProbe, "disconnected"),
+    (GarblesOnProbe, "sent a line that answers no probe: 'Segmentation fault'"),
+])
 @pytest_twisted.ensureDeferred
-async def test_a_copy_that_crashes_on_a_probe_fails_the_query_not_the_match() -> None:
-    dying = DiesOnProbe(LEDUC, BOTS["always-call"], np.random.default_rng(0))
+async def test_a_copy_that_crashes_on_a_probe_fails_the_query_not_the_match(
+        broken: type[StrategyBot], reason: str) -> None:
+    """Each query is refused with the reason; the playing copy goes on; the failure is counted."""
+    copy = broken(LEDUC, BOTS["always-call"], np.random.default_rng(0))
     state = "MATCHSTATE:0:0::Ah|"
-    replies, adapter = await run_probe([BOTS["always-call"], dying],
+    replies, adapter = await run_probe([BOTS["always-call"], copy],
                                        [QUERY_PREFLOP, QUERY_FLOP, state], expected=3)
     replies.sort()
     assert replies[0] == state + ":c"  # the playing copy still plays
     # Each query is refused: in flight when the copy died, or asked after it.
     for reply, qid in zip(replies[1:], ("q1", "q2"), strict=True):
-        assert reply in (f"RANGEERROR:{qid}:a probed copy of the bot disconnected",
+        assert reply in (f"RANGEERROR:{qid}:a probed copy of the bot {reason}",
                          f"RANGEERROR:{qid}:no probe copy of the bot is left")
     assert adapter.stats.copy_failures == 1 and adapter.stats.refused == 2
+    assert set(adapter.stats.refusals) <= {"copy_failed", "no_copy"}
 
 
 class ChangesItsMind(StrategyBot):
