@@ -31,7 +31,7 @@ import pytest_twisted
 from protocol.gamedef import load_game
 from protocol.rangecodec import decode_answer
 from protocol.rangequery import read_query
-from protocol.rules import Action, ActionType
+from protocol.rules import Action
 from tests.agents.test_probe import run_probe
 
 REPO = Path(__file__).resolve().parents[2]

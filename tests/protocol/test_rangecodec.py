@@ -401,7 +401,7 @@ def test_the_linear_time_budget_catches_a_quadratic_reader() -> None:
 
 def test_the_sampling_error_part_is_optional_and_read_apart_from_the_rows() -> None:
     """'se=<largest>,<mean>' ends an answer of either version; decoding ignores it, sampling_error reads it."""
-    from protocol.rangecodec import sampling_error
+    from protocol.rangecodec import answer_fields, sampling_error
 
     rows = np.array([[0.25, 0.5], [0.75, 0.5]])
     for version in (1, 2):
@@ -411,6 +411,7 @@ def test_the_sampling_error_part_is_optional_and_read_apart_from_the_rows() -> N
         assert marked == plain + ";se=0.2,0.1"
         answer = decode_answer(marked, (Action.FOLD, Action.CALL), 2)
         assert answer.rows.tolist() == rows.tolist() and answer.sampling_error == (0.2, 0.1)
+        assert sampling_error(answer_fields(marked)[1]) == (0.2, 0.1)
         assert decode_answer(plain, (Action.FOLD, Action.CALL), 2).sampling_error is None
     with pytest.raises(ParseError, match="one part per asked action"):
         decode_answer("RANGE:q:f=0,0;se=0.1,0.1", (Action.FOLD, Action.CALL), 2)
