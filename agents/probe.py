@@ -403,8 +403,9 @@ class ProbeAdapter:
         """The row of a plain ``r<total>`` reply already legal (the dealer applies it as
         sent), without the general path: a bot that randomises its sizes sends
         thousands of distinct ones. None: not such a reply."""
-        if probe.raise_range is None or reply[:1] != "r" or not reply[1:].isdigit():
-            return None
+        if (probe.raise_range is None or reply[:1] != "r" or len(reply) > 12
+                or not reply[1:].isdigit()):
+            return None  # (a stack fits in 11 digits; int() of thousands would raise)
         size = int(reply[1:])
         low, high = probe.raise_range
         if not low <= size <= high:

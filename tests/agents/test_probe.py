@@ -31,7 +31,7 @@ from agents.probe import ProbeAdapter, fill_command, run_adapter
 from agents.sdk import Mix, Policy, PublicView
 from protocol.gamedef import GameDef, load_game
 from protocol.rangecodec import decode_answer
-from protocol.rangequery import parse_query
+from protocol.rangequery import parse_query, read_query
 from protocol.rules import Action
 from protocol.wire import parse_matchstate
 
@@ -371,3 +371,15 @@ def test_evaluate_refuses_a_bound_on_a_bot_that_plays_unlike_its_probes(tmp_path
     assert "does not play as its probes answer" in done.stderr
     assert "consistency check: inconsistent" in done.stdout
     assert not (tmp_path / "memory.json").exists()
+
+
+def test_a_reply_with_a_huge_raise_is_read_as_the_dealer_would() -> None:
+    """'r' and 5,000 digits (beyond int()'s default limit) counts as the all-in the dealer makes of it."""
+    from agents.probe import _Probe
+
+    game = load_game("nolimit")
+    adapter = ProbeAdapter(game, samples=1, instances=2, reactor=None)
+    query, state = read_query("QUERY:q:1:0::|:c,r20000", game)
+    probe = _Probe(state, 2, game.num_hands, 1, lambda probe: None, query=query)
+    assert adapter._offset_of(probe, "r" + "9" * 5000) == game.num_hands  # row 1: r20000
+    assert adapter._offset_of(probe, "r300") == -1 and adapter._offset_of(probe, "c") == 0
