@@ -20,7 +20,9 @@ kinds of traffic go through :class:`QueryRelay`:
   (the bot's own bytes with the qid replaced, or the same numbers in version 1
   for an agent that did not say ``# range-answers 1 2``), and a failure
   becomes ``QUERYERROR`` for the agent, counted against the bot.
-  The match goes on either way.
+  The match goes on either way. An answer's optional sampling-error part
+  (``se=<largest>,<mean>``, sent by the probe adapter) is checked, relayed
+  with the answer and counted per seat (:class:`QueryCounts`).
 
 While an agent has relayed queries out, its action clock is paused
 (:meth:`QueryRelay.paused`): the match subtracts that time from what it
