@@ -111,6 +111,28 @@ def fast_random(port: int, game_name: str, seed: int) -> None:
         sock.sendall(f"{line}:{action.text()}\r\n".encode())
 
 
+def profile_dealer(out: Path, argv: list[str]) -> int:
+    """Run ``acpc-lbr`` with ``argv`` under cProfile, timing CPU (not wall) time.
+
+    A wall-clock profile charges the dealer for the time it is descheduled
+    (a send that wakes a bot, other load on the machine); the process's CPU
+    time does not.
+    """
+    import cProfile
+
+    from acpc_lbr.cli import main as acpc_lbr
+
+    profiler = cProfile.Profile(time.process_time)
+    code = 0
+    try:
+        code = profiler.runcall(acpc_lbr, argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    finally:
+        profiler.dump_stats(str(out))
+    return code
+
+
 def start_bots(ports: list[str], bots: str, game: str, seed: int,
                reference: Path | None) -> list[subprocess.Popen[bytes]]:
     """One bot process per port."""
@@ -137,6 +159,8 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int,
                 str(options.reference / GAME_FILES[options.game]), hands, str(seed), "a", "b"]
     else:
         args = [str(ACPC_LBR), "dealer", "bench", options.game, hands, str(seed), "a", "b"]
+        if options.profile is not None:
+            args[:1] = [sys.executable, __file__, "--profile-dealer", str(options.profile.resolve())]
         if not options.events:
             args.append("--no_events")
     if options.quiet:
@@ -167,6 +191,8 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int,
 
 def main() -> int:
     """Run the benchmark and print the figures."""
+    if sys.argv[1:2] == ["--profile-dealer"]:  # the dealer process of --profile
+        return profile_dealer(Path(sys.argv[2]), sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=5_000)
@@ -178,6 +204,9 @@ def main() -> int:
     parser.add_argument("--game", choices=sorted(GAME_FILES), default="nolimit")
     parser.add_argument("--seed", type=int, default=42, help="seed of run 1; run i uses seed+i-1")
     parser.add_argument("--events", action="store_true", help="let our dealer write events.jsonl")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="run our dealer under cProfile and write its stats to this file "
+                             "(read them with python -m pstats); slows it down")
     parser.add_argument("--bot", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--bot-port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--bot-seed", type=int, default=0, help=argparse.SUPPRESS)
