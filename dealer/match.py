@@ -305,8 +305,8 @@ class _Seat:
 class _Hand:
     """The hand being played: what every decision point of it needs."""
 
-    __slots__ = ("deal", "done", "lines", "ordered", "seat_of", "state", "t_hand", "t_match",
-                 "t_response")
+    __slots__ = ("deal", "done", "first_turn", "lines", "ordered", "seat_of", "state", "t_hand",
+                 "t_match", "t_response")
 
     def __init__(self, state: State, deal: Deal, seat_of: list[int],
                  ordered: list[tuple[_Seat, int]], lines: HandLines,
@@ -322,6 +322,8 @@ class _Hand:
         self.t_match = t_match
         #: Fires when the hand is over; fails with why it ended early.
         self.done: defer.Deferred[None] = defer.Deferred()
+        #: No decision point of this hand was sent yet.
+        self.first_turn = True
 
 
 class _Turn:
@@ -882,22 +884,24 @@ class Match:
     def _begin_turn(self, hand: _Hand) -> _Turn:
         """Send the states of a new decision point: one send, to the seat to act.
 
-        The other seats' states are queued and go out, in order, with the
-        next line sent to them (their turn, a range query, the end of the
-        match; at most ``SeatProtocol.MAX_QUEUED_LINES`` wait): a seat needs
-        them only when it is to act, and one send per action instead of one
-        per seat halves the dealer's system calls and spares the bots that
-        are not to act a wake-up. Not while range queries are in play
-        (a seat announced them, or ``--queryable``): then every seat gets
-        every state at once, as from the reference.
+        After a hand's first decision point, the other seats' states are
+        queued and go out, in order, with the next line sent to them (their
+        turn, a range query, the next hand, the end of the match; at most
+        ``SeatProtocol.MAX_QUEUED_LINES`` wait): a seat needs them only when
+        it is to act, and one send per action instead of one per seat saves
+        the dealer a system call and a bot that is not to act a wake-up per
+        action. A hand's first states go to every seat at once, and so does
+        every state while range queries are in play (a seat announced them,
+        or ``--queryable``), as from the reference.
         """
         state = hand.state
         actor = state.current_player
         text_of = hand.lines.text
         messages = self.trace.messages
-        # With range queries in play every seat gets every state at once:
-        # queries and answers are about the states of the hand.
-        defer_others = not any(self.relay.queryable)
+        # A hand's first states go to every seat at once; with range queries in
+        # play, every state does (queries and answers are about them).
+        defer_others = not hand.first_turn and not any(self.relay.queryable)
+        hand.first_turn = False
         expected = ""
         for seat, position in hand.ordered:
             text = text_of(position)

@@ -267,6 +267,11 @@ class QueryRelay:
             return
         self.queryable[seat] = True
         self.versions[seat] = version
+        # From now on every seat gets every state at once (dealer/match.py,
+        # _begin_turn); the states a seat was holding back go out now.
+        for held in self._protocols:
+            if held is not None:
+                held.flush_lines()
         if protocol is not None:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
             if version > 1:

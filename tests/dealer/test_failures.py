@@ -66,31 +66,11 @@ async def test_disconnect_while_acting(in_tmp: Path) -> None:
 async def test_disconnect_while_waiting(in_tmp: Path) -> None:
     """A bot that closes while the other one is to act ends the match (no SIGPIPE death)."""
     config = make_config("m", hands=10)
-    # Seat 2 opens hand 2 and takes its time; seat 1 leaves meanwhile (a seat
-    # that is not to act gets its states with its next turn, so it leaves on
-    # its own, not on a state).
-    quitter = TestBot(config.game)
-    bots = [quitter, _StallsWhileOtherLeaves(config.game, quitter,
-                                             misbehave_at={(2, "turn"): Misbehave("silent")})]
+    # Seat 2 opens hand 2 and takes its time; seat 1 leaves meanwhile.
+    bots = [TestBot(config.game, misbehave_at={(2, "any"): Misbehave("close")}),
+            TestBot(config.game, misbehave_at={(2, "turn"): Misbehave("silent")})]
     result = await play_beside_bystander(config, bots)
     assert_ended_early(config, result, "disconnect", 2, "seat 1 (s1) disconnected while not acting")
-
-
-class _StallsWhileOtherLeaves(TestBot):
-    """Goes silent at its turn (``misbehave_at``), and then ``other`` closes its connection."""
-
-    def __init__(self, game: Any, other: TestBot, **options: Any) -> None:
-        super().__init__(game, **options)
-        self.other = other
-
-    def do(self, what: Misbehave) -> None:
-        super().do(what)
-        if what.kind == "silent":
-            from twisted.internet import reactor
-
-            transport = self.other.transport
-            assert transport is not None
-            reactor.callLater(0.05, transport.loseConnection)
 
 
 class _ConnectAndClose(Protocol):

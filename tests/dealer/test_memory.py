@@ -39,15 +39,15 @@ def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int) -> Non
 
 @pytest.mark.parametrize("chunk", [0, 1, 7])
 def test_states_of_a_seat_not_to_act_come_with_its_turn(in_tmp: Path, chunk: int) -> None:
-    """Without range queries each seat gets the reference's lines, in order, but a seat
-    that is not to act gets its states with its next turn (or at the end): one send per action."""
+    """Without range queries each seat gets the reference's lines, in order; after a hand's
+    first states, a seat that is not to act gets its states with its next turn (or at the end)."""
     table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2")))
     table.feed(0, b"VERSION:2.0.0\r\n", chunk)
     table.feed(1, b"VERSION:2.0.0\n", chunk)
+    assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
     assert table.take(1) == ["MATCHSTATE:1:0::|2hAc"]
-    assert table.take(0) == []
     table.feed(1, b"MATCHSTATE:1:0::|2hAc:r14085\r\n", chunk)
-    assert table.take(0) == ["MATCHSTATE:0:0::7d3d|", "MATCHSTATE:0:0:r14085:7d3d|"]
+    assert table.take(0) == ["MATCHSTATE:0:0:r14085:7d3d|"]
     assert table.take(1) == []
     table.feed(0, b"# thinking\nMATCHSTATE:0:0:r14085:7d3d|:f\n", chunk)
     assert table.take(0) == ["MATCHSTATE:0:0:r14085f:7d3d|"]
@@ -57,8 +57,9 @@ def test_states_of_a_seat_not_to_act_come_with_its_turn(in_tmp: Path, chunk: int
 
 
 def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
-    """Always-call hold'em: 8 actions a hand, 8 sends a hand (to the seat to act), and each
-    seat still receives every state of every hand, in order, as the reference sends them."""
+    """Always-call hold'em: 8 actions a hand, 9 sends a hand (both seats at the hand's first
+    decision, then the seat to act), and each seat still receives every state of every
+    hand, in order, as the reference sends them."""
     from protocol.deal import DealSource
     from protocol.rules import Action, State
     from protocol.wire import matchstate_text, parse_matchstate
@@ -102,9 +103,10 @@ def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
                 break
             state.apply(Action.CALL)
     assert received == expected
-    # 8 decision points a hand, each one send to the seat to act; the last
-    # hand's final states go out when the match closes (one send per seat).
-    assert sum(writes) == 8 * config.hands + 2
+    # 8 decision points a hand: the first one send to each seat, the others one
+    # send to the seat to act; the last hand's final states go out when the
+    # match closes (one send per seat). The reference: 2 sends per decision point.
+    assert sum(writes) == 9 * config.hands + 2
 
 
 def test_response_timeout_on_the_clock(in_tmp: Path) -> None:
