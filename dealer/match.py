@@ -896,7 +896,7 @@ class Match:
         """
         state = hand.state
         actor = state.current_player
-        text_of = hand.lines.text
+        texts = hand.lines.texts()
         messages = self.trace.messages
         # A hand's first states go to every seat at once; with range queries in
         # play, every state does (queries and answers are about them).
@@ -904,7 +904,7 @@ class Match:
         hand.first_turn = False
         expected = ""
         for seat, position in hand.ordered:
-            text = text_of(position)
+            text = texts[position]
             protocol = seat.protocol
             if position == actor:
                 expected = text + ":"

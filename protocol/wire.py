@@ -562,6 +562,8 @@ class HandLines:
     >>> _ = state.apply(Action.raise_to(300)); _ = state.apply(Action.CALL)
     >>> lines.text(1) == matchstate_for(state, deal, 1).text()
     True
+    >>> lines.texts() == [matchstate_text(state, deal, p) for p in (0, 1)]
+    True
     """
 
     __slots__ = ("_deal", "_heads", "_state", "_tails")
@@ -578,6 +580,16 @@ class HandLines:
         boards = texts.boards
         self._heads = [f"{PREFIX}{position}:{hand_id}:" for position in range(len(texts.own))]
         self._tails = [[":" + own + board for board in boards] for own in texts.own]
+
+    def texts(self) -> list[str]:
+        """The line of every position now, in position order."""
+        state = self._state
+        heads = self._heads
+        if not heads or (state.finished and state.is_showdown):
+            return [matchstate_text(state, self._deal, p) for p in range(state.game.num_players)]
+        betting = state.betting_string()
+        round_ = state.round
+        return [head + betting + tails[round_] for head, tails in zip(heads, self._tails)]
 
     def text(self, position: int) -> str:
         """The line for ``position`` now (``matchstate_text`` of the hand's state)."""
