@@ -138,7 +138,9 @@ class RunningMean:
 
     def copy(self) -> RunningMean:
         """An independent copy."""
-        result = RunningMean()
+        # Not RunningMean(): its Fraction arithmetic would be thrown away (a
+        # trajectory copies every estimator at each of its points).
+        result = RunningMean.__new__(RunningMean)
         result.n = self.n
         result._sum = list(self._sum)
         result._sq = list(self._sq)

@@ -8,7 +8,7 @@ Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
-        [--events]
+        [--events] [--matches N] [--costs] [--profile FILE]
 
 Bots (the same bots play against both dealers):
 
@@ -24,7 +24,16 @@ Bots (the same bots play against both dealers):
 (dmorrill10/project_acpc_server, ``make dealer example_player``; build it
 outside this repository). Each run then plays the reference dealer and ours
 on the same seed with the same bots, alternating, and the summary prints the
-ratio of medians (ours / reference): above 1.0 means ours is faster.
+ratio ours / reference of each run and their median: above 1.0 means ours is
+faster.
+
+``--matches N`` also plays N matches at once in one process of ours (``--match``,
+each with its own two bots) and prints its hands/s over one match's.
+``--costs`` also plays ours with the per-hand extras all off (``-q -l
+--no_events``) and then with one of them on at a time (the ``.log``, the events
+file, the trace), and prints the dealer CPU each one adds per hand.
+``--profile FILE`` runs our dealer under cProfile timing CPU (not wall) time;
+read it with ``python -m pstats FILE``.
 """
 
 from __future__ import annotations
@@ -111,6 +120,28 @@ def fast_random(port: int, game_name: str, seed: int) -> None:
         sock.sendall(f"{line}:{action.text()}\r\n".encode())
 
 
+def profile_dealer(out: Path, argv: list[str]) -> int:
+    """Run ``acpc-lbr`` with ``argv`` under cProfile, timing CPU (not wall) time.
+
+    A wall-clock profile charges the dealer for the time it is descheduled
+    (a send that wakes a bot, other load on the machine); the process's CPU
+    time does not.
+    """
+    import cProfile
+
+    from acpc_lbr.cli import main as acpc_lbr
+
+    profiler = cProfile.Profile(time.process_time)
+    code = 0
+    try:
+        code = profiler.runcall(acpc_lbr, argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    finally:
+        profiler.dump_stats(str(out))
+    return code
+
+
 def start_bots(ports: list[str], bots: str, game: str, seed: int,
                reference: Path | None) -> list[subprocess.Popen[bytes]]:
     """One bot process per port."""
@@ -128,26 +159,55 @@ def start_bots(ports: list[str], bots: str, game: str, seed: int,
     return procs
 
 
-def run_once(dealer: str, options: argparse.Namespace, seed: int,
-             workdir: Path) -> tuple[float, float, int]:
-    """One match; returns (wall seconds, dealer CPU seconds, actions played)."""
+def dealer_flags(options: argparse.Namespace) -> list[str]:
+    """The switches of the per-hand extras, as the options ask for them."""
+    flags = []
+    if options.quiet:
+        flags.append("-q")
+    if options.no_log:
+        flags.append("-l")
+    if not options.events:
+        flags.append("--no_events")
+    return flags
+
+
+def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
+             flags: list[str] | None = None, matches: int = 1) -> tuple[float, float, int]:
+    """One dealer process; returns (wall seconds, dealer CPU seconds, actions played).
+
+    Args:
+        dealer: ``reference`` or ``ours``.
+        flags: our dealer's switches (default: :func:`dealer_flags`).
+        matches: matches played at once by our dealer (``--match``), each
+            with its own bots and ``options.hands`` hands.
+    """
     hands = str(options.hands)
+    names = [f"bench{i}" if matches > 1 else "bench" for i in range(matches)]
     if dealer == "reference":
         args = [str(options.reference / "dealer"), "bench",
                 str(options.reference / GAME_FILES[options.game]), hands, str(seed), "a", "b"]
+        args += [flag for flag in ("-q", "-l") if flag in dealer_flags(options)]
     else:
-        args = [str(ACPC_LBR), "dealer", "bench", options.game, hands, str(seed), "a", "b"]
-        if not options.events:
-            args.append("--no_events")
-    if options.quiet:
-        args.append("-q")
+        args = [str(ACPC_LBR), "dealer"]
+        if matches == 1:
+            args += ["bench", options.game, hands, str(seed), "a", "b"]
+        else:
+            for i, name in enumerate(names):
+                args += ["--match", f"{name} {options.game} {hands} {seed + 1000 * i} a b"]
+        if options.profile is not None:
+            args[:1] = [sys.executable, __file__, "--profile-dealer", str(options.profile.resolve())]
+        args += dealer_flags(options) if flags is None else flags
+    for name in names:
+        (workdir / f"{name}.log").unlink(missing_ok=True)
     with open(workdir / "dealer.err", "w") as err:
         process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err,
                                    text=True)
         assert process.stdout is not None
-        ports = process.stdout.readline().split()
+        port_lines = [process.stdout.readline().split() for _ in range(matches)]
         start = time.perf_counter()
-        procs = start_bots(ports, options.bots, options.game, seed, options.reference)
+        procs = [proc for i, ports in enumerate(port_lines)
+                 for proc in start_bots(ports, options.bots, options.game, seed + 1000 * i,
+                                        options.reference)]
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -157,27 +217,41 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int,
         raise SystemExit(f"{dealer} dealer exited with {process.returncode}; "
                          f"see {workdir / 'dealer.err'}")
     # Actions per hand differ between bots (always-call: 8 in hold'em; the
-    # example player's mix: about 6.4); the trace or log counts them.
-    log = workdir / "bench.log"
-    actions = sum(len(re.findall(r"[fcr]", line.split(":")[2]))
-                  for line in log.read_text().splitlines()
-                  if line.startswith("STATE:")) if log.exists() else 0
+    # example player's mix: about 6.4); the logs count them (0 with -l).
+    actions = 0
+    for name in names:
+        log = workdir / f"{name}.log"
+        if log.exists():
+            actions += sum(len(re.findall(r"[fcr]", line.split(":")[2]))
+                           for line in log.read_text().splitlines() if line.startswith("STATE:"))
     return wall, usage.ru_utime + usage.ru_stime, actions
 
 
 def main() -> int:
     """Run the benchmark and print the figures."""
+    if sys.argv[1:2] == ["--profile-dealer"]:  # the dealer process of --profile
+        return profile_dealer(Path(sys.argv[2]), sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=5_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("-q", dest="quiet", action="store_true", help="dealers without the trace")
+    parser.add_argument("-l", dest="no_log", action="store_true", help="dealers without the .log")
     parser.add_argument("--bots", choices=["random", "always-call", "example"], default="random")
     parser.add_argument("--reference", type=Path, default=None,
                         help="folder with the built reference dealer and example_player")
     parser.add_argument("--game", choices=sorted(GAME_FILES), default="nolimit")
     parser.add_argument("--seed", type=int, default=42, help="seed of run 1; run i uses seed+i-1")
     parser.add_argument("--events", action="store_true", help="let our dealer write events.jsonl")
+    parser.add_argument("--matches", type=int, default=1,
+                        help="also run this many matches at once in one process of ours "
+                             "and compare its hands/s with one match's")
+    parser.add_argument("--costs", action="store_true",
+                        help="also run ours with nothing switched off but one per-hand extra "
+                             "(.log, events, trace) at a time and report what each costs")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="run our dealer under cProfile and write its stats to this file "
+                             "(read them with python -m pstats); slows it down")
     parser.add_argument("--bot", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--bot-port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--bot-seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -190,32 +264,60 @@ def main() -> int:
         return 0
     if options.bots == "example" and options.reference is None:
         parser.error("--bots example needs --reference DIR")
-    dealers = ["reference", "ours"] if options.reference is not None else ["ours"]
+    # (label, dealer, flags of ours, matches at once): played in this order in each run.
+    variants: list[tuple[str, str, list[str] | None, int]] = []
+    if options.reference is not None:
+        variants.append(("reference", "reference", None, 1))
+    variants.append(("ours", "ours", None, 1))
+    if options.matches > 1:
+        variants.append((f"ours x{options.matches}", "ours", None, options.matches))
+    if options.costs:
+        base = ["-q", "-l", "--no_events"]
+        variants += [("all off", "ours", base, 1),
+                     ("+ .log", "ours", ["-q", "--no_events"], 1),
+                     ("+ events", "ours", ["-q", "-l"], 1),
+                     ("+ trace", "ours", ["-l", "--no_events"], 1)]
     figures: dict[str, dict[str, list[float]]] = {
-        d: {"rate": [], "cpu": [], "actions": []} for d in dealers}
+        label: {"rate": [], "cpu": [], "actions": []} for label, *_ in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(options.runs):
             seed = options.seed + run
-            for dealer in dealers:
-                wall, cpu, actions = run_once(dealer, options, seed, Path(tmp))
-                figures[dealer]["rate"].append(options.hands / wall)
-                figures[dealer]["cpu"].append(cpu / options.hands * 1000)
-                figures[dealer]["actions"].append(actions / options.hands)
-                print(f"run {run + 1} seed {seed} {dealer:9}: {options.hands / wall:6.0f} hands/s, "
-                      f"dealer CPU {cpu:.2f} s ({cpu / options.hands * 1000:.3f} ms/hand), "
-                      f"{actions / options.hands:.2f} actions/hand", flush=True)
-    mode = ("-q" if options.quiet else "trace on") + (", events" if options.events else "")
+            for label, dealer, flags, matches in variants:
+                wall, cpu, actions = run_once(dealer, options, seed, Path(tmp), flags, matches)
+                hands = options.hands * matches
+                figures[label]["rate"].append(hands / wall)
+                figures[label]["cpu"].append(cpu / hands * 1000)
+                figures[label]["actions"].append(actions / hands)
+                print(f"run {run + 1} seed {seed} {label:10}: {hands / wall:6.0f} hands/s, "
+                      f"dealer CPU {cpu:.2f} s ({cpu / hands * 1000:.3f} ms/hand), "
+                      f"{actions / hands:.2f} actions/hand", flush=True)
+    mode = " ".join(dealer_flags(options)) or "trace, .log and events on"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
           f"{options.runs} runs")
-    for dealer in dealers:
-        rates = figures[dealer]["rate"]
-        print(f"  {dealer:9}: hands/s min/median/max {min(rates):.0f} / "
+    for label, *_ in variants:
+        rates = figures[label]["rate"]
+        print(f"  {label:10}: hands/s min/median/max {min(rates):.0f} / "
               f"{statistics.median(rates):.0f} / {max(rates):.0f}; dealer CPU ms/hand median "
-              f"{statistics.median(figures[dealer]['cpu']):.3f}")
+              f"{statistics.median(figures[label]['cpu']):.3f}")
+
+    def ratio(top: str, bottom: str) -> str:
+        # Per run (the two ran one after the other), then the median: the
+        # machine's load changes less within a run than across runs.
+        per_run = [a / b for a, b in zip(figures[top]["rate"], figures[bottom]["rate"])]
+        return (f"median {statistics.median(per_run):.2f} (per run "
+                f"{', '.join(f'{r:.2f}' for r in per_run)})")
+
     if options.reference is not None:
-        ratio = (statistics.median(figures["ours"]["rate"])
-                 / statistics.median(figures["reference"]["rate"]))
-        print(f"  ratio ours/reference (median hands/s): {ratio:.2f}")
+        print(f"  ratio ours/reference, hands/s: {ratio('ours', 'reference')}")
+    if options.matches > 1:
+        print(f"  {options.matches} matches in one process / one match, hands/s: "
+              f"{ratio(f'ours x{options.matches}', 'ours')}")
+    if options.costs:
+        base_cpu = statistics.median(figures["all off"]["cpu"])
+        for label in ("+ .log", "+ events", "+ trace"):
+            extra = statistics.median(figures[label]["cpu"]) - base_cpu
+            print(f"  cost of {label[2:]:7}: {extra:+.3f} ms of dealer CPU per hand "
+                  f"(median, against everything off)")
     return 0
 
 

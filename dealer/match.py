@@ -80,6 +80,7 @@ from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State, correct_action
 from protocol.wire import (
+    HandLines,
     MatchState,
     Score,
     format_chips,
@@ -301,6 +302,54 @@ class _Seat:
         return f"seat {self.index + 1} ({self.name})"
 
 
+class _Hand:
+    """The hand being played: what every decision point of it needs."""
+
+    __slots__ = ("deal", "done", "first_turn", "lines", "ordered", "seat_of", "state", "t_hand",
+                 "t_match", "t_response")
+
+    def __init__(self, state: State, deal: Deal, seat_of: list[int],
+                 ordered: list[tuple[_Seat, int]], lines: HandLines,
+                 t_response: float, t_hand: float, t_match: float) -> None:
+        self.state = state
+        self.deal = deal
+        #: The seat of each position, and (seat, position) in seat order.
+        self.seat_of = seat_of
+        self.ordered = ordered
+        self.lines = lines
+        self.t_response = t_response
+        self.t_hand = t_hand
+        self.t_match = t_match
+        #: Fires when the hand is over; fails with why it ended early.
+        self.done: defer.Deferred[None] = defer.Deferred()
+        #: No decision point of this hand was sent yet.
+        self.first_turn = True
+
+
+class _Turn:
+    """One decision point: the acting seat's wait for its action."""
+
+    __slots__ = ("charged_to", "expected", "heard", "ignored", "paused_at_send", "paused_mark",
+                 "position", "seat", "sent")
+
+    def __init__(self, seat: _Seat, position: int, expected: str, sent: float,
+                 paused: float) -> None:
+        self.seat = seat
+        self.position = position
+        #: The state sent to the seat and ``:``: a reply echoing it needs no parsing.
+        self.expected = expected
+        #: When the state was sent; time is charged from here on.
+        self.sent = sent
+        self.charged_to = sent
+        #: The seat's paused clock (its range queries out) at the send and at the last charge.
+        self.paused_at_send = paused
+        self.paused_mark = paused
+        #: The seat's last line (any line), for --idle_timeout.
+        self.heard = sent
+        #: Lines ignored (unparsable, stale, comments) while this decision is pending.
+        self.ignored = 0
+
+
 class Match:
     """A match between bots on TCP, played like the reference dealer plays it.
 
@@ -354,7 +403,11 @@ class Match:
             corrections=[0] * len(self.seats), ignored=[0] * len(self.seats),
         )
         self._failure: MatchAborted | None = None
-        self._waiter: defer.Deferred[str] | None = None
+        #: The hand being played and its decision point (see _play_hand).
+        self._hand: _Hand | None = None
+        self._turn: _Turn | None = None
+        #: The hand waits for a line of seat _waiter_seat (seat_line resumes it).
+        self._waiting = False
         self._waiter_seat = -1
         self._timer: Any = None  # IDelayedCall
         self._wait_deadline: tuple[float, str, str, int] | None = None
@@ -512,10 +565,12 @@ class Match:
 
     def seat_line(self, seat_index: int, line: str) -> None:
         seat = self.seats[seat_index]
-        if self._waiter is not None and self._waiter_seat == seat_index and not seat.queue:
-            waiter, self._waiter = self._waiter, None
+        if self._waiting and self._waiter_seat == seat_index and not seat.queue:
+            self._waiting = False
             self._wait_deadline = None
-            waiter.callback(line)
+            hand = self._hand
+            assert hand is not None
+            self._advance(hand, line)
             return
         seat.queue.append(line)
         seat.queued_bytes += len(line) + 1
@@ -573,7 +628,7 @@ class Match:
             return
         if not self._started:
             when = "before the match started"
-        elif self._waiter_seat == seat_index and self._waiter is not None:
+        elif self._waiter_seat == seat_index and self._waiting:
             when = "while acting"
         else:
             when = "while not acting"
@@ -589,9 +644,12 @@ class Match:
             return
         self._failure = failure
         self._cancel_timer()
-        if self._waiter is not None:
-            waiter, self._waiter = self._waiter, None
-            waiter.errback(failure)
+        if self._waiting:
+            # The hand waits for a line: it ends now.
+            self._waiting = False
+            hand, self._hand, self._turn = self._hand, None, None
+            if hand is not None:
+                hand.done.errback(failure)
         if not self._all_connected.called:
             self._all_connected.errback(failure)
         # Outstanding range queries (e.g. the results' queries between hands) fail now
@@ -680,17 +738,27 @@ class Match:
                 timer.cancel()
         self.stop_listening()
 
-    def _next_line(self, seat: _Seat, deadline: float, cause: str, message: str) -> defer.Deferred[str]:
-        """The next line of ``seat``, or a MatchAborted(cause) after ``deadline``."""
+    def _wait_for_line(self, hand: _Hand, turn: _Turn) -> None:
+        """Wait for the acting seat's next line: :meth:`seat_line` resumes the hand.
+
+        The wait ends with a MatchAborted(cause) at the earliest deadline (see
+        :meth:`_deadline`), moved on by the time the seat's own range queries
+        are out.
+        """
         if self._failure is not None:
-            return defer.fail(self._failure)
-        if seat.queue:
-            return defer.succeed(self._pop_queued(seat))
-        waiter: defer.Deferred[str] = defer.Deferred()
-        self._waiter = waiter
+            raise self._failure
+        seat = turn.seat
+        deadline, cause, message = self._deadline(
+            seat, turn.sent, turn.charged_to, turn.heard, hand.t_response, hand.t_hand, hand.t_match)
+        now = self.clock.seconds()
+        if self.relay.ever_paused[seat.index]:
+            self._wait_paused = self.relay.paused(seat.index, now)
+            deadline += self._wait_paused - turn.paused_at_send
+        else:
+            self._wait_paused = 0.0
+        self._waiting = True
         self._waiter_seat = seat.index
         self._wait_deadline = (deadline, cause, message, seat.index)
-        self._wait_paused = self.relay.paused(seat.index, self.clock.seconds())
         # One watchdog timer, not one per wait: replies come in microseconds,
         # so the timer is left armed and re-armed only when it fires early or
         # when this wait must end sooner than it is set for.
@@ -698,13 +766,12 @@ class Match:
         if timer is None or not timer.active() or timer.getTime() > deadline:
             if timer is not None and timer.active():
                 timer.cancel()
-            self._timer = self.clock.callLater(max(0.0, deadline - self.clock.seconds()), self._watchdog)
-        return waiter
+            self._timer = self.clock.callLater(max(0.0, deadline - now), self._watchdog)
 
     def _watchdog(self) -> None:
         """The wait timer fired: end the wait if its deadline has passed, else re-arm."""
         self._timer = None
-        if self._waiter is None or self._wait_deadline is None:
+        if not self._waiting or self._wait_deadline is None:
             return
         deadline, cause, message, seat = self._wait_deadline
         now = self.clock.seconds()
@@ -745,121 +812,198 @@ class Match:
         # Seat s plays position (s - h) mod N, so position p is seat (p + h) mod N.
         return [(p + hand_id) % n for p in range(n)]
 
-    async def _play_hand(self, state: State, deal: Deal) -> None:
+    # -- the hand loop ---------------------------------------------------------
+    #
+    # Callback style: no Deferred and no coroutine step per action. A hand runs
+    # in _advance until it needs a line the acting seat has not sent yet; then
+    # it returns, and seat_line calls _advance again with that line. Only the
+    # hand as a whole has a Deferred (awaited by run()).
+
+    def _play_hand(self, state: State, deal: Deal) -> defer.Deferred[None]:
+        """Play one hand; the Deferred fires when it is over (or fails with why it ended)."""
         config = self.config
-        game = self.game
-        trace = self.trace
-        messages = trace.messages
         hand_id = state.hand_id
         seat_of = self._position_to_seat(hand_id)
         seats = self.seats
-        ordered = [(seats[s], p) for p, s in sorted(enumerate(seat_of), key=lambda ps: ps[1])]
-        t_response = config.t_response_ms / 1000.0
-        t_hand = config.t_hand_ms / 1000.0
-        t_match = config.t_per_hand_ms * config.hands / 1000.0
-        trace_budget = config.budget.trace_bytes_per_hand
         for seat in seats:
             seat.hand_time = 0.0
             seat.trace_bytes = 0
         self.current_hand = (state, deal, seat_of)
         relay = self.relay
-        paused = relay.paused
-        seconds = self.clock.seconds
-        relay.new_hand(seconds())
-        while not state.finished:
-            if self._failure is not None:
-                raise self._failure
-            actor = state.current_player
-            expected_prefix = ""
-            for seat, position in ordered:
-                text = matchstate_text(state, deal, position)
-                if position == actor:
-                    expected_prefix = text + ":"
-                if seat.protocol is not None:
-                    seat.protocol.send_with_queued(text)
-                if messages:
-                    trace.to(seat.index, text)
-            seat = seats[seat_of[actor]]
-            sent = seconds()
-            charged_to = sent
-            # Time with the seat's own range queries out is not charged to it
-            # (up to the budget's pause caps per decision and per hand).
-            relay.begin_decision(seat.index, sent)
-            paused_at_send = paused_mark = paused(seat.index, sent)
-            heard = sent  # the seat's last line (any line) in this wait, for --idle_timeout
-            ignored_here = 0
-            while True:
+        if any(relay.ever_paused):
+            relay.new_hand(self.clock.seconds())
+        hand = _Hand(
+            state, deal, seat_of,
+            [(seats[s], p) for p, s in sorted(enumerate(seat_of), key=lambda ps: ps[1])],
+            HandLines(state, deal),
+            config.t_response_ms / 1000.0,
+            config.t_hand_ms / 1000.0,
+            config.t_per_hand_ms * config.hands / 1000.0,
+        )
+        self._hand = hand
+        self._turn = None
+        self._advance(hand, None)
+        return hand.done
+
+    def _advance(self, hand: _Hand, line: str | None) -> None:
+        """Play ``hand`` on (with ``line``, the acting seat's newest line, if any).
+
+        Whatever ends the hand early -- a MatchAborted, a failed write, a
+        dealer bug -- fails the hand's Deferred, so run() handles it.
+        """
+        try:
+            self._play_on(hand, line)
+        except Exception:  # noqa: BLE001 (run() sorts out the failure)
+            self._waiting = False
+            self._hand = self._turn = None
+            hand.done.errback(Failure())  # type: ignore[no-untyped-call]
+
+    def _play_on(self, hand: _Hand, line: str | None) -> None:
+        state = hand.state
+        while True:
+            turn = self._turn
+            if turn is None:
+                if state.finished:
+                    self._hand = None
+                    self._end_hand(state, hand.deal, hand.ordered, hand.seat_of)
+                    hand.done.callback(None)
+                    return
+                if self._failure is not None:
+                    raise self._failure
+                turn = self._turn = self._begin_turn(hand)
+            if line is None:
+                seat = turn.seat
                 if seat.queue and self._failure is None:
                     line = self._pop_queued(seat)
                 else:
-                    deadline, cause, message = self._deadline(
-                        seat, sent, charged_to, heard, t_response, t_hand, t_match)
-                    deadline += paused(seat.index, seconds()) - paused_at_send
-                    line = await self._next_line(seat, deadline, cause, message)
-                now = seconds()
-                heard = now
-                paused_now = paused(seat.index, now)
-                if messages:
-                    if seat.trace_bytes < trace_budget:
-                        seat.trace_bytes += len(line)
-                        trace.from_(seat.index, line)
-                    else:
-                        seat.untraced += 1
-                problem: str | None = None
-                if line.startswith(expected_prefix):
-                    # The usual case: the echoed state is exactly the one sent,
-                    # so only the action needs reading (parse_reply would replay
-                    # the whole betting through the rules again).
-                    action, action_problem = read_reply_action(line[len(expected_prefix):], game)
+                    self._wait_for_line(hand, turn)
+                    return
+            self._read_line(hand, turn, line)
+            line = None
+
+    def _begin_turn(self, hand: _Hand) -> _Turn:
+        """Send the states of a new decision point: one send, to the seat to act.
+
+        After a hand's first decision point, the other seats' states are
+        queued and go out, in order, with the next line sent to them (their
+        turn, a range query, the next hand, the end of the match; at most
+        ``SeatProtocol.MAX_QUEUED_LINES`` wait): a seat needs them only when
+        it is to act, and one send per action instead of one per seat saves
+        the dealer a system call and a bot that is not to act a wake-up per
+        action. A hand's first states go to every seat at once, and so does
+        every state while range queries are in play (a seat announced them,
+        or ``--queryable``), as from the reference.
+        """
+        state = hand.state
+        actor = state.current_player
+        texts = hand.lines.texts()
+        messages = self.trace.messages
+        # A hand's first states go to every seat at once; with range queries in
+        # play, every state does (queries and answers are about them).
+        defer_others = not hand.first_turn and not any(self.relay.queryable)
+        hand.first_turn = False
+        expected = ""
+        for seat, position in hand.ordered:
+            text = texts[position]
+            protocol = seat.protocol
+            if position == actor:
+                expected = text + ":"
+                if protocol is not None:
+                    protocol.send_line(text)
+            elif protocol is not None:
+                if defer_others:
+                    protocol.queue_line(text)
                 else:
-                    try:
-                        reply = parse_reply(line, game)
-                    except ParseError:
-                        problem = "bad state format in response"
-                    else:
-                        if reply is None:  # a comment: skipped and not charged, but counted
-                            ignored_here += 1
-                            if ignored_here > config.max_ignored:
-                                self._too_many_ignored(seat, ignored_here, hand_id, "a comment line")
-                            continue
-                        if not same_decision_point(reply.state,
-                                                   matchstate_for(state, deal, actor)):
-                            problem = "ignoring un-requested response"
-                        action, action_problem = reply.action, reply.problem
-                # Charge the time since the last charged line (the reference
-                # charges from the send each time, counting some time twice).
-                elapsed = now - charged_to - (paused_now - paused_mark)
-                charged_to = now
-                paused_mark = paused_now
-                if elapsed > 0.0:
-                    seat.hand_time += elapsed
-                    seat.match_time += elapsed
-                if seat.hand_time > t_hand or seat.match_time > t_match:
-                    self._check_budgets(seat, t_hand, t_match)
-                if problem is None:
-                    break
-                ignored_here += 1
-                seat.ignored += 1
-                trace.line(f"WARNING: {problem}")
-                self.events.emit("reply_ignored", level="warning", console=False,
-                                 seat=seat.index + 1, hand=hand_id, problem=problem)
-                if ignored_here > config.max_ignored:
-                    self._too_many_ignored(seat, ignored_here, hand_id, problem)
-            applied, correction = correct_action(state, action, action_problem)
-            if correction is not None:
-                message = correction.message
-                seat.corrections += 1
-                trace.line(f"WARNING: {message}")
-                self.events.emit("action_corrected", level="warning", console=False,
-                                 seat=seat.index + 1, hand=hand_id, correction=message)
-            state.apply(applied)
-            if self.events.hooks:
-                self.events.notify("action", seat=seat.index + 1, hand=hand_id,
-                                   action=applied.text(), seconds=now - sent,
-                                   corrected=correction is not None)
-            if self._tlog is not None:
-                self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
-        self._end_hand(state, deal, ordered, seat_of)
+                    protocol.send_line(text)
+            if messages:
+                self.trace.to(seat.index, text)
+        seat = self.seats[hand.seat_of[actor]]
+        sent = self.clock.seconds()
+        relay = self.relay
+        paused = 0.0
+        if relay.ever_paused[seat.index]:
+            # Time with the seat's own range queries out is not charged to it
+            # (up to the budget's pause caps per decision and per hand).
+            relay.begin_decision(seat.index, sent)
+            paused = relay.paused(seat.index, sent)
+        return _Turn(seat, actor, expected, sent, paused)
+
+    def _read_line(self, hand: _Hand, turn: _Turn, line: str) -> None:
+        """Take one line of the acting seat: its action, or a line to ignore."""
+        config = self.config
+        game = self.game
+        state = hand.state
+        seat = turn.seat
+        now = self.clock.seconds()
+        turn.heard = now  # the seat's last line (any line), for --idle_timeout
+        relay = self.relay
+        paused_now = relay.paused(seat.index, now) if relay.ever_paused[seat.index] else 0.0
+        trace = self.trace
+        if trace.messages:
+            if seat.trace_bytes < config.budget.trace_bytes_per_hand:
+                seat.trace_bytes += len(line)
+                trace.from_(seat.index, line)
+            else:
+                seat.untraced += 1
+        problem: str | None = None
+        expected = turn.expected
+        if line.startswith(expected):
+            # The usual case: the echoed state is exactly the one sent,
+            # so only the action needs reading (parse_reply would replay
+            # the whole betting through the rules again).
+            action, action_problem = read_reply_action(line[len(expected):], game)
+        else:
+            try:
+                reply = parse_reply(line, game)
+            except ParseError:
+                problem = "bad state format in response"
+                action, action_problem = None, None
+            else:
+                if reply is None:  # a comment: skipped and not charged, but counted
+                    turn.ignored += 1
+                    if turn.ignored > config.max_ignored:
+                        self._too_many_ignored(seat, turn.ignored, state.hand_id, "a comment line")
+                    return
+                if not same_decision_point(reply.state,
+                                           matchstate_for(state, hand.deal, turn.position)):
+                    problem = "ignoring un-requested response"
+                action, action_problem = reply.action, reply.problem
+        # Charge the time since the last charged line (the reference
+        # charges from the send each time, counting some time twice).
+        elapsed = now - turn.charged_to - (paused_now - turn.paused_mark)
+        turn.charged_to = now
+        turn.paused_mark = paused_now
+        if elapsed > 0.0:
+            seat.hand_time += elapsed
+            seat.match_time += elapsed
+        if seat.hand_time > hand.t_hand or seat.match_time > hand.t_match:
+            self._check_budgets(seat, hand.t_hand, hand.t_match)
+        hand_id = state.hand_id
+        if problem is not None:
+            turn.ignored += 1
+            seat.ignored += 1
+            trace.line(f"WARNING: {problem}")
+            self.events.emit("reply_ignored", level="warning", console=False,
+                             seat=seat.index + 1, hand=hand_id, problem=problem)
+            if turn.ignored > config.max_ignored:
+                self._too_many_ignored(seat, turn.ignored, hand_id, problem)
+            return
+        applied, correction = correct_action(state, action, action_problem)
+        if correction is not None:
+            message = correction.message
+            seat.corrections += 1
+            trace.line(f"WARNING: {message}")
+            self.events.emit("action_corrected", level="warning", console=False,
+                             seat=seat.index + 1, hand=hand_id, correction=message)
+        state.apply(applied)
+        self._turn = None
+        sent = turn.sent
+        if self.events.hooks:
+            self.events.notify("action", seat=seat.index + 1, hand=hand_id,
+                               action=applied.text(), seconds=now - sent,
+                               corrected=correction is not None)
+        if self._tlog is not None:
+            self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
 
     def _too_many_ignored(self, seat: _Seat, count: int, hand_id: int, last: str) -> None:
         raise MatchAborted(

@@ -240,6 +240,10 @@ class QueryRelay:
         self._asked_since = [0.0] * n
         self._paused_total = [0.0] * n
         self._paused_since = [0.0] * n
+        #: Per seat: its clock was ever paused by its queries. Until then
+        #: paused() is 0 and begin_decision()/new_hand() change nothing, so
+        #: the dealer's hand loop skips them.
+        self.ever_paused = [False] * n
         # The pause credited to the agent's clock, capped per decision and per hand:
         # credit at the start of the current decision, raw pause then, credit used in this hand.
         budget = match.config.budget
@@ -286,6 +290,11 @@ class QueryRelay:
             return
         self.queryable[seat] = True
         self.versions[seat] = version
+        # From now on every seat gets every state at once (dealer/match.py,
+        # _begin_turn); the states a seat was holding back go out now.
+        for held in self._protocols:
+            if held is not None:
+                held.flush_lines()
         if protocol is not None:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
             if version > 1:
@@ -536,6 +545,7 @@ class QueryRelay:
     # -- the asking agent's clock --------------------------------------------
 
     def _pause(self, seat: int) -> None:
+        self.ever_paused[seat] = True
         if self._out_for[seat] == 0:
             self._paused_since[seat] = self.match.clock.seconds()
         self._out_for[seat] += 1

@@ -1153,6 +1153,12 @@ class DealerResults:
 
     def report(self, by_name: dict[str, Any]) -> list[dict[str, Any]]:
         """Print each group's table, write the JSON document, close the query logs."""
+        if not self.table and self.results_json is None:
+            # Nobody reads the documents (-q without --table or --results-json):
+            # do not compute them.
+            for group in self.groups:
+                group.close()
+            return []
         from acpc_lbr.results import dumps, format_table, merge_documents
 
         docs = self.documents(by_name)

@@ -209,35 +209,45 @@ class SeatProtocol(LineReceiver):
     # -- sending ----------------------------------------------------------
 
     def queue_line(self, text: str) -> None:
-        """Queue one line (ending it with ``\\r\\n``) for the next :meth:`flush_lines`.
+        """Queue one line (ending it with ``\\r\\n``); it goes out with the next send.
 
-        The dealer queues the final state of a hand and the first state of the
-        next one and sends them together: one send instead of two.
+        The dealer queues the states of a seat that is not to act, and the
+        final state of a hand: they go out together with the next line sent
+        to that seat (its next turn), in order, in one send. At most
+        :attr:`MAX_QUEUED_LINES` wait; one more sends them all at once.
         """
-        self._pending.append(text)
+        pending = self._pending
+        pending.append(text)
+        if len(pending) > self.MAX_QUEUED_LINES:
+            self.flush_lines()
+
+    #: Queued lines (:meth:`queue_line`) that may wait for the next send.
+    MAX_QUEUED_LINES = 64
 
     def flush_lines(self) -> None:
         """Send the queued lines, if any."""
         if self._pending:
             text = "\r\n".join(self._pending)
             self._pending.clear()
-            self.send_line(text)
+            self._send(text)
 
-    def send_with_queued(self, text: str) -> None:
+    def send_line(self, text: str) -> None:
         """Send the queued lines, if any, and ``text`` after them, in one send.
 
-        The same bytes as :meth:`queue_line` then :meth:`flush_lines`, without
-        the list round trip when nothing is queued (the dealer's usual case).
+        Every line of a seat goes out in the order it was given, queued or not.
         """
         pending = self._pending
         if pending:
             pending.append(text)
             text = "\r\n".join(pending)
             pending.clear()
-        self.send_line(text)
+        self._send(text)
 
-    def send_line(self, text: str) -> None:
-        """Send one line, ending it with ``\\r\\n``.
+    #: The former name of :meth:`send_line`.
+    send_with_queued = send_line
+
+    def _send(self, text: str) -> None:
+        """Send ``text`` (one or more lines), ending it with ``\\r\\n``.
 
         When nothing is queued on a TCP transport the line goes straight to
         the socket: Twisted's ``write`` would register the socket for writing

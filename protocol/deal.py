@@ -55,6 +55,10 @@ class Deal:
         return holes + "/".join(cards_to_text(cards) for cards in self.board)
 
 
+#: Outputs drawn from the generator at a time (a few hundred hands).
+_BATCH = 4096
+
+
 class DealSource:
     """The match's card stream: an MT19937 generator seeded like the reference.
 
@@ -69,33 +73,43 @@ class DealSource:
         # RandomState(seed) uses init_genrand(seed); a full-range uint32 draw is
         # one tempered genrand_int32 output each (checked against the reference).
         self._rng = np.random.RandomState(seed)
+        self._buffer: list[int] = []
+        self._next = 0
         self.hands_dealt = 0
 
     def draws(self, count: int) -> list[int]:
         """Return the next ``count`` raw 32-bit outputs of the stream."""
-        return [int(x) for x in self._rng.randint(0, 2**32, size=count, dtype=np.uint32)]
+        # The generator is asked for outputs in batches: each full-range uint32
+        # draw is one output, so the stream is the same, and a hand costs no
+        # numpy call.
+        buffer, start = self._buffer, self._next
+        if len(buffer) - start < count:
+            more = self._rng.randint(0, 2**32, size=max(count, _BATCH), dtype=np.uint32)
+            buffer = self._buffer = buffer[start:] + more.tolist()
+            start = 0
+        self._next = start + count
+        return buffer[start : start + count]
 
     def deal(self, game: GameDef) -> Deal:
         """Deal the next hand of ``game``."""
         deck = list(game.deck)
-        per_hand = game.num_hole_cards * game.num_players + game.total_board_cards
-        outputs = iter(self.draws(per_hand))
-
-        def draw() -> int:
-            slot = next(outputs) % len(deck)
-            card = deck[slot]
+        hole_cards = game.num_hole_cards
+        num_players = game.num_players
+        cards = []
+        for output in self.draws(hole_cards * num_players + game.total_board_cards):
+            slot = output % len(deck)
+            cards.append(deck[slot])
             deck[slot] = deck[-1]
             deck.pop()
-            return card
-
-        hole = tuple(
-            tuple(draw() for _ in range(game.num_hole_cards)) for _ in range(game.num_players)
-        )
-        board = tuple(
-            tuple(draw() for _ in range(game.num_board_cards[r])) for r in range(game.num_rounds)
-        )
+        hole = tuple([tuple(cards[i : i + hole_cards])
+                      for i in range(0, hole_cards * num_players, hole_cards)])
+        board = []
+        start = hole_cards * num_players
+        for count in game.num_board_cards:
+            board.append(tuple(cards[start : start + count]))
+            start += count
         self.hands_dealt += 1
-        return Deal(hole=hole, board=board)
+        return Deal(hole=hole, board=tuple(board))
 
     def skip(self, game: GameDef, hands: int) -> None:
         """Deal and discard ``hands`` hands (to resume a match)."""

@@ -198,7 +198,7 @@ class State:
         return active
 
     def _num_raises(self) -> int:
-        return sum(1 for a in self.actions[self.round] if a.type is _RAISE)
+        return [a.type for a in self.actions[self.round]].count(_RAISE)
 
     def _num_called(self) -> int:
         called = 0
@@ -322,22 +322,29 @@ class State:
         """
         if self.finished:
             raise IllegalActionError("the hand is over", action.text())
-        p = self.current_player
-        self._check(action, p)
+        # The dealer applies every action of every match here, so this is
+        # current_player and _check written out, with a call's check (it
+        # is always legal in a live hand) left out.
+        game = self.game
+        round_ = self.round
+        round_actors = self.actors[round_]
+        p = self._next_player(round_actors[-1] if round_actors else game.first_player[round_] - 1)
+        kind = action.type
+        if kind is not _CALL or action.size:
+            self._check(action, p)
         actions = self.actions
         if self._betting_shape != (len(actions), len(actions[-1])):
             self._rebuild_betting()  # bring the cache up to date before it grows
-        game = self.game
-        round_ = self.round
         actions[round_].append(action)
-        self.actors[round_].append(p)
-        self._betting += action.text()
-        kind = action.type
+        round_actors.append(p)
         if kind is _CALL:
+            self._betting += "c"
             self.spent[p] = min(self.max_spent, game.stack[p])
         elif kind is _FOLD:
+            self._betting += "f"
             self.folded[p] = True
         else:
+            self._betting += action.text()
             if game.is_limit:
                 self.max_spent = min(self.max_spent + game.raise_size[round_], game.stack[p])
             else:
@@ -345,7 +352,8 @@ class State:
                 self.max_spent = action.size
             self.spent[p] = self.max_spent
         self._close_round_if_done()
-        self._betting_shape = (len(self.actions), len(self.actions[-1]))
+        actions = self.actions
+        self._betting_shape = (len(actions), len(actions[-1]))
         return action
 
     def _next_round(self) -> None:
@@ -356,10 +364,15 @@ class State:
 
     def _close_round_if_done(self) -> None:
         game = self.game
-        if self.num_folded + 1 >= game.num_players:
+        folded = self.folded
+        if sum(folded) + 1 >= game.num_players:
             self.finished = True
             return
-        active = self.num_active
+        spent, stack = self.spent, game.stack
+        active = 0
+        for p in range(len(spent)):
+            if not folded[p] and spent[p] < stack[p]:
+                active += 1
         if self._num_called() >= active:
             if active > 1:
                 if self.round + 1 < game.num_rounds:
@@ -494,8 +507,10 @@ def correct_action(
             if action.size > high:
                 fixed = Action.raise_to(high)
                 return fixed, Correction(action, fixed, f"raise of {action.size} decreased to {high}")
-        elif bounds is not None and action.size:
-            return Action.RAISE, None  # a size given in limit is ignored
+            return action, None  # in the legal range: legal
+        if bounds is not None:
+            # Limit: a raise is legal here, and a size given is ignored.
+            return (Action.RAISE if action.size else action), None
     if state.is_legal(action):
         return action, None
     return Action.CALL, Correction(action, Action.CALL, "invalid action, changed to call")

@@ -42,6 +42,7 @@ from protocol.rules import Action, ActionType, State
 __all__ = [
     "BAD_FORMAT",
     "INVALID",
+    "HandLines",
     "PREFIX",
     "LogState",
     "MatchState",
@@ -99,6 +100,8 @@ _SIMPLE_REPLY_ACTIONS = {
     for letter in letters
 }
 
+# Card text by index; a lookup fails (rather than wraps) off the deck.
+_CARD_TEXT_OF = dict(enumerate(CARD_TEXT))
 # Card text as card_from_text reads it (rank and suit letters in either case).
 _CARD_BY_TEXT = {
     rank + suit: card
@@ -452,18 +455,25 @@ class _DealText:
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal  # held so that id(deal) stays this deal's key
-        self.hole = [cards_to_text(cards) for cards in deal.hole]
+        try:
+            self.hole = ["".join([_CARD_TEXT_OF[c] for c in cards]) for cards in deal.hole]
+            boards = ["".join([_CARD_TEXT_OF[c] for c in cards]) for cards in deal.board]
+        except (KeyError, TypeError):  # off the deck: cards_to_text raises its usual error
+            self.hole = [cards_to_text(cards) for cards in deal.hole]
+            boards = [cards_to_text(cards) for cards in deal.board]
+        hole = self.hole
         #: own[p]: the hole fields as position p sees them before a showdown.
-        self.own = [
-            "|".join([text if p == position else "" for p, text in enumerate(self.hole)])
-            for position in range(len(self.hole))
-        ]
+        if len(hole) == 2:
+            self.own = [hole[0] + "|", "|" + hole[1]]
+        else:
+            self.own = [
+                "|".join([text if p == position else "" for p, text in enumerate(hole)])
+                for position in range(len(hole))
+            ]
         #: boards[r]: the board fields of rounds 0..r (``board0/board1/...``).
-        self.boards = []
-        text = ""
-        for round_, cards in enumerate(deal.board):
-            text += ("/" if round_ else "") + cards_to_text(cards)
-            self.boards.append(text)
+        self.boards = [boards[0]] if boards else []
+        for text in boards[1:]:
+            self.boards.append(f"{self.boards[-1]}/{text}")
 
 
 # Rendered deals by id(); each entry keeps its deal alive, so ids are not
@@ -527,6 +537,67 @@ def _fast_matchstate_text(state: State, deal: Deal, position: int) -> str | None
         f"{PREFIX}{position}:{state.hand_id}:{state.betting_string()}:"
         f"{cards}{texts.boards[state.round]}"
     )
+
+
+class HandLines:
+    """The ``MATCHSTATE`` lines of one hand, as the dealer sends them while it is played.
+
+    A line is ``MATCHSTATE:<position>:<hand>:<betting>:<cards>``: the first two
+    fields are fixed for the hand, the cards change only when a round's board
+    is revealed (and at a showdown), and the betting grows by one action at a
+    time (:meth:`State.betting_string` is kept as the hand goes). So each line
+    is three pieces put together: a head per position, the betting, and a
+    tail per position and round, all rendered once per hand.
+
+    Args:
+        state: the live hand (read at every :meth:`text`, never changed).
+        deal: its cards.
+
+    >>> from protocol.gamedef import load_game
+    >>> from protocol.deal import DealSource
+    >>> game = load_game("nolimit")
+    >>> deal = DealSource(42).deal(game)
+    >>> state = State(game, 7)
+    >>> lines = HandLines(state, deal)
+    >>> _ = state.apply(Action.raise_to(300)); _ = state.apply(Action.CALL)
+    >>> lines.text(1) == matchstate_for(state, deal, 1).text()
+    True
+    >>> lines.texts() == [matchstate_text(state, deal, p) for p in (0, 1)]
+    True
+    """
+
+    __slots__ = ("_deal", "_heads", "_state", "_tails")
+
+    def __init__(self, state: State, deal: Deal) -> None:
+        self._state = state
+        self._deal = deal
+        texts = _deal_text(deal)
+        if len(texts.own) != state.game.num_players:
+            self._heads: list[str] = []  # odd input: every line the plain way
+            self._tails: list[list[str]] = []
+            return
+        hand_id = state.hand_id
+        boards = texts.boards
+        self._heads = [f"{PREFIX}{position}:{hand_id}:" for position in range(len(texts.own))]
+        self._tails = [[":" + own + board for board in boards] for own in texts.own]
+
+    def texts(self) -> list[str]:
+        """The line of every position now, in position order."""
+        state = self._state
+        heads = self._heads
+        if not heads or (state.finished and state.is_showdown):
+            return [matchstate_text(state, self._deal, p) for p in range(state.game.num_players)]
+        betting = state.betting_string()
+        round_ = state.round
+        return [head + betting + tails[round_] for head, tails in zip(heads, self._tails)]
+
+    def text(self, position: int) -> str:
+        """The line for ``position`` now (``matchstate_text`` of the hand's state)."""
+        state = self._state
+        heads = self._heads
+        if not 0 <= position < len(heads) or (state.finished and state.is_showdown):
+            return matchstate_text(state, self._deal, position)
+        return heads[position] + state.betting_string() + self._tails[position][state.round]
 
 
 # -- replies ---------------------------------------------------------------

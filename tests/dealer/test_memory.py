@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from twisted.internet.testing import StringTransport
@@ -14,8 +15,13 @@ from tests.dealer.harness import MemoryTable, make_config
 
 @pytest.mark.parametrize("chunk", [0, 1, 2, 3, 7, 64])
 def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int) -> None:
-    """The first exchange of transcripts/nl1000.trace, fed in any chunking, gives the same traffic."""
-    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2")))
+    """The first exchange of transcripts/nl1000.trace, fed in any chunking, gives the same traffic.
+
+    The reference sends every state to every seat at once. With range queries in
+    play (here ``--queryable``) so does this dealer, line for line and step for step.
+    """
+    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2"),
+                                    queryable=("p1", "p2")))
     table.feed(0, b"VERSION:2.0.0\r\n", chunk)
     table.feed(1, b"VERSION:2.0.0\n", chunk)
     assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
@@ -29,6 +35,78 @@ def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int) -> Non
     result = table.done.result
     assert result.exit_code == EXIT_OK
     assert Path("nl.log").read_text().splitlines()[4] == "STATE:0:r14085f:7d3d|2hAc:-100|100:p1|p2"
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 7])
+def test_states_of_a_seat_not_to_act_come_with_its_turn(in_tmp: Path, chunk: int) -> None:
+    """Without range queries each seat gets the reference's lines, in order; after a hand's
+    first states, a seat that is not to act gets its states with its next turn (or at the end)."""
+    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2")))
+    table.feed(0, b"VERSION:2.0.0\r\n", chunk)
+    table.feed(1, b"VERSION:2.0.0\n", chunk)
+    assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
+    assert table.take(1) == ["MATCHSTATE:1:0::|2hAc"]
+    table.feed(1, b"MATCHSTATE:1:0::|2hAc:r14085\r\n", chunk)
+    assert table.take(0) == ["MATCHSTATE:0:0:r14085:7d3d|"]
+    assert table.take(1) == []
+    table.feed(0, b"# thinking\nMATCHSTATE:0:0:r14085:7d3d|:f\n", chunk)
+    assert table.take(0) == ["MATCHSTATE:0:0:r14085f:7d3d|"]
+    assert table.take(1) == ["MATCHSTATE:1:0:r14085:|2hAc", "MATCHSTATE:1:0:r14085f:|2hAc"]
+    assert table.done.result.exit_code == EXIT_OK
+    assert Path("nl.log").read_text().splitlines()[4] == "STATE:0:r14085f:7d3d|2hAc:-100|100:p1|p2"
+
+
+def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
+    """Always-call hold'em: 8 actions a hand, 9 sends a hand (both seats at the hand's first
+    decision, then the seat to act), and each seat still receives every state of every
+    hand, in order, as the reference sends them."""
+    from protocol.deal import DealSource
+    from protocol.rules import Action, State
+    from protocol.wire import matchstate_text, parse_matchstate
+
+    config = make_config("m", hands=3, seed=5)
+    table = MemoryTable(config)
+    writes = [0, 0]
+    for seat, transport in enumerate(table.transports):
+        def counted(data: bytes, seat: int = seat, write: Any = transport.write) -> None:
+            writes[seat] += 1
+            write(data)
+        transport.write = counted  # type: ignore[method-assign]
+    table.feed(0, b"VERSION:2.0.0\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    received: list[list[str]] = [[], []]
+    while not table.done.called:
+        # The seat that was just sent a state it is to act on calls.
+        acted = False
+        for seat in (0, 1):
+            lines = table.take(seat)
+            received[seat] += lines
+            if lines:
+                view = parse_matchstate(lines[-1], config.game)
+                state = view.to_state(config.game)
+                if not state.finished and state.current_player == view.position:
+                    table.feed(seat, f"{lines[-1]}:c\n")
+                    acted = True
+        assert acted or table.done.called
+    for seat in (0, 1):
+        received[seat] += table.take(seat)  # the last states, sent as the match closes
+    assert table.done.result.exit_code == EXIT_OK
+    deals = DealSource(config.seed)
+    expected: list[list[str]] = [[], []]
+    for hand in range(config.hands):
+        deal, state = deals.deal(config.game), State(config.game, hand)
+        seat_of = [(p + hand) % 2 for p in range(2)]
+        while True:
+            for position in (0, 1):
+                expected[seat_of[position]].append(matchstate_text(state, deal, position))
+            if state.finished:
+                break
+            state.apply(Action.CALL)
+    assert received == expected
+    # 8 decision points a hand: the first one send to each seat, the others one
+    # send to the seat to act; the last hand's final states go out when the
+    # match closes (one send per seat). The reference: 2 sends per decision point.
+    assert sum(writes) == 9 * config.hands + 2
 
 
 def test_response_timeout_on_the_clock(in_tmp: Path) -> None:
@@ -124,3 +202,32 @@ def test_prefix_handlers_route_lines(in_tmp: Path) -> None:
     table.feed(1, b"QUERY:1\r\n")
     assert seen == ["QUERY:1"]
     assert not table.match.seats[1].queue
+
+
+def test_queued_lines_go_out_first_in_one_send_and_never_pile_up() -> None:
+    """A seat's queued states go out before the next line it is sent (a range query,
+    say), in one write; past MAX_QUEUED_LINES they are sent without waiting."""
+    from dealer.seat import SeatProtocol as Seat
+
+    class Listener:
+        def seat_candidate(self, seat: int, protocol: Seat) -> bool:
+            return True
+
+    transport = StringTransport()
+    writes: list[bytes] = []
+    write = transport.write
+    transport.write = lambda data: (writes.append(data), write(data))[1]  # type: ignore[method-assign]
+    protocol = Seat(Listener(), 0)  # type: ignore[arg-type]
+    protocol.makeConnection(transport)
+    protocol.queue_line("MATCHSTATE:0:0::7d3d|")
+    protocol.queue_line("MATCHSTATE:0:0:r300:7d3d|")
+    assert writes == []
+    protocol.send_line("QUERY:d1:x")
+    assert writes == [b"MATCHSTATE:0:0::7d3d|\r\nMATCHSTATE:0:0:r300:7d3d|\r\nQUERY:d1:x\r\n"]
+    for i in range(Seat.MAX_QUEUED_LINES):
+        protocol.queue_line(f"line {i}")
+    assert len(writes) == 1
+    protocol.queue_line("one more")
+    assert len(writes) == 2 and writes[1].count(b"\r\n") == Seat.MAX_QUEUED_LINES + 1
+    protocol.flush_lines()
+    assert len(writes) == 2  # nothing left to send

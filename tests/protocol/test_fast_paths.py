@@ -374,3 +374,34 @@ def test_protocol_benchmark_runs() -> None:
         assert row in run.stdout
     ratios = [line for line in run.stdout.splitlines() if re.search(r" x[0-9]+\.[0-9]{2}$", line)]
     assert len(ratios) == 7  # two text paths, reply, apply, two log paths, dealer
+
+
+def test_hand_lines_follow_the_hand_as_matchstate_for_prints_it() -> None:
+    """HandLines, built once per hand, prints every position's line at every point of the
+    hand as matchstate_for does (the slow, obvious printer), in every bundled game."""
+    from protocol.wire import HandLines
+
+    for name, game in GAMES.items():
+        lines: HandLines | None = None
+        for state, deal in random_play(game, 30, seed=21):
+            if not state.actions[0] and state.round == 0:
+                lines = HandLines(state, deal)  # a new hand
+            assert lines is not None
+            expected = [matchstate_for(state, deal, p).text() for p in range(game.num_players)]
+            assert lines.texts() == expected, name
+            assert [lines.text(p) for p in range(game.num_players)] == expected, name
+
+
+def test_batched_draws_are_the_generators_outputs_one_by_one() -> None:
+    """DealSource takes the generator's outputs in batches; the stream it hands out, in
+    pieces of any size across batch ends, is the unbatched one (one uint32 draw each)."""
+    import numpy as np
+
+    for seed in (0, 42, 2**32 - 1):
+        plain = np.random.RandomState(seed)
+        source = DealSource(seed)
+        rng = random.Random(seed)
+        for _ in range(400):
+            count = rng.choice([1, 2, 9, 17, 300, 5000])
+            expected = [int(plain.randint(0, 2**32, dtype=np.uint32)) for _ in range(count)]
+            assert source.draws(count) == expected
