@@ -40,9 +40,8 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -50,15 +49,31 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates, imaginary_observation
-from acpc_lbr.lbr import EquityFunction
-from protocol.gamedef import GameDef
+from acpc_lbr.aivat import DEFAULT_SAMPLES
+from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates
+from acpc_lbr.lbr import EquityFunction, equity_function
+from acpc_lbr.outcomes import (
+    OpponentDecision,
+    aivat_requests,
+    hand_aivat_value,
+    hand_io,
+    log_values,
+    opponent_decisions,
+)
+from acpc_lbr.results import (
+    dumps,
+    estimates_from_outcomes,
+    format_table,
+    merge_documents,
+    results_document,
+)
+from dealer.metrics import DealerMetrics, serve_metrics
+from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State
 from protocol.wire import (
     LogState,
     MatchState,
-    format_chips,
-    parse_chips,
+    log_state_for,
     parse_log_state,
     parse_score,
 )
@@ -69,113 +84,6 @@ AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[Any]]
 
 #: Version of the ``.queries`` file format.
 QUERY_LOG_VERSION = 1
-
-
-# -- the pure pipeline: hand -> decisions -> weights -> IO ------------------------------
-
-
-@dataclass(frozen=True)
-class OpponentDecision:
-    """One opponent action on the played line.
-
-    Attributes:
-        state: the public decision point (hole-card slots empty), as the
-            opponent would have received it; its position is the opponent's.
-        action: what the opponent played there.
-    """
-
-    state: MatchState
-    action: Action
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """(betting, action) -- unique within a hand."""
-        return (self.state.betting_text(), self.action.text())
-
-
-def opponent_decisions(game: GameDef, hand: LogState, opponent_position: int) -> list[OpponentDecision]:
-    """Every decision of ``opponent_position`` on the line of a finished hand, in order."""
-    state = State(game, hand.hand_id)
-    empty = tuple(() for _ in range(game.num_players))
-    decisions = []
-    for round_actions in hand.betting:
-        for action in round_actions:
-            if state.current_player == opponent_position:
-                betting = tuple(tuple(actions) for actions in state.actions)
-                board = tuple(hand.board[r] for r in range(state.round + 1))
-                view = MatchState(opponent_position, hand.hand_id, betting, empty, board)
-                decisions.append(OpponentDecision(view, action))
-            state.apply(action)
-    return decisions
-
-
-def line_weights(game: GameDef, rows: Sequence[FloatArray]) -> FloatArray:
-    """w(h) = Π over the line of σ(s, h, a), multiplied in line order; ones for no rows."""
-    weights = np.ones(game.num_hands, dtype=np.float64)
-    for row in rows:
-        weights = weights * np.asarray(row, dtype=np.float64)
-    return weights
-
-
-def hand_index_of(game: GameDef, hole: Sequence[int]) -> int:
-    """The colex index of a private hand given as card indices."""
-    from protocol.cards import hand_index
-
-    number = {card: k for k, card in enumerate(game.cards)}
-    return hand_index(sorted(number[c] for c in hole))
-
-
-@dataclass(frozen=True)
-class HandIO:
-    """The IO figures of one hand.
-
-    Attributes:
-        chips: the measured player's raw outcome.
-        io_chips: its IO value (``chips`` after a fold or a fallback).
-        showdown: the hand reached a showdown.
-        fallback: a showdown whose IO could not be computed (no rows, or
-            every weight 0), so ``io_chips == chips``.
-        inconsistencies: opponent actions whose row gives the opponent's
-            real hand probability 0.
-    """
-
-    chips: float
-    io_chips: float
-    showdown: bool
-    fallback: bool
-    inconsistencies: int
-
-
-def hand_io(
-    game: GameDef, hand: LogState, measured_position: int, rows: Sequence[FloatArray] | None
-) -> HandIO:
-    """IO of one finished hand.
-
-    Args:
-        game: a heads-up game.
-        hand: the hand's ``STATE`` record (values as written to the ``.log``).
-        measured_position: the measured player's position in this hand.
-        rows: σ(s, ·, a) for each of :func:`opponent_decisions` (in order),
-            or None when they are not available.
-    """
-    chips = float(hand.values[measured_position])
-    opponent = 1 - measured_position
-    inconsistencies = 0
-    if rows is not None:
-        true_hand = hand_index_of(game, hand.hole[opponent])
-        inconsistencies = sum(1 for row in rows if not row[true_hand] > 0.0)
-    state = hand.to_state(game)
-    if not state.is_showdown:
-        return HandIO(chips, chips, False, False, inconsistencies)
-    if rows is None:
-        return HandIO(chips, chips, True, True, inconsistencies)
-    board = [card for cards in hand.board for card in cards]
-    io = imaginary_observation(
-        game, measured_position, hand.hole[measured_position], board, state.spent, line_weights(game, rows)
-    )
-    if math.isnan(io):  # no hand of the opponent has weight
-        return HandIO(chips, chips, True, True, inconsistencies)
-    return HandIO(chips, io, True, False, inconsistencies)
 
 
 # -- AIVAT: rows of every listed action at every opponent decision ----------------------
@@ -200,68 +108,6 @@ class AivatRows:
     asked: list[list[str]]
     failure: str | None = None
     errors: int = 0
-
-
-def aivat_requests(game: GameDef, hand: LogState, opponent_position: int) -> list[tuple[OpponentDecision, list[Action]]]:
-    """Every opponent decision on the line with the actions whose rows AIVAT needs there.
-
-    Those are :func:`acpc_lbr.aivat.correction_actions` and the played one,
-    in that order, from :func:`acpc_lbr.aivat.first_opponent_round` on; the
-    played one alone before (one replay of the hand).
-    """
-    from acpc_lbr.aivat import correction_actions, first_opponent_round
-
-    first = first_opponent_round(game)
-    state = State(game, hand.hand_id)
-    empty = tuple(() for _ in range(game.num_players))
-    requests = []
-    for round_actions in hand.betting:
-        for action in round_actions:
-            if state.current_player == opponent_position:
-                betting = tuple(tuple(actions) for actions in state.actions)
-                board = tuple(hand.board[r] for r in range(state.round + 1))
-                decision = OpponentDecision(MatchState(opponent_position, hand.hand_id, betting, empty, board), action)
-                wanted = {a.text(): a for a in correction_actions(state)} if state.round >= first else {}
-                wanted.setdefault(action.text(), action)
-                requests.append((decision, list(wanted.values())))
-            state.apply(action)
-    return requests
-
-
-def _samples() -> int:
-    from acpc_lbr.aivat import DEFAULT_SAMPLES
-
-    return DEFAULT_SAMPLES
-
-
-def hand_aivat_value(
-    game: GameDef,
-    hand: LogState,
-    measured_position: int,
-    rows: Sequence[Mapping[str, FloatArray]] | None,
-    equity: EquityFunction,
-    samples: int | None = None,
-    seed: int = 0,
-) -> tuple[float, bool]:
-    """(AIVAT value, fallback) of one finished hand.
-
-    A hand without usable rows (a failed query, a missing row) keeps its raw
-    value, as IO does, and is counted as an AIVAT fallback.
-    """
-    from acpc_lbr.aivat import DEFAULT_SAMPLES, hand_aivat
-
-    chips = float(hand.values[measured_position])
-    if rows is None:
-        return chips, True
-    try:
-        value = hand_aivat(game, hand.betting, hand.board, hand.hole[measured_position],
-                           measured_position, rows, equity, hand.hand_id,
-                           DEFAULT_SAMPLES if samples is None else samples, seed)
-    except (KeyError, ValueError):
-        return chips, True
-    if not math.isfinite(value.chips):
-        return chips, True
-    return value.chips, False
 
 
 # -- the query log ------------------------------------------------------------------------
@@ -485,8 +331,6 @@ def outcomes_of_hands(
     outcomes = []
     equity = None
     if aivat_rows is not None:
-        from acpc_lbr.lbr import equity_function
-
         equity = equity_function(game)
     for hand in hands:
         position = hand.names.index(measured)
@@ -588,7 +432,7 @@ class MatchResults:
             self._query_log = QueryLog(
                 self._query_log_path,
                 {"match": self.match_name, "measured": self.measured, "half": self.half,
-                 "num_hands": self.game.num_hands, "aivat": self.aivat, "aivat_samples": _samples()},
+                 "num_hands": self.game.num_hands, "aivat": self.aivat, "aivat_samples": DEFAULT_SAMPLES},
                 append=self._append,
             )
         return self._query_log
@@ -618,9 +462,7 @@ class MatchResults:
             # First, so that one query per decision serves both AIVAT and IO.
             aivat = await self._aivat_rows(hand, opponent, opponent_seat, asked)
             if self._equity is None:
-                from acpc_lbr.lbr import equity_function
-
-                self._equity = equity_function(game)
+                        self._equity = equity_function(game)
             aivat_chips, fallback = hand_aivat_value(game, hand, position, aivat.rows, self._equity,
                                                      seed=self.seed)
             self.tally.aivat_fallbacks += fallback
@@ -729,14 +571,6 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def log_values(values: Sequence[float]) -> tuple[float, ...]:
-    """Values as they read back from the ``.log`` (written with 6 decimals)."""
-    return tuple(
-        float(v) if float(v).is_integer() and abs(v) < 2.0**52 else parse_chips(format_chips(v))
-        for v in values
-    )
-
-
 class LiveEstimates:
     """The running estimators of one results document (a match or a duplicate pair).
 
@@ -762,8 +596,6 @@ class LiveEstimates:
 
     def final(self) -> MatchEstimates:
         """The estimators over every outcome, in canonical order."""
-        from acpc_lbr.results import estimates_from_outcomes
-
         return estimates_from_outcomes(self.outcomes)
 
 
@@ -798,9 +630,6 @@ def results_from_files(
     Raises:
         ValueError: unreadable or inconsistent files.
     """
-    from acpc_lbr.results import estimates_from_outcomes, results_document
-    from protocol.gamedef import load_game
-
     logs = [Path(p) for p in paths if str(p).endswith(".log")]
     explicit = {str(p)[: -len(".queries")]: Path(p) for p in paths if str(p).endswith(".queries")}
     others = [p for p in paths if not str(p).endswith((".log", ".queries"))]
@@ -963,7 +792,6 @@ class ResultsGroup:
     def _hand_hook(self, match: Any, part: MatchResults) -> Callable[[State, Any, Sequence[int]], Awaitable[None]]:
         from twisted.internet import defer
 
-        from protocol.wire import log_state_for
 
         # The IO queries of hand h are answered while hand h+1 is played: the
         # hook starts hand h's accounting (after hand h-1's, so outcomes and the
@@ -1018,8 +846,6 @@ class ResultsGroup:
 
     def document(self, outcomes: Sequence[Any], timings: dict[str, float] | None = None) -> dict[str, Any]:
         """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""
-        from acpc_lbr.results import results_document
-
         first = self.matches[0].config
         counts: dict[str, int] = {
             "hands": len(self.live.outcomes),
@@ -1100,8 +926,6 @@ class DealerResults:
         import sys
         import time
 
-        from dealer.metrics import DealerMetrics, serve_metrics
-
         self.reactor = reactor
         self.results_json = results_json
         self.table = table
@@ -1153,8 +977,6 @@ class DealerResults:
 
     def report(self, by_name: dict[str, Any]) -> list[dict[str, Any]]:
         """Print each group's table, write the JSON document, close the query logs."""
-        from acpc_lbr.results import dumps, format_table, merge_documents
-
         docs = self.documents(by_name)
         for group, doc in zip(self.groups, docs):
             group.close()
