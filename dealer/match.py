@@ -368,7 +368,10 @@ class Match:
         #: The hand being played: (live state, deal, seat of each position).
         self.current_hand: tuple[State, Deal, list[int]] | None = None
         #: Range-query traffic: counters in ``relay.counts`` (per seat).
-        self.relay = QueryRelay(self, config.t_query_ms, config.queryable)
+        self.relay = QueryRelay(
+            self.game, config.names, config.budget, self.clock, self.events,
+            lambda: self.current_hand, self.bot_over_budget, config.t_query_ms, config.queryable,
+        )
         #: Awaited after every hand, before the next deal, with (state, deal,
         #: seat of each position): the results' own range queries (dealer/results.py).
         self.hand_hooks: list[Callable[[State, Deal, list[int]], Awaitable[None]]] = []

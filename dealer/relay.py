@@ -51,12 +51,14 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from twisted.internet import defer
 
+from dealer.budget import BotBudget
+from dealer.events import EventLog
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
@@ -79,14 +81,14 @@ from protocol.rangequery import (
     read_query,
 )
 from protocol.rules import Action, State
+from protocol.deal import Deal
 from protocol.wire import MatchState
-
-if TYPE_CHECKING:
-    from dealer.match import Match
 
 FloatArray = npt.NDArray[np.float64]
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
 AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
+#: The hand being played: (live state, deal, seat of each position), or None between hands.
+CurrentHand = tuple[State, Deal, list[int]]
 
 #: The comment line by which a bot announces that it answers range queries,
 #: followed by the answer versions it speaks (``# range-query 1 2``; none: 1).
@@ -209,22 +211,35 @@ def _flat(betting: Sequence[Sequence[Action]]) -> list[Action]:
 
 
 class QueryRelay:
-    """The range-query traffic of one :class:`~dealer.match.Match`.
+    """The range-query traffic of one match, built from what it needs of it.
 
     Args:
-        match: the match (its seats, game, clock, events and current hand).
+        game: the match's game.
+        seat_names: the player name of each seat.
+        budget: the per-bot limits (pause caps, queries out, logged drops).
+        clock: the time source (``seconds``, ``callLater``): the reactor, or
+            ``task.Clock`` in tests.
+        events: the match's event log.
+        current_hand: returns the hand being played (None between hands).
+        over_budget: ends the match, charged to a seat: ``(seat, what)``.
         t_query_ms: a bot's time limit per query, in milliseconds.
         queryable_names: seats with these player names answer queries
             without announcing it.
     """
 
-    def __init__(self, match: Match, t_query_ms: int = DEFAULT_T_QUERY_MS,
-                 queryable_names: Sequence[str] = ()) -> None:
-        self.match = match
-        self.game: GameDef = match.game
+    def __init__(self, game: GameDef, seat_names: Sequence[str], budget: BotBudget, clock: Any,
+                 events: EventLog, current_hand: Callable[[], CurrentHand | None],
+                 over_budget: Callable[[int, str], None],
+                 t_query_ms: int = DEFAULT_T_QUERY_MS, queryable_names: Sequence[str] = ()) -> None:
+        self.game = game
+        self.budget = budget
+        self.clock = clock  # IReactorTime
+        self.events = events
+        self.current_hand = current_hand
+        self.over_budget = over_budget
         self.t_query = t_query_ms / 1000.0
-        n = len(match.seats)
-        self.queryable = [seat.name in queryable_names for seat in match.seats]
+        n = len(seat_names)
+        self.queryable = [name in queryable_names for name in seat_names]
         #: Per seat: the answer version it was asked to use (1 unless it announced more).
         self.versions = [1] * n
         #: Per seat: the answer versions it reads as an agent (1 unless it said more).
@@ -242,7 +257,6 @@ class QueryRelay:
         self._paused_since = [0.0] * n
         # The pause credited to the agent's clock, capped per decision and per hand:
         # credit at the start of the current decision, raw pause then, credit used in this hand.
-        budget = match.config.budget
         self._cap_decision = budget.query_pause_decision_s
         self._cap_hand = budget.query_pause_hand_s
         self._credit_base = [0.0] * n
@@ -280,7 +294,7 @@ class QueryRelay:
         except ProtocolError:
             version = None
         if version is None:
-            self.match.events.emit("seat_announce_refused", level="warning", console=False,
+            self.events.emit("seat_announce_refused", level="warning", console=False,
                                    seat=seat + 1, line=line[:100],
                                    supported=list(SUPPORTED_VERSIONS))
             return
@@ -290,7 +304,7 @@ class QueryRelay:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
             if version > 1:
                 protocol.send_line(f"{VERSION_REPLY} {version}")
-        self.match.events.emit("seat_queryable", console=False, seat=seat + 1, line=line[:100],
+        self.events.emit("seat_queryable", console=False, seat=seat + 1, line=line[:100],
                                version=version)
 
     def reads_received(self, seat: int, line: str) -> None:
@@ -319,7 +333,7 @@ class QueryRelay:
         actions = tuple(actions)
         query = Query(qid, public_state(state), actions)
         answer: defer.Deferred[tuple[FloatArray, str]] = defer.Deferred()
-        clock = self.match.clock
+        clock = self.clock
         timer = clock.callLater(self.t_query, self._expire, qid)
         self._outstanding[qid] = _Outstanding(
             seat, actions, state.board_cards, clock.seconds(), answer, timer)
@@ -341,7 +355,7 @@ class QueryRelay:
         if self._asked[seat] > 0:
             self._asked[seat] -= 1
             if self._asked[seat] == 0:
-                self.counts[seat].busy_seconds += self.match.clock.seconds() - self._asked_since[seat]
+                self.counts[seat].busy_seconds += self.clock.seconds() - self._asked_since[seat]
 
     def _expire(self, qid: str) -> None:
         pending = self._outstanding.pop(qid, None)
@@ -358,8 +372,8 @@ class QueryRelay:
         if pending is None or pending.seat != seat:
             # Late (timed out already) or never asked: dropped (logged up to a budget).
             self.dropped[seat] += 1
-            if self.dropped[seat] <= self.match.config.budget.logged_drops:
-                self.match.events.emit("query_answer_dropped", level="warning", console=False,
+            if self.dropped[seat] <= self.budget.logged_drops:
+                self.events.emit("query_answer_dropped", level="warning", console=False,
                                        seat=seat + 1, qid=qid[:20], line=line[:100])
             return
         del self._outstanding[qid]
@@ -389,44 +403,44 @@ class QueryRelay:
             return
         finally:
             self.counts[seat].check_seconds += time.perf_counter() - started
-        latency = self.match.clock.seconds() - pending.sent
+        latency = self.clock.seconds() - pending.sent
         counts = self.counts[seat]
         counts.answered += 1
         counts.seconds += latency
         counts.add_sampling_error(error_part)
-        events = self.match.events
+        events = self.events
         if events.hooks:
             events.notify("query", seat=seat + 1, seconds=latency, actions=len(pending.actions))
         pending.answer.callback((values, body))
 
     def _fail(self, pending: _Outstanding, cause: str, reason: str) -> None:
-        latency = self.match.clock.seconds() - pending.sent
+        latency = self.clock.seconds() - pending.sent
         self._count_failure(pending.seat, cause, reason, latency)
         pending.answer.errback(QueryFailed(reason, cause))
 
     def _count_failure(self, seat: int, cause: str, reason: str, latency: float) -> None:
         failed = self.counts[seat].failed
         failed[cause] = failed.get(cause, 0) + 1
-        self.match.events.emit("query_error", level="warning", console=False, seat=seat + 1,
+        self.events.emit("query_error", level="warning", console=False, seat=seat + 1,
                                cause=cause, reason=reason[:200], seconds=latency)
 
     # -- agents' queries ---------------------------------------------------
 
     def agent_query_received(self, seat: int, line: str) -> None:
         """A ``QUERY:`` line from an agent: refuse it or relay it."""
-        budget = self.match.config.budget
+        budget = self.budget
         if len(line) > budget.max_query_bytes:
-            self.match.bot_over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
+            self.over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
                                        f"(limit max_query_bytes {budget.max_query_bytes})")
             return
         if self._out_for[seat] >= budget.max_queries:
-            self.match.bot_over_budget(seat, f"sent a range query with {self._out_for[seat]} "
+            self.over_budget(seat, f"sent a range query with {self._out_for[seat]} "
                                        f"already outstanding (limit max_queries {budget.max_queries})")
             return
         fields = line.split(":", 2)
         qid = fields[1] if len(fields) >= 2 else ""
         if not _QID.match(qid):
-            self.match.events.emit("query_refused", level="warning", console=False,
+            self.events.emit("query_refused", level="warning", console=False,
                                    seat=seat + 1, reason="no valid qid", line=line[:100])
             self.counts[seat].refused += 1
             return
@@ -457,7 +471,7 @@ class QueryRelay:
         Raises:
             QueryFailed: a rule is broken (its reason goes to the agent).
         """
-        current = self.match.current_hand
+        current = self.current_hand()
         if current is None:
             raise QueryFailed(NO_HAND, "refused")
         state, deal, seat_of = current
@@ -504,7 +518,7 @@ class QueryRelay:
 
     def _refuse(self, seat: int, qid: str, reason: str) -> None:
         self.counts[seat].refused += 1
-        self.match.events.emit("query_refused", level="warning", console=False,
+        self.events.emit("query_refused", level="warning", console=False,
                                seat=seat + 1, reason=reason)
         self._send(seat, QueryErrorReply(qid, reason).text())
 
@@ -537,7 +551,7 @@ class QueryRelay:
 
     def _pause(self, seat: int) -> None:
         if self._out_for[seat] == 0:
-            self._paused_since[seat] = self.match.clock.seconds()
+            self._paused_since[seat] = self.clock.seconds()
         self._out_for[seat] += 1
 
     def _resume(self, seat: int) -> None:
@@ -545,7 +559,7 @@ class QueryRelay:
             return
         self._out_for[seat] -= 1
         if self._out_for[seat] == 0:
-            self._paused_total[seat] += self.match.clock.seconds() - self._paused_since[seat]
+            self._paused_total[seat] += self.clock.seconds() - self._paused_since[seat]
 
     def _raw_paused(self, seat: int, now: float) -> float:
         total = self._paused_total[seat]
@@ -592,9 +606,9 @@ class QueryRelay:
             item.answer.errback(QueryFailed("the match is over", "closed"))
         for seat in range(len(self._protocols)):
             self._out_for[seat] = 0
-            logged = self.match.config.budget.logged_drops
+            logged = self.budget.logged_drops
             if self.dropped[seat] > logged:
-                self.match.events.emit("query_answers_dropped", level="warning", console=False,
+                self.events.emit("query_answers_dropped", level="warning", console=False,
                                        seat=seat + 1, dropped=self.dropped[seat],
                                        not_logged=self.dropped[seat] - logged)
 
