@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acpc_lbr.estimators import ESTIMATORS
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.results import estimates_from_outcomes, results_document, simulate_lbr_match
-from acpc_lbr.strategies import Policy, from_sdk, random_table, table_strategy
+from acpc_lbr.strategies import Policy, random_table, table_strategy
+from agents.adapters import from_sdk
 from agents.bots import BOTS, threshold
 from agents.sdk import PublicView
 from protocol.gamedef import GameDef, load_game

@@ -23,7 +23,8 @@ from acpc_lbr.results import (
     results_document,
     simulate_lbr_match,
 )
-from acpc_lbr.strategies import default_actions, from_sdk
+from acpc_lbr.strategies import default_actions
+from agents.adapters import from_sdk
 from agents.bots import BOTS, random_bot
 from agents.sdk import Mix, PublicView
 from protocol.cards import all_hands

@@ -11,10 +11,11 @@ import pytest
 import pytest_twisted
 
 from acpc_lbr.commands.results import main as results_main
-from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
-from acpc_lbr.strategies import default_actions, from_sdk
-from agents.bots import BOTS
 from acpc_lbr.outcomes import log_values
+from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
+from acpc_lbr.strategies import default_actions
+from agents.adapters import from_sdk
+from agents.bots import BOTS
 from dealer.results import (
     MatchResults,
     decode_row,
