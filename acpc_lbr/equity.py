@@ -512,10 +512,10 @@ def equity_vector(
     b = check_cards(board, "board", (0, 3, 4, 5))
     d = check_cards(dead, "dead", tuple(range(53)))
     if not b and not d:
-        # lazy, and the one arrow back from equity to preflop: importing the
-        # table module stays off `import acpc_lbr.equity`, and preflop (above
-        # equity) imports only equity's public front door.
-        from acpc_lbr.preflop import preflop_equity_vector
+        # The one arrow back from equity to preflop, at call time: the table
+        # module stays off `import acpc_lbr.equity`; preflop (above equity)
+        # imports only equity's public front door.
+        from acpc_lbr.preflop import preflop_equity_vector  # lazy: the 14 MB table's module
 
         return preflop_equity_vector(h)
     wins, ties, count = vector_counts(h, b, d)
@@ -601,7 +601,7 @@ def equity_vs_range(
         total = hand_w.sum()
         return win / total, tie / total, loss / total
     if not b and not d:  # preflop: the same exact counts, from the precomputed table
-        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector  # lazy: as in equity_vector
+        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector  # lazy: see equity_vector
 
         wins, ties = preflop_counts_vector(h)
         count = NUM_BOARDS

@@ -105,9 +105,11 @@ def software_version() -> str:
 def estimates_from_outcomes(outcomes: Iterable[HandOutcome]) -> MatchEstimates:
     """The estimators over ``outcomes``, added in a canonical order.
 
-    Floating-point sums depend on order; adding by (deal, half) makes a live
-    dealer (whose two duplicate halves interleave arbitrarily) and an offline
-    recomputation from the logs give bit-identical figures.
+    The sums are exact (:mod:`acpc_lbr.stats`), so the final figures do not
+    depend on order; the trajectory (the running estimate at checkpoints)
+    does. Adding by (deal, half) makes a live dealer (whose two duplicate
+    halves interleave arbitrarily) and an offline recomputation from the logs
+    give identical documents.
     """
     estimates = MatchEstimates()
     for outcome in sorted(outcomes, key=lambda o: (o.deal, o.half)):

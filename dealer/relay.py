@@ -47,7 +47,6 @@ version both speak is used; above 1 the bot is told with
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -58,8 +57,9 @@ import numpy.typing as npt
 from twisted.internet import defer
 
 from dealer.budget import BotBudget
-from dealer.events import EventLog
+from dealer.events import Event, EventLog, QueryCause
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
+from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
 from protocol.rangecodec import (
@@ -76,12 +76,12 @@ from protocol.rangecodec import (
 from protocol.rangequery import (
     Query,
     QueryErrorReply,
+    is_query_id,
     parse_range_error,
     public_state,
     read_query,
 )
 from protocol.rules import Action, State
-from protocol.deal import Deal
 from protocol.wire import MatchState
 
 FloatArray = npt.NDArray[np.float64]
@@ -100,7 +100,6 @@ READS_PREFIX = "# range-answers"
 VERSION_REPLY = "# range-query-version"
 #: Default per-query time limit of a bot, in milliseconds.
 DEFAULT_T_QUERY_MS = 10_000
-_QID = re.compile(r"[A-Za-z0-9]+\Z")
 
 # Reasons given to agents in QUERYERROR lines (docs/range-query.md lists them).
 NOT_CURRENT_HAND = "not the current hand"
@@ -125,7 +124,7 @@ class QueryFailed(Exception):
             ``malformed``, ``timeout`` or ``closed``.
     """
 
-    def __init__(self, reason: str, cause: str) -> None:
+    def __init__(self, reason: str, cause: QueryCause) -> None:
         super().__init__(reason)
         self.reason = reason
         self.cause = cause
@@ -294,9 +293,9 @@ class QueryRelay:
         except ProtocolError:
             version = None
         if version is None:
-            self.events.emit("seat_announce_refused", level="warning", console=False,
-                                   seat=seat + 1, line=line[:100],
-                                   supported=list(SUPPORTED_VERSIONS))
+            self.events.emit(Event.SEAT_ANNOUNCE_REFUSED, level="warning", console=False,
+                             seat=seat + 1, line=line[:100],
+                             supported=list(SUPPORTED_VERSIONS))
             return
         self.queryable[seat] = True
         self.versions[seat] = version
@@ -304,8 +303,8 @@ class QueryRelay:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
             if version > 1:
                 protocol.send_line(f"{VERSION_REPLY} {version}")
-        self.events.emit("seat_queryable", console=False, seat=seat + 1, line=line[:100],
-                               version=version)
+        self.events.emit(Event.SEAT_QUERYABLE, console=False, seat=seat + 1, line=line[:100],
+                         version=version)
 
     def reads_received(self, seat: int, line: str) -> None:
         """``# range-answers 1 2``: the answer versions this agent reads."""
@@ -323,11 +322,11 @@ class QueryRelay:
         Fails with :class:`QueryFailed`.
         """
         if self._closed:
-            return defer.fail(QueryFailed("the match is over", "closed"))
+            return defer.fail(QueryFailed("the match is over", QueryCause.CLOSED))
         protocol = self._protocols[seat]
         if not self.queryable[seat] or protocol is None:
-            self._count_failure(seat, "not_queryable", NOT_QUERYABLE, 0.0)
-            return defer.fail(QueryFailed(NOT_QUERYABLE, "not_queryable"))
+            self._count_failure(seat, QueryCause.NOT_QUERYABLE, NOT_QUERYABLE, 0.0)
+            return defer.fail(QueryFailed(NOT_QUERYABLE, QueryCause.NOT_QUERYABLE))
         self._next_qid += 1
         qid = f"d{self._next_qid}"
         actions = tuple(actions)
@@ -363,7 +362,7 @@ class QueryRelay:
             return
         self._settled(pending.seat)
         reason = f"no answer within t_query {self.t_query * 1000:g} ms"
-        self._fail(pending, "timeout", reason)
+        self._fail(pending, QueryCause.TIMEOUT, reason)
 
     def answer_received(self, seat: int, line: str) -> None:
         """A ``RANGE:``/``RANGEERROR:`` line from a bot."""
@@ -373,8 +372,8 @@ class QueryRelay:
             # Late (timed out already) or never asked: dropped (logged up to a budget).
             self.dropped[seat] += 1
             if self.dropped[seat] <= self.budget.logged_drops:
-                self.events.emit("query_answer_dropped", level="warning", console=False,
-                                       seat=seat + 1, qid=qid[:20], line=line[:100])
+                self.events.emit(Event.QUERY_ANSWER_DROPPED, level="warning", console=False,
+                                 seat=seat + 1, qid=qid[:20], line=line[:100])
             return
         del self._outstanding[qid]
         self._settled(seat)
@@ -384,12 +383,12 @@ class QueryRelay:
             try:
                 message = parse_range_error(line).message
             except ParseError as error:
-                self._fail(pending, "malformed", f"malformed RANGEERROR: {error.message}")
+                self._fail(pending, QueryCause.MALFORMED, f"malformed RANGEERROR: {error.message}")
             else:
-                self._fail(pending, "range_error", f"the bot could not answer: {message}")
+                self._fail(pending, QueryCause.RANGE_ERROR, f"the bot could not answer: {message}")
             return
         if not line.startswith("RANGE:"):
-            self._fail(pending, "malformed", "malformed answer")
+            self._fail(pending, QueryCause.MALFORMED, "malformed answer")
             return
         started = time.perf_counter()
         try:
@@ -399,7 +398,7 @@ class QueryRelay:
             check_rows(values, blocked_mask(self.game, pending.board))
             error_part = sampling_error(body)
         except ParseError as error:
-            self._fail(pending, "malformed", f"malformed answer: {error.message}")
+            self._fail(pending, QueryCause.MALFORMED, f"malformed answer: {error.message}")
             return
         finally:
             self.counts[seat].check_seconds += time.perf_counter() - started
@@ -410,19 +409,19 @@ class QueryRelay:
         counts.add_sampling_error(error_part)
         events = self.events
         if events.hooks:
-            events.notify("query", seat=seat + 1, seconds=latency, actions=len(pending.actions))
+            events.notify(Event.QUERY, seat=seat + 1, seconds=latency, actions=len(pending.actions))
         pending.answer.callback((values, body))
 
-    def _fail(self, pending: _Outstanding, cause: str, reason: str) -> None:
+    def _fail(self, pending: _Outstanding, cause: QueryCause, reason: str) -> None:
         latency = self.clock.seconds() - pending.sent
         self._count_failure(pending.seat, cause, reason, latency)
         pending.answer.errback(QueryFailed(reason, cause))
 
-    def _count_failure(self, seat: int, cause: str, reason: str, latency: float) -> None:
+    def _count_failure(self, seat: int, cause: QueryCause, reason: str, latency: float) -> None:
         failed = self.counts[seat].failed
         failed[cause] = failed.get(cause, 0) + 1
-        self.events.emit("query_error", level="warning", console=False, seat=seat + 1,
-                               cause=cause, reason=reason[:200], seconds=latency)
+        self.events.emit(Event.QUERY_ERROR, level="warning", console=False, seat=seat + 1,
+                         cause=cause, reason=reason[:200], seconds=latency)
 
     # -- agents' queries ---------------------------------------------------
 
@@ -431,17 +430,17 @@ class QueryRelay:
         budget = self.budget
         if len(line) > budget.max_query_bytes:
             self.over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
-                                       f"(limit max_query_bytes {budget.max_query_bytes})")
+                             f"(limit max_query_bytes {budget.max_query_bytes})")
             return
         if self._out_for[seat] >= budget.max_queries:
             self.over_budget(seat, f"sent a range query with {self._out_for[seat]} "
-                                       f"already outstanding (limit max_queries {budget.max_queries})")
+                             f"already outstanding (limit max_queries {budget.max_queries})")
             return
         fields = line.split(":", 2)
         qid = fields[1] if len(fields) >= 2 else ""
-        if not _QID.match(qid):
-            self.events.emit("query_refused", level="warning", console=False,
-                                   seat=seat + 1, reason="no valid qid", line=line[:100])
+        if not is_query_id(qid):
+            self.events.emit(Event.QUERY_REFUSED, level="warning", console=False,
+                             seat=seat + 1, reason="no valid qid", line=line[:100])
             self.counts[seat].refused += 1
             return
         try:
@@ -473,53 +472,53 @@ class QueryRelay:
         """
         current = self.current_hand()
         if current is None:
-            raise QueryFailed(NO_HAND, "refused")
+            raise QueryFailed(NO_HAND, QueryCause.REFUSED)
         state, deal, seat_of = current
         asked = query.state
         if asked.hand_id != state.hand_id:
-            raise QueryFailed(NOT_CURRENT_HAND, "refused")
+            raise QueryFailed(NOT_CURRENT_HAND, QueryCause.REFUSED)
         if seat not in seat_of:
-            raise QueryFailed(NO_HAND, "refused")
+            raise QueryFailed(NO_HAND, QueryCause.REFUSED)
         own_position = seat_of.index(seat)
         target_position = asked.position
         if target_position == own_position:
-            raise QueryFailed(OWN_POSITION, "refused")
+            raise QueryFailed(OWN_POSITION, QueryCause.REFUSED)
         if asked_state is None:
             try:
                 asked_state = asked.to_state(self.game)
             except ProtocolError as error:
-                raise QueryFailed(f"malformed query: {error.message}", "refused") from error
+                raise QueryFailed(f"malformed query: {error.message}", QueryCause.REFUSED) from error
         played = _flat(state.actions)
         wanted = _flat(asked.betting)
         if len(wanted) <= len(played):
             if wanted != played[: len(wanted)]:
-                raise QueryFailed(NOT_ON_LINE, "refused")
+                raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
         elif len(wanted) == len(played) + 1:
             if wanted[:-1] != played:
-                raise QueryFailed(NOT_ON_LINE, "refused")
+                raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
             if state.finished or state.current_player != own_position:
-                raise QueryFailed(NOT_YOUR_STEP, "refused")
+                raise QueryFailed(NOT_YOUR_STEP, QueryCause.REFUSED)
             if asked_state.round != state.round:
-                raise QueryFailed(STEP_ENDS_ROUND, "refused")
+                raise QueryFailed(STEP_ENDS_ROUND, QueryCause.REFUSED)
         else:
             if wanted[: len(played)] == played:
-                raise QueryFailed(TOO_FAR_AHEAD, "refused")
-            raise QueryFailed(NOT_ON_LINE, "refused")
+                raise QueryFailed(TOO_FAR_AHEAD, QueryCause.REFUSED)
+            raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
         if asked_state.finished or asked_state.current_player != target_position:
-            raise QueryFailed(NOT_OPPONENT_TO_ACT, "refused")
+            raise QueryFailed(NOT_OPPONENT_TO_ACT, QueryCause.REFUSED)
         if len(asked.betting) != asked_state.round + 1:
-            raise QueryFailed(NOT_ON_LINE, "refused")
+            raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
         if tuple(asked.board) != tuple(deal.board[: asked_state.round + 1]):
-            raise QueryFailed(WRONG_BOARD, "refused")
+            raise QueryFailed(WRONG_BOARD, QueryCause.REFUSED)
         target = seat_of[target_position]
         if not self.queryable[target]:
-            raise QueryFailed(NOT_QUERYABLE, "refused")
+            raise QueryFailed(NOT_QUERYABLE, QueryCause.REFUSED)
         return target
 
     def _refuse(self, seat: int, qid: str, reason: str) -> None:
         self.counts[seat].refused += 1
-        self.events.emit("query_refused", level="warning", console=False,
-                               seat=seat + 1, reason=reason)
+        self.events.emit(Event.QUERY_REFUSED, level="warning", console=False,
+                         seat=seat + 1, reason=reason)
         self._send(seat, QueryErrorReply(qid, reason).text())
 
     def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
@@ -603,14 +602,14 @@ class QueryRelay:
             self._settled(item.seat)
             if item.timer.active():
                 item.timer.cancel()
-            item.answer.errback(QueryFailed("the match is over", "closed"))
+            item.answer.errback(QueryFailed("the match is over", QueryCause.CLOSED))
         for seat in range(len(self._protocols)):
             self._out_for[seat] = 0
             logged = self.budget.logged_drops
             if self.dropped[seat] > logged:
-                self.events.emit("query_answers_dropped", level="warning", console=False,
-                                       seat=seat + 1, dropped=self.dropped[seat],
-                                       not_logged=self.dropped[seat] - logged)
+                self.events.emit(Event.QUERY_ANSWERS_DROPPED, level="warning", console=False,
+                                 seat=seat + 1, dropped=self.dropped[seat],
+                                 not_logged=self.dropped[seat] - logged)
 
     def counts_dict(self) -> list[dict[str, Any]]:
         """Per-seat counters, JSON-ready."""

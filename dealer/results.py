@@ -50,7 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from acpc_lbr.aivat import DEFAULT_SAMPLES
-from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates
+from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import EquityFunction, equity_function
 from acpc_lbr.outcomes import (
     OpponentDecision,
@@ -67,7 +67,11 @@ from acpc_lbr.results import (
     merge_documents,
     results_document,
 )
-from dealer.metrics import DealerMetrics, serve_metrics
+from dealer.events import Cause, Event
+from dealer.match import Match, MatchResult
+from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
+from dealer.relay import QueryRelay
+from protocol.deal import Deal
 from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State
 from protocol.wire import (
@@ -502,7 +506,7 @@ class MatchResults:
         self.tally.io_fallbacks += result.fallback and can_ask
         self.tally.range_inconsistencies += result.inconsistencies
         if result.inconsistencies and self.notify is not None:
-            self.notify("range_inconsistency", hand=hand.hand_id, count=result.inconsistencies)
+            self.notify(Event.RANGE_INCONSISTENCY, hand=hand.hand_id, count=result.inconsistencies)
         outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None,
                               aivat_chips)
         self.outcomes.append(outcome)
@@ -740,9 +744,9 @@ class ResultsGroup:
 
     def __init__(
         self,
-        matches: Sequence[Any],
+        matches: Sequence[Match],
         measured: str | None = None,
-        metrics: Any = None,
+        metrics: DealerMetrics | None = None,
         lbr: dict[str, Any] | None = None,
         query_logs: bool = True,
         io: bool = True,
@@ -756,42 +760,39 @@ class ResultsGroup:
         if self.measured not in first.config.names:
             raise ValueError(f"--measure {self.measured}: not a player of {self.name}")
         self.lbr = lbr
-        self.match_metrics: list[Any] = []
+        self.match_metrics: list[MatchMetrics] = []
         self.started = 0.0
         self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
         self.results: list[MatchResults] = []
         for half, match in enumerate(self.matches):
             config = match.config
-            relay = getattr(match, "relay", None)
-            queryable = None
-            if relay is not None:
-                def queryable(seat: int, relay: Any = relay) -> bool:
-                    return bool(relay.queryable[seat])
+            relay = match.relay
+
+            def queryable(seat: int, relay: QueryRelay = relay) -> bool:
+                return relay.queryable[seat]
             part = MatchResults(
                 self.game, config.name, self.measured, half,
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
-                ask=getattr(match, "ask_seat", None) if io else None, queryable=queryable,
+                ask=match.ask_seat if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
                 aivat=aivat, seed=config.seed,
             )
             self.results.append(part)
             match.hand_hooks.append(self._hand_hook(match, part))
-            if relay is not None:
-                self._keep_answers(relay, part)
+            self._keep_answers(relay, part)
             if metrics is not None:  # labelled by the match name, not the log folder
                 observer = metrics.match(Path(config.name).name, config.names)
                 self.match_metrics.append(observer)
                 match.events.subscribe(observer.observe)
 
     @staticmethod
-    def _keep_answers(relay: Any, part: MatchResults) -> None:
+    def _keep_answers(relay: QueryRelay, part: MatchResults) -> None:
         # Every answer the relay checks (an agent's relayed query or the
         # dealer's own) is kept for the hand's IO, so nothing is asked twice.
         relay.answer_hooks.append(part.record_answer)
 
-    def _hand_hook(self, match: Any, part: MatchResults) -> Callable[[State, Any, Sequence[int]], Awaitable[None]]:
+    def _hand_hook(self, match: Match, part: MatchResults) -> Callable[[State, Deal, Sequence[int]], Awaitable[None]]:
         from twisted.internet import defer
-
 
         # The IO queries of hand h are answered while hand h+1 is played: the
         # hook starts hand h's accounting (after hand h-1's, so outcomes and the
@@ -800,7 +801,7 @@ class ResultsGroup:
         # by at most a hand; the dealer does not wait a round trip per showdown.
         tail: list[defer.Deferred[Any]] = [defer.succeed(None)]
 
-        async def account(previous: defer.Deferred[Any], state: State, deal: Any,
+        async def account(previous: defer.Deferred[Any], state: State, deal: Deal,
                           seat_of: Sequence[int]) -> None:
             await previous
             names = tuple(match.config.names[s] for s in seat_of)
@@ -815,14 +816,13 @@ class ResultsGroup:
                 part.plain_hand(state.hand_id, values[position], state.is_showdown)
                 return
             hand = log_state_for(state, deal, values, names)
-            seats = getattr(match, "seats", None)
-            if (seats is not None and (state.is_showdown or part.aivat)
-                    and seats[opponent_seat].protocol is not None):
+            protocol = match.seats[opponent_seat].protocol
+            if (state.is_showdown or part.aivat) and protocol is not None:
                 # The hand's final state (queued for the next send) goes first.
-                seats[opponent_seat].protocol.flush_lines()
+                protocol.flush_lines()
             await part.after_hand(hand, seat_of)
 
-        async def after_hand(state: State, deal: Any, seat_of: Sequence[int]) -> None:
+        async def after_hand(state: State, deal: Deal, seat_of: Sequence[int]) -> None:
             previous = tail[0]
             current = defer.ensureDeferred(account(previous, state, deal, list(seat_of)))
             tail[0] = current
@@ -832,26 +832,17 @@ class ResultsGroup:
         return after_hand
 
     def _publish(self, name: str, estimates: MatchEstimates) -> None:
-        if not self.match_metrics:
-            return
-        scale = 1000.0 / self.game.big_blind
-        figures = {}
-        for estimator in ESTIMATORS:
-            stat = estimates.estimator(estimator)
-            if stat.n:
-                mean, half_width = stat.live()  # Welford: cheap enough for every hand
-                figures[estimator] = {"mean": mean * scale, "half_width": half_width * scale, "n": stat.n}
-        for observer in self.match_metrics[:1]:  # the group's estimate lives on its first match
-            observer.observe({"event": "estimate", "estimators": figures})
+        if self.match_metrics:  # the group's estimate lives on its first match
+            self.match_metrics[0].publish_estimates(estimates, self.game.big_blind)
 
-    def document(self, outcomes: Sequence[Any], timings: dict[str, float] | None = None) -> dict[str, Any]:
+    def document(self, outcomes: Sequence[MatchResult], timings: dict[str, float] | None = None) -> dict[str, Any]:
         """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""
         first = self.matches[0].config
         counts: dict[str, int] = {
             "hands": len(self.live.outcomes),
             "errors": sum(1 for r in outcomes if r.exit_code != 0),
-            "timeouts": sum(1 for r in outcomes if r.cause in ("timeout", "out_of_time")),
-            "disconnects": sum(1 for r in outcomes if r.cause == "disconnect"),
+            "timeouts": sum(1 for r in outcomes if r.cause in (Cause.TIMEOUT, Cause.OUT_OF_TIME)),
+            "disconnects": sum(1 for r in outcomes if r.cause == Cause.DISCONNECT),
             "invalid_actions": sum(sum(r.corrections) for r in outcomes),
             "dealer_queries": sum(p.tally.dealer_queries for p in self.results),
             "range_inconsistencies": sum(p.tally.range_inconsistencies for p in self.results),
@@ -862,12 +853,10 @@ class ResultsGroup:
         queries = query_errors = 0
         query_seconds = 0.0
         for match in self.matches:
-            relay = getattr(match, "relay", None)
-            if relay is not None:
-                for seat_counts in relay.counts:
-                    queries += seat_counts.answered + seat_counts.errors
-                    query_errors += seat_counts.errors
-                    query_seconds += seat_counts.seconds
+            for seat_counts in match.relay.counts:
+                queries += seat_counts.answered + seat_counts.errors
+                query_errors += seat_counts.errors
+                query_seconds += seat_counts.seconds
         counts["queries"] = queries
         counts["query_errors"] = query_errors
         config = {
@@ -910,7 +899,7 @@ class DealerResults:
 
     def __init__(
         self,
-        matches: Sequence[Sequence[Any]],
+        matches: Sequence[Sequence[Match]],
         reactor: Any,
         measure: str | None = None,
         results_json: str | None = None,
@@ -958,9 +947,9 @@ class DealerResults:
               file=self.stream, flush=True)
         return self.metrics_grace
 
-    def _on_finish(self, observer: Any) -> Callable[[dict[str, Any]], None]:
+    def _on_finish(self, observer: MatchMetrics) -> Callable[[dict[str, Any]], None]:
         def hook(event: dict[str, Any]) -> None:
-            if event.get("event") in ("match_finished", "match_ended_early"):
+            if event.get("event") in (Event.MATCH_FINISHED, Event.MATCH_ENDED_EARLY):
                 self.reactor.callLater(self.metrics_grace, observer.retire)
 
         return hook

@@ -54,6 +54,17 @@ from typing import Any, TextIO
 from acpc_lbr.commands import scaleout
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.progress import Progress, best_estimate
+from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.report import render, require_matplotlib
+from acpc_lbr.results import estimates_from_outcomes, honesty_line
+from agents.bots import BOTS
+from agents.client import BotFactory, StrategyBot, seeded_rng
+from agents.lbr import LbrAgent
+from dealer.events import Cause, Event
+from dealer.match import EXIT_INTERNAL, Match, MatchAborted, MatchConfig
+from dealer.metrics import DealerMetrics, serve_metrics
+from dealer.results import ResultsGroup
 from protocol.gamedef import GameDef, load_game
 
 #: The demonstration run (no options): 142-159 s on a busy 2-core machine (README).
@@ -268,15 +279,11 @@ class _Progress:
     """
 
     def __init__(self, stream: TextIO | None, total: int, every: int) -> None:
-        from acpc_lbr.progress import Progress
-
         self.bar = Progress(stream, total, every)
         self.tty = self.bar.tty
         self.sources: Callable[[Evaluation], tuple[MatchEstimates, int]] = lambda e: (e.estimates, 0)
 
     def hand(self, evaluation: Evaluation) -> None:
-        from acpc_lbr.progress import best_estimate
-
         if self.bar.stream is None:
             return
         estimates, errors = self.sources(evaluation)
@@ -306,11 +313,6 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     """
     from twisted.internet import defer
 
-    from agents.bots import BOTS
-    from agents.client import BotFactory, StrategyBot, seeded_rng
-    from agents.lbr import LbrAgent
-    from dealer.match import EXIT_INTERNAL, Match, MatchAborted, MatchConfig
-
     evaluation = Evaluation(config)
     game = config.game
     opponent = config.opponent_name
@@ -336,7 +338,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         matches.append(match)
 
         def on_event(event: dict[str, Any], half: int = half, lbr_seat: int = lbr_seat) -> None:
-            if event["event"] != "hand_finished":
+            if event["event"] != Event.HAND_FINISHED:
                 return
             chips = float(event["values"][lbr_seat])
             deal = int(event["hand"])
@@ -350,22 +352,18 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         # SIGINT/SIGTERM: end the matches now (their logs get the reason and a
         # SCORE over the finished hands) and stop the opponent processes.
         for match in matches:
-            match.abort(MatchAborted("interrupted", "evaluate was stopped", None, EXIT_INTERNAL))
+            match.abort(MatchAborted(Cause.INTERRUPTED, "evaluate was stopped", None, EXIT_INTERNAL))
         for process in processes:
             process.stop()
 
     shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", interrupted)
     metrics = listening = None
     if config.metrics_port is not None:
-        from dealer.metrics import DealerMetrics, serve_metrics
-
         metrics = DealerMetrics()
         listening = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
         if progress is not None:
             address = listening.getHost()
             print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
-    from dealer.results import ResultsGroup
-
     # The dealer's results: the document's counts (showdowns, dealer queries, IO
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
     group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
@@ -379,16 +377,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             match.events.subscribe(observer.observe)
 
         def publish(event: dict[str, Any]) -> None:
-            if event["event"] != "hand_finished":
-                return
-            scale = 1000.0 / game.big_blind
-            figures = {}
-            for estimator in ("raw", "duplicate"):
-                stat = evaluation.estimates.estimator(estimator)
-                if stat.n > 1:
-                    figures[estimator] = {"mean": stat.mean * scale,
-                                          "half_width": stat.half_width * scale, "n": stat.n}
-            observers[0].observe({"event": "estimate", "estimators": figures})
+            if event["event"] == Event.HAND_FINISHED:
+                observers[0].publish_estimates(evaluation.estimates, game.big_blind, min_units=2)
 
         for match in matches:
             match.events.subscribe(publish)
@@ -431,8 +421,6 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     evaluation.results = list(results)
     # Final figures from the match results (the same numbers the events gave),
     # added in the canonical (deal, half) order, so that the trajectory interleaves the halves.
-    from acpc_lbr.results import estimates_from_outcomes
-
     final: list[HandOutcome] = []
     evaluation.pairs = {}
     for half, result in enumerate(results):
@@ -522,7 +510,7 @@ def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
         "lbr_compute_seconds": evaluation.timing.get("compute_seconds", 0.0),
         **evaluation.breakdown,
     }
-    document = group.document(evaluation.results, timings)
+    document: dict[str, Any] = group.document(evaluation.results, timings)
     document["config"].update({
         "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
         "logs": str(config.out),
@@ -646,8 +634,6 @@ def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _Opp
 
 def format_report(evaluation: Evaluation) -> str:
     """The human-readable result (no bound when :attr:`Evaluation.refusal` says so)."""
-    from acpc_lbr.results import honesty_line
-
     config = evaluation.config
     lines = []
     hands = sum(r.hands_played for r in evaluation.results)
@@ -657,8 +643,8 @@ def format_report(evaluation: Evaluation) -> str:
         + (f" ({len(evaluation.pairs)} duplicate deals)" if config.duplicate else "")
         + f", seed {config.seed}"
     )
-    for half, command in enumerate(evaluation.commands):
-        lines.append(f"  opponent {'mirror ' if half else ''}command: {command}")
+    for mirror, command in enumerate(evaluation.commands):
+        lines.append(f"  opponent {'mirror ' if mirror else ''}command: {command}")
     sent, failed = evaluation.lbr_queries
     share = f" ({failed / sent:.1%})" if sent else ""
     lines.append(f"LBR range queries: {sent} sent, {failed} failed{share}")
@@ -796,8 +782,6 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
     Raises:
         ValueError: an unusable option.
     """
-    from agents.bots import BOTS
-
     game = load_game(args.game)
     if game.num_players != 2:
         raise ValueError("LBR plays heads-up games only")
@@ -862,16 +846,12 @@ def main(argv: Sequence[str]) -> int:
     try:
         config = config_from_args(args)
         if args.report:
-            from acpc_lbr.report import require_matplotlib
-
             require_matplotlib()  # before hours of play, not after
     except (ValueError, OSError, ImportError) as problem:
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if scaleout.wanted(args) or args.dry_run:
         return scaleout.run(args, list(argv))
-
-    from acpc_lbr.reactor import install_asyncio_reactor
 
     install_asyncio_reactor()
     from twisted.internet import defer
@@ -920,8 +900,6 @@ def main(argv: Sequence[str]) -> int:
     elif args.json:
         Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
     if args.report and refusal is None:
-        from acpc_lbr.report import render
-
         try:
             Path(args.report).write_text(render([evaluation.document]), encoding="utf-8")
         except (OSError, ValueError) as problem:
