@@ -48,6 +48,7 @@ from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
+from twisted.python.failure import Failure
 
 from acpc_lbr.aivat import DEFAULT_SAMPLES
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
@@ -84,7 +85,7 @@ from protocol.wire import (
 
 FloatArray = npt.NDArray[np.float64]
 #: ``ask(seat, state, actions)`` -> rows ``(len(actions), num_hands)``; raises on failure.
-AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[Any]]
+AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[FloatArray]]
 
 #: Version of the ``.queries`` file format.
 QUERY_LOG_VERSION = 1
@@ -488,9 +489,8 @@ class MatchResults:
                     self.tally.query_errors += 1
                     rows = None
                     break
-                array = answer[0] if isinstance(answer, tuple) else answer
                 self.tally.dealer_queries += 1
-                rows.append(np.asarray(array, dtype=np.float64)[0])
+                rows.append(np.asarray(answer, dtype=np.float64)[0])
                 sources.append("asked")
             if rows is not None:
                 self.any_rows = True
@@ -527,7 +527,7 @@ class MatchResults:
         decisions = [decision for decision, _ in requests]
         found: list[dict[str, FloatArray]] = []
         asked_texts: list[list[str]] = []
-        pending: list[tuple[int, list[Action], defer.Deferred[Any]]] = []
+        pending: list[tuple[int, list[Action], defer.Deferred[FloatArray]]] = []
         for index, (decision, actions) in enumerate(requests):
             betting = decision.state.betting_text()
             rows: dict[str, FloatArray] = {}
@@ -550,13 +550,13 @@ class MatchResults:
         for (index, missing, _), (ok, value) in zip(pending, results):
             if not ok:  # as for IO: no AIVAT for this hand
                 self.tally.query_errors += 1
-                error = value.value
+                error = value.value if isinstance(value, Failure) else value  # consumeErrors: a Failure
                 failure = failure or str(getattr(error, "reason", error)) or type(error).__name__
                 continue
             self.tally.dealer_queries += 1
             answered[index] = asked_texts[index]
             betting = requests[index][0].state.betting_text()
-            array = np.asarray(value[0] if isinstance(value, tuple) else value, dtype=np.float64)
+            array = np.asarray(value, dtype=np.float64)
             for action, row in zip(missing, array):
                 found[index][action.text()] = row
                 self._answers[(hand.hand_id, betting, action.text())] = row
@@ -571,7 +571,7 @@ class MatchResults:
             self._query_log.close()
 
 
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
+async def _awaited(awaitable: Awaitable[FloatArray]) -> FloatArray:
     return await awaitable
 
 
