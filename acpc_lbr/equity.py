@@ -335,7 +335,12 @@ def _card(c: object) -> int:
     return int(c)
 
 
-def _cards(cards: Sequence[int] | np.ndarray, what: str, sizes: tuple[int, ...]) -> list[int]:
+def check_cards(cards: Sequence[int] | np.ndarray, what: str, sizes: tuple[int, ...]) -> list[int]:
+    """``cards`` as a list of card indices 0..51, of one of the allowed ``sizes``.
+
+    Raises:
+        EquityInputError: naming ``what`` on a bad card or a bad count.
+    """
     try:
         out = [_card(c) for c in cards]
     except TypeError as exc:
@@ -352,7 +357,7 @@ def _distinct(*groups: list[int]) -> list[int]:
     return used
 
 
-def _deck(used: list[int]) -> np.ndarray:
+def deck_without(used: list[int]) -> np.ndarray:
     """Ascending int64 array of the cards not in ``used``."""
     keep = np.ones(52, dtype=bool)
     keep[used] = False
@@ -383,11 +388,11 @@ def equity(
     Raises:
         EquityInputError: on a bad card, a repeated card or a bad board size.
     """
-    h = _cards(hero, "hero", (2,))
-    v = _cards(villain, "villain", (2,))
-    b = _cards(board, "board", (0, 3, 4, 5))
-    d = _cards(dead, "dead", tuple(range(53)))
-    deck = _deck(_distinct(h, v, b, d))
+    h = check_cards(hero, "hero", (2,))
+    v = check_cards(villain, "villain", (2,))
+    b = check_cards(board, "board", (0, 3, 4, 5))
+    d = check_cards(dead, "dead", tuple(range(53)))
+    deck = deck_without(_distinct(h, v, b, d))
     if len(deck) < 5 - len(b):
         raise EquityInputError("not enough cards left to complete the board")
     w, t, lo = _pair_counts(
@@ -401,6 +406,25 @@ def equity(
     return w / n, t / n, lo / n
 
 
+def matchup_counts(hero: Sequence[int], villain: Sequence[int]) -> tuple[int, int, int]:
+    """Exact (wins, ties, losses) of hero against villain over all 1,712,304 preflop boards.
+
+    One enumeration of the boards (~25 ms).
+
+    Raises:
+        EquityInputError: on a bad or repeated card.
+    """
+    h = check_cards(hero, "hero", (2,))
+    v = check_cards(villain, "villain", (2,))
+    if len(set(h + v)) != 4:
+        raise EquityInputError("a card appears twice among the hands")
+    empty = np.zeros(0, dtype=np.int64)
+    w, t, lo = _pair_counts(
+        TABLES, np.array(h, dtype=np.int64), np.array(v, dtype=np.int64), empty, deck_without(h + v)
+    )
+    return int(w), int(t), int(lo)
+
+
 def _suit_permutation_maps() -> np.ndarray:
     """(24, 52) int64: each permutation of the four suits as a card -> card map."""
     from itertools import permutations
@@ -411,7 +435,8 @@ def _suit_permutation_maps() -> np.ndarray:
     return np.array(maps, dtype=np.int64)
 
 
-_SUIT_MAPS = _suit_permutation_maps()
+#: (24, 52) int64: each permutation of the four suits as a card -> card map, identity first.
+SUIT_MAPS = _suit_permutation_maps()
 
 
 def _symmetries(hand: list[int], others: list[int]) -> np.ndarray:
@@ -425,19 +450,23 @@ def _symmetries(hand: list[int], others: list[int]) -> np.ndarray:
     in_hand[hand] = True
     in_others = np.zeros(52, dtype=bool)
     in_others[others] = True
-    keep = in_hand[_SUIT_MAPS[:, hand]].all(axis=1) & in_others[_SUIT_MAPS[:, others]].all(axis=1)
-    return np.ascontiguousarray(_SUIT_MAPS[keep])
+    keep = in_hand[SUIT_MAPS[:, hand]].all(axis=1) & in_others[SUIT_MAPS[:, others]].all(axis=1)
+    return np.ascontiguousarray(SUIT_MAPS[keep])
 
 
-def _vector_counts_front(
+def vector_counts(
     hero: list[int], board: list[int], dead: list[int]
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """(wins, ties) per hand as int64 arrays, and the completions per possible hand."""
-    deck = _deck(_distinct(hero, board, dead))
+    """(wins, ties) per hand as int64 arrays, and the completions per possible hand.
+
+    The exact counts behind :func:`equity_vector`, by enumeration (checked
+    cards: see :func:`check_cards`).
+    """
+    deck = deck_without(_distinct(hero, board, dead))
     if len(deck) < 7 - len(board):
         raise EquityInputError("not enough cards left for an opponent hand and the board")
     # Symmetries pay off preflop and on the flop; later streets are cheap anyway.
-    perms = _symmetries(hero, board + dead) if len(board) <= 3 else _SUIT_MAPS[:1]
+    perms = _symmetries(hero, board + dead) if len(board) <= 3 else SUIT_MAPS[:1]
     acc = np.zeros(NUM_HANDS, dtype=np.int64)
     count = _vector_counts(
         TABLES, np.array(hero, dtype=np.int64), np.array(board, dtype=np.int64), deck, perms, acc
@@ -479,14 +508,17 @@ def equity_vector(
     ~0.07 ms, flop ~1.5 ms; preflop from the table ~0.01 ms (first call
     ~0.2 s to load it), preflop with dead cards 0.6-1.6 s.
     """
-    h = _cards(hero, "hero", (2,))
-    b = _cards(board, "board", (0, 3, 4, 5))
-    d = _cards(dead, "dead", tuple(range(53)))
+    h = check_cards(hero, "hero", (2,))
+    b = check_cards(board, "board", (0, 3, 4, 5))
+    d = check_cards(dead, "dead", tuple(range(53)))
     if not b and not d:
-        from acpc_lbr.preflop import preflop_equity_vector  # lazy: loads a 14 MB table
+        # The one arrow back from equity to preflop, at call time: the table
+        # module stays off `import acpc_lbr.equity`; preflop (above equity)
+        # imports only equity's public front door.
+        from acpc_lbr.preflop import preflop_equity_vector  # lazy: the 14 MB table's module
 
         return preflop_equity_vector(h)
-    wins, ties, count = _vector_counts_front(h, b, d)
+    wins, ties, count = vector_counts(h, b, d)
     return (wins + 0.5 * ties) / count
 
 
@@ -521,9 +553,9 @@ def equity_vs_range(
         EquityInputError: on bad cards, bad shapes, negative or non-finite
             weights, or when no villain hand with positive weight is possible.
     """
-    h = _cards(hero, "hero", (2,))
-    b = _cards(board, "board", (0, 3, 4, 5))
-    d = _cards(dead, "dead", tuple(range(53)))
+    h = check_cards(hero, "hero", (2,))
+    b = check_cards(board, "board", (0, 3, 4, 5))
+    d = check_cards(dead, "dead", tuple(range(53)))
     used = _distinct(h, b, d)
     vh = np.asarray(villain_hands)
     if vh.dtype == np.bool_ or not np.issubdtype(vh.dtype, np.integer):
@@ -569,12 +601,12 @@ def equity_vs_range(
         total = hand_w.sum()
         return win / total, tie / total, loss / total
     if not b and not d:  # preflop: the same exact counts, from the precomputed table
-        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector
+        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector  # lazy: see equity_vector
 
         wins, ties = preflop_counts_vector(h)
         count = NUM_BOARDS
     else:
-        wins, ties, count = _vector_counts_front(h, b, d)
+        wins, ties, count = vector_counts(h, b, d)
     total = hand_w.sum() * count
     return (
         float(hand_w @ wins) / total,
@@ -587,10 +619,15 @@ __all__ = [
     "HAND_CARDS",
     "HAND_INDEX",
     "NUM_HANDS",
+    "SUIT_MAPS",
     "EquityInputError",
+    "check_cards",
+    "deck_without",
     "equity",
     "equity_vector",
     "equity_vs_range",
     "hand_index",
+    "matchup_counts",
     "possible_hands",
+    "vector_counts",
 ]

@@ -180,7 +180,9 @@ def showdown_ranks(game: GameDef, hands: np.ndarray, board: Sequence[int]) -> np
     """
     total = hands.shape[1] + len(board)
     if 5 <= total <= 7:
-        from acpc_lbr.evaluator import evaluate_batch
+        from acpc_lbr.evaluator import (
+            evaluate_batch,  # lazy: numba kernels, loaded on first use only
+        )
 
         full = np.concatenate([hands, np.tile(np.asarray(board, dtype=hands.dtype), (len(hands), 1))], axis=1)
         return np.asarray(evaluate_batch(full), dtype=np.int64)

@@ -479,7 +479,7 @@ def equity_function(game: GameDef) -> EquityFunction:
     :func:`equity_vector_small`.
     """
     if game.deck_size == 52 and game.num_hole_cards == 2 and game.total_board_cards == 5:
-        from acpc_lbr.equity import equity_vector  # numba kernels: compiled on first use only
+        from acpc_lbr.equity import equity_vector  # lazy: numba kernels, compiled on first use only
 
         @lru_cache(maxsize=64)  # LBR and the results pipeline in one process share vectors
         def cached(hero: tuple[int, ...], board: tuple[int, ...]) -> FloatArray:

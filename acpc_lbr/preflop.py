@@ -54,18 +54,15 @@ from typing import TextIO
 import numpy as np
 
 from acpc_lbr.equity import (
-    _SUIT_MAPS,
     HAND_CARDS,
     HAND_INDEX,
     NUM_HANDS,
-    EquityInputError,
-    _cards,
-    _deck,
-    _pair_counts,
-    _vector_counts_front,
+    SUIT_MAPS,
+    check_cards,
     hand_index,
+    matchup_counts,
+    vector_counts,
 )
-from acpc_lbr.evaluator import TABLES
 
 #: Boards that complete a preflop matchup: C(48, 5).
 NUM_BOARDS = 1_712_304
@@ -88,7 +85,7 @@ _PAIRWISE_BELOW = 40
 
 def _hand_permutations() -> np.ndarray:
     """(24, 1326) int64: each suit permutation as a map of colex hand numbers."""
-    return np.asarray(HAND_INDEX[_SUIT_MAPS[:, HAND_CARDS[:, 0]], _SUIT_MAPS[:, HAND_CARDS[:, 1]]])
+    return np.asarray(HAND_INDEX[SUIT_MAPS[:, HAND_CARDS[:, 0]], SUIT_MAPS[:, HAND_CARDS[:, 1]]])
 
 
 def _disjoint() -> np.ndarray:
@@ -174,25 +171,6 @@ def canonical_checksum() -> str:
 # ---------------------------------------------------------------------------
 
 
-def matchup_counts(hero: Sequence[int], villain: Sequence[int]) -> tuple[int, int, int]:
-    """Exact (wins, ties, losses) of hero against villain over all 1,712,304 boards.
-
-    One enumeration of the boards (~25 ms).
-
-    Raises:
-        EquityInputError: on a bad or repeated card.
-    """
-    h = _cards(hero, "hero", (2,))
-    v = _cards(villain, "villain", (2,))
-    if len(set(h + v)) != 4:
-        raise EquityInputError("a card appears twice among the hands")
-    empty = np.zeros(0, dtype=np.int64)
-    w, t, lo = _pair_counts(  # a numba kernel
-        TABLES, np.array(h, dtype=np.int64), np.array(v, dtype=np.int64), empty, _deck(h + v)
-    )
-    return int(w), int(t), int(lo)
-
-
 def _hero_counts(hero: int, villains: np.ndarray, pairwise: bool) -> tuple[np.ndarray, np.ndarray]:
     """(wins, ties) int64 of hand ``hero`` against each hand of ``villains`` (worker task)."""
     hero_cards = [int(c) for c in HAND_CARDS[hero]]
@@ -200,7 +178,7 @@ def _hero_counts(hero: int, villains: np.ndarray, pairwise: bool) -> tuple[np.nd
         out = [matchup_counts(hero_cards, [int(c) for c in HAND_CARDS[v]]) for v in villains]
         counts = np.array(out, dtype=np.int64).reshape(-1, 3)
         return counts[:, 0], counts[:, 1]
-    wins, ties, boards = _vector_counts_front(hero_cards, [], [])
+    wins, ties, boards = vector_counts(hero_cards, [], [])
     if boards != NUM_BOARDS:  # pragma: no cover - a broken kernel, not an input error
         raise RuntimeError(f"expected {NUM_BOARDS} boards per matchup, got {boards}")
     return wins[villains], ties[villains]
@@ -397,7 +375,7 @@ def preflop_counts_vector(hero: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         EquityInputError: on a bad or repeated card.
     """
-    c1, c2 = _cards(hero, "hero", (2,))
+    c1, c2 = check_cards(hero, "hero", (2,))
     row = hand_index(c1, c2)
     wins, ties = load_counts()
     ids, flipped = matchup_ids()
@@ -428,7 +406,7 @@ def preflop_equity_vector(hero: Sequence[int]) -> np.ndarray:
     >>> round(float(row[hand_index(*cards_from_text("KdKc"))]), 6)
     0.812555
     """
-    c1, c2 = _cards(hero, "hero", (2,))
+    c1, c2 = check_cards(hero, "hero", (2,))
     return np.array(preflop_equity_table()[hand_index(c1, c2)])
 
 

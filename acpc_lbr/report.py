@@ -39,6 +39,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from acpc_lbr import estimators
+from acpc_lbr.results import READABLE_VERSIONS, SCHEMA
+
 #: One line for a missing plotting library.
 MISSING_MATPLOTLIB = "the report needs matplotlib: pip install 'acpc-lbr[report]' (or pip install matplotlib)"
 
@@ -391,8 +394,6 @@ def _honesty(doc: Mapping[str, Any], i: int) -> str:
 
 def _honesty_alpha() -> float | None:
     """The level at which the honesty check flags, when this version defines one."""
-    from acpc_lbr import estimators
-
     alpha = getattr(estimators, "HONESTY_ALPHA", None)
     return float(alpha) if isinstance(alpha, (int, float)) else None
 
@@ -470,8 +471,6 @@ def render(docs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None
         ImportError: matplotlib is not installed (:data:`MISSING_MATPLOTLIB`).
         ValueError: not a results document.
     """
-    from acpc_lbr.results import READABLE_VERSIONS, SCHEMA
-
     require_matplotlib()
     if not docs:
         raise ValueError("no results document")

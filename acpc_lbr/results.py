@@ -36,10 +36,28 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib.metadata import version
 from typing import Any
 
-from acpc_lbr.estimators import CHECKS, ESTIMATORS, HandOutcome, MatchEstimates
+import numpy as np
+
+from acpc_lbr.estimators import CHECKS, ESTIMATORS, HONESTY_ALPHA, HandOutcome, MatchEstimates
+from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer, equity_function
+from acpc_lbr.outcomes import (
+    aivat_requests,
+    hand_aivat_value,
+    hand_io,
+    log_values,
+    opponent_decisions,
+)
+from acpc_lbr.strategies import Policy, default_actions
+from acpc_lbr.trajectory import Trajectory
+from protocol.deal import DealSource
+from protocol.gamedef import GameDef
+from protocol.rules import Action, State
+from protocol.wire import log_state_for
 
 #: The ``schema`` field of every results document.
 SCHEMA = "acpc-lbr/results"
@@ -79,8 +97,6 @@ _LABELS = {
 def software_version() -> str:
     """The installed acpc-lbr version ('unknown' when not installed)."""
     try:
-        from importlib.metadata import version
-
         return version("acpc-lbr")
     except Exception:  # noqa: BLE001 (a missing distribution is not an error here)
         return "unknown"
@@ -89,9 +105,11 @@ def software_version() -> str:
 def estimates_from_outcomes(outcomes: Iterable[HandOutcome]) -> MatchEstimates:
     """The estimators over ``outcomes``, added in a canonical order.
 
-    Floating-point sums depend on order; adding by (deal, half) makes a live
-    dealer (whose two duplicate halves interleave arbitrarily) and an offline
-    recomputation from the logs give bit-identical figures.
+    The sums are exact (:mod:`acpc_lbr.stats`), so the final figures do not
+    depend on order; the trajectory (the running estimate at checkpoints)
+    does. Adding by (deal, half) makes a live dealer (whose two duplicate
+    halves interleave arbitrarily) and an offline recomputation from the logs
+    give identical documents.
     """
     estimates = MatchEstimates()
     for outcome in sorted(outcomes, key=lambda o: (o.deal, o.half)):
@@ -149,8 +167,6 @@ def results_document(
 
 def document_estimates(doc: Mapping[str, Any]) -> MatchEstimates:
     """The mergeable estimators of a document, with its trajectory (version 2)."""
-    from acpc_lbr.trajectory import Trajectory
-
     estimates = MatchEstimates.from_dict(doc["estimators"])
     estimates.trajectory = Trajectory.from_dict(doc.get("trajectory"))
     return estimates
@@ -221,8 +237,6 @@ def honesty_line(estimators: Mapping[str, Any], estimator: str = "io") -> str | 
     >>> honesty_line(est.to_dict(2))
     'honesty check (IO - raw): +0.0 ± 156.9 mbb/g over 40 hands, z = +0.00, p = 1: ok (flagged when p < 0.001)'
     """
-    from acpc_lbr.estimators import HONESTY_ALPHA
-
     check = estimators.get(f"{estimator}_minus_raw", {})
     n = check.get("chips", {}).get("n", 0)
     if not estimators.get(estimator, {}).get("chips", {}).get("n", 0) or n < 2:
@@ -297,17 +311,17 @@ def format_table(doc: Mapping[str, Any]) -> str:
 
 
 def simulate_lbr_match(
-    game: Any,
-    policy: Any,
-    options: Any,
+    game: GameDef,
+    policy: Policy,
+    options: BettingOptions,
     hands: int,
     seed: int,
     rng_seed: int,
     *,
     duplicate: bool = False,
-    answers: Any = None,
-    active_rounds: Any = None,
-    sample: Any = None,
+    answers: Policy | None = None,
+    active_rounds: ActiveRounds | None = None,
+    sample: Callable[[State, Sequence[int], int, np.random.Generator], Action] | None = None,
     aivat: bool = False,
     timings: dict[str, float] | None = None,
 ) -> list[HandOutcome]:
@@ -316,7 +330,7 @@ def simulate_lbr_match(
     The measured player is LBR ("lbr", seat 0); the bot ("bot", seat 1)
     samples its actions from ``policy``. Each finished hand becomes the
     ``STATE`` record the dealer would log, and its IO comes from the dealer's
-    own pipeline (:func:`dealer.results.hand_io`) with σ rows answered by
+    own pipeline (:func:`acpc_lbr.outcomes.hand_io`) with σ rows answered by
     ``answers`` (default ``policy``; a different one makes a lying bot).
 
     Args:
@@ -334,31 +348,13 @@ def simulate_lbr_match(
             :func:`acpc_lbr.strategies.default_actions`); e.g. an SDK
             strategy's own ``sample`` for no-limit raise sizes.
         aivat: also compute each hand's AIVAT value
-            (:func:`dealer.results.hand_aivat_value`, rows from ``answers``).
+            (:func:`acpc_lbr.outcomes.hand_aivat_value`, rows from ``answers``).
         timings: when given, seconds are added to ``aivat_answers`` (the
             bot answering AIVAT's rows) and ``aivat_compute`` (the estimator).
 
     Returns:
         One :class:`HandOutcome` per hand played, with its IO value (and AIVAT value).
     """
-    import time
-
-    import numpy as np
-
-    from acpc_lbr.lbr import ActiveRounds, LbrPlayer, equity_function
-    from acpc_lbr.strategies import default_actions
-    from dealer.results import (
-        aivat_requests,
-        hand_aivat_value,
-        hand_index_of,
-        hand_io,
-        log_values,
-        opponent_decisions,
-    )
-    from protocol.deal import DealSource
-    from protocol.rules import Action, State
-    from protocol.wire import log_state_for
-
     answer = answers if answers is not None else policy
     rounds = active_rounds if active_rounds is not None else ActiveRounds()
     rng = np.random.default_rng(rng_seed)
@@ -376,7 +372,7 @@ def simulate_lbr_match(
             position_names = tuple(names_by_seat[(p + hand_id) % 2] for p in range(2))
             me = position_names.index("lbr")
             opponent = 1 - me
-            opponent_hand = hand_index_of(game, deal.hole[opponent])
+            opponent_hand = game.hand_of(deal.hole[opponent])
             lbr.start_hand(me, deal.hole[me])
             state = State(game, hand_id)
             while not state.finished:

@@ -22,7 +22,6 @@ consumer and may be anything.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,9 +31,6 @@ from acpc_lbr.ranges import hand_table
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
-
-if TYPE_CHECKING:
-    from agents.sdk import Strategy
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -46,11 +42,9 @@ __all__ = [
     "always_call",
     "always_fold",
     "default_actions",
-    "from_sdk",
     "info_key",
     "kuhn_equilibrium",
     "table_strategy",
-    "to_sdk",
     "uniform_random",
 ]
 
@@ -208,56 +202,6 @@ def kuhn_equilibrium(game: GameDef, alpha: float = 0.0) -> Policy:
         f"{high}:r": {"c": 1.0},
     }
     return table_strategy(game, table)
-
-
-def from_sdk(game: GameDef, strategy: Strategy) -> Policy:
-    """Adapt a bot-SDK strategy (:mod:`agents.sdk`) to a :data:`Policy` for the exact tools.
-
-    The SDK strategy sees a ``PublicView`` of the player to act and returns
-    an SDK policy whose ``probabilities(actions, num_hands)`` is exactly what
-    a :data:`Policy` returns.
-
-    >>> from protocol.gamedef import load_game
-    >>> from agents.bots import random_bot
-    >>> kuhn = load_game("kuhn")
-    >>> from_sdk(kuhn, random_bot)(State(kuhn), (), [Action.RAISE]).tolist()
-    [[0.5, 0.5, 0.5]]
-    """
-    from agents.sdk import PublicView  # the SDK is optional for the exact tools
-
-    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
-        view = PublicView(game, state, state.current_player, tuple(board))
-        probs = strategy(view).probabilities(list(actions), game.num_hands)
-        return np.asarray(probs, dtype=np.float64)
-
-    return policy
-
-
-def to_sdk(game: GameDef, policy: Policy) -> Strategy:
-    """Adapt a :data:`Policy` to a bot-SDK strategy (the inverse of :func:`from_sdk`).
-
-    The bot plays :func:`default_actions` (in limit games every legal action)
-    with the policy's per-hand probabilities, and answers range queries with
-    them: a table or CFR strategy becomes a networked bot.
-
-    >>> from protocol.gamedef import load_game
-    >>> from agents.sdk import PublicView
-    >>> kuhn = load_game("kuhn")
-    >>> strategy = to_sdk(kuhn, kuhn_equilibrium(kuhn))
-    >>> view = PublicView(kuhn, State(kuhn), 0, ())
-    >>> strategy(view).probabilities([Action.RAISE], kuhn.num_hands).tolist()  # bets only the high card
-    [[0.0, 0.0, 0.0]]
-    >>> from_sdk(kuhn, strategy)(State(kuhn), (), [Action.CALL]).tolist()
-    [[1.0, 1.0, 1.0]]
-    """
-    from agents.sdk import Mix  # the SDK is optional for the exact tools
-
-    def strategy(view: Any) -> Mix:
-        actions = default_actions(view.state)
-        probs = np.asarray(policy(view.state, view.board, actions), dtype=np.float64)
-        return Mix({action: probs[j] for j, action in enumerate(actions)})
-
-    return strategy
 
 
 def random_table(game: GameDef, seed: int, concentration: float = 0.7) -> dict[str, dict[str, float]]:

@@ -28,6 +28,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from acpc_lbr.estimators import showdown_ranks
 from agents.sdk import Mix, Part, Policy, PublicView, Strategy, blocked_hands, hand_cards
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType
@@ -77,8 +78,6 @@ def random_bot(view: PublicView) -> Policy:
 @lru_cache(maxsize=64)
 def _strength(game: GameDef, board: tuple[int, ...]) -> npt.NDArray[np.float64]:
     """Each hand's showdown-strength percentile with ``board`` (hole cards alone preflop), in [0, 1]."""
-    from acpc_lbr.estimators import showdown_ranks
-
     blocked = blocked_hands(game, board)
     ranks = showdown_ranks(game, hand_cards(game)[~blocked], board)
     order = np.argsort(np.argsort(ranks, kind="stable"), kind="stable")

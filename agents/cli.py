@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from acpc_lbr.reactor import install_asyncio_reactor
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import lbr_options, make_lbr_player
@@ -139,8 +140,6 @@ def main(argv: Sequence[str]) -> int:
     except (ValueError, ImportError) as problem:
         print(f"acpc-lbr play: {problem}", file=sys.stderr)
         return 2
-
-    from acpc_lbr.reactor import install_asyncio_reactor
 
     install_asyncio_reactor()
     from twisted.internet import reactor as installed

@@ -66,6 +66,7 @@ from twisted.internet import defer, protocol
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
+from acpc_lbr.reactor import install_asyncio_reactor
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
 from protocol.rangecodec import SUPPORTED_VERSIONS, encode_answer, parse_versions
@@ -691,7 +692,6 @@ def main(argv: Sequence[str]) -> int:
         print(f"acpc-lbr probe: {problem}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=logging.INFO, format="probe: %(message)s")
-    from acpc_lbr.reactor import install_asyncio_reactor
 
     install_asyncio_reactor()
     from twisted.internet import reactor as installed

@@ -32,13 +32,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from protocol.cards import hand_index
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
 
@@ -272,20 +270,14 @@ def hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
     return game.hand_cards
 
 
-@lru_cache(maxsize=64)
-def _card_numbers(cards: tuple[int, ...]) -> dict[int, int]:
-    return {card: number for number, card in enumerate(cards)}
-
-
 def hand_of(game: GameDef, hole: Sequence[int]) -> int:
-    """The hand index of hole cards given as card indices.
+    """The hand index of hole cards given as card indices (:meth:`GameDef.hand_of`).
 
     >>> from protocol.gamedef import load_game
     >>> hand_of(load_game("nolimit"), (51, 50))
     1325
     """
-    numbers = _card_numbers(game.cards)
-    return hand_index([numbers[card] for card in hole])
+    return game.hand_of(hole)
 
 
 def blocked_hands(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:

@@ -40,7 +40,11 @@ from typing import Any
 
 from twisted.internet.error import CannotListenError
 
+from acpc_lbr.progress import Progress, best_estimate
+from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.stats import RunningMean
 from dealer.budget import BotBudget
+from dealer.events import Cause, Event
 from dealer.match import (
     DEFAULT_START_TIMEOUT_MS,
     EXIT_INTERNAL,
@@ -52,6 +56,7 @@ from dealer.match import (
     MatchResult,
 )
 from dealer.relay import DEFAULT_T_QUERY_MS
+from dealer.results import DealerResults
 from dealer.seat import LARGEST_MAX_LINE
 from protocol.errors import GameDefError
 from protocol.gamedef import load_game
@@ -242,8 +247,6 @@ def paired_result(main: MatchResult, mirror: MatchResult) -> str:
     reversed); only hands finished in both count. Its unit is the pair's mean,
     as the ``duplicate`` estimator of the results table (docs/results.md).
     """
-    from acpc_lbr.stats import RunningMean
-
     first = main.names[0]
     pairs = RunningMean()
     for h in sorted(main.hand_values):
@@ -270,8 +273,6 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_STARTUP
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
-
-    from acpc_lbr.reactor import install_asyncio_reactor
 
     install_asyncio_reactor()
     from twisted.internet import defer, reactor
@@ -328,7 +329,7 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
 
     def interrupted() -> None:
         for m in all_matches:
-            m.abort(MatchAborted("interrupted", "the dealer was stopped", None, EXIT_INTERNAL))
+            m.abort(MatchAborted(Cause.INTERRUPTED, "the dealer was stopped", None, EXIT_INTERNAL))
 
     reactor.addSystemEventTrigger("before", "shutdown", interrupted)
 
@@ -368,8 +369,6 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
 def _progress(groups: list[list[MatchConfig]], options: argparse.Namespace | None) -> Any:
     """The progress display (acpc_lbr/progress.py): a bar on a terminal when the trace is
     off (``-q``), lines with ``--progress-every``, nothing with ``--quiet``."""
-    from acpc_lbr.progress import Progress
-
     silent = options is None or options.silent
     every = 0 if options is None else options.progress_every
     trace_off = options is not None and options.quiet
@@ -382,8 +381,6 @@ def _progress(groups: list[list[MatchConfig]], options: argparse.Namespace | Non
 def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> None:
     """Update ``progress`` after every hand of every match: the estimate of a single
     heads-up group (its narrowest interval, as the measured player's) and the failed queries."""
-    from acpc_lbr.progress import best_estimate
-
     if progress.stream is None:
         return
     groups = results.groups if results is not None else []
@@ -392,7 +389,7 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
         progress.label = groups[0].measured
 
     def hand(event: dict[str, Any]) -> None:
-        if event["event"] != "hand_finished":
+        if event["event"] != Event.HAND_FINISHED:
             return
         figures = {}
         if live is not None:
@@ -412,7 +409,6 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
     """The results of every heads-up group, and the metrics endpoint when asked for."""
     if options is None:
         return None
-    from dealer.results import DealerResults
 
     return DealerResults(
         matches, reactor, measure=options.measure, results_json=options.results_json,

@@ -30,6 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
@@ -37,8 +38,85 @@ import structlog
 from structlog.processors import ExceptionRenderer
 from structlog.tracebacks import ExceptionDictTransformer
 
-#: A subscriber gets every event dict (``event``, ``level``, ``match`` and fields).
+#: A subscriber gets every event dict (``event``: an :class:`Event`, ``level``,
+#: ``match`` and fields).
 EventHook = Callable[[dict[str, Any]], None]
+
+
+class Event(StrEnum):
+    """The names of a match's events: the vocabulary shared by the dealer, results and metrics.
+
+    A ``StrEnum``, so a misspelt name fails at once (and under mypy) while the
+    JSON lines keep the plain names (docs/dealer.md lists them).
+    """
+
+    LISTENING = "listening"
+    CONNECTION_OPENED = "connection_opened"
+    CONNECTION_CLOSED = "connection_closed"
+    CONNECTION_REFUSED = "connection_refused"
+    VERSION_MISMATCH = "version_mismatch"
+    SEAT_CONNECTED = "seat_connected"
+    SEAT_READY = "seat_ready"
+    SEAT_QUERYABLE = "seat_queryable"
+    SEAT_ANNOUNCE_REFUSED = "seat_announce_refused"
+    RESUMED = "resumed"
+    MATCH_STARTED = "match_started"
+    #: Per action, to subscribers only (:meth:`EventLog.notify`).
+    ACTION = "action"
+    ACTION_CORRECTED = "action_corrected"
+    REPLY_IGNORED = "reply_ignored"
+    PARTIAL_LINE_DROPPED = "partial_line_dropped"
+    HAND_FINISHED = "hand_finished"
+    #: Per answered range query, to subscribers only.
+    QUERY = "query"
+    QUERY_ERROR = "query_error"
+    QUERY_REFUSED = "query_refused"
+    QUERY_ANSWER_DROPPED = "query_answer_dropped"
+    QUERY_ANSWERS_DROPPED = "query_answers_dropped"
+    #: Per hand whose range answers contradict the cards shown, to subscribers only.
+    RANGE_INCONSISTENCY = "range_inconsistency"
+    INTERNAL_ERROR = "internal_error"
+    MATCH_ABORTED = "match_aborted"
+    MATCH_FINISHED = "match_finished"
+    MATCH_ENDED_EARLY = "match_ended_early"
+
+
+class Cause(StrEnum):
+    """Why a match ended early (``MatchAborted.cause``, ``MatchResult.cause``)."""
+
+    DISCONNECT = "disconnect"
+    TIMEOUT = "timeout"
+    OUT_OF_TIME = "out_of_time"
+    #: --idle_timeout: the bot sent nothing at all while it was due.
+    IDLE = "idle"
+    GARBAGE = "garbage"
+    LINE_TOO_LONG = "line_too_long"
+    OVER_BUDGET = "over_budget"
+    NOT_READING = "not_reading"
+    NO_CONNECTION = "no_connection"
+    WRITE_FAILED = "write_failed"
+    STARTUP = "startup"
+    INTERRUPTED = "interrupted"
+    INTERNAL = "internal"
+    #: Not a failure: the match is over (what later calls are told).
+    FINISHED = "finished"
+
+    @property
+    def is_timeout(self) -> bool:
+        """A bot ran out of its time (per action, per hand or per match)."""
+        return self in (Cause.TIMEOUT, Cause.OUT_OF_TIME)
+
+
+class QueryCause(StrEnum):
+    """Why a range query got no usable answer (``QueryFailed.cause``)."""
+
+    NOT_QUERYABLE = "not_queryable"
+    RANGE_ERROR = "range_error"
+    MALFORMED = "malformed"
+    TIMEOUT = "timeout"
+    CLOSED = "closed"
+    #: An agent's query broke a rule and was not forwarded.
+    REFUSED = "refused"
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
@@ -242,11 +320,11 @@ class EventLog:
         """Call ``hook`` with every later event (e.g. a metrics exporter)."""
         self.hooks.append(hook)
 
-    def emit(self, event: str, level: str = "info", console: bool = True, **fields: Any) -> None:
+    def emit(self, event: Event, level: str = "info", console: bool = True, **fields: Any) -> None:
         """Record one event.
 
         Args:
-            event: the event name, e.g. ``"hand_finished"``.
+            event: the event, e.g. ``Event.HAND_FINISHED``.
             level: ``debug``, ``info``, ``warning`` or ``error``.
             console: also show it on the console (when at INFO or above).
             **fields: the event's data; ``exc_info=True`` adds a traceback dict.
@@ -255,13 +333,13 @@ class EventLog:
             hook({"event": event, "level": level, "match": self.match, **fields})
         if self._json is not None:
             try:
-                getattr(self._json, level)(event, **fields)
+                getattr(self._json, level)(event.value, **fields)
             except WriteFailed as error:
                 self._drop_file(error)
         if console and self._console is not None and _LEVELS[level] >= 20:
-            getattr(self._console, level)(event, **fields)
+            getattr(self._console, level)(event.value, **fields)
 
-    def notify(self, event: str, **fields: Any) -> None:
+    def notify(self, event: Event, **fields: Any) -> None:
         """Tell the subscribers only (no file, no console): for per-action events,
         which would cost too much to write. Callers check ``hooks`` first."""
         for hook in self.hooks:

@@ -65,6 +65,8 @@ from twisted.python.failure import Failure
 
 from dealer.budget import BotBudget
 from dealer.events import (
+    Cause,
+    Event,
     EventLog,
     Opener,
     RecordFile,
@@ -204,7 +206,7 @@ class MatchAborted(Exception):
     """
 
     def __init__(
-        self, cause: str, message: str, seat: int | None = None, exit_code: int = EXIT_BOT_FAILURE
+        self, cause: Cause, message: str, seat: int | None = None, exit_code: int = EXIT_BOT_FAILURE
     ) -> None:
         super().__init__(message)
         self.cause = cause
@@ -237,7 +239,7 @@ class MatchResult:
     hand_values: dict[int, tuple[float, ...]] = field(default_factory=dict)
     completed: bool = False
     exit_code: int = EXIT_OK
-    cause: str | None = None
+    cause: Cause | None = None
     message: str | None = None
     seat: int | None = None
     corrections: list[int] = field(default_factory=list)
@@ -410,7 +412,7 @@ class Match:
         self._waiting = False
         self._waiter_seat = -1
         self._timer: Any = None  # IDelayedCall
-        self._wait_deadline: tuple[float, str, str, int] | None = None
+        self._wait_deadline: tuple[float, Cause, str, int] | None = None
         self._wait_paused = 0.0
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: RecordFile | None = None
@@ -421,7 +423,10 @@ class Match:
         #: The hand being played: (live state, deal, seat of each position).
         self.current_hand: tuple[State, Deal, list[int]] | None = None
         #: Range-query traffic: counters in ``relay.counts`` (per seat).
-        self.relay = QueryRelay(self, config.t_query_ms, config.queryable)
+        self.relay = QueryRelay(
+            self.game, config.names, config.budget, self.clock, self.events,
+            lambda: self.current_hand, self.bot_over_budget, config.t_query_ms, config.queryable,
+        )
         #: Awaited after every hand, before the next deal, with (state, deal,
         #: seat of each position): the results' own range queries (dealer/results.py).
         self.hand_hooks: list[Callable[[State, Deal, list[int]], Awaitable[None]]] = []
@@ -465,11 +470,11 @@ class Match:
             except CannotListenError as error:
                 self.stop_listening()
                 raise MatchAborted(
-                    "startup", f"cannot listen on port {port} for {seat.label()}: {error.socketError}",
+                    Cause.STARTUP, f"cannot listen on port {port} for {seat.label()}: {error.socketError}",
                     seat.index, EXIT_STARTUP,
                 ) from error
             numbers.append(seat.port.getHost().port)
-        self.events.emit("listening", ports=numbers, bind=self.config.bind, console=False)
+        self.events.emit(Event.LISTENING, ports=numbers, bind=self.config.bind, console=False)
         return numbers
 
     def stop_listening(self) -> None:
@@ -494,7 +499,7 @@ class Match:
                                    "to send VERSION")
         protocol.handshake_timer = self.clock.callLater(
             self._handshake_s, self._handshake_expired, seat, protocol)
-        self.events.emit("connection_opened", seat=seat_index + 1, peer=protocol.peer_label(),
+        self.events.emit(Event.CONNECTION_OPENED, seat=seat_index + 1, peer=protocol.peer_label(),
                          console=False)
         return True
 
@@ -510,7 +515,7 @@ class Match:
         seat.last_refusal = why
         self.trace.line(f"WARNING: {why}")
         self.trace.flush()
-        self.events.emit("connection_refused", level="warning", seat=seat.index + 1,
+        self.events.emit(Event.CONNECTION_REFUSED, level="warning", seat=seat.index + 1,
                          peer=protocol.peer_label(), reason=why, console=False)
         if protocol.handshake_timer is not None and protocol.handshake_timer.active():
             protocol.handshake_timer.cancel()
@@ -541,14 +546,14 @@ class Match:
         for other in others:
             self._refuse_candidate(seat, other, f"{other.peer_label()} to {seat.label()} closed: "
                                    "another connection sent VERSION first")
-        self.events.emit("seat_connected", seat=seat_index + 1, name=seat.name,
+        self.events.emit(Event.SEAT_CONNECTED, seat=seat_index + 1, name=seat.name,
                          peer=protocol.peer_label(), console=False)
         major, minor, _ = (int(g) for g in match.groups())
         if major != VERSION[0] or minor > VERSION[1]:
             self.trace.line("ERROR: this server is currently using version 2.0.0")
-            self.events.emit("version_mismatch", level="warning", seat=seat.index + 1, line=line[:100])
+            self.events.emit(Event.VERSION_MISMATCH, level="warning", seat=seat.index + 1, line=line[:100])
         seat.ready = True
-        self.events.emit("seat_ready", seat=seat.index + 1, name=seat.name, console=False)
+        self.events.emit(Event.SEAT_READY, seat=seat.index + 1, name=seat.name, console=False)
         if all(s.connected for s in self.seats) and not self._all_connected.called:
             self._all_connected.callback(None)
         return True
@@ -560,7 +565,7 @@ class Match:
             if protocol.handshake_timer is not None and protocol.handshake_timer.active():
                 protocol.handshake_timer.cancel()
             protocol.handshake_timer = None
-            self.events.emit("connection_closed", seat=seat_index + 1, peer=protocol.peer_label(),
+            self.events.emit(Event.CONNECTION_CLOSED, seat=seat_index + 1, peer=protocol.peer_label(),
                              reason="closed before sending VERSION", console=False)
 
     def seat_line(self, seat_index: int, line: str) -> None:
@@ -591,7 +596,7 @@ class Match:
     def seat_line_too_long(self, seat_index: int, length: int, limit: int) -> None:
         seat = self.seats[seat_index]
         self.abort(MatchAborted(
-            "line_too_long",
+            Cause.LINE_TOO_LONG,
             f"{seat.label()} sent a line longer than {limit} bytes (its line limit)",
             seat_index,
         ))
@@ -599,19 +604,19 @@ class Match:
     def seat_not_reading(self, seat_index: int, unsent: int, limit: int) -> None:
         seat = self.seats[seat_index]
         self.abort(MatchAborted(
-            "not_reading",
+            Cause.NOT_READING,
             f"{seat.label()} does not read what it is sent: {unsent} bytes unsent "
             f"(limit max_unsent_bytes {limit})",
             seat_index,
         ))
 
     def seat_error(self, seat_index: int, error: Exception) -> None:
-        self.events.emit("internal_error", level="error", error=repr(error)[:200], seat=seat_index + 1)
+        self.events.emit(Event.INTERNAL_ERROR, level="error", error=repr(error)[:200], seat=seat_index + 1)
         self.abort(MatchAborted(
-            "internal", f"internal error on a line from {self.seats[seat_index].label()}: "
+            Cause.INTERNAL, f"internal error on a line from {self.seats[seat_index].label()}: "
             f"{type(error).__name__}", None, EXIT_INTERNAL))
 
-    def bot_over_budget(self, seat_index: int, what: str, cause: str = "over_budget") -> None:
+    def bot_over_budget(self, seat_index: int, what: str, cause: Cause = Cause.OVER_BUDGET) -> None:
         """End the match because ``seat_index`` went over one of its limits.
 
         Args:
@@ -633,7 +638,7 @@ class Match:
         else:
             when = "while not acting"
         self.abort(MatchAborted(
-            "disconnect", f"{seat.label()} disconnected {when}", seat_index
+            Cause.DISCONNECT, f"{seat.label()} disconnected {when}", seat_index
         ))
 
     # -- control -----------------------------------------------------------
@@ -673,14 +678,14 @@ class Match:
         result = self.result
         try:
             if self.events.failed is not None and self._failure is None:
-                raise MatchAborted("startup", self.events.failed.message, None, EXIT_STARTUP)
+                raise MatchAborted(Cause.STARTUP, self.events.failed.message, None, EXIT_STARTUP)
             self._open_logs()
             start_hand, pending = self._resume() if config.resume else (0, None)
             await self._wait_for_seats()
             self._started = True
             self.trace.progress(f"STARTED at {self.clock.seconds():.6f}")
             self.trace.flush()
-            self.events.emit("match_started", hands=config.hands, seed=config.seed,
+            self.events.emit(Event.MATCH_STARTED, hands=config.hands, seed=config.seed,
                              names=list(config.names), first_hand=start_hand)
             deals = DealSource(config.seed)
             if pending is not None:
@@ -701,10 +706,10 @@ class Match:
         except MatchAborted as failure:
             self._record_failure(failure)
         except WriteFailed as error:
-            self._record_failure(MatchAborted("write_failed", error.message, None, EXIT_INTERNAL))
+            self._record_failure(MatchAborted(Cause.WRITE_FAILED, error.message, None, EXIT_INTERNAL))
         except Exception as error:  # noqa: BLE001 (a dealer bug: still leave a clean ending)
-            self.events.emit("internal_error", level="error", error=repr(error), exc_info=True)
-            self._record_failure(MatchAborted("internal", f"internal error: {error!r}", None, EXIT_INTERNAL))
+            self.events.emit(Event.INTERNAL_ERROR, level="error", error=repr(error), exc_info=True)
+            self._record_failure(MatchAborted(Cause.INTERNAL, f"internal error: {error!r}", None, EXIT_INTERNAL))
         except BaseException:  # GeneratorExit, KeyboardInterrupt: no ending to write
             self._close_files()
             raise
@@ -713,7 +718,7 @@ class Match:
 
     def _write_failed(self, error: WriteFailed) -> None:
         """A log of this match cannot be written: the match ends (its seats are closed)."""
-        self.abort(MatchAborted("write_failed", error.message, None, EXIT_INTERNAL))
+        self.abort(MatchAborted(Cause.WRITE_FAILED, error.message, None, EXIT_INTERNAL))
 
     # -- phases --------------------------------------------------------------
 
@@ -725,7 +730,7 @@ class Match:
                 missing = next(s for s in self.seats if not s.connected)
                 last = f" (last refused: {missing.last_refusal})" if missing.last_refusal else ""
                 self.abort(MatchAborted(
-                    "no_connection",
+                    Cause.NO_CONNECTION,
                     f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect "
                     f"(--start_timeout {timeout / 1000.0:g} s){last}",
                     missing.index,
@@ -983,7 +988,7 @@ class Match:
             turn.ignored += 1
             seat.ignored += 1
             trace.line(f"WARNING: {problem}")
-            self.events.emit("reply_ignored", level="warning", console=False,
+            self.events.emit(Event.REPLY_IGNORED, level="warning", console=False,
                              seat=seat.index + 1, hand=hand_id, problem=problem)
             if turn.ignored > config.max_ignored:
                 self._too_many_ignored(seat, turn.ignored, hand_id, problem)
@@ -993,13 +998,13 @@ class Match:
             message = correction.message
             seat.corrections += 1
             trace.line(f"WARNING: {message}")
-            self.events.emit("action_corrected", level="warning", console=False,
+            self.events.emit(Event.ACTION_CORRECTED, level="warning", console=False,
                              seat=seat.index + 1, hand=hand_id, correction=message)
         state.apply(applied)
         self._turn = None
         sent = turn.sent
         if self.events.hooks:
-            self.events.notify("action", seat=seat.index + 1, hand=hand_id,
+            self.events.notify(Event.ACTION, seat=seat.index + 1, hand=hand_id,
                                action=applied.text(), seconds=now - sent,
                                corrected=correction is not None)
         if self._tlog is not None:
@@ -1007,14 +1012,14 @@ class Match:
 
     def _too_many_ignored(self, seat: _Seat, count: int, hand_id: int, last: str) -> None:
         raise MatchAborted(
-            "garbage",
+            Cause.GARBAGE,
             f"{seat.label()} sent {count} unusable lines in a row in hand {hand_id} "
             f"(limit --max_ignored {self.config.max_ignored}; last: {last})",
             seat.index,
         )
 
     def _deadline(self, seat: _Seat, sent: float, charged_to: float, heard: float,
-                  t_response: float, t_hand: float, t_match: float) -> tuple[float, str, str]:
+                  t_response: float, t_hand: float, t_match: float) -> tuple[float, Cause, str]:
         """When the acting seat's wait must end, and how to report it if it does."""
         response = sent + t_response
         hand = charged_to + (t_hand - seat.hand_time)
@@ -1024,19 +1029,19 @@ class Match:
         if idle_ms is not None:
             idle = heard + idle_ms / 1000.0
             if idle < response and idle < hand and idle < match:
-                return idle, "idle", messages[3]
+                return idle, Cause.IDLE, messages[3]
         if response <= hand and response <= match:
-            return response, "timeout", messages[0]
+            return response, Cause.TIMEOUT, messages[0]
         if hand <= match:
-            return hand, "out_of_time", messages[1]
-        return match, "out_of_time", messages[2]
+            return hand, Cause.OUT_OF_TIME, messages[1]
+        return match, Cause.OUT_OF_TIME, messages[2]
 
     def _check_budgets(self, seat: _Seat, t_hand: float, t_match: float) -> None:
         if seat.hand_time > t_hand:
-            raise MatchAborted("out_of_time", f"{seat.label()} ran out of time "
+            raise MatchAborted(Cause.OUT_OF_TIME, f"{seat.label()} ran out of time "
                                f"({seat.hand_time:.3f} s in this hand; t_hand {t_hand:g})", seat.index)
         if seat.match_time > t_match:
-            raise MatchAborted("out_of_time", f"{seat.label()} ran out of time "
+            raise MatchAborted(Cause.OUT_OF_TIME, f"{seat.label()} ran out of time "
                                f"({seat.match_time:.3f} s in the match; budget {t_match:g})", seat.index)
 
     def _end_hand(self, state: State, deal: Deal, ordered: Sequence[tuple[_Seat, int]],
@@ -1080,7 +1085,7 @@ class Match:
             self.result.totals[seat] += value
         self.result.hand_values[state.hand_id] = tuple(by_seat)
         if write:
-            self.events.emit("hand_finished", level="debug", console=False, hand=state.hand_id,
+            self.events.emit(Event.HAND_FINISHED, level="debug", console=False, hand=state.hand_id,
                              betting=state.betting_string(), values=list(by_seat))
 
     # -- logs and resume -------------------------------------------------------
@@ -1094,7 +1099,7 @@ class Match:
                 # A line cut by a kill mid-write would be glued to the next one.
                 for path in (config.log_path, config.tlog_path):
                     if drop_partial_line(path):
-                        self.events.emit("partial_line_dropped", level="warning", file=str(path))
+                        self.events.emit(Event.PARTIAL_LINE_DROPPED, level="warning", file=str(path))
             if config.write_log:
                 self._log = self.opener(config.log_path, config.resume)
                 self._log.write("".join(line + "\n" for line in header))
@@ -1102,9 +1107,9 @@ class Match:
             if config.write_tlog:
                 self._tlog = self.opener(config.tlog_path, config.resume)
         except WriteFailed as error:
-            raise MatchAborted("startup", error.message, None, EXIT_STARTUP) from error
+            raise MatchAborted(Cause.STARTUP, error.message, None, EXIT_STARTUP) from error
         except OSError as error:
-            raise MatchAborted("startup", f"cannot write {error.filename}: {error.strerror}",
+            raise MatchAborted(Cause.STARTUP, f"cannot write {error.filename}: {error.strerror}",
                                None, EXIT_STARTUP) from error
         for line in header:
             self.trace.line(line)
@@ -1132,7 +1137,7 @@ class Match:
                     try:
                         records.append(_parse_tlog_line(line, self.game))
                     except ValueError as error:
-                        raise MatchAborted("startup", f"{config.tlog_path}:{number}: {error}",
+                        raise MatchAborted(Cause.STARTUP, f"{config.tlog_path}:{number}: {error}",
                                            None, EXIT_STARTUP) from error
         if not records:
             return 0, None
@@ -1145,18 +1150,18 @@ class Match:
                 hand_id += 1
                 state, deal = State(self.game, hand_id), deals.deal(self.game)
             if record_hand != hand_id:
-                raise MatchAborted("startup", f"{config.tlog_path}: hand {record_hand} where hand "
+                raise MatchAborted(Cause.STARTUP, f"{config.tlog_path}: hand {record_hand} where hand "
                                    f"{hand_id} was expected", None, EXIT_STARTUP)
             seat_of = self._position_to_seat(hand_id)
             self.seats[seat_of[state.current_player]].match_time += max(0.0, received - sent)
             try:
                 state.apply(action)
             except IllegalActionError as error:
-                raise MatchAborted("startup", f"{config.tlog_path}: hand {hand_id}: {error}",
+                raise MatchAborted(Cause.STARTUP, f"{config.tlog_path}: hand {hand_id}: {error}",
                                    None, EXIT_STARTUP) from error
             if state.finished:
                 self._record_hand(state, deal, seat_of, write=hand_id not in logged)
-        self.events.emit("resumed", actions=len(records), hands_finished=len(self.result.hand_values),
+        self.events.emit(Event.RESUMED, actions=len(records), hands_finished=len(self.result.hand_values),
                          mid_hand=not state.finished)
         if state.finished:
             return hand_id + 1, None
@@ -1171,7 +1176,7 @@ class Match:
         result.message = failure.message
         result.seat = failure.seat
         self.trace.line(f"ERROR: {failure.message}")
-        self.events.emit("match_aborted", level="error", cause=failure.cause,
+        self.events.emit(Event.MATCH_ABORTED, level="error", cause=failure.cause,
                          seat=None if failure.seat is None else failure.seat + 1,
                          error=failure.message, hands_finished=result.hands_played)
         if self._log is not None and failure.exit_code != EXIT_STARTUP:
@@ -1198,7 +1203,7 @@ class Match:
         self._cancel_timer()
         self.relay.close()
         if self._failure is None:
-            self._failure = MatchAborted("finished", "the match is over", None, EXIT_OK)
+            self._failure = MatchAborted(Cause.FINISHED, "the match is over", None, EXIT_OK)
         score = result.score_line()
         if result.exit_code != EXIT_STARTUP:
             if self._log is not None:
@@ -1210,9 +1215,9 @@ class Match:
             # The last lines (SCORE) could not be written: say so; the hands are on disk.
             if result.cause is None:
                 result.completed = False
-                result.exit_code, result.cause, result.message = EXIT_INTERNAL, "write_failed", failed.message
+                result.exit_code, result.cause, result.message = EXIT_INTERNAL, Cause.WRITE_FAILED, failed.message
             self.trace.line(f"ERROR: {failed.message}")
-            self.events.emit("match_aborted", level="error", cause="write_failed",
+            self.events.emit(Event.MATCH_ABORTED, level="error", cause=Cause.WRITE_FAILED,
                              error=failed.message, hands_finished=result.hands_played)
         self.trace.flush()
         for seat in self.seats:
@@ -1222,7 +1227,7 @@ class Match:
                 candidate.refuse()
             seat.candidates = []
         self.events.emit(
-            "match_finished" if result.completed else "match_ended_early",
+            Event.MATCH_FINISHED if result.completed else Event.MATCH_ENDED_EARLY,
             level="info" if result.completed else "error",
             score=score, hands=result.hands_played, corrections=result.corrections,
             ignored=result.ignored, exit_code=result.exit_code,

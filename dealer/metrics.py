@@ -12,8 +12,8 @@ long-running dealer does not grow without bound. Latencies use buckets from
 100 µs, since a loopback reply takes 60-200 µs.
 
 Names follow the Prometheus conventions (``acpc_`` prefix, base units,
-``_total`` for counters); :data:`METRIC_NAMES` lists every exported sample
-name, and docs/metrics.md documents them.
+``_total`` for counters); docs/metrics.md lists and documents every
+exported sample name.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
 from twisted.web.resource import Resource
+
+from acpc_lbr.estimators import ESTIMATORS, MatchEstimates
+from dealer.events import Cause, Event, QueryCause
 
 # No ``*_created`` series: they carry the counter's HELP text under another
 # name ("acpc_hands_created: Hands finished") and say nothing a scrape needs.
@@ -141,6 +144,19 @@ class MatchMetrics:
         self.metrics.estimate_half_width.labels(self.name, estimator).set(half_width)
         self.metrics.estimate_units.labels(self.name, estimator).set(units)
 
+    def publish_estimates(self, estimates: MatchEstimates, big_blind: int, min_units: int = 1) -> None:
+        """The one publisher of live estimates: every estimator with ``min_units`` units or more.
+
+        Figures in mbb/g from the running (Welford) accumulators, cheap enough
+        for every hand (:meth:`acpc_lbr.stats.RunningMean.live`).
+        """
+        scale = 1000.0 / big_blind
+        for estimator in ESTIMATORS:
+            stat = estimates.estimator(estimator)
+            if stat.n >= min_units:
+                mean, half_width = stat.live()
+                self.publish_estimate(estimator, mean * scale, half_width * scale, stat.n)
+
     def observe(self, event: dict[str, Any]) -> None:
         """An :class:`dealer.events.EventLog` hook: turn the match's events into samples.
 
@@ -148,45 +164,41 @@ class MatchMetrics:
         Events: ``action`` (response latency, corrected actions),
         ``hand_finished`` (hands, running chips), ``query``/``query_error``
         (queries a seat answered or failed, with latency), ``match_aborted``
-        (timeouts, disconnects), ``estimate`` (the running estimators, from
-        :mod:`dealer.results`), ``range_inconsistency``, and ``match_started``
+        (timeouts, disconnects), ``range_inconsistency``, and ``match_started``
         / ``match_finished`` / ``match_ended_early`` (``acpc_matches_running``).
         """
         kind = event.get("event")
         m = self.metrics
         seat = event.get("seat")
         label = self.seats[seat - 1] if isinstance(seat, int) and 0 < seat <= len(self.seats) else None
-        if kind == "action" and label is not None:
+        if kind == Event.ACTION and label is not None:
             m.response_seconds.labels(self.name, label).observe(float(event["seconds"]))
             if event.get("corrected"):
                 m.invalid_actions.labels(self.name, label).inc()
-        elif kind == "hand_finished":
+        elif kind == Event.HAND_FINISHED:
             for index, value in enumerate(event.get("values", ())):
                 self._totals[index] += float(value)
             self.hand_finished(dict(zip(self.seats, self._totals)))
-        elif kind == "query" and label is not None:
+        elif kind == Event.QUERY and label is not None:
             m.queries.labels(self.name, label).inc()
             m.query_seconds.labels(self.name, label).observe(float(event["seconds"]))
-        elif kind == "query_error" and label is not None:
+        elif kind == Event.QUERY_ERROR and label is not None:
             m.queries.labels(self.name, label).inc()
             m.query_errors.labels(self.name, label).inc()
-            if event.get("cause") == "timeout":
+            if event.get("cause") == QueryCause.TIMEOUT:
                 m.timeouts.labels(self.name, label).inc()
-        elif kind == "match_aborted" and label is not None:
+        elif kind == Event.MATCH_ABORTED and label is not None:
             cause = event.get("cause")
-            if cause in ("timeout", "out_of_time"):
+            if cause in (Cause.TIMEOUT, Cause.OUT_OF_TIME):
                 m.timeouts.labels(self.name, label).inc()
-            elif cause == "disconnect":
+            elif cause == Cause.DISCONNECT:
                 m.disconnects.labels(self.name, label).inc()
-        elif kind == "range_inconsistency":
+        elif kind == Event.RANGE_INCONSISTENCY:
             m.range_inconsistencies.labels(self.name).inc(int(event.get("count", 1)))
-        elif kind == "estimate":
-            for estimator, figures in event["estimators"].items():
-                self.publish_estimate(estimator, figures["mean"], figures["half_width"], figures["n"])
-        elif kind == "match_started" and not self.running:
+        elif kind == Event.MATCH_STARTED and not self.running:
             self.running = True
             m.matches_running.inc()
-        elif kind in ("match_finished", "match_ended_early") and self.running:
+        elif kind in (Event.MATCH_FINISHED, Event.MATCH_ENDED_EARLY) and self.running:
             self.running = False
             m.matches_running.dec()
 

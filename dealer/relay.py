@@ -47,17 +47,19 @@ version both speak is used; above 1 the bot is told with
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from twisted.internet import defer
 
+from dealer.budget import BotBudget
+from dealer.events import Event, EventLog, QueryCause
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
+from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
 from protocol.rangecodec import (
@@ -74,6 +76,7 @@ from protocol.rangecodec import (
 from protocol.rangequery import (
     Query,
     QueryErrorReply,
+    is_query_id,
     parse_range_error,
     public_state,
     read_query,
@@ -81,12 +84,11 @@ from protocol.rangequery import (
 from protocol.rules import Action, State
 from protocol.wire import MatchState
 
-if TYPE_CHECKING:
-    from dealer.match import Match
-
 FloatArray = npt.NDArray[np.float64]
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
 AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
+#: The hand being played: (live state, deal, seat of each position), or None between hands.
+CurrentHand = tuple[State, Deal, list[int]]
 
 #: The comment line by which a bot announces that it answers range queries,
 #: followed by the answer versions it speaks (``# range-query 1 2``; none: 1).
@@ -98,7 +100,6 @@ READS_PREFIX = "# range-answers"
 VERSION_REPLY = "# range-query-version"
 #: Default per-query time limit of a bot, in milliseconds.
 DEFAULT_T_QUERY_MS = 10_000
-_QID = re.compile(r"[A-Za-z0-9]+\Z")
 
 # Reasons given to agents in QUERYERROR lines (docs/range-query.md lists them).
 NOT_CURRENT_HAND = "not the current hand"
@@ -123,7 +124,7 @@ class QueryFailed(Exception):
             ``malformed``, ``timeout`` or ``closed``.
     """
 
-    def __init__(self, reason: str, cause: str) -> None:
+    def __init__(self, reason: str, cause: QueryCause) -> None:
         super().__init__(reason)
         self.reason = reason
         self.cause = cause
@@ -209,22 +210,35 @@ def _flat(betting: Sequence[Sequence[Action]]) -> list[Action]:
 
 
 class QueryRelay:
-    """The range-query traffic of one :class:`~dealer.match.Match`.
+    """The range-query traffic of one match, built from what it needs of it.
 
     Args:
-        match: the match (its seats, game, clock, events and current hand).
+        game: the match's game.
+        seat_names: the player name of each seat.
+        budget: the per-bot limits (pause caps, queries out, logged drops).
+        clock: the time source (``seconds``, ``callLater``): the reactor, or
+            ``task.Clock`` in tests.
+        events: the match's event log.
+        current_hand: returns the hand being played (None between hands).
+        over_budget: ends the match, charged to a seat: ``(seat, what)``.
         t_query_ms: a bot's time limit per query, in milliseconds.
         queryable_names: seats with these player names answer queries
             without announcing it.
     """
 
-    def __init__(self, match: Match, t_query_ms: int = DEFAULT_T_QUERY_MS,
-                 queryable_names: Sequence[str] = ()) -> None:
-        self.match = match
-        self.game: GameDef = match.game
+    def __init__(self, game: GameDef, seat_names: Sequence[str], budget: BotBudget, clock: Any,
+                 events: EventLog, current_hand: Callable[[], CurrentHand | None],
+                 over_budget: Callable[[int, str], None],
+                 t_query_ms: int = DEFAULT_T_QUERY_MS, queryable_names: Sequence[str] = ()) -> None:
+        self.game = game
+        self.budget = budget
+        self.clock = clock  # IReactorTime
+        self.events = events
+        self.current_hand = current_hand
+        self.over_budget = over_budget
         self.t_query = t_query_ms / 1000.0
-        n = len(match.seats)
-        self.queryable = [seat.name in queryable_names for seat in match.seats]
+        n = len(seat_names)
+        self.queryable = [name in queryable_names for name in seat_names]
         #: Per seat: the answer version it was asked to use (1 unless it announced more).
         self.versions = [1] * n
         #: Per seat: the answer versions it reads as an agent (1 unless it said more).
@@ -246,7 +260,6 @@ class QueryRelay:
         self.ever_paused = [False] * n
         # The pause credited to the agent's clock, capped per decision and per hand:
         # credit at the start of the current decision, raw pause then, credit used in this hand.
-        budget = match.config.budget
         self._cap_decision = budget.query_pause_decision_s
         self._cap_hand = budget.query_pause_hand_s
         self._credit_base = [0.0] * n
@@ -284,9 +297,9 @@ class QueryRelay:
         except ProtocolError:
             version = None
         if version is None:
-            self.match.events.emit("seat_announce_refused", level="warning", console=False,
-                                   seat=seat + 1, line=line[:100],
-                                   supported=list(SUPPORTED_VERSIONS))
+            self.events.emit(Event.SEAT_ANNOUNCE_REFUSED, level="warning", console=False,
+                             seat=seat + 1, line=line[:100],
+                             supported=list(SUPPORTED_VERSIONS))
             return
         self.queryable[seat] = True
         self.versions[seat] = version
@@ -299,8 +312,8 @@ class QueryRelay:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
             if version > 1:
                 protocol.send_line(f"{VERSION_REPLY} {version}")
-        self.match.events.emit("seat_queryable", console=False, seat=seat + 1, line=line[:100],
-                               version=version)
+        self.events.emit(Event.SEAT_QUERYABLE, console=False, seat=seat + 1, line=line[:100],
+                         version=version)
 
     def reads_received(self, seat: int, line: str) -> None:
         """``# range-answers 1 2``: the answer versions this agent reads."""
@@ -318,17 +331,17 @@ class QueryRelay:
         Fails with :class:`QueryFailed`.
         """
         if self._closed:
-            return defer.fail(QueryFailed("the match is over", "closed"))
+            return defer.fail(QueryFailed("the match is over", QueryCause.CLOSED))
         protocol = self._protocols[seat]
         if not self.queryable[seat] or protocol is None:
-            self._count_failure(seat, "not_queryable", NOT_QUERYABLE, 0.0)
-            return defer.fail(QueryFailed(NOT_QUERYABLE, "not_queryable"))
+            self._count_failure(seat, QueryCause.NOT_QUERYABLE, NOT_QUERYABLE, 0.0)
+            return defer.fail(QueryFailed(NOT_QUERYABLE, QueryCause.NOT_QUERYABLE))
         self._next_qid += 1
         qid = f"d{self._next_qid}"
         actions = tuple(actions)
         query = Query(qid, public_state(state), actions)
         answer: defer.Deferred[tuple[FloatArray, str]] = defer.Deferred()
-        clock = self.match.clock
+        clock = self.clock
         timer = clock.callLater(self.t_query, self._expire, qid)
         self._outstanding[qid] = _Outstanding(
             seat, actions, state.board_cards, clock.seconds(), answer, timer)
@@ -350,7 +363,7 @@ class QueryRelay:
         if self._asked[seat] > 0:
             self._asked[seat] -= 1
             if self._asked[seat] == 0:
-                self.counts[seat].busy_seconds += self.match.clock.seconds() - self._asked_since[seat]
+                self.counts[seat].busy_seconds += self.clock.seconds() - self._asked_since[seat]
 
     def _expire(self, qid: str) -> None:
         pending = self._outstanding.pop(qid, None)
@@ -358,7 +371,7 @@ class QueryRelay:
             return
         self._settled(pending.seat)
         reason = f"no answer within t_query {self.t_query * 1000:g} ms"
-        self._fail(pending, "timeout", reason)
+        self._fail(pending, QueryCause.TIMEOUT, reason)
 
     def answer_received(self, seat: int, line: str) -> None:
         """A ``RANGE:``/``RANGEERROR:`` line from a bot."""
@@ -367,9 +380,9 @@ class QueryRelay:
         if pending is None or pending.seat != seat:
             # Late (timed out already) or never asked: dropped (logged up to a budget).
             self.dropped[seat] += 1
-            if self.dropped[seat] <= self.match.config.budget.logged_drops:
-                self.match.events.emit("query_answer_dropped", level="warning", console=False,
-                                       seat=seat + 1, qid=qid[:20], line=line[:100])
+            if self.dropped[seat] <= self.budget.logged_drops:
+                self.events.emit(Event.QUERY_ANSWER_DROPPED, level="warning", console=False,
+                                 seat=seat + 1, qid=qid[:20], line=line[:100])
             return
         del self._outstanding[qid]
         self._settled(seat)
@@ -379,12 +392,12 @@ class QueryRelay:
             try:
                 message = parse_range_error(line).message
             except ParseError as error:
-                self._fail(pending, "malformed", f"malformed RANGEERROR: {error.message}")
+                self._fail(pending, QueryCause.MALFORMED, f"malformed RANGEERROR: {error.message}")
             else:
-                self._fail(pending, "range_error", f"the bot could not answer: {message}")
+                self._fail(pending, QueryCause.RANGE_ERROR, f"the bot could not answer: {message}")
             return
         if not line.startswith("RANGE:"):
-            self._fail(pending, "malformed", "malformed answer")
+            self._fail(pending, QueryCause.MALFORMED, "malformed answer")
             return
         started = time.perf_counter()
         try:
@@ -394,49 +407,49 @@ class QueryRelay:
             check_rows(values, blocked_mask(self.game, pending.board))
             error_part = sampling_error(body)
         except ParseError as error:
-            self._fail(pending, "malformed", f"malformed answer: {error.message}")
+            self._fail(pending, QueryCause.MALFORMED, f"malformed answer: {error.message}")
             return
         finally:
             self.counts[seat].check_seconds += time.perf_counter() - started
-        latency = self.match.clock.seconds() - pending.sent
+        latency = self.clock.seconds() - pending.sent
         counts = self.counts[seat]
         counts.answered += 1
         counts.seconds += latency
         counts.add_sampling_error(error_part)
-        events = self.match.events
+        events = self.events
         if events.hooks:
-            events.notify("query", seat=seat + 1, seconds=latency, actions=len(pending.actions))
+            events.notify(Event.QUERY, seat=seat + 1, seconds=latency, actions=len(pending.actions))
         pending.answer.callback((values, body))
 
-    def _fail(self, pending: _Outstanding, cause: str, reason: str) -> None:
-        latency = self.match.clock.seconds() - pending.sent
+    def _fail(self, pending: _Outstanding, cause: QueryCause, reason: str) -> None:
+        latency = self.clock.seconds() - pending.sent
         self._count_failure(pending.seat, cause, reason, latency)
         pending.answer.errback(QueryFailed(reason, cause))
 
-    def _count_failure(self, seat: int, cause: str, reason: str, latency: float) -> None:
+    def _count_failure(self, seat: int, cause: QueryCause, reason: str, latency: float) -> None:
         failed = self.counts[seat].failed
         failed[cause] = failed.get(cause, 0) + 1
-        self.match.events.emit("query_error", level="warning", console=False, seat=seat + 1,
-                               cause=cause, reason=reason[:200], seconds=latency)
+        self.events.emit(Event.QUERY_ERROR, level="warning", console=False, seat=seat + 1,
+                         cause=cause, reason=reason[:200], seconds=latency)
 
     # -- agents' queries ---------------------------------------------------
 
     def agent_query_received(self, seat: int, line: str) -> None:
         """A ``QUERY:`` line from an agent: refuse it or relay it."""
-        budget = self.match.config.budget
+        budget = self.budget
         if len(line) > budget.max_query_bytes:
-            self.match.bot_over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
-                                       f"(limit max_query_bytes {budget.max_query_bytes})")
+            self.over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
+                             f"(limit max_query_bytes {budget.max_query_bytes})")
             return
         if self._out_for[seat] >= budget.max_queries:
-            self.match.bot_over_budget(seat, f"sent a range query with {self._out_for[seat]} "
-                                       f"already outstanding (limit max_queries {budget.max_queries})")
+            self.over_budget(seat, f"sent a range query with {self._out_for[seat]} "
+                             f"already outstanding (limit max_queries {budget.max_queries})")
             return
         fields = line.split(":", 2)
         qid = fields[1] if len(fields) >= 2 else ""
-        if not _QID.match(qid):
-            self.match.events.emit("query_refused", level="warning", console=False,
-                                   seat=seat + 1, reason="no valid qid", line=line[:100])
+        if not is_query_id(qid):
+            self.events.emit(Event.QUERY_REFUSED, level="warning", console=False,
+                             seat=seat + 1, reason="no valid qid", line=line[:100])
             self.counts[seat].refused += 1
             return
         try:
@@ -466,55 +479,55 @@ class QueryRelay:
         Raises:
             QueryFailed: a rule is broken (its reason goes to the agent).
         """
-        current = self.match.current_hand
+        current = self.current_hand()
         if current is None:
-            raise QueryFailed(NO_HAND, "refused")
+            raise QueryFailed(NO_HAND, QueryCause.REFUSED)
         state, deal, seat_of = current
         asked = query.state
         if asked.hand_id != state.hand_id:
-            raise QueryFailed(NOT_CURRENT_HAND, "refused")
+            raise QueryFailed(NOT_CURRENT_HAND, QueryCause.REFUSED)
         if seat not in seat_of:
-            raise QueryFailed(NO_HAND, "refused")
+            raise QueryFailed(NO_HAND, QueryCause.REFUSED)
         own_position = seat_of.index(seat)
         target_position = asked.position
         if target_position == own_position:
-            raise QueryFailed(OWN_POSITION, "refused")
+            raise QueryFailed(OWN_POSITION, QueryCause.REFUSED)
         if asked_state is None:
             try:
                 asked_state = asked.to_state(self.game)
             except ProtocolError as error:
-                raise QueryFailed(f"malformed query: {error.message}", "refused") from error
+                raise QueryFailed(f"malformed query: {error.message}", QueryCause.REFUSED) from error
         played = _flat(state.actions)
         wanted = _flat(asked.betting)
         if len(wanted) <= len(played):
             if wanted != played[: len(wanted)]:
-                raise QueryFailed(NOT_ON_LINE, "refused")
+                raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
         elif len(wanted) == len(played) + 1:
             if wanted[:-1] != played:
-                raise QueryFailed(NOT_ON_LINE, "refused")
+                raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
             if state.finished or state.current_player != own_position:
-                raise QueryFailed(NOT_YOUR_STEP, "refused")
+                raise QueryFailed(NOT_YOUR_STEP, QueryCause.REFUSED)
             if asked_state.round != state.round:
-                raise QueryFailed(STEP_ENDS_ROUND, "refused")
+                raise QueryFailed(STEP_ENDS_ROUND, QueryCause.REFUSED)
         else:
             if wanted[: len(played)] == played:
-                raise QueryFailed(TOO_FAR_AHEAD, "refused")
-            raise QueryFailed(NOT_ON_LINE, "refused")
+                raise QueryFailed(TOO_FAR_AHEAD, QueryCause.REFUSED)
+            raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
         if asked_state.finished or asked_state.current_player != target_position:
-            raise QueryFailed(NOT_OPPONENT_TO_ACT, "refused")
+            raise QueryFailed(NOT_OPPONENT_TO_ACT, QueryCause.REFUSED)
         if len(asked.betting) != asked_state.round + 1:
-            raise QueryFailed(NOT_ON_LINE, "refused")
+            raise QueryFailed(NOT_ON_LINE, QueryCause.REFUSED)
         if tuple(asked.board) != tuple(deal.board[: asked_state.round + 1]):
-            raise QueryFailed(WRONG_BOARD, "refused")
+            raise QueryFailed(WRONG_BOARD, QueryCause.REFUSED)
         target = seat_of[target_position]
         if not self.queryable[target]:
-            raise QueryFailed(NOT_QUERYABLE, "refused")
+            raise QueryFailed(NOT_QUERYABLE, QueryCause.REFUSED)
         return target
 
     def _refuse(self, seat: int, qid: str, reason: str) -> None:
         self.counts[seat].refused += 1
-        self.match.events.emit("query_refused", level="warning", console=False,
-                               seat=seat + 1, reason=reason)
+        self.events.emit(Event.QUERY_REFUSED, level="warning", console=False,
+                         seat=seat + 1, reason=reason)
         self._send(seat, QueryErrorReply(qid, reason).text())
 
     def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
@@ -547,7 +560,7 @@ class QueryRelay:
     def _pause(self, seat: int) -> None:
         self.ever_paused[seat] = True
         if self._out_for[seat] == 0:
-            self._paused_since[seat] = self.match.clock.seconds()
+            self._paused_since[seat] = self.clock.seconds()
         self._out_for[seat] += 1
 
     def _resume(self, seat: int) -> None:
@@ -555,7 +568,7 @@ class QueryRelay:
             return
         self._out_for[seat] -= 1
         if self._out_for[seat] == 0:
-            self._paused_total[seat] += self.match.clock.seconds() - self._paused_since[seat]
+            self._paused_total[seat] += self.clock.seconds() - self._paused_since[seat]
 
     def _raw_paused(self, seat: int, now: float) -> float:
         total = self._paused_total[seat]
@@ -599,14 +612,14 @@ class QueryRelay:
             self._settled(item.seat)
             if item.timer.active():
                 item.timer.cancel()
-            item.answer.errback(QueryFailed("the match is over", "closed"))
+            item.answer.errback(QueryFailed("the match is over", QueryCause.CLOSED))
         for seat in range(len(self._protocols)):
             self._out_for[seat] = 0
-            logged = self.match.config.budget.logged_drops
+            logged = self.budget.logged_drops
             if self.dropped[seat] > logged:
-                self.match.events.emit("query_answers_dropped", level="warning", console=False,
-                                       seat=seat + 1, dropped=self.dropped[seat],
-                                       not_logged=self.dropped[seat] - logged)
+                self.events.emit(Event.QUERY_ANSWERS_DROPPED, level="warning", console=False,
+                                 seat=seat + 1, dropped=self.dropped[seat],
+                                 not_logged=self.dropped[seat] - logged)
 
     def counts_dict(self) -> list[dict[str, Any]]:
         """Per-seat counters, JSON-ready."""

@@ -40,142 +40,55 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
+from twisted.python.failure import Failure
 
-from acpc_lbr.estimators import ESTIMATORS, HandOutcome, MatchEstimates, imaginary_observation
-from acpc_lbr.lbr import EquityFunction
-from protocol.gamedef import GameDef
+from acpc_lbr.aivat import DEFAULT_SAMPLES
+from acpc_lbr.estimators import HandOutcome, MatchEstimates
+from acpc_lbr.lbr import EquityFunction, equity_function
+from acpc_lbr.outcomes import (
+    OpponentDecision,
+    aivat_requests,
+    hand_aivat_value,
+    hand_io,
+    log_values,
+    opponent_decisions,
+)
+from acpc_lbr.results import (
+    dumps,
+    estimates_from_outcomes,
+    format_table,
+    merge_documents,
+    results_document,
+)
+from dealer.events import Cause, Event
+from dealer.match import Match, MatchResult
+from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
+from dealer.relay import QueryRelay
+from protocol.deal import Deal
+from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State
 from protocol.wire import (
     LogState,
     MatchState,
-    format_chips,
-    parse_chips,
+    log_state_for,
     parse_log_state,
     parse_score,
 )
 
 FloatArray = npt.NDArray[np.float64]
 #: ``ask(seat, state, actions)`` -> rows ``(len(actions), num_hands)``; raises on failure.
-AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[Any]]
+AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[FloatArray]]
 
 #: Version of the ``.queries`` file format.
 QUERY_LOG_VERSION = 1
-
-
-# -- the pure pipeline: hand -> decisions -> weights -> IO ------------------------------
-
-
-@dataclass(frozen=True)
-class OpponentDecision:
-    """One opponent action on the played line.
-
-    Attributes:
-        state: the public decision point (hole-card slots empty), as the
-            opponent would have received it; its position is the opponent's.
-        action: what the opponent played there.
-    """
-
-    state: MatchState
-    action: Action
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """(betting, action) -- unique within a hand."""
-        return (self.state.betting_text(), self.action.text())
-
-
-def opponent_decisions(game: GameDef, hand: LogState, opponent_position: int) -> list[OpponentDecision]:
-    """Every decision of ``opponent_position`` on the line of a finished hand, in order."""
-    state = State(game, hand.hand_id)
-    empty = tuple(() for _ in range(game.num_players))
-    decisions = []
-    for round_actions in hand.betting:
-        for action in round_actions:
-            if state.current_player == opponent_position:
-                betting = tuple(tuple(actions) for actions in state.actions)
-                board = tuple(hand.board[r] for r in range(state.round + 1))
-                view = MatchState(opponent_position, hand.hand_id, betting, empty, board)
-                decisions.append(OpponentDecision(view, action))
-            state.apply(action)
-    return decisions
-
-
-def line_weights(game: GameDef, rows: Sequence[FloatArray]) -> FloatArray:
-    """w(h) = Π over the line of σ(s, h, a), multiplied in line order; ones for no rows."""
-    weights = np.ones(game.num_hands, dtype=np.float64)
-    for row in rows:
-        weights = weights * np.asarray(row, dtype=np.float64)
-    return weights
-
-
-def hand_index_of(game: GameDef, hole: Sequence[int]) -> int:
-    """The colex index of a private hand given as card indices."""
-    from protocol.cards import hand_index
-
-    number = {card: k for k, card in enumerate(game.cards)}
-    return hand_index(sorted(number[c] for c in hole))
-
-
-@dataclass(frozen=True)
-class HandIO:
-    """The IO figures of one hand.
-
-    Attributes:
-        chips: the measured player's raw outcome.
-        io_chips: its IO value (``chips`` after a fold or a fallback).
-        showdown: the hand reached a showdown.
-        fallback: a showdown whose IO could not be computed (no rows, or
-            every weight 0), so ``io_chips == chips``.
-        inconsistencies: opponent actions whose row gives the opponent's
-            real hand probability 0.
-    """
-
-    chips: float
-    io_chips: float
-    showdown: bool
-    fallback: bool
-    inconsistencies: int
-
-
-def hand_io(
-    game: GameDef, hand: LogState, measured_position: int, rows: Sequence[FloatArray] | None
-) -> HandIO:
-    """IO of one finished hand.
-
-    Args:
-        game: a heads-up game.
-        hand: the hand's ``STATE`` record (values as written to the ``.log``).
-        measured_position: the measured player's position in this hand.
-        rows: σ(s, ·, a) for each of :func:`opponent_decisions` (in order),
-            or None when they are not available.
-    """
-    chips = float(hand.values[measured_position])
-    opponent = 1 - measured_position
-    inconsistencies = 0
-    if rows is not None:
-        true_hand = hand_index_of(game, hand.hole[opponent])
-        inconsistencies = sum(1 for row in rows if not row[true_hand] > 0.0)
-    state = hand.to_state(game)
-    if not state.is_showdown:
-        return HandIO(chips, chips, False, False, inconsistencies)
-    if rows is None:
-        return HandIO(chips, chips, True, True, inconsistencies)
-    board = [card for cards in hand.board for card in cards]
-    io = imaginary_observation(
-        game, measured_position, hand.hole[measured_position], board, state.spent, line_weights(game, rows)
-    )
-    if math.isnan(io):  # no hand of the opponent has weight
-        return HandIO(chips, chips, True, True, inconsistencies)
-    return HandIO(chips, io, True, False, inconsistencies)
 
 
 # -- AIVAT: rows of every listed action at every opponent decision ----------------------
@@ -200,68 +113,6 @@ class AivatRows:
     asked: list[list[str]]
     failure: str | None = None
     errors: int = 0
-
-
-def aivat_requests(game: GameDef, hand: LogState, opponent_position: int) -> list[tuple[OpponentDecision, list[Action]]]:
-    """Every opponent decision on the line with the actions whose rows AIVAT needs there.
-
-    Those are :func:`acpc_lbr.aivat.correction_actions` and the played one,
-    in that order, from :func:`acpc_lbr.aivat.first_opponent_round` on; the
-    played one alone before (one replay of the hand).
-    """
-    from acpc_lbr.aivat import correction_actions, first_opponent_round
-
-    first = first_opponent_round(game)
-    state = State(game, hand.hand_id)
-    empty = tuple(() for _ in range(game.num_players))
-    requests = []
-    for round_actions in hand.betting:
-        for action in round_actions:
-            if state.current_player == opponent_position:
-                betting = tuple(tuple(actions) for actions in state.actions)
-                board = tuple(hand.board[r] for r in range(state.round + 1))
-                decision = OpponentDecision(MatchState(opponent_position, hand.hand_id, betting, empty, board), action)
-                wanted = {a.text(): a for a in correction_actions(state)} if state.round >= first else {}
-                wanted.setdefault(action.text(), action)
-                requests.append((decision, list(wanted.values())))
-            state.apply(action)
-    return requests
-
-
-def _samples() -> int:
-    from acpc_lbr.aivat import DEFAULT_SAMPLES
-
-    return DEFAULT_SAMPLES
-
-
-def hand_aivat_value(
-    game: GameDef,
-    hand: LogState,
-    measured_position: int,
-    rows: Sequence[Mapping[str, FloatArray]] | None,
-    equity: EquityFunction,
-    samples: int | None = None,
-    seed: int = 0,
-) -> tuple[float, bool]:
-    """(AIVAT value, fallback) of one finished hand.
-
-    A hand without usable rows (a failed query, a missing row) keeps its raw
-    value, as IO does, and is counted as an AIVAT fallback.
-    """
-    from acpc_lbr.aivat import DEFAULT_SAMPLES, hand_aivat
-
-    chips = float(hand.values[measured_position])
-    if rows is None:
-        return chips, True
-    try:
-        value = hand_aivat(game, hand.betting, hand.board, hand.hole[measured_position],
-                           measured_position, rows, equity, hand.hand_id,
-                           DEFAULT_SAMPLES if samples is None else samples, seed)
-    except (KeyError, ValueError):
-        return chips, True
-    if not math.isfinite(value.chips):
-        return chips, True
-    return value.chips, False
 
 
 # -- the query log ------------------------------------------------------------------------
@@ -485,8 +336,6 @@ def outcomes_of_hands(
     outcomes = []
     equity = None
     if aivat_rows is not None:
-        from acpc_lbr.lbr import equity_function
-
         equity = equity_function(game)
     for hand in hands:
         position = hand.names.index(measured)
@@ -588,7 +437,7 @@ class MatchResults:
             self._query_log = QueryLog(
                 self._query_log_path,
                 {"match": self.match_name, "measured": self.measured, "half": self.half,
-                 "num_hands": self.game.num_hands, "aivat": self.aivat, "aivat_samples": _samples()},
+                 "num_hands": self.game.num_hands, "aivat": self.aivat, "aivat_samples": DEFAULT_SAMPLES},
                 append=self._append,
             )
         return self._query_log
@@ -618,9 +467,7 @@ class MatchResults:
             # First, so that one query per decision serves both AIVAT and IO.
             aivat = await self._aivat_rows(hand, opponent, opponent_seat, asked)
             if self._equity is None:
-                from acpc_lbr.lbr import equity_function
-
-                self._equity = equity_function(game)
+                        self._equity = equity_function(game)
             aivat_chips, fallback = hand_aivat_value(game, hand, position, aivat.rows, self._equity,
                                                      seed=self.seed)
             self.tally.aivat_fallbacks += fallback
@@ -642,9 +489,8 @@ class MatchResults:
                     self.tally.query_errors += 1
                     rows = None
                     break
-                array = answer[0] if isinstance(answer, tuple) else answer
                 self.tally.dealer_queries += 1
-                rows.append(np.asarray(array, dtype=np.float64)[0])
+                rows.append(np.asarray(answer, dtype=np.float64)[0])
                 sources.append("asked")
             if rows is not None:
                 self.any_rows = True
@@ -660,7 +506,7 @@ class MatchResults:
         self.tally.io_fallbacks += result.fallback and can_ask
         self.tally.range_inconsistencies += result.inconsistencies
         if result.inconsistencies and self.notify is not None:
-            self.notify("range_inconsistency", hand=hand.hand_id, count=result.inconsistencies)
+            self.notify(Event.RANGE_INCONSISTENCY, hand=hand.hand_id, count=result.inconsistencies)
         outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None,
                               aivat_chips)
         self.outcomes.append(outcome)
@@ -681,7 +527,7 @@ class MatchResults:
         decisions = [decision for decision, _ in requests]
         found: list[dict[str, FloatArray]] = []
         asked_texts: list[list[str]] = []
-        pending: list[tuple[int, list[Action], defer.Deferred[Any]]] = []
+        pending: list[tuple[int, list[Action], defer.Deferred[FloatArray]]] = []
         for index, (decision, actions) in enumerate(requests):
             betting = decision.state.betting_text()
             rows: dict[str, FloatArray] = {}
@@ -704,13 +550,13 @@ class MatchResults:
         for (index, missing, _), (ok, value) in zip(pending, results):
             if not ok:  # as for IO: no AIVAT for this hand
                 self.tally.query_errors += 1
-                error = value.value
+                error = value.value if isinstance(value, Failure) else value  # consumeErrors: a Failure
                 failure = failure or str(getattr(error, "reason", error)) or type(error).__name__
                 continue
             self.tally.dealer_queries += 1
             answered[index] = asked_texts[index]
             betting = requests[index][0].state.betting_text()
-            array = np.asarray(value[0] if isinstance(value, tuple) else value, dtype=np.float64)
+            array = np.asarray(value, dtype=np.float64)
             for action, row in zip(missing, array):
                 found[index][action.text()] = row
                 self._answers[(hand.hand_id, betting, action.text())] = row
@@ -725,16 +571,8 @@ class MatchResults:
             self._query_log.close()
 
 
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
+async def _awaited(awaitable: Awaitable[FloatArray]) -> FloatArray:
     return await awaitable
-
-
-def log_values(values: Sequence[float]) -> tuple[float, ...]:
-    """Values as they read back from the ``.log`` (written with 6 decimals)."""
-    return tuple(
-        float(v) if float(v).is_integer() and abs(v) < 2.0**52 else parse_chips(format_chips(v))
-        for v in values
-    )
 
 
 class LiveEstimates:
@@ -762,8 +600,6 @@ class LiveEstimates:
 
     def final(self) -> MatchEstimates:
         """The estimators over every outcome, in canonical order."""
-        from acpc_lbr.results import estimates_from_outcomes
-
         return estimates_from_outcomes(self.outcomes)
 
 
@@ -798,9 +634,6 @@ def results_from_files(
     Raises:
         ValueError: unreadable or inconsistent files.
     """
-    from acpc_lbr.results import estimates_from_outcomes, results_document
-    from protocol.gamedef import load_game
-
     logs = [Path(p) for p in paths if str(p).endswith(".log")]
     explicit = {str(p)[: -len(".queries")]: Path(p) for p in paths if str(p).endswith(".queries")}
     others = [p for p in paths if not str(p).endswith((".log", ".queries"))]
@@ -911,9 +744,9 @@ class ResultsGroup:
 
     def __init__(
         self,
-        matches: Sequence[Any],
+        matches: Sequence[Match],
         measured: str | None = None,
-        metrics: Any = None,
+        metrics: DealerMetrics | None = None,
         lbr: dict[str, Any] | None = None,
         query_logs: bool = True,
         io: bool = True,
@@ -927,43 +760,39 @@ class ResultsGroup:
         if self.measured not in first.config.names:
             raise ValueError(f"--measure {self.measured}: not a player of {self.name}")
         self.lbr = lbr
-        self.match_metrics: list[Any] = []
+        self.match_metrics: list[MatchMetrics] = []
         self.started = 0.0
         self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
         self.results: list[MatchResults] = []
         for half, match in enumerate(self.matches):
             config = match.config
-            relay = getattr(match, "relay", None)
-            queryable = None
-            if relay is not None:
-                def queryable(seat: int, relay: Any = relay) -> bool:
-                    return bool(relay.queryable[seat])
+            relay = match.relay
+
+            def queryable(seat: int, relay: QueryRelay = relay) -> bool:
+                return relay.queryable[seat]
             part = MatchResults(
                 self.game, config.name, self.measured, half,
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
-                ask=getattr(match, "ask_seat", None) if io else None, queryable=queryable,
+                ask=match.ask_seat if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
                 aivat=aivat, seed=config.seed,
             )
             self.results.append(part)
             match.hand_hooks.append(self._hand_hook(match, part))
-            if relay is not None:
-                self._keep_answers(relay, part)
+            self._keep_answers(relay, part)
             if metrics is not None:  # labelled by the match name, not the log folder
                 observer = metrics.match(Path(config.name).name, config.names)
                 self.match_metrics.append(observer)
                 match.events.subscribe(observer.observe)
 
     @staticmethod
-    def _keep_answers(relay: Any, part: MatchResults) -> None:
+    def _keep_answers(relay: QueryRelay, part: MatchResults) -> None:
         # Every answer the relay checks (an agent's relayed query or the
         # dealer's own) is kept for the hand's IO, so nothing is asked twice.
         relay.answer_hooks.append(part.record_answer)
 
-    def _hand_hook(self, match: Any, part: MatchResults) -> Callable[[State, Any, Sequence[int]], Awaitable[None]]:
+    def _hand_hook(self, match: Match, part: MatchResults) -> Callable[[State, Deal, Sequence[int]], Awaitable[None]]:
         from twisted.internet import defer
-
-        from protocol.wire import log_state_for
 
         # The IO queries of hand h are answered while hand h+1 is played: the
         # hook starts hand h's accounting (after hand h-1's, so outcomes and the
@@ -972,7 +801,7 @@ class ResultsGroup:
         # by at most a hand; the dealer does not wait a round trip per showdown.
         tail: list[defer.Deferred[Any]] = [defer.succeed(None)]
 
-        async def account(previous: defer.Deferred[Any], state: State, deal: Any,
+        async def account(previous: defer.Deferred[Any], state: State, deal: Deal,
                           seat_of: Sequence[int]) -> None:
             await previous
             names = tuple(match.config.names[s] for s in seat_of)
@@ -987,14 +816,13 @@ class ResultsGroup:
                 part.plain_hand(state.hand_id, values[position], state.is_showdown)
                 return
             hand = log_state_for(state, deal, values, names)
-            seats = getattr(match, "seats", None)
-            if (seats is not None and (state.is_showdown or part.aivat)
-                    and seats[opponent_seat].protocol is not None):
+            protocol = match.seats[opponent_seat].protocol
+            if (state.is_showdown or part.aivat) and protocol is not None:
                 # The hand's final state (queued for the next send) goes first.
-                seats[opponent_seat].protocol.flush_lines()
+                protocol.flush_lines()
             await part.after_hand(hand, seat_of)
 
-        async def after_hand(state: State, deal: Any, seat_of: Sequence[int]) -> None:
+        async def after_hand(state: State, deal: Deal, seat_of: Sequence[int]) -> None:
             previous = tail[0]
             current = defer.ensureDeferred(account(previous, state, deal, list(seat_of)))
             tail[0] = current
@@ -1004,28 +832,17 @@ class ResultsGroup:
         return after_hand
 
     def _publish(self, name: str, estimates: MatchEstimates) -> None:
-        if not self.match_metrics:
-            return
-        scale = 1000.0 / self.game.big_blind
-        figures = {}
-        for estimator in ESTIMATORS:
-            stat = estimates.estimator(estimator)
-            if stat.n:
-                mean, half_width = stat.live()  # Welford: cheap enough for every hand
-                figures[estimator] = {"mean": mean * scale, "half_width": half_width * scale, "n": stat.n}
-        for observer in self.match_metrics[:1]:  # the group's estimate lives on its first match
-            observer.observe({"event": "estimate", "estimators": figures})
+        if self.match_metrics:  # the group's estimate lives on its first match
+            self.match_metrics[0].publish_estimates(estimates, self.game.big_blind)
 
-    def document(self, outcomes: Sequence[Any], timings: dict[str, float] | None = None) -> dict[str, Any]:
+    def document(self, outcomes: Sequence[MatchResult], timings: dict[str, float] | None = None) -> dict[str, Any]:
         """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""
-        from acpc_lbr.results import results_document
-
         first = self.matches[0].config
         counts: dict[str, int] = {
             "hands": len(self.live.outcomes),
             "errors": sum(1 for r in outcomes if r.exit_code != 0),
-            "timeouts": sum(1 for r in outcomes if r.cause in ("timeout", "out_of_time")),
-            "disconnects": sum(1 for r in outcomes if r.cause == "disconnect"),
+            "timeouts": sum(1 for r in outcomes if r.cause in (Cause.TIMEOUT, Cause.OUT_OF_TIME)),
+            "disconnects": sum(1 for r in outcomes if r.cause == Cause.DISCONNECT),
             "invalid_actions": sum(sum(r.corrections) for r in outcomes),
             "dealer_queries": sum(p.tally.dealer_queries for p in self.results),
             "range_inconsistencies": sum(p.tally.range_inconsistencies for p in self.results),
@@ -1036,12 +853,10 @@ class ResultsGroup:
         queries = query_errors = 0
         query_seconds = 0.0
         for match in self.matches:
-            relay = getattr(match, "relay", None)
-            if relay is not None:
-                for seat_counts in relay.counts:
-                    queries += seat_counts.answered + seat_counts.errors
-                    query_errors += seat_counts.errors
-                    query_seconds += seat_counts.seconds
+            for seat_counts in match.relay.counts:
+                queries += seat_counts.answered + seat_counts.errors
+                query_errors += seat_counts.errors
+                query_seconds += seat_counts.seconds
         counts["queries"] = queries
         counts["query_errors"] = query_errors
         config = {
@@ -1084,7 +899,7 @@ class DealerResults:
 
     def __init__(
         self,
-        matches: Sequence[Sequence[Any]],
+        matches: Sequence[Sequence[Match]],
         reactor: Any,
         measure: str | None = None,
         results_json: str | None = None,
@@ -1099,8 +914,6 @@ class DealerResults:
     ) -> None:
         import sys
         import time
-
-        from dealer.metrics import DealerMetrics, serve_metrics
 
         self.reactor = reactor
         self.results_json = results_json
@@ -1134,9 +947,9 @@ class DealerResults:
               file=self.stream, flush=True)
         return self.metrics_grace
 
-    def _on_finish(self, observer: Any) -> Callable[[dict[str, Any]], None]:
+    def _on_finish(self, observer: MatchMetrics) -> Callable[[dict[str, Any]], None]:
         def hook(event: dict[str, Any]) -> None:
-            if event.get("event") in ("match_finished", "match_ended_early"):
+            if event.get("event") in (Event.MATCH_FINISHED, Event.MATCH_ENDED_EARLY):
                 self.reactor.callLater(self.metrics_grace, observer.retire)
 
         return hook
@@ -1159,8 +972,6 @@ class DealerResults:
             for group in self.groups:
                 group.close()
             return []
-        from acpc_lbr.results import dumps, format_table, merge_documents
-
         docs = self.documents(by_name)
         for group, doc in zip(self.groups, docs):
             group.close()

@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from importlib import resources
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from protocol.cards import all_hands, deck_for
+from protocol.cards import all_hands, deck_for, hand_index
 from protocol.errors import GameDefError
 
 MAX_PLAYERS = 10
@@ -120,6 +120,24 @@ class GameDef:
         (51, 101)
         """
         return _hands_sharing(self, tuple(sorted(set(cards))))
+
+    def hand_of(self, hole: Sequence[int]) -> int:
+        """The hand index (range-query hand order) of hole cards given as card indices.
+
+        The one place that maps hole cards to a row of :attr:`hand_cards`.
+
+        >>> game = load_game("nolimit")
+        >>> game.hand_of((51, 50)), game.hand_of((0, 1))
+        (1325, 0)
+        >>> bool((game.hand_cards[game.hand_of((13, 7))] == (7, 13)).all())
+        True
+        """
+        numbers = self._card_numbers
+        return hand_index([numbers[card] for card in hole])
+
+    @cached_property
+    def _card_numbers(self) -> dict[int, int]:
+        return {card: number for number, card in enumerate(self.cards)}
 
     @property
     def num_hands(self) -> int:

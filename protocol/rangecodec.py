@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from protocol.errors import ParseError
-from protocol.rangequery import parse_action_token
+from protocol.rangequery import is_query_id, parse_action_token
 from protocol.rules import Action
 
 FloatArray = npt.NDArray[np.float64]
@@ -72,7 +72,6 @@ SUM_TOLERANCE = 1e-6
 #: The longest decimal accepted in a ``K`` part (a float's repr is at most 24).
 MAX_CONSTANT_LENGTH = 40
 
-_QID = re.compile(r"[A-Za-z0-9]+\Z")
 # One decimal number, written so that every string has at most one way to
 # match (no nested or adjacent ambiguous repeats): matching is linear.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -162,7 +161,7 @@ def answer_fields(line: str) -> tuple[str, str]:
     qid, colon, body = rest.partition(":")
     if tag != "RANGE" or not colon:
         raise ParseError("an answer is RANGE:<qid>:...", line[:200])
-    if not _QID.match(qid):
+    if not is_query_id(qid):
         raise ParseError("a query id is one or more letters and digits", line[:200])
     return qid, body
 

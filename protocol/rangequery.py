@@ -35,8 +35,20 @@ from protocol.wire import MatchState, parse_matchstate_replayed
 _QID = re.compile(r"[A-Za-z0-9]+\Z")
 
 
+def is_query_id(text: str) -> bool:
+    """Whether ``text`` is a well-formed query id: one or more ASCII letters and digits.
+
+    The one definition, shared by the query parser, the answer decoder
+    (:mod:`protocol.rangecodec`) and the dealer's relay.
+
+    >>> is_query_id("q17"), is_query_id(""), is_query_id("q-1"), is_query_id("q1\\n")
+    (True, False, False, False)
+    """
+    return _QID.match(text) is not None
+
+
 def _check_qid(qid: str, line: str) -> str:
-    if not _QID.match(qid):
+    if not is_query_id(qid):
         raise ParseError("a query id is one or more letters and digits", line)
     return qid
 

@@ -76,7 +76,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print a JSON object {win, tie, loss}")
     args = parser.parse_args(argv)
 
-    from acpc_lbr.equity import equity, equity_vs_range
+    from acpc_lbr.equity import equity, equity_vs_range  # lazy: numba kernels; --help stays fast
 
     try:
         hero = cards_from_text(args.hand)

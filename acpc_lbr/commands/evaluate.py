@@ -51,9 +51,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from twisted.internet import defer
+
 from acpc_lbr.commands import scaleout
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.progress import Progress, best_estimate
+from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.report import render, require_matplotlib
+from acpc_lbr.results import estimates_from_outcomes, honesty_line
+from agents.bots import BOTS
+from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
+from agents.lbr import LbrAgent
+from dealer.events import Cause, Event
+from dealer.match import EXIT_INTERNAL, Match, MatchAborted, MatchConfig, MatchResult
+from dealer.metrics import DealerMetrics, serve_metrics
+from dealer.results import ResultsGroup
 from protocol.gamedef import GameDef, load_game
 
 #: The demonstration run (no options): 142-159 s on a busy 2-core machine (README).
@@ -202,7 +215,7 @@ class Evaluation:
     config: EvaluationConfig
     estimates: MatchEstimates = field(default_factory=MatchEstimates)
     pairs: dict[int, list[float | None]] = field(default_factory=dict)
-    results: list[Any] = field(default_factory=list)
+    results: list[MatchResult] = field(default_factory=list)
     timing: dict[str, Any] = field(default_factory=dict)
     relay: list[Any] = field(default_factory=list)
     inconsistencies: int = 0
@@ -268,15 +281,11 @@ class _Progress:
     """
 
     def __init__(self, stream: TextIO | None, total: int, every: int) -> None:
-        from acpc_lbr.progress import Progress
-
         self.bar = Progress(stream, total, every)
         self.tty = self.bar.tty
         self.sources: Callable[[Evaluation], tuple[MatchEstimates, int]] = lambda e: (e.estimates, 0)
 
     def hand(self, evaluation: Evaluation) -> None:
-        from acpc_lbr.progress import best_estimate
-
         if self.bar.stream is None:
             return
         estimates, errors = self.sources(evaluation)
@@ -293,7 +302,7 @@ class _Progress:
 
 async def run_evaluation(config: EvaluationConfig, reactor: Any,
                          progress: TextIO | None = None, progress_every: int = 0,
-                         make_opponent: Callable[[int], Any] | None = None) -> Evaluation:
+                         make_opponent: Callable[[int], AcpcClient] | None = None) -> Evaluation:
     """Play the evaluation on ``reactor`` (loopback TCP) and return what it measured.
 
     Args:
@@ -304,120 +313,42 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         make_opponent: ``half -> AcpcClient`` instead of the configured opponent
             (tests, embedding).
     """
-    from twisted.internet import defer
-
-    from agents.bots import BOTS
-    from agents.client import BotFactory, StrategyBot, seeded_rng
-    from agents.lbr import LbrAgent
-    from dealer.match import EXIT_INTERNAL, Match, MatchAborted, MatchConfig
-
     evaluation = Evaluation(config)
-    game = config.game
-    opponent = config.opponent_name
     halves = 2 if config.duplicate else 1
     total = config.hands * halves
     bar = _Progress(progress, total, progress_every or max(config.hands * halves // 10, 1))
     config.out.mkdir(parents=True, exist_ok=True)
-    matches: list[Any] = []
-    agents: list[LbrAgent] = []
-    processes: list[Any] = []
-    factories: list[Any] = []
     started = time.perf_counter()
-    for half in range(halves):
-        names = ("lbr", opponent) if half == 0 else (opponent, "lbr")
-        lbr_seat = names.index("lbr")
-        match_config = MatchConfig(
-            name=str(config.out / (f"lbr-vs-{opponent}" + (".dup" if half else ""))),
-            game_arg=config.game_arg, game=game, hands=config.hands, seed=config.seed,
-            names=names, bind="127.0.0.1", t_per_hand_ms=600_000, trace_messages=False,
-            t_query_ms=config.t_query_ms, start_timeout_ms=START_TIMEOUT_MS,
-        )
-        match = Match(match_config, reactor, stderr=None)
-        matches.append(match)
-
-        def on_event(event: dict[str, Any], half: int = half, lbr_seat: int = lbr_seat) -> None:
-            if event["event"] != "hand_finished":
-                return
-            chips = float(event["values"][lbr_seat])
-            deal = int(event["hand"])
-            evaluation.estimates.add(HandOutcome(deal, half, chips))
-            evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
-            bar.hand(evaluation)
-
-        match.events.subscribe(on_event)
+    matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in range(halves)]
+    processes: list[_OpponentProcess] = []
 
     def interrupted() -> None:
         # SIGINT/SIGTERM: end the matches now (their logs get the reason and a
         # SCORE over the finished hands) and stop the opponent processes.
         for match in matches:
-            match.abort(MatchAborted("interrupted", "evaluate was stopped", None, EXIT_INTERNAL))
+            match.abort(MatchAborted(Cause.INTERRUPTED, "evaluate was stopped", None, EXIT_INTERNAL))
         for process in processes:
             process.stop()
 
     shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", interrupted)
     metrics = listening = None
     if config.metrics_port is not None:
-        from dealer.metrics import DealerMetrics, serve_metrics
-
         metrics = DealerMetrics()
         listening = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
         if progress is not None:
             address = listening.getHost()
             print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
-    from dealer.results import ResultsGroup
-
     # The dealer's results: the document's counts (showdowns, dealer queries, IO
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
     group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
                          lbr={"bets": config.bets.name, "rounds": config.rounds.text()},
                          io=config.io or config.aivat, aivat=config.aivat)
     if metrics is not None and not (config.io or config.aivat):
-        # Without IO the series come from the matches' events, and the running
-        # raw and duplicate estimates from this evaluation's own accumulators.
-        observers = [metrics.match(Path(m.config.name).name, m.config.names) for m in matches]
-        for match, observer in zip(matches, observers):
-            match.events.subscribe(observer.observe)
-
-        def publish(event: dict[str, Any]) -> None:
-            if event["event"] != "hand_finished":
-                return
-            scale = 1000.0 / game.big_blind
-            figures = {}
-            for estimator in ("raw", "duplicate"):
-                stat = evaluation.estimates.estimator(estimator)
-                if stat.n > 1:
-                    figures[estimator] = {"mean": stat.mean * scale,
-                                          "half_width": stat.half_width * scale, "n": stat.n}
-            observers[0].observe({"event": "estimate", "estimators": figures})
-
-        for match in matches:
-            match.events.subscribe(publish)
-    running = group.live.running if group is not None else None  # IO: the dealer's estimators
-    bar.sources = lambda e: (running if running is not None else e.estimates, _query_errors(matches))
-    finished = []
-    for half, match in enumerate(matches):
-        ports = match.listen()
-        finished.append(match.start())
-        lbr_seat = match.config.names.index("lbr")
-        agent = LbrAgent(game, config.bets, config.rounds, announce_fatal=False)
-        agents.append(agent)
-        factory = BotFactory(_returning(agent))
-        factories.append(factory)
-        reactor.connectTCP("127.0.0.1", ports[lbr_seat], factory)
-        opponent_port = ports[1 - lbr_seat]
-        if make_opponent is not None:
-            factory = BotFactory(_returning(make_opponent(half)))
-            factories.append(factory)
-            reactor.connectTCP("127.0.0.1", opponent_port, factory)
-        elif config.opponent is not None:
-            bot = StrategyBot(game, BOTS[config.opponent], seeded_rng(config.seed * 2 + half + 1))
-            factory = BotFactory(_returning(bot))
-            factories.append(factory)
-            reactor.connectTCP("127.0.0.1", opponent_port, factory)
-        else:
-            process = _spawn(reactor, config, opponent_port, half)
-            processes.append(process)
-            evaluation.commands.append(process.command)
+        _publish_without_io(metrics, matches, evaluation)
+    running = group.live.running  # the dealer's estimators (with IO, when on)
+    bar.sources = lambda e: (running, _query_errors(matches))
+    agents, factories, finished = _seat_players(config, reactor, matches, evaluation, processes,
+                                                make_opponent)
     try:
         results = await defer.gatherResults(finished)
     finally:
@@ -428,11 +359,97 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     for factory in factories:  # the clients see the dealer's close before we return
         await factory.done
     evaluation.seconds = time.perf_counter() - started
-    evaluation.results = list(results)
+    _gather(evaluation, list(results), agents, matches, group)
+    group.close()
+    if listening is not None:
+        await listening.stopListening()
+    return evaluation
+
+
+def _seating(config: EvaluationConfig, reactor: Any, evaluation: Evaluation, bar: _Progress,
+             half: int, halves: int) -> Match:
+    """The match of one seating (LBR first in half 0, second in half 1), its hands counted."""
+    opponent = config.opponent_name
+    names = ("lbr", opponent) if half == 0 else (opponent, "lbr")
+    lbr_seat = names.index("lbr")
+    match_config = MatchConfig(
+        name=str(config.out / (f"lbr-vs-{opponent}" + (".dup" if half else ""))),
+        game_arg=config.game_arg, game=config.game, hands=config.hands, seed=config.seed,
+        names=names, bind="127.0.0.1", t_per_hand_ms=600_000, trace_messages=False,
+        t_query_ms=config.t_query_ms, start_timeout_ms=START_TIMEOUT_MS,
+    )
+    match = Match(match_config, reactor, stderr=None)
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["event"] != Event.HAND_FINISHED:
+            return
+        chips = float(event["values"][lbr_seat])
+        deal = int(event["hand"])
+        evaluation.estimates.add(HandOutcome(deal, half, chips))
+        evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
+        bar.hand(evaluation)
+
+    match.events.subscribe(on_event)
+    return match
+
+
+def _publish_without_io(metrics: DealerMetrics, matches: Sequence[Match], evaluation: Evaluation) -> None:
+    """Without IO the series come from the matches' events, and the running raw and
+    duplicate estimates from this evaluation's own accumulators."""
+    observers = [metrics.match(Path(m.config.name).name, m.config.names) for m in matches]
+    for match, observer in zip(matches, observers):
+        match.events.subscribe(observer.observe)
+
+    def publish(event: dict[str, Any]) -> None:
+        if event["event"] == Event.HAND_FINISHED:
+            observers[0].publish_estimates(evaluation.estimates, evaluation.big_blind, min_units=2)
+
+    for match in matches:
+        match.events.subscribe(publish)
+
+
+def _seat_players(config: EvaluationConfig, reactor: Any, matches: Sequence[Match],
+                  evaluation: Evaluation, processes: list[_OpponentProcess],
+                  make_opponent: Callable[[int], AcpcClient] | None,
+                  ) -> tuple[list[LbrAgent], list[BotFactory], list[defer.Deferred[MatchResult]]]:
+    """Start each match and connect LBR and the opponent (a client here, or a process)."""
+    agents: list[LbrAgent] = []
+    factories: list[BotFactory] = []
+    finished = []
+    for half, match in enumerate(matches):
+        ports = match.listen()
+        finished.append(match.start())
+        lbr_seat = match.config.names.index("lbr")
+        agent = LbrAgent(config.game, config.bets, config.rounds, announce_fatal=False)
+        agents.append(agent)
+        factory = BotFactory(_returning(agent))
+        factories.append(factory)
+        reactor.connectTCP("127.0.0.1", ports[lbr_seat], factory)
+        opponent_port = ports[1 - lbr_seat]
+        if make_opponent is not None:
+            factory = BotFactory(_returning(make_opponent(half)))
+            factories.append(factory)
+            reactor.connectTCP("127.0.0.1", opponent_port, factory)
+        elif config.opponent is not None:
+            bot = StrategyBot(config.game, BOTS[config.opponent], seeded_rng(config.seed * 2 + half + 1))
+            factory = BotFactory(_returning(bot))
+            factories.append(factory)
+            reactor.connectTCP("127.0.0.1", opponent_port, factory)
+        else:
+            process = _spawn(reactor, config, opponent_port, half)
+            processes.append(process)
+            evaluation.commands.append(process.command)
+    return agents, factories, finished
+
+
+def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence[LbrAgent],
+            matches: Sequence[Match], group: ResultsGroup) -> None:
+    """What the finished matches and agents measured, into ``evaluation``."""
+    config = evaluation.config
+    halves = len(matches)
+    evaluation.results = results
     # Final figures from the match results (the same numbers the events gave),
     # added in the canonical (deal, half) order, so that the trajectory interleaves the halves.
-    from acpc_lbr.results import estimates_from_outcomes
-
     final: list[HandOutcome] = []
     evaluation.pairs = {}
     for half, result in enumerate(results):
@@ -460,13 +477,9 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         evaluation.document["probe"] = _probe_section(config, matches)
     if config.io or config.aivat:
         evaluation.io_estimates = group.live.final()
-    group.close()
-    if listening is not None:
-        await listening.stopListening()
-    return evaluation
 
 
-def _time_breakdown(matches: Sequence[Any], wall: float, timing: dict[str, Any]) -> dict[str, float]:
+def _time_breakdown(matches: Sequence[Match], wall: float, timing: dict[str, Any]) -> dict[str, float]:
     """Whose time the evaluation took, in seconds summed over the seatings (see :func:`format_report`).
 
     The opponent's share is what the dealer saw: the time charged for its
@@ -497,17 +510,17 @@ def _time_breakdown(matches: Sequence[Any], wall: float, timing: dict[str, Any])
     }
 
 
-def _query_errors(matches: Sequence[Any]) -> int:
+def _query_errors(matches: Sequence[Match]) -> int:
     """Range queries that failed so far, over every seat of every match (relayed and the dealer's own)."""
     return sum(counts.errors for match in matches for counts in match.relay.counts)
 
 
-def _returning(client: Any) -> Any:
+def _returning(client: AcpcClient) -> Callable[[], AcpcClient]:
     """A ``make_client`` for :class:`agents.client.BotFactory` that returns ``client``."""
     return lambda: client
 
 
-def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
+def _document(evaluation: Evaluation, group: ResultsGroup) -> dict[str, Any]:
     """The dealer's results document, with what only the evaluation knows added.
 
     Estimators and the dealer's counts come from ``group`` (as in
@@ -522,7 +535,7 @@ def _document(evaluation: Evaluation, group: Any) -> dict[str, Any]:
         "lbr_compute_seconds": evaluation.timing.get("compute_seconds", 0.0),
         **evaluation.breakdown,
     }
-    document = group.document(evaluation.results, timings)
+    document: dict[str, Any] = group.document(evaluation.results, timings)
     document["config"].update({
         "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
         "logs": str(config.out),
@@ -591,7 +604,7 @@ class _OpponentProcess:
     """One external opponent process (``--opponent-cmd``)."""
 
     def __init__(self, reactor: Any, argv: list[str], log_path: Path) -> None:
-        from twisted.internet import defer, protocol
+        from twisted.internet import protocol
 
         self.ended: defer.Deferred[int] = defer.Deferred()
         self.command = shlex.join(argv)
@@ -646,8 +659,6 @@ def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _Opp
 
 def format_report(evaluation: Evaluation) -> str:
     """The human-readable result (no bound when :attr:`Evaluation.refusal` says so)."""
-    from acpc_lbr.results import honesty_line
-
     config = evaluation.config
     lines = []
     hands = sum(r.hands_played for r in evaluation.results)
@@ -657,8 +668,8 @@ def format_report(evaluation: Evaluation) -> str:
         + (f" ({len(evaluation.pairs)} duplicate deals)" if config.duplicate else "")
         + f", seed {config.seed}"
     )
-    for half, command in enumerate(evaluation.commands):
-        lines.append(f"  opponent {'mirror ' if half else ''}command: {command}")
+    for mirror, command in enumerate(evaluation.commands):
+        lines.append(f"  opponent {'mirror ' if mirror else ''}command: {command}")
     sent, failed = evaluation.lbr_queries
     share = f" ({failed / sent:.1%})" if sent else ""
     lines.append(f"LBR range queries: {sent} sent, {failed} failed{share}")
@@ -796,8 +807,6 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
     Raises:
         ValueError: an unusable option.
     """
-    from agents.bots import BOTS
-
     game = load_game(args.game)
     if game.num_players != 2:
         raise ValueError("LBR plays heads-up games only")
@@ -862,8 +871,6 @@ def main(argv: Sequence[str]) -> int:
     try:
         config = config_from_args(args)
         if args.report:
-            from acpc_lbr.report import require_matplotlib
-
             require_matplotlib()  # before hours of play, not after
     except (ValueError, OSError, ImportError) as problem:
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
@@ -871,10 +878,7 @@ def main(argv: Sequence[str]) -> int:
     if scaleout.wanted(args) or args.dry_run:
         return scaleout.run(args, list(argv))
 
-    from acpc_lbr.reactor import install_asyncio_reactor
-
     install_asyncio_reactor()
-    from twisted.internet import defer
     from twisted.internet import reactor as installed
     from twisted.internet.error import ReactorNotRunning
 
@@ -920,8 +924,6 @@ def main(argv: Sequence[str]) -> int:
     elif args.json:
         Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
     if args.report and refusal is None:
-        from acpc_lbr.report import render
-
         try:
             Path(args.report).write_text(render([evaluation.document]), encoding="utf-8")
         except (OSError, ValueError) as problem:

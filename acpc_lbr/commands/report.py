@@ -20,6 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from acpc_lbr.report import render, require_matplotlib
+
 
 def main(argv: Sequence[str]) -> int:
     """Write the report; 0 on success, 2 on bad input or a missing matplotlib."""
@@ -32,7 +34,6 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("-o", "--out", default="report.html", metavar="FILE",
                         help="the HTML file to write (default report.html)")
     args = parser.parse_args(list(argv))
-    from acpc_lbr.report import render, require_matplotlib
 
     try:
         require_matplotlib()

@@ -20,12 +20,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from acpc_lbr.results import dumps, format_table, merge_documents
+from dealer.results import results_from_files
+
 
 def main(argv: Sequence[str]) -> int:
     """Print (or write) the results of the given matches; 0 on success, 2 on bad input."""
-    from acpc_lbr.results import dumps, format_table, merge_documents
-    from dealer.results import results_from_files
-
     parser = argparse.ArgumentParser(
         prog="acpc-lbr results",
         description="Recompute the estimators (raw, duplicate, imaginary observations, "

@@ -43,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from acpc_lbr.report import render
 from acpc_lbr.results import dumps, format_table, merge_documents
+from dealer.metrics import DealerMetrics
 
 #: Options that belong to the driver, with how many values each takes; a batch never sees them.
 DRIVER_OPTIONS: dict[str, int] = {
@@ -203,8 +205,6 @@ class _LiveMetrics:
     def __init__(self, port: int, bind: str, name: str, workers: int, batches: int) -> None:
         from prometheus_client import Gauge, start_http_server
 
-        from dealer.metrics import DealerMetrics
-
         self.metrics = DealerMetrics()
         registry = self.metrics.registry
         self.match = self.metrics.match(name, [])
@@ -264,7 +264,11 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     out_dir = args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-")
     base = batch_argv(argv)
-    say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(text, file=sys.stderr, flush=True)
+
     started = time.perf_counter()
     done: dict[int, dict[str, Any]] = {}
     given_up: list[dict[str, Any]] = []
@@ -335,7 +339,6 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.json:
         Path(args.json).write_text(dumps(doc))
     if getattr(args, "report", None):  # the merged run's report (acpc_lbr/report.py)
-        from acpc_lbr.report import render
 
         Path(args.report).write_text(render([doc]), encoding="utf-8")
     if given_up:

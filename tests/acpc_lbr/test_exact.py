@@ -32,12 +32,12 @@ from acpc_lbr.strategies import (
     always_call,
     always_fold,
     default_actions,
-    from_sdk,
     kuhn_equilibrium,
     random_table,
     table_strategy,
     uniform_random,
 )
+from agents.adapters import from_sdk
 from protocol.cards import cards_to_text
 from protocol.gamedef import load_game
 from protocol.rules import Action, State
@@ -439,8 +439,8 @@ def test_table_strategy_board_blocked_hands_are_zero():
 
 
 def test_exact_command_prints_the_figures(capsys):
-    """python -m acpc_lbr.exact prints BR, exploitability and LBR for a named strategy."""
-    from acpc_lbr.exact import main
+    """acpc-lbr exact prints BR, exploitability and LBR for a named strategy."""
+    from acpc_lbr.commands.exact import main
 
     assert main(["--game", "kuhn", "--strategy", "always-call", "--bets", "fcpa"]) == 0
     out = capsys.readouterr().out
@@ -457,7 +457,7 @@ BOT_FILES = Path(__file__).resolve().parents[1] / "data" / "bots"
 def test_exact_command_takes_the_bot_specs_of_play(capsys, prefix):
     """--strategy takes what 'acpc-lbr play' takes: FILE.py:FUNCTION (with or without sdk:) and bot names;
     the file's figures are those of the same strategy loaded by hand."""
-    from acpc_lbr.exact import main
+    from acpc_lbr.commands.exact import main
     from agents.cli import load_strategy
 
     spec = f"{BOT_FILES / 'card_aware.py'}:strategy"
@@ -472,7 +472,7 @@ def test_exact_command_takes_the_bot_specs_of_play(capsys, prefix):
 
 def test_exact_command_refuses_bad_rounds_and_reports_a_failing_strategy(capsys):
     """Rounds beyond the game are a usage error; a strategy that raises is one line, exit 1."""
-    from acpc_lbr.exact import main
+    from acpc_lbr.commands.exact import main
 
     with pytest.raises(SystemExit):
         main(["--game", "leduc", "--rounds", "3-4"])

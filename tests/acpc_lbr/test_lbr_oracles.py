@@ -2,7 +2,7 @@
 
 The oracle is :func:`acpc_lbr.exact.lbr_value`: LBR's exact expected winnings
 against a strategy, walking every deal and every opponent action, with the
-opponent given by :func:`acpc_lbr.strategies.from_sdk` on the very SDK
+opponent given by :func:`agents.adapters.from_sdk` on the very SDK
 strategy function that the networked bot plays and answers queries with. The
 networked pipeline (dealer, relay, LBR agent, SDK bot over loopback TCP,
 duplicate seating) must land within its own 95% interval of that value.
@@ -11,7 +11,7 @@ Besides the card-blind reference bots, card-aware opponents check LBR's
 Bayesian range update against the exact value: a hand-written strategy
 (tests/data/bots/card_aware.py), a seeded random strategy per (card, board,
 betting), and OpenSpiel's CFR strategy for Leduc, each served over the
-network by :func:`acpc_lbr.strategies.to_sdk`.
+network by :func:`agents.adapters.to_sdk`.
 
 Every run is deterministic for its seed (deals, bots' generators, LBR), so a
 95% interval misses the true value for about one seed in twenty; the fast
@@ -29,7 +29,7 @@ import pytest_twisted
 from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
-from acpc_lbr.strategies import from_sdk, to_sdk
+from agents.adapters import from_sdk, to_sdk
 from agents.bots import BOTS
 from agents.cli import load_strategy
 from agents.client import StrategyBot, seeded_rng

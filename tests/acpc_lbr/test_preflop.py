@@ -14,9 +14,9 @@ import pytest
 from acpc_lbr import equity as eq
 from acpc_lbr import preflop as pf
 from acpc_lbr.equity import (
-    _SUIT_MAPS,
     HAND_CARDS,
     HAND_INDEX,
+    SUIT_MAPS,
     EquityInputError,
     equity,
     equity_vector,
@@ -36,7 +36,7 @@ needs_jit = pytest.mark.skipif(not JIT, reason="1.7 million boards per matchup i
 def hand_permutations() -> np.ndarray:
     """(24, 1326): every suit permutation as a map of hand numbers (test's own derivation)."""
     out = np.empty((24, 1326), dtype=np.int64)
-    for g, card_map in enumerate(_SUIT_MAPS):
+    for g, card_map in enumerate(SUIT_MAPS):
         for h, (c1, c2) in enumerate(HAND_CARDS):
             out[g, h] = HAND_INDEX[card_map[c1], card_map[c2]]
     return out
@@ -239,7 +239,7 @@ def test_counts_row_equals_kernel_pass() -> None:
     table, equals the same computation from the kernel's counts bit for bit.
     """
     hero = C("9h9d")  # a pair: 4 suit symmetries, a quick pass (~0.7 s)
-    kernel_wins, kernel_ties, boards = eq._vector_counts_front(hero, [], [])
+    kernel_wins, kernel_ties, boards = eq.vector_counts(hero, [], [])
     wins, ties = pf.preflop_counts_vector(hero)
     assert boards == pf.NUM_BOARDS
     assert np.array_equal(wins, kernel_wins) and np.array_equal(ties, kernel_ties)

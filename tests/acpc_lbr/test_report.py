@@ -19,7 +19,7 @@ from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.report import estimator_names, render
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document, simulate_lbr_match
-from acpc_lbr.strategies import from_sdk
+from agents.adapters import from_sdk
 from agents.bots import random_bot
 from protocol.gamedef import load_game
 

@@ -13,6 +13,7 @@ import pytest
 from acpc_lbr.estimators import HandOutcome
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import BettingOptions
+from acpc_lbr.outcomes import hand_io, log_values, opponent_decisions
 from acpc_lbr.results import (
     SCHEMA_VERSION,
     dumps,
@@ -22,10 +23,10 @@ from acpc_lbr.results import (
     results_document,
     simulate_lbr_match,
 )
-from acpc_lbr.strategies import default_actions, from_sdk
+from acpc_lbr.strategies import default_actions
+from agents.adapters import from_sdk
 from agents.bots import BOTS, random_bot
 from agents.sdk import Mix, PublicView
-from dealer.results import hand_io, log_values, opponent_decisions
 from protocol.cards import all_hands
 from protocol.deal import DealSource
 from protocol.gamedef import load_game

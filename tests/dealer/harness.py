@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from twisted.internet import task
+from twisted.internet import defer, task
+from twisted.internet.address import IPv4Address
 from twisted.internet.testing import StringTransport
+from twisted.test import iosim
 
 from dealer.events import Opener, open_record_file
 from dealer.match import Match, MatchConfig, MatchResult
@@ -82,3 +84,59 @@ class MemoryTable:
         self.transports[seat].clear()
         assert data.endswith(b"\r\n") or not data
         return data.decode().split("\r\n")[:-1] if data else []
+
+
+class MemoryRun:
+    """Matches and their bots on in-memory connections (``twisted.test.iosim``) and one ``task.Clock``.
+
+    No sockets and no real time: when no bytes move, the clock jumps to the
+    next scheduled call, so a 300 ms timeout costs nothing. Bots are the
+    same protocols the socket tests connect (``TestBot`` and friends).
+    """
+
+    def __init__(self) -> None:
+        self.clock = task.Clock()
+        self.pumps: list[iosim.IOPump] = []
+        self._port = 40000
+
+    def start(self, config: MatchConfig, bots: Sequence[Any], stderr: Any = None) -> defer.Deferred[MatchResult]:
+        """Start ``config`` and connect ``bots`` seat by seat (None: that seat never connects)."""
+        match = Match(config, reactor=None, clock=self.clock, stderr=stderr)
+        done = match.start()
+        OPEN_MATCHES.append(match)
+        for seat, bot in zip(match.seats, bots):
+            if bot is not None:
+                self.connect(seat.factory.buildProtocol(None), bot)  # type: ignore[arg-type]
+        return done
+
+    def connect(self, server: Any, client: Any) -> None:
+        """Connect a dealer-side protocol and a bot, as from 127.0.0.1."""
+        self._port += 1
+        here, there = IPv4Address("TCP", "127.0.0.1", 18791), IPv4Address("TCP", "127.0.0.1", self._port)
+        self.pumps.append(iosim.connect(
+            server, iosim.FakeTransport(server, isServer=True, hostAddress=here, peerAddress=there),
+            client, iosim.FakeTransport(client, isServer=False, hostAddress=there, peerAddress=here),
+            greet=False, clock=self.clock,
+        ))
+
+    def run(self, *finished: defer.Deferred[Any], max_steps: int = 1_000_000) -> None:
+        """Pump bytes and advance the clock until every ``finished`` has fired."""
+        for _ in range(max_steps):
+            if all(d.called for d in finished):
+                return
+            self.clock.advance(0)
+            moved = [pump.pump(advanceClock=False) for pump in self.pumps]
+            if any(moved):
+                continue
+            calls = self.clock.getDelayedCalls()
+            assert calls, "nothing moves and nothing is scheduled: the matches are stuck"
+            self.clock.advance(max(0.0, min(c.getTime() for c in calls) - self.clock.seconds()))
+        raise AssertionError("the matches did not finish")
+
+    def play(self, config: MatchConfig, bots: Sequence[Any], stderr: Any = None) -> MatchResult:
+        """Play one match to its end and return its result."""
+        done = self.start(config, bots, stderr)
+        self.run(done)
+        result: MatchResult = done.result
+        return result
+

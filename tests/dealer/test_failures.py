@@ -1,4 +1,10 @@
-"""Bot failures end one match cleanly (message, exit code, hands on disk, SCORE) and no other."""
+"""Bot failures end one match cleanly (message, exit code, hands on disk, SCORE) and no other.
+
+The matches run in memory (:class:`tests.dealer.harness.MemoryRun`: iosim
+connections and a ``task.Clock``), so timeouts cost no real time; one test
+that needs a real reactor (a connection that leaves on its own timer) keeps
+a socket.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +13,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest_twisted
-from twisted.internet import defer
 from twisted.internet.protocol import Protocol
 
 from dealer.budget import BotBudget
 from dealer.match import EXIT_BOT_FAILURE, EXIT_OK, Match, MatchConfig, MatchResult
 from protocol.wire import parse_log_state, parse_score
 from tests.dealer.bots import Misbehave, TestBot, connect
-from tests.dealer.harness import call_bots, log_lines, make_config, play
+from tests.dealer.harness import MemoryRun, call_bots, log_lines, make_config
 
 BYSTANDER_HANDS = 60
 
 
-async def play_beside_bystander(config: MatchConfig, bots: list[Any]) -> MatchResult:
-    """Play ``config`` while a healthy match runs in the same reactor; check the healthy one."""
+def play_beside_bystander(config: MatchConfig, bots: list[Any]) -> MatchResult:
+    """Play ``config`` while a healthy match runs on the same clock; check the healthy one."""
+    run = MemoryRun()
     bystander = make_config("bystander", hands=BYSTANDER_HANDS, seed=11)
-    healthy = defer.ensureDeferred(play(bystander, call_bots(bystander)))
-    result = await play(config, bots)
-    healthy_result = await healthy
+    healthy = run.start(bystander, call_bots(bystander))
+    done = run.start(config, bots)
+    run.run(done, healthy)
+    result: MatchResult = done.result
+    healthy_result: MatchResult = healthy.result
     assert healthy_result.exit_code == EXIT_OK and healthy_result.completed
     lines = log_lines(bystander)
     assert sum(line.startswith("STATE:") for line in lines) == BYSTANDER_HANDS
     assert lines[-1] == healthy_result.score_line()
     return result
+
+
+def play(config: MatchConfig, bots: list[Any]) -> MatchResult:
+    """Play ``config`` alone, in memory."""
+    return MemoryRun().play(config, bots)
 
 
 def assert_ended_early(config: MatchConfig, result: MatchResult, cause: str, hands: int,
@@ -52,24 +65,22 @@ def assert_ended_early(config: MatchConfig, result: MatchResult, cause: str, han
     assert result.hands_played == hands
 
 
-@pytest_twisted.ensureDeferred
-async def test_disconnect_while_acting(in_tmp: Path) -> None:
+def test_disconnect_while_acting(in_tmp: Path) -> None:
     """A bot that closes when it is to act ends the match at once, naming the seat."""
     config = make_config("m", hands=10)
     bots = [TestBot(config.game), TestBot(config.game, misbehave_at={(3, "turn"): Misbehave("close")})]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "disconnect", 3, "seat 2 (s2) disconnected while acting")
     assert result.seat == 1
 
 
-@pytest_twisted.ensureDeferred
-async def test_disconnect_while_waiting(in_tmp: Path) -> None:
+def test_disconnect_while_waiting(in_tmp: Path) -> None:
     """A bot that closes while the other one is to act ends the match (no SIGPIPE death)."""
     config = make_config("m", hands=10)
     # Seat 2 opens hand 2 and takes its time; seat 1 leaves meanwhile.
     bots = [TestBot(config.game, misbehave_at={(2, "any"): Misbehave("close")}),
             TestBot(config.game, misbehave_at={(2, "turn"): Misbehave("silent")})]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "disconnect", 2, "seat 1 (s1) disconnected while not acting")
 
 
@@ -79,110 +90,99 @@ class _ConnectAndClose(Protocol):
         self.transport.loseConnection()
 
 
-@pytest_twisted.ensureDeferred
-async def test_disconnect_before_version(in_tmp: Path) -> None:
+def test_disconnect_before_version(in_tmp: Path) -> None:
     """A connection that closes without VERSION never held the seat: the seat waits on (to --start_timeout)."""
     config = make_config("m", hands=10, start_timeout_ms=600)
-    result = await play_beside_bystander(config, [_ConnectAndClose(), TestBot(config.game)])
+    result = play_beside_bystander(config, [_ConnectAndClose(), TestBot(config.game)])
     assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 1 (s1) to connect")
 
 
-@pytest_twisted.ensureDeferred
-async def test_never_sends_version(in_tmp: Path) -> None:
+def test_never_sends_version(in_tmp: Path) -> None:
     """A connection that never sends VERSION is closed after the handshake limit, naming the connection."""
     config = make_config("m", hands=10, start_timeout_ms=1000, budget=BotBudget(handshake_s=0.3))
     bots = [TestBot(config.game), TestBot(config.game, version=None)]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 2 (s2) to connect")
     assert re.search(r"last refused: connection 127\.0\.0\.1:\d+ to seat 2 \(s2\) sent no VERSION "
                      r"line within 0\.3 s", result.message or ""), result.message
     assert bots[1].closed.called
 
 
-@pytest_twisted.ensureDeferred
-async def test_invalid_version_string(in_tmp: Path) -> None:
+def test_invalid_version_string(in_tmp: Path) -> None:
     """'HELLO' instead of VERSION closes that connection (it does not get the seat), naming it."""
     config = make_config("m", hands=10, start_timeout_ms=600)
     bots = [TestBot(config.game, version="HELLO"), TestBot(config.game)]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 1 (s1)")
     assert re.search(r"connection 127\.0\.0\.1:\d+ to seat 1 \(s1\) sent an invalid version "
                      r"string HELLO", result.message or ""), result.message
 
 
-@pytest_twisted.ensureDeferred
-async def test_old_version_only_warns(in_tmp: Path) -> None:
+def test_old_version_only_warns(in_tmp: Path) -> None:
     """VERSION:1.0.0 is warned about and the match is played (as by the reference)."""
     config = make_config("m", hands=5)
-    result = await play(config, [TestBot(config.game, version="VERSION:1.0.0"), TestBot(config.game)])
+    result = play(config, [TestBot(config.game, version="VERSION:1.0.0"), TestBot(config.game)])
     assert result.exit_code == EXIT_OK and result.hands_played == 5
 
 
-@pytest_twisted.ensureDeferred
-async def test_timeout_while_acting(in_tmp: Path) -> None:
+def test_timeout_while_acting(in_tmp: Path) -> None:
     """A bot that stops answering is given up after t_response; earlier hands are kept."""
     config = make_config("m", hands=10, t_response_ms=300)
     bots = [TestBot(config.game), TestBot(config.game, misbehave_at={(4, "turn"): Misbehave("silent")})]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "timeout", 4, "could not get action from seat 2 (s2)")
     assert "timeout 0.3" in (result.message or "")
 
 
-@pytest_twisted.ensureDeferred
-async def test_garbage_over_the_limit(in_tmp: Path) -> None:
+def test_garbage_over_the_limit(in_tmp: Path) -> None:
     """An unparsable reply beyond --max_ignored ends the match, naming the problem."""
     config = make_config("m", hands=10, max_ignored=0)
     bots = [TestBot(config.game, misbehave_at={(2, "turn"): Misbehave("raw", "hello there")}),
             TestBot(config.game)]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "garbage", 2, "bad state format in response")
 
 
-@pytest_twisted.ensureDeferred
-async def test_garbage_then_reply_is_tolerated(in_tmp: Path) -> None:
+def test_garbage_then_reply_is_tolerated(in_tmp: Path) -> None:
     """Like the reference, an unparsable line is ignored and counted, and play goes on."""
     config = make_config("m", hands=6)
     bots = [TestBot(config.game, misbehave_at={(2, "turn"): Misbehave("raw", "c", then_reply=True)}),
             TestBot(config.game)]
-    result = await play(config, bots)
+    result = play(config, bots)
     assert result.exit_code == EXIT_OK and result.hands_played == 6
     assert result.ignored == [1, 0]
 
 
-@pytest_twisted.ensureDeferred
-async def test_over_long_line(in_tmp: Path) -> None:
+def test_over_long_line(in_tmp: Path) -> None:
     """A line longer than the seat's limit ends the match, even when sent out of turn."""
     config = make_config("m", hands=10)
     bots = [TestBot(config.game), TestBot(config.game, misbehave_at={(5, "any"): Misbehave("long", size=5000)})]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "line_too_long", 5, "seat 2 (s2) sent a line longer than 4096")
 
 
-@pytest_twisted.ensureDeferred
-async def test_raised_line_limit_accepts_long_lines(in_tmp: Path) -> None:
+def test_raised_line_limit_accepts_long_lines(in_tmp: Path) -> None:
     """With a larger per-seat limit a long (then ignored) line is tolerated."""
     config = make_config("m", hands=4, max_line=1 << 20)
     bots = [TestBot(config.game, misbehave_at={(1, "turn"): Misbehave("long", size=20000, then_reply=True)}),
             TestBot(config.game)]
-    result = await play(config, bots)
+    result = play(config, bots)
     assert result.exit_code == EXIT_OK and result.ignored == [1, 0]
 
 
-@pytest_twisted.ensureDeferred
-async def test_stale_reply_is_ignored(in_tmp: Path) -> None:
+def test_stale_reply_is_ignored(in_tmp: Path) -> None:
     """A reply to an old state is ignored with the reference's warning; the real one counts."""
     config = make_config("m", hands=6)
     bots = [TestBot(config.game), TestBot(config.game, misbehave_at={(3, "turn"): Misbehave("stale", then_reply=True)})]
-    result = await play(config, bots)
+    result = play(config, bots)
     assert result.exit_code == EXIT_OK and result.ignored == [0, 1]
 
 
-@pytest_twisted.ensureDeferred
-async def test_stale_reply_over_the_limit(in_tmp: Path) -> None:
+def test_stale_reply_over_the_limit(in_tmp: Path) -> None:
     """With --max_ignored 0 a stale reply ends the match, saying it was un-requested."""
     config = make_config("m", hands=10, max_ignored=0)
     bots = [TestBot(config.game), TestBot(config.game, misbehave_at={(3, "turn"): Misbehave("stale")})]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert_ended_early(config, result, "garbage", 3, "ignoring un-requested response")
 
 
@@ -195,20 +195,18 @@ class _RespondToAll(TestBot):
         self.send(f"{text}:c")
 
 
-@pytest_twisted.ensureDeferred
-async def test_answers_out_of_turn_are_stale(in_tmp: Path) -> None:
+def test_answers_out_of_turn_are_stale(in_tmp: Path) -> None:
     """Lines sent out of turn wait in the buffer and are rejected as stale, as in the reference."""
     config = make_config("m", hands=5)
-    result = await play(config, [_RespondToAll(make_config("x").game), TestBot(config.game)])
+    result = play(config, [_RespondToAll(make_config("x").game), TestBot(config.game)])
     assert result.exit_code == EXIT_OK and result.hands_played == 5
     assert result.ignored[0] > 0 and result.ignored[1] == 0
 
 
-@pytest_twisted.ensureDeferred
-async def test_seat_never_connects(in_tmp: Path) -> None:
+def test_seat_never_connects(in_tmp: Path) -> None:
     """--start_timeout: a seat that never connects ends the match, naming it."""
     config = make_config("m", hands=10, start_timeout_ms=300)
-    result = await play_beside_bystander(config, [TestBot(config.game), None])
+    result = play_beside_bystander(config, [TestBot(config.game), None])
     assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 2 (s2) to connect")
 
 
@@ -239,26 +237,24 @@ async def test_disconnect_while_version_awaited(in_tmp: Path) -> None:
     assert result.exit_code == EXIT_OK and result.hands_played == 10
 
 
-@pytest_twisted.ensureDeferred
-async def test_idle_timeout_ends_a_silent_bot_early(in_tmp: Path) -> None:
+def test_idle_timeout_ends_a_silent_bot_early(in_tmp: Path) -> None:
     """--idle_timeout (opt-in): a bot that sends nothing while it is due ends the match long
     before t_response, with a message that names the likely causes; healthy bots are not hurt."""
     config = make_config("m", hands=10, idle_timeout_ms=300)
     bots = [TestBot(config.game), TestBot(config.game, misbehave_at={(4, "turn"): Misbehave("silent")})]
-    result = await play_beside_bystander(config, bots)
+    result = play_beside_bystander(config, bots)
     assert config.t_response_ms == 600_000
     assert_ended_early(config, result, "idle", 4, "seat 2 (s2) sent nothing for 0.3 s")
     assert "another game" in (result.message or "")
     healthy = make_config("h", hands=20, idle_timeout_ms=300)
-    done = await play(healthy, call_bots(healthy))
+    done = play(healthy, call_bots(healthy))
     assert done.exit_code == EXIT_OK and done.completed
 
 
-@pytest_twisted.ensureDeferred
-async def test_idle_timeout_covers_the_version_line(in_tmp: Path) -> None:
+def test_idle_timeout_covers_the_version_line(in_tmp: Path) -> None:
     """A connection that never sends VERSION is closed after --idle_timeout too (when shorter than
     the handshake limit); the seat then waits for another connection, up to --start_timeout."""
     config = make_config("m", hands=5, idle_timeout_ms=300, start_timeout_ms=1500)
-    result = await play(config, [TestBot(config.game), TestBot(config.game, version=None)])
+    result = play(config, [TestBot(config.game), TestBot(config.game, version=None)])
     assert_ended_early(config, result, "no_connection", 0, "timed out waiting for seat 2 (s2)")
     assert "sent no VERSION line within 0.3 s" in (result.message or "")

@@ -72,7 +72,8 @@ def test_docs_list_every_metric() -> None:
 
 
 def test_events_move_the_series() -> None:
-    """The EventLog subscriber turns action, hand, query, abort and estimate events into samples."""
+    """The EventLog subscriber turns action, hand, query and abort events into samples; the
+    estimate is published directly (MatchMetrics.publish_estimate), not through the event bus."""
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
@@ -86,11 +87,11 @@ def test_events_move_the_series() -> None:
         {"event": "query", "seat": 2, "seconds": 0.01, "actions": 1},
         {"event": "query_error", "seat": 2, "cause": "timeout", "seconds": 1.0},
         {"event": "range_inconsistency", "count": 2},
-        {"event": "estimate", "estimators": {"io": {"mean": 12.5, "half_width": 3.0, "n": 2}}},
         {"event": "match_aborted", "seat": 1, "cause": "disconnect"},
     ]
     for event in events:
         match.observe({"match": "m", "level": "debug", **event})
+    match.publish_estimate("io", 12.5, 3.0, 2)
 
     def value(name: str, **labels: str) -> float | None:
         return registry.get_sample_value(name, {"match": "m", **labels})

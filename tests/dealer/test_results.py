@@ -11,14 +11,15 @@ import pytest
 import pytest_twisted
 
 from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.outcomes import log_values
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
-from acpc_lbr.strategies import default_actions, from_sdk
+from acpc_lbr.strategies import default_actions
+from agents.adapters import from_sdk
 from agents.bots import BOTS
 from dealer.results import (
     MatchResults,
     decode_row,
     encode_row,
-    log_values,
     read_query_log,
     results_from_files,
 )
@@ -377,7 +378,7 @@ def _answer(query: str) -> tuple[str, np.ndarray]:
 def test_dealer_asks_after_a_showdown_and_computes_io(in_tmp: Path) -> None:
     """After a checked-down hand the dealer queries the bot for each of its actions on the line
     (public state only), and the hand's IO is the posterior-weighted showdown value."""
-    from dealer.results import hand_io
+    from acpc_lbr.outcomes import hand_io
     from protocol.wire import parse_log_state
 
     t = _MemoryTable(hands=1)

@@ -1,0 +1,195 @@
+"""From a finished hand to its outcome: raw value, imaginary observation, AIVAT value.
+
+The pure half of the dealer's results pipeline, shared by the live dealer
+(:mod:`dealer.results`), the offline ``acpc-lbr results`` and the in-process
+simulation (:func:`acpc_lbr.results.simulate_lbr_match`), so that the three
+compute every estimate with the same functions in the same order.
+
+* :func:`opponent_decisions` lists the opponent's decisions on the played
+  line (one replay through the rules, :func:`protocol.lines.decision_points`);
+* :func:`line_weights` multiplies the opponent's σ rows along the line:
+  w(h) = Π σ(s, h, a);
+* :func:`hand_io` is the measured player's imaginary observation (IO): its
+  raw value after a fold, its expected value over the opponent's weighted
+  hands at a showdown (:func:`acpc_lbr.estimators.imaginary_observation`);
+* :func:`aivat_requests` and :func:`hand_aivat_value` do the same for AIVAT
+  (:mod:`acpc_lbr.aivat`);
+* :func:`log_values` rounds values as the ``.log`` writes them, so live and
+  offline figures agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from acpc_lbr.aivat import DEFAULT_SAMPLES, correction_actions, first_opponent_round, hand_aivat
+from acpc_lbr.estimators import imaginary_observation
+from acpc_lbr.lbr import EquityFunction
+from protocol.gamedef import GameDef
+from protocol.lines import decision_points
+from protocol.rules import Action
+from protocol.wire import LogState, MatchState, format_chips, parse_chips
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = [
+    "HandIO",
+    "OpponentDecision",
+    "aivat_requests",
+    "hand_aivat_value",
+    "hand_io",
+    "line_weights",
+    "log_values",
+    "opponent_decisions",
+]
+
+
+# -- the pure pipeline: hand -> decisions -> weights -> IO ------------------------------
+
+
+@dataclass(frozen=True)
+class OpponentDecision:
+    """One opponent action on the played line.
+
+    Attributes:
+        state: the public decision point (hole-card slots empty), as the
+            opponent would have received it; its position is the opponent's.
+        action: what the opponent played there.
+    """
+
+    state: MatchState
+    action: Action
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(betting, action) -- unique within a hand."""
+        return (self.state.betting_text(), self.action.text())
+
+
+def opponent_decisions(game: GameDef, hand: LogState, opponent_position: int) -> list[OpponentDecision]:
+    """Every decision of ``opponent_position`` on the line of a finished hand, in order."""
+    return [OpponentDecision(p.view, p.action) for p in decision_points(game, hand, opponent_position)]
+
+
+def line_weights(game: GameDef, rows: Sequence[FloatArray]) -> FloatArray:
+    """w(h) = Π over the line of σ(s, h, a), multiplied in line order; ones for no rows."""
+    weights = np.ones(game.num_hands, dtype=np.float64)
+    for row in rows:
+        weights = weights * np.asarray(row, dtype=np.float64)
+    return weights
+
+
+@dataclass(frozen=True)
+class HandIO:
+    """The IO figures of one hand.
+
+    Attributes:
+        chips: the measured player's raw outcome.
+        io_chips: its IO value (``chips`` after a fold or a fallback).
+        showdown: the hand reached a showdown.
+        fallback: a showdown whose IO could not be computed (no rows, or
+            every weight 0), so ``io_chips == chips``.
+        inconsistencies: opponent actions whose row gives the opponent's
+            real hand probability 0.
+    """
+
+    chips: float
+    io_chips: float
+    showdown: bool
+    fallback: bool
+    inconsistencies: int
+
+
+def hand_io(
+    game: GameDef, hand: LogState, measured_position: int, rows: Sequence[FloatArray] | None
+) -> HandIO:
+    """IO of one finished hand.
+
+    Args:
+        game: a heads-up game.
+        hand: the hand's ``STATE`` record (values as written to the ``.log``).
+        measured_position: the measured player's position in this hand.
+        rows: σ(s, ·, a) for each of :func:`opponent_decisions` (in order),
+            or None when they are not available.
+    """
+    chips = float(hand.values[measured_position])
+    opponent = 1 - measured_position
+    inconsistencies = 0
+    if rows is not None:
+        true_hand = game.hand_of(hand.hole[opponent])
+        inconsistencies = sum(1 for row in rows if not row[true_hand] > 0.0)
+    state = hand.to_state(game)
+    if not state.is_showdown:
+        return HandIO(chips, chips, False, False, inconsistencies)
+    if rows is None:
+        return HandIO(chips, chips, True, True, inconsistencies)
+    board = [card for cards in hand.board for card in cards]
+    io = imaginary_observation(
+        game, measured_position, hand.hole[measured_position], board, state.spent, line_weights(game, rows)
+    )
+    if math.isnan(io):  # no hand of the opponent has weight
+        return HandIO(chips, chips, True, True, inconsistencies)
+    return HandIO(chips, io, True, False, inconsistencies)
+
+
+# -- AIVAT: rows of every listed action at every opponent decision ----------------------
+
+
+def aivat_requests(game: GameDef, hand: LogState, opponent_position: int) -> list[tuple[OpponentDecision, list[Action]]]:
+    """Every opponent decision on the line with the actions whose rows AIVAT needs there.
+
+    Those are :func:`acpc_lbr.aivat.correction_actions` and the played one,
+    in that order, from :func:`acpc_lbr.aivat.first_opponent_round` on; the
+    played one alone before (one replay of the hand).
+    """
+    first = first_opponent_round(game)
+    requests = []
+    for point in decision_points(game, hand, opponent_position):
+        wanted = {a.text(): a for a in correction_actions(point.state)} if point.state.round >= first else {}
+        wanted.setdefault(point.action.text(), point.action)
+        requests.append((OpponentDecision(point.view, point.action), list(wanted.values())))
+    return requests
+
+
+def hand_aivat_value(
+    game: GameDef,
+    hand: LogState,
+    measured_position: int,
+    rows: Sequence[Mapping[str, FloatArray]] | None,
+    equity: EquityFunction,
+    samples: int | None = None,
+    seed: int = 0,
+) -> tuple[float, bool]:
+    """(AIVAT value, fallback) of one finished hand.
+
+    A hand without usable rows (a failed query, a missing row) keeps its raw
+    value, as IO does, and is counted as an AIVAT fallback.
+    """
+    chips = float(hand.values[measured_position])
+    if rows is None:
+        return chips, True
+    try:
+        value = hand_aivat(game, hand.betting, hand.board, hand.hole[measured_position],
+                           measured_position, rows, equity, hand.hand_id,
+                           DEFAULT_SAMPLES if samples is None else samples, seed)
+    except (KeyError, ValueError):
+        return chips, True
+    if not math.isfinite(value.chips):
+        return chips, True
+    return value.chips, False
+
+
+# -- values as the .log writes them ---------------------------------------------------------
+
+
+def log_values(values: Sequence[float]) -> tuple[float, ...]:
+    """Values as they read back from the ``.log`` (written with 6 decimals)."""
+    return tuple(
+        float(v) if float(v).is_integer() and abs(v) < 2.0**52 else parse_chips(format_chips(v))
+        for v in values
+    )

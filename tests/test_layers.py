@@ -1,0 +1,218 @@
+"""The import layering holds: protocol < acpc_lbr core < agents < dealer < commands.
+
+The picture and the reasons are in docs/architecture.md. This test parses
+every module of the four packages with ``ast`` (nothing is imported) and
+fails on an import that points up a layer, on a circle between modules, and
+on a function-local import of a project module that does not say why it is
+local. Every import counts for the layers, wherever it stands: at the top,
+inside a function, or under ``if TYPE_CHECKING:``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("protocol", "acpc_lbr", "agents", "dealer")
+
+#: Layer names, lowest first. A module may import its own layer and those below.
+LAYERS = ("protocol", "core", "agents", "dealer", "commands")
+
+#: The word a function-local project import must carry in a comment on its line
+#: or the line above, saying why it is local (a heavy import kept off the
+#: start-up path, an optional dependency).
+LOCAL_IMPORT_MARK = "lazy"
+
+
+def layer_of(module: str) -> str:
+    """The layer of a dotted module name of this project.
+
+    >>> [layer_of(m) for m in ("protocol.rules", "acpc_lbr.stats", "agents.sdk",
+    ...                        "dealer.match", "acpc_lbr.commands.evaluate", "acpc_lbr.cli")]
+    ['protocol', 'core', 'agents', 'dealer', 'commands', 'commands']
+    """
+    top = module.split(".")[0]
+    if top == "acpc_lbr":
+        if module == "acpc_lbr.cli" or module.startswith("acpc_lbr.commands"):
+            return "commands"
+        return "core"
+    if top in ("protocol", "agents", "dealer"):
+        return top
+    raise ValueError(f"not a project module: {module}")
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One import statement of a project module by a project module."""
+
+    source: str
+    target: str
+    path: str
+    line: int
+    local: bool
+    marked: bool
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for pkg in PACKAGES:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            found[_module_name(path)] = path
+    return found
+
+
+def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool,
+             modules: dict[str, Path]) -> list[str]:
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        base = _resolve(node, module, is_package)
+        # ``from pkg import sub`` imports the submodule pkg.sub when there is one.
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+    out = []
+    for name in names:
+        while name and name not in modules:  # ``import a.b.c`` of a non-module name
+            name = name.rpartition(".")[0]
+        if name and name.split(".")[0] in PACKAGES:
+            out.append(name)
+    return out
+
+
+def import_edges() -> list[Edge]:
+    """Every import of a project module by a project module, with where it stands."""
+    modules = _modules()
+    edges: list[Edge] = []
+    for module, path in modules.items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        tree = ast.parse(text, filename=str(path))
+        is_package = path.name == "__init__.py"
+        local_nodes: set[int] = set()
+        for func in ast.walk(tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local_nodes.update(id(n) for n in ast.walk(func))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            around = " ".join(lines[max(node.lineno - 2, 0): node.end_lineno or node.lineno])
+            for target in sorted(set(_targets(node, module, is_package, modules))):
+                if target == module:
+                    continue
+                edges.append(Edge(module, target, str(path.relative_to(REPO)), node.lineno,
+                                  id(node) in local_nodes, LOCAL_IMPORT_MARK in around))
+    return edges
+
+
+def _cycles(edges: list[Edge]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        graph.setdefault(e.source, set()).add(e.target)
+        graph.setdefault(e.target, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+@pytest.fixture(scope="module")
+def edges() -> list[Edge]:
+    return import_edges()
+
+
+def test_the_scan_sees_the_known_imports(edges: list[Edge]) -> None:
+    """The parser finds imports we know exist, local and top-level alike."""
+    pairs = {(e.source, e.target) for e in edges}
+    assert ("protocol.rules", "protocol.gamedef") in pairs
+    assert ("dealer.match", "dealer.seat") in pairs
+    assert ("acpc_lbr.commands.evaluate", "dealer.match") in pairs
+
+
+def test_no_upward_import(edges: list[Edge]) -> None:
+    """No module imports a module of a higher layer."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    bad = [
+        f"{e.path}:{e.line}: {e.source} ({layer_of(e.source)}) imports "
+        f"{e.target} ({layer_of(e.target)})"
+        for e in edges
+        if rank[layer_of(e.target)] > rank[layer_of(e.source)]
+    ]
+    assert not bad, "upward imports (see docs/architecture.md):\n" + "\n".join(bad)
+
+
+def test_no_import_circle(edges: list[Edge]) -> None:
+    """The import graph has no circle; only a marked lazy import may point back (and only sideways).
+
+    A lazy import runs at call time, once both modules are loaded, so it cannot
+    deadlock the import; it still may not point up a layer
+    (:func:`test_no_upward_import`), and it must say why it is lazy.
+    """
+    eager = [e for e in edges if not (e.local and e.marked)]
+    assert not _cycles(eager), f"import circles: {_cycles(eager)}"
+
+
+def test_local_imports_say_why(edges: list[Edge]) -> None:
+    """A function-local import of a project module carries a comment with 'lazy' and why."""
+    bad = [f"{e.path}:{e.line}: {e.source} -> {e.target}" for e in edges
+           if e.local and not e.marked]
+    assert not bad, "hoist these imports, or say why they are lazy:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    ("edges_in", "circle"),
+    [
+        ([("a.x", "a.y"), ("a.y", "a.x")], [["a.x", "a.y"]]),
+        ([("a.x", "a.y"), ("a.y", "a.z")], []),
+        ([("a.x", "a.y"), ("a.y", "a.z"), ("a.z", "a.x"), ("a.z", "a.w")], [["a.x", "a.y", "a.z"]]),
+    ],
+)
+def test_cycle_finder(edges_in: list[tuple[str, str]], circle: list[list[str]]) -> None:
+    """The circle finder reports exactly the circles of small graphs."""
+    es = [Edge(s, t, "", 0, False, False) for s, t in edges_in]
+    assert _cycles(es) == circle
