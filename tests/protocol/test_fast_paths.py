@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -402,14 +403,21 @@ def test_replay_cache_matches_full_replay(name: str) -> None:
                 betting = _parse_betting(text, game, text)
             except ParseError:
                 continue
-            expected = _replayed(lambda: _replay(betting, game, hand_id, text))
-            got = _replayed(lambda: cache.replay(text, betting, game, hand_id, text))
+
+            def full(b: Any = betting, h: int = hand_id, t: str = text) -> State:
+                return _replay(b, game, h, t)
+
+            def cached(b: Any = betting, h: int = hand_id, t: str = text) -> State:
+                return cache.replay(t, b, game, h, t)
+
+            expected = _replayed(full)
+            got = _replayed(cached)
             assert got == expected, text
             if not isinstance(got, str):  # scribble on the copy handed out
-                handed = cache.replay(text, betting, game, hand_id, text)
+                handed = cached()
                 handed.spent[0] = -1
                 handed.actions[-1].append(Action.FOLD)
-                assert _replayed(lambda: cache.replay(text, betting, game, hand_id, text)) == expected
+                assert _replayed(cached) == expected
 
 
 def test_protocol_benchmark_runs() -> None:
