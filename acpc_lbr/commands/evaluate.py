@@ -338,10 +338,11 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         def on_event(event: dict[str, Any], half: int = half, lbr_seat: int = lbr_seat) -> None:
             if event["event"] != "hand_finished":
                 return
-            chips = float(event["values"][lbr_seat])
-            deal = int(event["hand"])
-            evaluation.estimates.add(HandOutcome(deal, half, chips))
-            evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
+            if not (config.io or config.aivat):  # else the dealer's results keep the running figures
+                chips = float(event["values"][lbr_seat])
+                deal = int(event["hand"])
+                evaluation.estimates.add(HandOutcome(deal, half, chips))
+                evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
             bar.hand(evaluation)
 
         match.events.subscribe(on_event)
