@@ -148,7 +148,7 @@ def profile_summary(raw: str, rate: int) -> str:
     """Samples of one process (py-spy's raw format) split into whose work they were."""
     totals: dict[str, int] = {}
     details: dict[tuple[str, str], int] = {}
-    reactor = numba = 0
+    reactor = 0
     count = 0
     for line in raw.splitlines():
         stack, _, number = line.rpartition(" ")
@@ -158,12 +158,18 @@ def profile_summary(raw: str, rate: int) -> str:
         count += n
         frames = [_frame_name(f) for f in stack.split(";")]
         names = [name for name, _ in frames]
-        part = ("reactor turns outside the line handlers (polling, queued writes, timers)"
-                if "AsyncioSelectorReactor.run" in names else "start-up and exit (imports, set-up)")
-        for label, function, path in PARTS:
-            if any(name == function and where.endswith(path) for name, where in frames):
-                part = label
-                break
+        loading = any("importlib" in where for _, where in frames) or any(
+            "numba/" in where and ("dispatcher" in where or "caching" in where) for _, where in frames)
+        if loading:  # once a process, wherever it happens (a lazy import, a kernel's first call)
+            part = "start-up: imports, loading numba's cached kernels"
+        elif "AsyncioSelectorReactor.run" not in names:
+            part = "start-up and exit: set-up outside the reactor"
+        else:
+            part = "reactor turns outside the line handlers (polling, reads, queued writes, timers)"
+            for label, function, path in PARTS:
+                if any(name == function and where.endswith(path) for name, where in frames):
+                    part = label
+                    break
         totals[part] = totals.get(part, 0) + n
         for owner, label, functions in DETAILS:
             if owner == part and any(name.startswith(functions) for name in names):
@@ -172,9 +178,6 @@ def profile_summary(raw: str, rate: int) -> str:
         if any(key in leaf for key in ("twisted/", "asyncio/", "selectors.py")) or frames[-1][0].startswith(
                 ("socket.", "send", "recv")):
             reactor += n
-        if any("numba/" in where and "dispatcher" in where for _, where in frames) and any(
-                "importlib" in where or "caching" in where for _, where in frames):
-            numba += n
     if not count:
         return "profile: no samples"
     lines = [f"profile of the evaluate process ({count} samples at {rate}/s = {count / rate:.1f} s of CPU):"]
@@ -184,7 +187,6 @@ def profile_summary(raw: str, rate: int) -> str:
             if owner == part:
                 lines.append(f"  {100 * m / count:5.1f}%      {label}")
     lines.append(f"  {100 * reactor / count:5.1f}%  across all parts: Twisted, asyncio and the sockets themselves")
-    lines.append(f"  {100 * numba / count:5.1f}%  across all parts: loading numba's cached kernels (once a process)")
     return "\n".join(lines)
 
 
