@@ -179,12 +179,14 @@ def showdown_ranks(game: GameDef, hands: np.ndarray, board: Sequence[int]) -> np
     the same call are compared).
     """
     total = hands.shape[1] + len(board)
-    if 5 <= total <= 7:
+    if 5 <= total <= 7 and game.deck_size <= 52:
         from acpc_lbr.evaluator import (
             evaluate_batch,  # lazy: numba kernels, loaded on first use only
         )
 
-        full = np.concatenate([hands, np.tile(np.asarray(board, dtype=hands.dtype), (len(hands), 1))], axis=1)
+        full = np.empty((len(hands), total), dtype=np.uint8)  # the evaluator's own dtype: no copy
+        full[:, : hands.shape[1]] = hands
+        full[:, hands.shape[1] :] = np.asarray(board, dtype=np.uint8)
         return np.asarray(evaluate_batch(full), dtype=np.int64)
     return np.array([rank_hand(list(h) + list(board)) for h in hands], dtype=np.int64)
 
@@ -219,14 +221,18 @@ def imaginary_observation(
     if not total > 0.0:
         return float("nan")
     opponent = 1 - measured_position
-    hero_rank = showdown_ranks(game, np.asarray([measured_cards], dtype=np.int64), board)[0]
-    opponent_ranks = np.zeros(len(hands), dtype=np.int64)
-    opponent_ranks[possible] = showdown_ranks(game, hands[possible], board)
+    # One ranking call: the opponent's possible hands, then the measured hand.
+    ranks = showdown_ranks(game, np.concatenate([hands[possible], np.asarray([measured_cards], dtype=hands.dtype)]),
+                           board)
+    hero_rank = ranks[-1]
     outcome: dict[int, float] = {}
-    for sign, ranks in ((1, (1, 0)), (0, (0, 0)), (-1, (0, 1))):
+    for sign, order in ((1, (1, 0)), (0, (0, 0)), (-1, (0, 1))):
         by_position = [0, 0]
-        by_position[measured_position], by_position[opponent] = ranks
+        by_position[measured_position], by_position[opponent] = order
         outcome[sign] = showdown_values(spent, by_position)[measured_position]
-    comparison = np.sign(hero_rank - opponent_ranks)
-    values = np.select([comparison > 0, comparison == 0], [outcome[1], outcome[0]], outcome[-1])
+    # A hand that is not possible has weight 0: its value is the win's, as if ranked 0.
+    values = np.full(len(hands), outcome[1], dtype=np.float64)
+    opponent_ranks = ranks[:-1]
+    values[possible] = np.where(hero_rank > opponent_ranks, outcome[1],
+                                np.where(hero_rank == opponent_ranks, outcome[0], outcome[-1]))
     return float((weights * values).sum() / total)

@@ -68,7 +68,13 @@ def _add_square(partials: list[float], x: float) -> None:
 
 
 def _exact(partials: list[float], base: Fraction) -> Fraction:
-    return base + sum((Fraction(p) for p in partials), Fraction(0))
+    """``base`` plus the partials, exactly (integers over one power-of-two denominator)."""
+    if not partials:
+        return base
+    ratios = [p.as_integer_ratio() for p in partials]  # finite binary64: denominators are powers of 2
+    denominator = max(d for _, d in ratios)
+    total = Fraction(sum(n * (denominator // d) for n, d in ratios), denominator)
+    return base + total if base else total
 
 
 class RunningMean:

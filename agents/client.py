@@ -24,6 +24,7 @@ from twisted.internet import defer, error, protocol
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
+from acpc_lbr.reactor import write_now
 from agents.sdk import PublicView, Strategy, blocked_hands, hand_of
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
@@ -200,7 +201,7 @@ class AcpcClient(LineReceiver):
         return view
 
     def _send_action(self, action: Action, text: str) -> None:
-        self.out.write(f"{text}:{action.text()}\r\n".encode("ascii"))
+        write_now(self.out, f"{text}:{action.text()}\r\n".encode("ascii"))
         self.actions_sent += 1
 
     def _decision_failed(self, failure: Failure, text: str) -> None:
@@ -276,8 +277,13 @@ class AcpcClient(LineReceiver):
         super().connectionLost(reason)
 
     def send_line(self, text: str) -> None:
-        """Write one line (CRLF appended)."""
-        self.out.write(text.encode("ascii") + b"\r\n")
+        """Write one line (CRLF appended), to the socket at once when it can take it."""
+        write_now(self.out, text.encode("ascii") + b"\r\n")
+
+    def send_lines(self, texts: Sequence[str]) -> None:
+        """Write several lines in one send (a pipelined batch of queries)."""
+        if texts:
+            write_now(self.out, ("\r\n".join(texts) + "\r\n").encode("ascii"))
 
 
 def _query_id(text: str) -> str | None:

@@ -186,15 +186,24 @@ class LbrAgent(AcpcClient):
         else:
             answer.errback(QueryRefused(reason))
 
-    def ask_rows(self, state: MatchState, actions: Sequence[Action]) -> defer.Deferred[dict[Action, FloatArray]]:
-        """Send one query about ``state`` (hole slots must be empty); fires with a row per action."""
+    def ask_rows(self, state: MatchState, actions: Sequence[Action], batch: list[str] | None = None
+                 ) -> defer.Deferred[dict[Action, FloatArray]]:
+        """Send one query about ``state`` (hole slots must be empty); fires with a row per action.
+
+        With ``batch``, the line is added to it instead, for the caller to send
+        the batch in one write (:meth:`~agents.client.AcpcClient.send_lines`).
+        """
         self._qid += 1
         qid = f"l{self._qid}"
         actions = tuple(actions)
         answer: defer.Deferred[dict[Action, FloatArray]] = defer.Deferred()
         self._waiting[qid] = (actions, answer)
         tokens = ",".join(a.text() for a in actions)
-        self.send_line(f"QUERY:{qid}:{state.body()}:{tokens}")
+        line = f"QUERY:{qid}:{state.body()}:{tokens}"
+        if batch is None:
+            self.send_line(line)
+        else:
+            batch.append(line)
         self.timing.queries_sent += 1
         return answer
 
@@ -243,8 +252,9 @@ class LbrAgent(AcpcClient):
         points = self._opponent_points(state, board, opponent)
         fresh = points[self._absorbed :]
         asks: list[defer.Deferred[dict[Action, FloatArray]]] = []
+        batch: list[str] = []  # every query of the decision in one write
         for point, action in fresh:
-            asks.append(self.ask_rows(point, (action,)))
+            asks.append(self.ask_rows(point, (action,), batch))
         # (2) fold probabilities after each candidate raise (one step past the line).
         candidates = self.player.candidates(state)
         betting = tuple(tuple(actions) for actions in state.actions)
@@ -253,7 +263,8 @@ class LbrAgent(AcpcClient):
             last = betting[-1] + (raise_action,)
             ahead = MatchState(opponent, view.hand_id, betting[:-1] + (last,),
                                self._empty_hole, rounds_board)
-            asks.append(self.ask_rows(ahead, (Action.FOLD,)))
+            asks.append(self.ask_rows(ahead, (Action.FOLD,), batch))
+        self.send_lines(batch)
         sent = time.perf_counter()
         results = await defer.DeferredList(asks, consumeErrors=True)
         self.timing.queries += time.perf_counter() - sent

@@ -79,22 +79,28 @@ def run_processes(args: argparse.Namespace) -> dict[str, Any]:
             "lbr": timing}
 
 
+def cli_command(args: argparse.Namespace, work: str, io: bool) -> list[str]:
+    """The ``acpc-lbr evaluate`` command line of a run (logs and JSON in ``work``)."""
+    cli = [sys.executable, "-m", "acpc_lbr.cli"]
+    command = [*cli, "evaluate", "--quiet", "--out", work, "--json", f"{work}/r.json"]
+    if not args.main_job:
+        deals = max(1, args.hands // 2)
+        command += ["--bets", args.bets, "--rounds", args.rounds, "--hands", str(deals)]
+        if args.separate_bot:
+            play = f"{sys.executable} -m acpc_lbr.cli play {args.opponent}"
+            command += ["--opponent-cmd", f"{play} {{host}} {{port}} --game nolimit --seed 2"]
+        else:
+            command += ["--opponent", args.opponent]
+    if not io:
+        command.append("--no-io")
+    return command
+
+
 def run_cli_once(args: argparse.Namespace, io: bool) -> dict[str, Any]:
     """One ``acpc-lbr evaluate`` process; wall time from launch to exit, CPU from its rusage."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    cli = [sys.executable, "-m", "acpc_lbr.cli"]
     with tempfile.TemporaryDirectory() as work:
-        command = [*cli, "evaluate", "--quiet", "--out", work, "--json", f"{work}/r.json"]
-        if not args.main_job:
-            deals = max(1, args.hands // 2)
-            command += ["--bets", args.bets, "--rounds", args.rounds, "--hands", str(deals)]
-            if args.separate_bot:
-                play = f"{sys.executable} -m acpc_lbr.cli play {args.opponent}"
-                command += ["--opponent-cmd", f"{play} {{host}} {{port}} --game nolimit --seed 2"]
-            else:
-                command += ["--opponent", args.opponent]
-        if not io:
-            command.append("--no-io")
+        command = cli_command(args, work, io)
         load = os.getloadavg()[0]
         started = time.perf_counter()
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
@@ -108,6 +114,95 @@ def run_cli_once(args: argparse.Namespace, io: bool) -> dict[str, Any]:
             "hands_per_second": hands / wall, "cpu_seconds": usage.ru_utime + usage.ru_stime,
             "evaluate_seconds": document["timings"]["wall_seconds"], "load_before": load,
             "report": report}
+
+
+#: Where a sample of the evaluate process belongs: the first of these frames (function
+#: name, file) found from the root of its stack names the part; later rows refine it.
+PARTS = (
+    ("LBR agent", "LbrAgent.lineReceived", "agents/lbr.py"),
+    ("opponent bot", "AcpcClient.lineReceived", "agents/client.py"),
+    ("dealer", "SeatProtocol.lineReceived", "dealer/seat.py"),
+    ("end of run (results document)", "BotFactory._finish", "agents/client.py"),
+)
+DETAILS = (
+    ("LBR agent", "LBR's computation (equity, ranges, decision)", ("LbrPlayer.decide", "LbrPlayer.observe")),
+    ("LBR agent", "decoding answers", ("decode_answer",)),
+    ("LBR agent", "following the hand (tracker)", ("AcpcClient._read_state",)),
+    ("opponent bot", "answering queries (parse, strategy, check, encode)", ("StrategyBot.answer_query",)),
+    ("opponent bot", "  of which encoding", ("encode_answer",)),
+    ("opponent bot", "  of which reading the query", ("read_query",)),
+    ("dealer", "results and IO after each hand", ("MatchResults.after_hand",)),
+    ("dealer", "relaying agents' queries (read, check, forward)", ("QueryRelay.agent_query_received",)),
+    ("dealer", "checking answers", ("decode_body", "check_rows")),
+    ("dealer", "the match loop (deal, states, replies, logs)", ("Match.run",)),
+)
+
+
+def _frame_name(frame: str) -> tuple[str, str]:
+    """(function, path) of a py-spy raw frame ``function (path:line)``."""
+    name, _, where = frame.rpartition(" (")
+    return name, where.rsplit(":", 1)[0]
+
+
+def profile_summary(raw: str, rate: int) -> str:
+    """Samples of one process (py-spy's raw format) split into whose work they were."""
+    totals: dict[str, int] = {}
+    details: dict[tuple[str, str], int] = {}
+    reactor = 0
+    count = 0
+    for line in raw.splitlines():
+        stack, _, number = line.rpartition(" ")
+        if not number.isdigit():
+            continue
+        n = int(number)
+        count += n
+        frames = [_frame_name(f) for f in stack.split(";")]
+        names = [name for name, _ in frames]
+        loading = any("importlib" in where for _, where in frames) or any(
+            "numba/" in where and ("dispatcher" in where or "caching" in where) for _, where in frames)
+        if loading:  # once a process, wherever it happens (a lazy import, a kernel's first call)
+            part = "start-up: imports, loading numba's cached kernels"
+        elif "AsyncioSelectorReactor.run" not in names:
+            part = "start-up and exit: set-up outside the reactor"
+        else:
+            part = "reactor turns outside the line handlers (polling, reads, queued writes, timers)"
+            for label, function, path in PARTS:
+                if any(name == function and where.endswith(path) for name, where in frames):
+                    part = label
+                    break
+        totals[part] = totals.get(part, 0) + n
+        for owner, label, functions in DETAILS:
+            if owner == part and any(name.startswith(functions) for name in names):
+                details[(owner, label)] = details.get((owner, label), 0) + n
+        leaf = frames[-1][1]
+        if any(key in leaf for key in ("twisted/", "asyncio/", "selectors.py")) or frames[-1][0].startswith(
+                ("socket.", "send", "recv")):
+            reactor += n
+    if not count:
+        return "profile: no samples"
+    lines = [f"profile of the evaluate process ({count} samples at {rate}/s = {count / rate:.1f} s of CPU):"]
+    for part, n in sorted(totals.items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {100 * n / count:5.1f}%  {part}")
+        for (owner, label), m in details.items():
+            if owner == part:
+                lines.append(f"  {100 * m / count:5.1f}%      {label}")
+    lines.append(f"  {100 * reactor / count:5.1f}%  across all parts: Twisted, asyncio and the sockets themselves")
+    return "\n".join(lines)
+
+
+def run_profile(args: argparse.Namespace, command: list[str], env: dict[str, str]) -> str:
+    """``command`` under py-spy (a sampling profiler: the process runs at full speed); the summary."""
+    import shutil
+
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(spy).exists():
+        return "profile: py-spy is not installed (pip install -e '.[dev]')"
+    rate = 250
+    with tempfile.TemporaryDirectory() as work:
+        raw = Path(work) / "raw.txt"
+        subprocess.run([spy, "record", "-r", str(rate), "-f", "raw", "-o", str(raw), "--", *command],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return profile_summary(raw.read_text() if raw.exists() else "", rate)
 
 
 def run_cli(args: argparse.Namespace) -> dict[str, Any]:
@@ -165,6 +260,9 @@ def main() -> None:
     parser.add_argument("--mode", choices=["processes", "inprocess", "cli"], default="processes")
     parser.add_argument("--separate-bot", action="store_true", help="cli: the opponent in its own process")
     parser.add_argument("--main-job", action="store_true", help="cli: the README's main job (no options)")
+    parser.add_argument("--profile", action="store_true",
+                        help="cli: then run the IO evaluation once more under py-spy and say whose work "
+                        "its CPU time was (dealer, LBR agent, bot, results, start-up)")
     parser.add_argument("--bets", default="fcpa")
     parser.add_argument("--rounds", default="3-4")
     parser.add_argument("--opponent", default="always-call")
@@ -178,6 +276,10 @@ def main() -> None:
                   f"({run['evaluate_seconds']:.1f} s of play) = {run['hands_per_second']:.0f} hands/s; "
                   f"evaluate's CPU {run['cpu_seconds']:.1f} s; load average before {run['load_before']:.1f}\n")
         print(f"IO costs {100 * figures['io_cost']:.0f}% of the throughput of the same run with --no-io")
+        if args.profile:
+            with tempfile.TemporaryDirectory() as work:
+                env = dict(os.environ, PYTHONPATH=str(REPO))
+                print("\n" + run_profile(args, cli_command(args, work, True), env))
         return
     figures = run_processes(args) if args.mode == "processes" else run_inprocess(args)
     lbr = figures["lbr"]

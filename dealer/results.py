@@ -471,7 +471,8 @@ class MatchResults:
             aivat_chips, fallback = hand_aivat_value(game, hand, position, aivat.rows, self._equity,
                                                      seed=self.seed)
             self.tally.aivat_fallbacks += fallback
-        if can_ask and hand.to_state(game).is_showdown:
+        io_line = can_ask and hand.to_state(game).is_showdown
+        if io_line:
             decisions = opponent_decisions(game, hand, opponent)
             rows = []
             for decision in decisions:
@@ -494,7 +495,6 @@ class MatchResults:
                 sources.append("asked")
             if rows is not None:
                 self.any_rows = True
-        io_line = can_ask and hand.to_state(game).is_showdown
         if io_line or aivat is not None:
             log = self._log()
             if log is not None:

@@ -30,9 +30,16 @@ from dataclasses import dataclass, replace
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
-from protocol.wire import MatchState, parse_matchstate_replayed
+from protocol.wire import MatchState, ReplayCache, parse_matchstate_replayed
 
 _QID = re.compile(r"[A-Za-z0-9]+\Z")
+#: The states query bettings reached: a run of queries about one hand shares
+#: its prefixes, so each is replayed from the last one (protocol.wire.ReplayCache).
+_REPLAYS = ReplayCache()
+#: The last states parsed, by text: where the relay and the bot it asks share
+#: a process (acpc-lbr evaluate), the bot reads the very state the relay read.
+_PARSED: dict[tuple[int, str], tuple[GameDef, MatchState, State]] = {}
+_PARSED_SIZE = 256
 
 
 def is_query_id(text: str) -> bool:
@@ -140,12 +147,20 @@ def read_query(line: str, game: GameDef) -> tuple[Query, State]:
             "a query is QUERY:<qid>:<position>:<hand>:<betting>:<cards>:<actions>", line
         )
     qid = _check_qid(fields[1], line)
-    try:
-        state, replayed = parse_matchstate_replayed("MATCHSTATE:" + ":".join(fields[2:6]), game)
-    except ParseError as error:
-        raise ParseError(f"bad state in query: {error.message}", line) from error
-    except Exception as error:  # the state parser must not leak other types
-        raise ParseError(f"bad state in query: {error}", line) from error
+    body = ":".join(fields[2:6])
+    seen = _PARSED.get((id(game), body))
+    if seen is not None and seen[0] is game:
+        state, replayed = seen[1], seen[2].clone()
+    else:
+        try:
+            state, replayed = parse_matchstate_replayed("MATCHSTATE:" + body, game, _REPLAYS)
+        except ParseError as error:
+            raise ParseError(f"bad state in query: {error.message}", line) from error
+        except Exception as error:  # the state parser must not leak other types
+            raise ParseError(f"bad state in query: {error}", line) from error
+        if len(_PARSED) >= _PARSED_SIZE:
+            del _PARSED[next(iter(_PARSED))]
+        _PARSED[(id(game), body)] = (game, state, replayed.clone())
     if any(state.hole):
         raise ParseError("a query shows no hole cards", line)
     actions = _parse_action_list(fields[6], line)

@@ -42,10 +42,11 @@ from protocol.rules import Action, ActionType, State
 __all__ = [
     "BAD_FORMAT",
     "INVALID",
-    "HandLines",
     "PREFIX",
+    "HandLines",
     "LogState",
     "MatchState",
+    "ReplayCache",
     "Reply",
     "Score",
     "format_chips",
@@ -239,6 +240,86 @@ def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
     return state
 
 
+class ReplayCache:
+    """The states that betting prefixes reach, kept for lines that share their prefixes.
+
+    Range queries come in runs about one hand: an agent asks at every opponent
+    decision on the line played so far and one step past it, so each query's
+    betting extends one asked before by an action or two. :meth:`replay` gives
+    what :func:`_replay` gives (the same state, the same errors) but starts from
+    the longest prefix of the betting text it has seen, and keeps the state
+    after each action it applies. States are kept as private copies and the
+    caller gets its own, so a caller may change what it gets.
+
+    Args:
+        size: states kept (the oldest go first).
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._states: dict[tuple[int, int, str], tuple[GameDef, State]] = {}
+
+    def _get(self, game: GameDef, hand_id: int, text: str) -> State | None:
+        found = self._states.get((id(game), hand_id, text))
+        return found[1] if found is not None and found[0] is game else None
+
+    def _put(self, game: GameDef, hand_id: int, text: str, state: State) -> None:
+        states = self._states
+        if len(states) >= self.size:
+            del states[next(iter(states))]
+        states[(id(game), hand_id, text)] = (game, state.clone())
+
+    def replay(self, text: str, betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
+        """:func:`_replay` of ``betting``, the parse of ``text``.
+
+        Raises:
+            ParseError: as :func:`_replay`.
+        """
+        # Walk back over the tokens of the text to a prefix seen before.
+        prefix = text
+        stripped = 0  # actions stripped off the end
+        start: State | None = None
+        while prefix:
+            if prefix[-1] == "/":
+                prefix = prefix[:-1]
+                continue
+            start = self._get(game, hand_id, prefix)
+            if start is not None:
+                break
+            prefix = prefix.rstrip("0123456789")[:-1]
+            stripped += 1
+        flat = [(round_, action) for round_, actions in enumerate(betting) for action in actions]
+        if stripped > len(flat):  # text and betting disagree: replay in full
+            start, stripped = None, len(flat)
+        state = State(game, hand_id) if start is None else start.clone()
+        if stripped:
+            # The text prefixes of the actions still to apply, to keep their states under.
+            ends = []
+            rest = text
+            for _ in range(stripped):
+                rest = rest.rstrip("/")
+                ends.append(rest)
+                rest = rest.rstrip("0123456789")[:-1]
+            ends.reverse()
+            for (round_, action), end in zip(flat[len(flat) - stripped :], ends):
+                if state.finished:
+                    raise ParseError("illegal betting: action after the end of the hand", line)
+                if state.round != round_:
+                    raise ParseError(f"illegal betting: round {round_ + 1} is already over", line)
+                try:
+                    state.apply(action)
+                except IllegalActionError as error:
+                    raise ParseError(f"illegal betting: {error}", line) from None
+                self._put(game, hand_id, end, state)
+        if state.round != len(betting) - 1:
+            raise ParseError(
+                f"illegal betting: it reaches round {state.round + 1} "
+                f"but shows {len(betting)} round(s)",
+                line,
+            )
+        return state
+
+
 def _parse_cards(
     text: str, game: GameDef, rounds: int, line: str, *, all_hole: bool
 ) -> tuple[Cards, Cards]:
@@ -370,7 +451,8 @@ class MatchState:
         return self.text()
 
 
-def _parse_matchstate(line: str, game: GameDef) -> tuple[MatchState, State]:
+def _parse_matchstate(line: str, game: GameDef, cache: ReplayCache | None = None
+                      ) -> tuple[MatchState, State]:
     if not line.startswith(PREFIX):
         raise ParseError("a state line starts with 'MATCHSTATE:'", line)
     fields = line[len(PREFIX) :].split(":")
@@ -379,18 +461,25 @@ def _parse_matchstate(line: str, game: GameDef) -> tuple[MatchState, State]:
     position = _unsigned(fields[0], "position", game.num_players - 1, line)
     hand_id = _unsigned(fields[1], "hand id", UINT32_MAX, line)
     betting = _parse_betting(fields[2], game, line)
-    state = _replay(betting, game, hand_id, line)
+    if cache is None:
+        state = _replay(betting, game, hand_id, line)
+    else:
+        state = cache.replay(fields[2], betting, game, hand_id, line)
     hole, board = _parse_cards(fields[3], game, len(betting), line, all_hole=False)
     return MatchState(position, hand_id, betting, hole, board), state
 
 
-def parse_matchstate_replayed(line: str, game: GameDef) -> tuple[MatchState, State]:
+def parse_matchstate_replayed(line: str, game: GameDef, cache: ReplayCache | None = None
+                              ) -> tuple[MatchState, State]:
     """:func:`parse_matchstate`, with the state its betting reaches (replayed once, not twice).
+
+    With ``cache``, the replay starts from the longest betting prefix the
+    cache has seen (:class:`ReplayCache`); the result is the same.
 
     Raises:
         ParseError: as :func:`parse_matchstate`.
     """
-    return _parse_matchstate(_strip_line_end(line), game)
+    return _parse_matchstate(_strip_line_end(line), game, cache)
 
 
 def parse_matchstate(line: str, game: GameDef) -> MatchState:

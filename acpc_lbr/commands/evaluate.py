@@ -383,10 +383,11 @@ def _seating(config: EvaluationConfig, reactor: Any, evaluation: Evaluation, bar
     def on_event(event: dict[str, Any]) -> None:
         if event["event"] != Event.HAND_FINISHED:
             return
-        chips = float(event["values"][lbr_seat])
-        deal = int(event["hand"])
-        evaluation.estimates.add(HandOutcome(deal, half, chips))
-        evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
+        if not (config.io or config.aivat):  # else the dealer's results keep the running figures
+            chips = float(event["values"][lbr_seat])
+            deal = int(event["hand"])
+            evaluation.estimates.add(HandOutcome(deal, half, chips))
+            evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
         bar.hand(evaluation)
 
     match.events.subscribe(on_event)

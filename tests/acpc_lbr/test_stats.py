@@ -91,3 +91,24 @@ def test_exact_figures_match_fractions() -> None:
     live_mean, live_half = stat.live()
     assert math.isclose(live_mean, stat.mean, rel_tol=1e-12)
     assert math.isclose(live_half, stat.half_width, rel_tol=1e-6)
+
+
+def test_exact_sums_equal_the_rational_sum_of_the_units() -> None:
+    """Σx (and Σx² where no square underflows) are the exact rational sums, huge and negative units included."""
+    import random
+    from fractions import Fraction
+
+    rng = random.Random(5)
+    for tiny in (False, True):  # tiny units: their squares underflow, so only Σx is exact
+        for _ in range(300):
+            units = [rng.choice([rng.uniform(-1e6, 1e6), rng.random() * (1e-300 if tiny else 1e-90),
+                                 -rng.random() * 1e150, 0.5, float(rng.randint(-5, 5)),
+                                 5e-324 if tiny else 1e-100])
+                     for _ in range(rng.randint(0, 30))]
+            stat = RunningMean()
+            for x in units:
+                stat.add(x)
+            total, squares = stat.exact_sums()
+            assert total == sum((Fraction(x) for x in units), Fraction(0))
+            if not tiny:
+                assert squares == sum((Fraction(x) ** 2 for x in units), Fraction(0))

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,8 +38,10 @@ from protocol.wire import (
     BAD_FORMAT,
     INVALID,
     MatchState,
+    ReplayCache,
     _parse_betting,
     _parse_betting_checked,
+    _replay,
     log_state_for,
     log_state_text,
     matchstate_for,
@@ -361,6 +364,60 @@ def test_betting_reader_matches_checked_reader(name: str) -> None:
     texts += [state.betting_string() for state, _ in random_play(game, 30, seed=18)]
     for text in texts:
         assert _outcome(_parse_betting, text, game) == _outcome(_parse_betting_checked, text, game)
+
+
+def _replayed(replay: Callable[[], State]) -> object:
+    """A replayed state's every field, or the message the replay raises."""
+    try:
+        state = replay()
+    except ParseError as error:
+        return f"ParseError: {error}"
+    return (state.hand_id, state.round, state.finished, state.spent, state.folded,
+            state.max_spent, state.min_raise_to, state.actions, state.actors, state.betting_string())
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_replay_cache_matches_full_replay(name: str) -> None:
+    """ReplayCache.replay gives what a replay from scratch gives, errors included.
+
+    The bettings are every prefix of seeded random hands, asked in shuffled
+    runs (as an agent's range queries come), with illegal steps past them (a
+    raise out of range, an action after the end, a wrong round separator),
+    through a cache small enough to evict; the states handed out are changed
+    afterwards, which must not reach the cache.
+    """
+    game = GAMES[name]
+    rng = random.Random(23)
+    cache = ReplayCache(size=40)
+    texts: list[tuple[int, str]] = []
+    for state, _ in random_play(game, 40, seed=24):
+        text = state.betting_string()
+        texts.append((state.hand_id, text))
+        for bad in ("r1", "r2147483647", "f", "/c", "c/", "cc", "//", "r"):
+            texts.append((state.hand_id, text + bad))
+    for start in range(0, len(texts), 25):
+        run = texts[start : start + 25]
+        rng.shuffle(run)
+        for hand_id, text in run:
+            try:
+                betting = _parse_betting(text, game, text)
+            except ParseError:
+                continue
+
+            def full(b: Any = betting, h: int = hand_id, t: str = text) -> State:
+                return _replay(b, game, h, t)
+
+            def cached(b: Any = betting, h: int = hand_id, t: str = text) -> State:
+                return cache.replay(t, b, game, h, t)
+
+            expected = _replayed(full)
+            got = _replayed(cached)
+            assert got == expected, text
+            if not isinstance(got, str):  # scribble on the copy handed out
+                handed = cached()
+                handed.spent[0] = -1
+                handed.actions[-1].append(Action.FOLD)
+                assert _replayed(cached) == expected
 
 
 def test_protocol_benchmark_runs() -> None:

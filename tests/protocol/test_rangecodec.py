@@ -141,6 +141,24 @@ def test_constant_rows_take_one_number_and_ignore_blocked_hands() -> None:
     assert answer.rows.tolist() == [[1 / 3] * 6, [0.5] * 6]
 
 
+def test_each_row_of_an_answer_takes_its_own_form() -> None:
+    """K, F and D rows in one answer, blocked hands ignored: each row is judged on its own."""
+    blocked = np.zeros(6, dtype=bool)
+    blocked[[0, 4]] = True
+    rows = np.array([
+        [0.9, 0.25, 0.25, 0.25, 0.0, 0.25],     # constant over the live hands: K
+        [0.0, 0.125, 0.5, 0.375, 0.0, 0.0],     # float32 holds it: F
+        [0.0, 1e-46, 0.25, 0.375, 0.0, 0.75],   # 1e-46 would become 0 in float32: D
+    ])
+    actions = [Action.FOLD, Action.CALL, Action.raise_to(300)]
+    line = encode_answer("m", actions, rows, 2, blocked)
+    parts = line.split(":", 3)[3].split(";")
+    assert [part.split("=")[1][0] for part in parts] == ["K", "F", "D"]
+    decoded = decode_answer(line, actions, 6).rows
+    assert decoded[0].tolist() == [0.25] * 6
+    np.testing.assert_array_equal(decoded[1:], rows[1:])
+
+
 def test_probabilities_print_as_plain_decimals_within_5e13() -> None:
     """Version 1's printer: no exponent, within 5e-13, and the one-pass row printer agrees."""
     values = [0.0, -0.0, 1.0, 1e-13, 1 / 3, 1 / 19801, 0.999999999999, 2.0**-40]

@@ -17,6 +17,7 @@ from protocol.rangequery import (
     parse_query_error,
     parse_range_error,
     parse_range_message,
+    read_query,
 )
 from protocol.rules import Action, State
 from protocol.wire import MatchState
@@ -166,3 +167,23 @@ def test_action_tokens() -> None:
     for token in ("", "F", "k", "b", "r0", "r-5", "r+5", "r 5", "rr", "c1", "r٣"):
         with pytest.raises(ParseError):
             parse_action_token(token)
+
+
+def test_a_state_read_again_is_a_fresh_copy_and_per_game() -> None:
+    """read_query keeps the states it parsed; a second read gets its own copy, in its own game.
+
+    The bot and the relay of one process read the same state: what one does to
+    its copy must not reach the other, and the same text in another game must
+    be parsed in that game (a limit query is malformed in no-limit).
+    """
+    game = GAMES["nolimit"]
+    line = "QUERY:q1:0:7:r300c/r900:|/2c3d4h:f,c"
+    first, first_state = read_query(line, game)
+    first_state.apply(Action.CALL)
+    first_state.spent[0] = -5
+    second, second_state = read_query(line.replace("q1", "q2"), game)
+    assert second.qid == "q2" and second.state == first.state
+    assert second_state.betting_string() == "r300c/r900" and second_state.spent == [900, 300]
+    assert read_query("QUERY:q3:0:7:rc/r:|/2c3d4h:f", GAMES["limit"])[1].betting_string() == "rc/r"
+    with pytest.raises(ParseError, match="no-limit raise needs"):
+        read_query("QUERY:q4:0:7:rc/r:|/2c3d4h:f", game)

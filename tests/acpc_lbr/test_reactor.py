@@ -1,0 +1,75 @@
+"""acpc_lbr.reactor.write_now: straight to the socket only when nothing waits before the bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet import tcp
+from twisted.internet.testing import StringTransport
+
+from acpc_lbr.reactor import write_now
+
+
+class _Socket:
+    """Takes at most ``room`` bytes per send, or raises ``error``."""
+
+    def __init__(self, room: int, error: OSError | None = None) -> None:
+        self.room, self.error, self.sent = room, error, b""
+
+    def send(self, data: bytes) -> int:
+        if self.error is not None:
+            raise self.error
+        taken = data[: self.room]
+        self.sent += taken
+        return len(taken)
+
+
+def _connection(socket: _Socket, buffered: bytes = b"", connected: bool = True) -> Any:
+    """A TCP connection object without a reactor: its socket and its queued writes."""
+    connection: Any = tcp.Connection.__new__(tcp.Connection)
+    connection.socket = socket
+    connection.connected = connected
+    connection.disconnecting = False
+    connection.dataBuffer = buffered
+    connection._tempDataBuffer = []
+    connection.written = []
+    connection.write = connection.written.append
+    return connection
+
+
+def test_a_line_the_socket_takes_is_sent_now() -> None:
+    socket = _Socket(room=100)
+    connection = _connection(socket)
+    write_now(connection, b"MATCHSTATE:0:1::|:c\r\n")
+    assert socket.sent == b"MATCHSTATE:0:1::|:c\r\n" and connection.written == []
+
+
+def test_what_the_socket_does_not_take_is_queued_after_it() -> None:
+    socket = _Socket(room=4)
+    connection = _connection(socket)
+    write_now(connection, b"QUERY:l1\r\n")
+    assert socket.sent == b"QUER" and connection.written == [b"Y:l1\r\n"]
+
+
+def test_bytes_already_queued_keep_their_place() -> None:
+    socket = _Socket(room=100)
+    connection = _connection(socket, buffered=b"VERSION:2.0.0\r\n")
+    write_now(connection, b"RANGE:q1:2:f=K0\r\n")
+    assert socket.sent == b"" and connection.written == [b"RANGE:q1:2:f=K0\r\n"]
+
+
+def test_a_socket_error_is_left_to_write() -> None:
+    for error in (BlockingIOError(), ConnectionResetError()):
+        connection = _connection(_Socket(room=100, error=error))
+        write_now(connection, b"c\r\n")
+        assert connection.written == [b"c\r\n"]
+
+
+def test_other_transports_and_closed_connections_use_write() -> None:
+    transport: Any = StringTransport()
+    write_now(transport, b"f\r\n")
+    assert transport.value() == b"f\r\n"
+    socket = _Socket(room=100)
+    closed = _connection(socket, connected=False)
+    write_now(closed, b"f\r\n")
+    assert socket.sent == b"" and closed.written == [b"f\r\n"]
