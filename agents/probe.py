@@ -615,6 +615,13 @@ def fill_command(command: Sequence[str], host: str, port: int) -> list[str]:
     return [word.replace("{host}", host).replace("{port}", str(port)) for word in command]
 
 
+def _command_text(args: Any) -> str:
+    """A started process's command line, for a message."""
+    if isinstance(args, (str, bytes)):
+        return args if isinstance(args, str) else args.decode(errors="replace")
+    return shlex.join(str(word) for word in args)
+
+
 async def run_adapter(adapter: ProbeAdapter, host: str, port: int,
                       launch: Callable[[int], Any]) -> ProbeStats:
     """Serve the copies, start them with ``launch(copy_port)``, then join the dealer."""
@@ -629,11 +636,37 @@ async def run_adapter(adapter: ProbeAdapter, host: str, port: int,
                 f"{adapter.instances} copies of the bot did not all connect within 60 s"))
 
     timeout = reactor.callLater(60.0, too_slow)
+    processes = [p for p in launched or [] if isinstance(p, subprocess.Popen)]
+    watcher: list[Any] = []
+
+    def watch() -> None:
+        """A copy that exits before it connects fails the start now, not after 60 s."""
+        watcher.clear()
+        if adapter.all_ready.called:
+            return
+        for process in processes:
+            code = process.poll()
+            if code is not None:
+                adapter.all_ready.errback(RuntimeError(
+                    f"a copy of the bot exited (status {code}) before it connected: "
+                    f"{_command_text(process.args)}"))
+                return
+        watcher.append(reactor.callLater(0.2, watch))
+
+    watch()
     try:
         await adapter.all_ready
+    except BaseException:
+        for process in processes:  # the copies that did start are not left running
+            if process.poll() is None:
+                process.kill()
+        raise
     finally:
         if timeout.active():
             timeout.cancel()
+        for call in watcher:
+            if call.active():
+                call.cancel()
     link = DealerLink(adapter)
     adapter.dealer = link
     connected: defer.Deferred[Any] = defer.Deferred()

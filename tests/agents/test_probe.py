@@ -383,3 +383,23 @@ def test_a_reply_with_a_huge_raise_is_read_as_the_dealer_would() -> None:
     probe = _Probe(state, 2, game.num_hands, 1, lambda probe: None, query=query)
     assert adapter._offset_of(probe, "r" + "9" * 5000) == game.num_hands  # row 1: r20000
     assert adapter._offset_of(probe, "r300") == -1 and adapter._offset_of(probe, "c") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_copy_that_exits_at_start_fails_the_start_at_once_and_the_others_are_stopped(
+        ) -> None:
+    """Not after the 60 s connect limit: the exit is seen, named, and no copy is left running."""
+    from twisted.internet import reactor
+
+    started: list[subprocess.Popen[bytes]] = []
+
+    def launch(port: int) -> list[subprocess.Popen[bytes]]:
+        started.append(subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"]))
+        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]))
+        return started
+
+    adapter = ProbeAdapter(LEDUC, samples=5, instances=2, reactor=reactor)
+    running = defer.ensureDeferred(run_adapter(adapter, "127.0.0.1", 9, launch))
+    with pytest.raises(RuntimeError, match=r"exited \(status 3\) before it connected"):
+        await running.addTimeout(20, reactor)
+    assert started[1].wait(timeout=10) is not None  # killed, not orphaned
