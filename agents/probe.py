@@ -606,6 +606,20 @@ class _OneProtocol(protocol.ClientFactory):
         self.connected.errback(reason)
 
 
+def summary(stats: ProbeStats) -> str:
+    """The adapter's closing line (no mass or error figures when no query was answered)."""
+    text = (f"{stats.queries} queries ({stats.refused} refused"
+            + "".join(f", {n} {cause}" for cause, n in sorted(stats.refusals.items()))
+            + f"), {stats.probes} probes, {stats.copy_failures} copy failures; ")
+    if stats.answered:
+        text += (f"standard error of an answer: largest {stats.max_standard_error:.4f}, mean "
+                 f"{stats.mean_standard_error:.4f}; smallest answer mass {stats.smallest_mass:.4f}; ")
+    else:
+        text += "no query answered; "
+    return text + (f"consistency: {stats.verdict} ({stats.checks} decisions, "
+                   f"largest z {stats.largest_z:.2f})")
+
+
 def fill_command(command: Sequence[str], host: str, port: int) -> list[str]:
     """The bot command with ``{host}`` and ``{port}`` filled in.
 
@@ -755,11 +769,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"acpc-lbr probe: {reason}", file=sys.stderr)
         return EXIT_FAILED
     stats = outcome[0]
-    log.info("%d queries (%d refused), %d probes, %d copy failures; standard error of an "
-             "answer: largest %.4f, mean %.4f; smallest answer mass %.4f; consistency: %s "
-             "(%d decisions, largest z %.2f)", stats.queries, stats.refused, stats.probes,
-             stats.copy_failures, stats.max_standard_error, stats.mean_standard_error,
-             stats.smallest_mass, stats.verdict, stats.checks, stats.largest_z)
+    log.info("%s", summary(stats))
     if args.stats:
         try:
             with open(args.stats, "w", encoding="utf-8") as out:

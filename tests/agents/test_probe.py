@@ -403,3 +403,18 @@ async def test_a_copy_that_exits_at_start_fails_the_start_at_once_and_the_others
     with pytest.raises(RuntimeError, match=r"exited \(status 3\) before it connected"):
         await running.addTimeout(20, reactor)
     assert started[1].wait(timeout=10) is not None  # killed, not orphaned
+
+
+def test_the_closing_line_gives_no_mass_or_error_when_nothing_was_answered() -> None:
+    """A run whose every query failed must not read as 'smallest answer mass 1.0000'."""
+    from agents.probe import ProbeStats, summary
+
+    stats = ProbeStats(samples=5, instances=2, queries=3)
+    stats.refuse("copy_failed")
+    stats.refuse("no_copy")
+    stats.refuse("no_copy")
+    assert "no query answered" in summary(stats) and "mass" not in summary(stats)
+    assert "3 refused, 1 copy_failed, 2 no_copy" in summary(stats)
+    stats.queries += 1
+    stats.smallest_mass, stats.sum_mean_mass = 0.25, 0.5
+    assert "smallest answer mass 0.2500" in summary(stats)
