@@ -601,6 +601,10 @@ def _probe_section(config: EvaluationConfig, matches: Sequence[Any]) -> dict[str
     return section
 
 
+#: How much of an ``--opponent-cmd`` program's output (stdout and stderr) its log keeps.
+OPPONENT_LOG_LIMIT = 16 << 20
+
+
 class _OpponentProcess:
     """One external opponent process (``--opponent-cmd``)."""
 
@@ -610,14 +614,15 @@ class _OpponentProcess:
         self.ended: defer.Deferred[int] = defer.Deferred()
         self.command = shlex.join(argv)
         self.log = open(log_path, "wb")  # noqa: SIM115 (closed when the process ends)
+        self.logged = 0
         outer = self
 
         class _Watcher(protocol.ProcessProtocol):
             def outReceived(self, data: bytes) -> None:
-                outer.log.write(data)
+                outer.write_log(data)
 
             def errReceived(self, data: bytes) -> None:
-                outer.log.write(data)
+                outer.write_log(data)
 
             def processEnded(self, reason: Any) -> None:
                 outer.log.close()
@@ -626,6 +631,15 @@ class _OpponentProcess:
                     outer.ended.callback(int(code or 0))
 
         self.transport = reactor.spawnProcess(_Watcher(), argv[0], argv, env=dict(os.environ))
+
+    def write_log(self, data: bytes) -> None:
+        """Keep the first :data:`OPPONENT_LOG_LIMIT` bytes of the program's output; drop the rest."""
+        room = OPPONENT_LOG_LIMIT - self.logged
+        if room >= 0 and not self.log.closed:
+            self.log.write(data[:room])
+            if len(data) > room:
+                self.log.write(b"\n# acpc-lbr: output beyond %d bytes dropped\n" % OPPONENT_LOG_LIMIT)
+        self.logged += len(data)
 
     async def finish(self, reactor: Any, grace: float) -> None:
         """Wait for the process to exit; kill it after ``grace`` seconds."""

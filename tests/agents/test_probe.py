@@ -418,3 +418,22 @@ def test_the_closing_line_gives_no_mass_or_error_when_nothing_was_answered() -> 
     stats.queries += 1
     stats.smallest_mass, stats.sum_mean_mass = 0.25, 0.5
     assert "smallest answer mass 0.2500" in summary(stats)
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_opponent_program_that_floods_its_output_gets_a_bounded_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot (or its probed copies, whose output the adapter passes on) writing without end
+    must not fill the disk through ``opponent<half>.out``: the log keeps a head and a note."""
+    from twisted.internet import reactor
+
+    from acpc_lbr.commands import evaluate
+
+    monkeypatch.setattr(evaluate, "OPPONENT_LOG_LIMIT", 1000)
+    flood = "import sys\nfor _ in range(50): sys.stdout.write('z' * 4000); sys.stdout.flush()"
+    process = evaluate._OpponentProcess(reactor, [sys.executable, "-c", flood],
+                                        tmp_path / "opponent0.out")
+    assert await process.ended.addTimeout(60, reactor) == 0
+    log = (tmp_path / "opponent0.out").read_bytes()
+    assert log.startswith(b"z" * 1000) and b"z" * 1001 not in log
+    assert log.endswith(b"# acpc-lbr: output beyond 1000 bytes dropped\n")
