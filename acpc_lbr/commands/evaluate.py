@@ -839,6 +839,12 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
             raise ValueError("--probe K needs K >= 1")
         if name is None:
             name = default_opponent_name(None, args.opponent_cmd)
+        try:
+            bot = shlex.split(args.opponent_cmd)
+        except ValueError as error:
+            raise ValueError(f"--opponent-cmd: cannot read {args.opponent_cmd!r}: {error}") from None
+        if not bot or shutil.which(bot[0]) is None:  # the adapter's copies would all fail
+            raise ValueError(f"--opponent-cmd: no such program {bot[0] if bot else ''!r}")
         # The bot's own {host} and {port} are the adapter's to fill in.
         inner = args.opponent_cmd.replace("{host}", "{{host}}").replace("{port}", "{{port}}")
         # The adapter refuses a query before the dealer's t_query does, with its reason.

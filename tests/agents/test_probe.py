@@ -437,3 +437,12 @@ async def test_an_opponent_program_that_floods_its_output_gets_a_bounded_log(
     log = (tmp_path / "opponent0.out").read_bytes()
     assert log.startswith(b"z" * 1000) and b"z" * 1001 not in log
     assert log.endswith(b"# acpc-lbr: output beyond 1000 bytes dropped\n")
+
+
+def test_evaluate_probe_refuses_a_bot_program_that_does_not_exist(tmp_path: Path) -> None:
+    """At once, as for a bot run without --probe (the adapter itself always exists)."""
+    missing = evaluate_cli(tmp_path, "missing", "--opponent-cmd",
+                           f"{tmp_path / 'no-such-bot'} {{host}} {{port}}", "--probe", "5")
+    assert missing.returncode == 2
+    assert "no such program" in missing.stderr and "no-such-bot" in missing.stderr
+    assert "Traceback" not in missing.stderr
