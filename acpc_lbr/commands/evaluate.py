@@ -64,7 +64,7 @@ from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent
 from dealer.events import Cause, Event
-from dealer.match import EXIT_INTERNAL, Match, MatchAborted, MatchConfig, MatchResult
+from dealer.match import EXIT_INTERNAL, EXIT_STARTUP, Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, serve_metrics
 from dealer.results import ResultsGroup
 from protocol.gamedef import GameDef, load_game
@@ -258,6 +258,9 @@ class Evaluation:
             return (f"the probed bot does not play as its probes answer (consistency check: "
                     f"z {check['largest_z']:.1f} over {check['decisions']} decisions, limit "
                     f"{check['threshold_z']:g}); its probed ranges are not its strategy")
+        unplayed = [r for r in self.results if r.cause is not None and not r.hands_played]
+        if unplayed and not any(r.hands_played for r in self.results):
+            return f"no hand was played: {unplayed[0].message}"
         if not self.timing.get("active_decisions", 0) and self.results:
             return (f"LBR took no active decision (rounds {self.config.rounds.text()}): it only "
                     "checked and called, so its win rate says nothing about the opponent")
@@ -440,6 +443,8 @@ def _seat_players(config: EvaluationConfig, reactor: Any, matches: Sequence[Matc
             process = _spawn(reactor, config, opponent_port, half)
             processes.append(process)
             evaluation.commands.append(process.command)
+            process.ended.addCallback(_exited_before_connecting, matches[half], 1 - lbr_seat,
+                                      process.command, config.out / f"opponent{half}.out")
     return agents, factories, finished
 
 
@@ -661,6 +666,19 @@ class _OpponentProcess:
 
         with contextlib.suppress(ProcessExitedAlready, OSError):
             self.transport.signalProcess("KILL")
+
+
+def _exited_before_connecting(status: int, match: Match, seat: int, command: str, log: Path) -> int:
+    """An opponent program that exits before its seat is connected ends the match now,
+    saying so (else the match would wait out its start timeout and blame LBR)."""
+    if not match.seats[seat].connected:
+        match.abort(MatchAborted(
+            Cause.STARTUP,
+            f"the opponent program exited (status {status}) before it connected: {command} "
+            f"(its output: {log})",
+            seat, EXIT_STARTUP,
+        ))
+    return status
 
 
 def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:

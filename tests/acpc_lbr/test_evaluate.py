@@ -211,6 +211,19 @@ def test_opponent_cmd_naming_no_program_is_a_usage_error(capsys: pytest.CaptureF
     assert "no such program" in capsys.readouterr().err
 
 
+def test_an_opponent_program_that_exits_at_start_ends_the_matches_at_once(tmp_path: Path) -> None:
+    """Not after the 60 s start timeout, and not blamed on LBR: the refusal names the exit."""
+    out = tmp_path / "logs"
+    bot = f"{sys.executable} -c 'import sys; sys.exit(3)' {{host}} {{port}}"
+    done = _run(["--opponent-cmd", bot, "--hands", "10", "--out", str(out)], tmp_path)
+    assert done.returncode != 0
+    assert "no bound: no hand was played: the opponent program exited (status 3) before it connected" \
+        in done.stderr, done.stderr
+    assert "took no active decision" not in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (out / "opponent0.out").exists() and (out / "opponent1.out").exists()
+
+
 # -- numbers that must be refused, and counts that must agree (issue 13) ----------------------
 
 LEDUC = load_game("leduc")
