@@ -443,7 +443,7 @@ def _seat_players(config: EvaluationConfig, reactor: Any, matches: Sequence[Matc
             process = _spawn(reactor, config, opponent_port, half)
             processes.append(process)
             evaluation.commands.append(process.command)
-            process.ended.addCallback(_exited_before_connecting, matches[half], 1 - lbr_seat,
+            process.ended.addCallback(_exited_before_connecting, match, 1 - lbr_seat,
                                       process.command, config.out / f"opponent{half}.out")
     return agents, factories, finished
 
