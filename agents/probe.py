@@ -460,6 +460,9 @@ class ProbeAdapter:
         action, problem = read_reply_action(reply, self.game)
         played = CHECKED_TYPES.index(correct_action(state, action, problem)[0].type)
         check = _Probe(state, len(CHECKED_TYPES), 1, self.samples, self._checked, played=played)
+        # A copy that answers query probes but not these would otherwise leave them pending
+        # for ever (K lines a decision): the same time limit drops it.
+        check.timer = self.reactor.callLater(self.probe_timeout, self._stalled, check)
         head = f"MATCHSTATE:{view.position}:"
         rest = sent.split(":", 3)[3]
         lines = [f"{head}{n}:{rest}" for n in self._next_numbers(self.samples)]
@@ -473,6 +476,8 @@ class ProbeAdapter:
         self.stats.check_probes += self.samples
 
     def _checked(self, check: _Probe) -> None:
+        if check.timer is not None and check.timer.active():
+            check.timer.cancel()
         self.stats.add_check(check.played, check.counts)
 
     # -- the dealer ---------------------------------------------------------
