@@ -446,3 +446,45 @@ def test_evaluate_probe_refuses_a_bot_program_that_does_not_exist(tmp_path: Path
     assert missing.returncode == 2
     assert "no such program" in missing.stderr and "no-such-bot" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+class AnswersOnlyFlopLines(StrategyBot):
+    """Answers a line only once the board is out: the check's preflop probes stay unanswered."""
+
+    def __init__(self) -> None:
+        super().__init__(LEDUC, BOTS["always-call"], np.random.default_rng(0))
+
+    def lineReceived(self, line: bytes) -> None:
+        if b"MATCHSTATE" in line and b"/" not in line:
+            return
+        super().lineReceived(line)
+
+
+@pytest_twisted.ensureDeferred
+async def test_check_probes_left_unanswered_drop_the_copy_after_the_probe_timeout() -> None:
+    """Check probes have the queries' time limit too: else they would pile up, K lines a decision."""
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    state = "MATCHSTATE:0:0::Ah|"
+    dealer = ScriptedDealer([state, QUERY_FLOP], expected_replies=3)  # the match goes on
+    listening = await TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(
+        protocol.Factory.forProtocol(lambda: dealer))
+    adapter = ProbeAdapter(LEDUC, samples=5, instances=2, reactor=reactor, probe_timeout=0.3)
+    copies = [StrategyBot(LEDUC, BOTS["always-call"], np.random.default_rng(1)), AnswersOnlyFlopLines()]
+
+    def connect(port: int) -> None:
+        for bot in copies:
+            defer.ensureDeferred(TCP4ClientEndpoint(reactor, "127.0.0.1", port).connect(
+                protocol.Factory.forProtocol(lambda bot=bot: bot)))
+
+    finished = defer.ensureDeferred(run_adapter(adapter, "127.0.0.1", listening.getHost().port, connect))
+    await deferLater(reactor, 1.5, lambda: None)
+    try:
+        assert state + ":c" in dealer.replies and any(r.startswith("RANGE:q2:") for r in dealer.replies)
+        assert adapter.stats.checks == 0 and adapter.stats.check_probes == 5
+        assert adapter.stats.copy_failures == 1  # the copy that owed the check's probes
+    finally:
+        dealer.transport.loseConnection()  # type: ignore[union-attr]
+        await finished.addTimeout(30, reactor)
+        await listening.stopListening()
