@@ -24,47 +24,8 @@ from dataclasses import dataclass
 from protocol.cards import cards_from_text
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
-from protocol.rules import Action, State
-
-_PREFIX = "MATCHSTATE:"
-
-
-def parse_actions(text: str, limit: bool) -> list[Action]:
-    """Parse betting text (round separators ignored) into canonical actions.
-
-    Args:
-        text: betting such as ``'r300c/cr900'``.
-        limit: True for a limit game, where a raise has no size.
-
-    Raises:
-        ParseError: an unknown character, a sized raise in limit, or a bare
-            ``r`` in no-limit.
-    """
-    actions: list[Action] = []
-    i, n = 0, len(text)
-    while i < n:
-        char = text[i]
-        i += 1
-        if char == "c":
-            actions.append(Action.CALL)
-        elif char == "r":
-            j = i
-            while j < n and text[j].isdigit():
-                j += 1
-            if limit:
-                if j > i:
-                    raise ParseError("a limit raise has no size", text)
-                actions.append(Action.RAISE)
-            else:
-                if j == i:
-                    raise ParseError("a no-limit raise needs a size", text)
-                actions.append(Action.raise_to(int(text[i:j])))
-            i = j
-        elif char == "f":
-            actions.append(Action.FOLD)
-        elif char != "/":
-            raise ParseError("unknown betting character", text)
-    return actions
+from protocol.rules import State
+from protocol.wire import PREFIX, parse_betting
 
 
 @dataclass
@@ -118,7 +79,6 @@ class HandTracker:
 
     def __init__(self, game: GameDef) -> None:
         self.game = game
-        self._limit = game.is_limit
         self._hand_id = -1
         self._position = -1
         self._betting = ""
@@ -132,7 +92,7 @@ class HandTracker:
                 betting is not legal under the rules; the tracker then starts
                 afresh with the next line.
         """
-        if not line.startswith(_PREFIX):
+        if not line.startswith(PREFIX):
             raise ParseError("not a MATCHSTATE line", line)
         fields = line.split(":")
         if len(fields) != 5:
@@ -157,8 +117,9 @@ class HandTracker:
             new_text = betting
             self._hand_id = -1  # until the replay below succeeds
         try:
-            for action in parse_actions(new_text, self._limit):
-                state.apply(action)
+            for actions in parse_betting(new_text, self.game, line):
+                for action in actions:
+                    state.apply(action)
         except IllegalActionError as error:
             self._hand_id = -1
             raise ParseError(f"betting is not legal: {error.message}", line) from error

@@ -80,7 +80,7 @@ from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 from protocol.deal import Deal, DealSource
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
-from protocol.rules import Action, ActionType, State, correct_action
+from protocol.rules import Action, State, correct_action
 from protocol.wire import (
     HandLines,
     MatchState,
@@ -90,6 +90,7 @@ from protocol.wire import (
     log_state_text,
     matchstate_for,
     matchstate_text,
+    parse_action,
     parse_reply,
     read_reply_action,
     same_decision_point,
@@ -1136,7 +1137,7 @@ class Match:
                         break  # a line cut short by a kill
                     try:
                         records.append(_parse_tlog_line(line, self.game))
-                    except ValueError as error:
+                    except (ValueError, ParseError) as error:
                         raise MatchAborted(Cause.STARTUP, f"{config.tlog_path}:{number}: {error}",
                                            None, EXIT_STARTUP) from error
         if not records:
@@ -1243,16 +1244,14 @@ class Match:
 
 
 def _parse_tlog_line(line: str, game: GameDef) -> tuple[Action, int, float, float]:
-    """``r300 0 1795350979.782960 1795350979.782978`` -> (action, hand, sent, received)."""
+    """``r300 0 1795350979.782960 1795350979.782978`` -> (action, hand, sent, received).
+
+    Raises:
+        ValueError: not four fields, or numbers that do not read.
+        ParseError: the first field is not one action of this game.
+    """
     fields = line.split()
-    if len(fields) != 4 or not fields[0]:
+    if len(fields) != 4:
         raise ValueError(f"bad tlog line {line.rstrip()!r}")
-    token = fields[0]
-    kind = ActionType(token[0])
-    if kind is ActionType.RAISE and not game.is_limit:
-        action = Action.raise_to(int(token[1:]))
-    elif len(token) != 1:
-        raise ValueError(f"bad action {token!r}")
-    else:
-        action = Action(kind)
+    action = parse_action(fields[0], game)
     return action, int(fields[1]), float(fields[2]), float(fields[3])

@@ -56,6 +56,8 @@ __all__ = [
     "log_state_text",
     "matchstate_for",
     "matchstate_text",
+    "parse_action",
+    "parse_betting",
     "parse_chips",
     "parse_log_state",
     "parse_matchstate",
@@ -211,6 +213,64 @@ def _parse_betting_checked(text: str, game: GameDef, line: str) -> Betting:
             pos = match.end()
         rounds.append(tuple(actions))
     return tuple(rounds)
+
+
+def parse_betting(text: str, game: GameDef, line: str | None = None) -> Betting:
+    """Split betting text into rounds of actions, by syntax only (no rules).
+
+    The one reader of betting text: MATCHSTATE and STATE lines, the agents'
+    incremental tracker and the dealer's tlog all read actions through it.
+    Letters are read as in replies (case-insensitive, ``k`` = ``c``, ``b`` =
+    ``r``); a no-limit raise carries its raise-to size, a limit raise none.
+
+    >>> from protocol.gamedef import load_game
+    >>> [[a.text() for a in r] for r in parse_betting("r300c/cr900", load_game("nolimit"))]
+    [['r300', 'c'], ['c', 'r900']]
+
+    Args:
+        text: betting such as ``'r300c/cr900'`` (or a tail of one, such as ``'/r900'``).
+        game: the game, for whether raises carry a size.
+        line: the whole line the text comes from, for the error (default: ``text``).
+
+    Raises:
+        ParseError: an unknown letter, a sized limit raise, a bare no-limit raise,
+            or a size above INT32_MAX.
+    """
+    if len(text) > _SHORT_BETTING:
+        return _parse_betting(text, game, text if line is None else line)
+    # Short texts (the one- or two-action tails a tracker reads) repeat all
+    # match long: keep their parses, which are immutable.
+    key = (game.is_limit, text)
+    found = _SHORT_BETTINGS.get(key)
+    if found is None:
+        found = _parse_betting(text, game, text if line is None else line)
+        if len(_SHORT_BETTINGS) >= _SHORT_BETTINGS_KEPT:
+            _SHORT_BETTINGS.clear()
+        _SHORT_BETTINGS[key] = found
+    return found
+
+
+#: parse_betting keeps the parses of texts up to this long, up to this many of them.
+_SHORT_BETTING = 12
+_SHORT_BETTINGS_KEPT = 4096
+_SHORT_BETTINGS: dict[tuple[bool, str], Betting] = {}
+
+
+def parse_action(text: str, game: GameDef, line: str | None = None) -> Action:
+    """Read exactly one action as betting writes it: ``'f'``, ``'c'``, ``'r300'`` (``'r'`` in limit).
+
+    >>> from protocol.gamedef import load_game
+    >>> parse_action("r300", load_game("nolimit")).text()
+    'r300'
+
+    Raises:
+        ParseError: anything but one action of this game's form.
+    """
+    where = text if line is None else line
+    rounds = _parse_betting(text, game, where)
+    if len(rounds) != 1 or len(rounds[0]) != 1:
+        raise ParseError(f"{text!r} is not one action", where)
+    return rounds[0][0]
 
 
 def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:

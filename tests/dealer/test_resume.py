@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest_twisted
 
-from dealer.match import EXIT_BOT_FAILURE, EXIT_OK
+from dealer.match import EXIT_BOT_FAILURE, EXIT_OK, EXIT_STARTUP
 from tests.dealer.bots import REFERENCE, Misbehave, TestBot, actions_from_log, replay_strategy
-from tests.dealer.harness import call_bots, log_lines, make_config, play
+from tests.dealer.harness import MemoryTable, call_bots, log_lines, make_config, play
 
 NL_GAME = "holdem.nolimit.2p.reverse_blinds.game"
 
@@ -81,3 +81,14 @@ async def test_resume_of_a_finished_hand_boundary(in_tmp: Path) -> None:
     assert resumed.exit_code == EXIT_OK and resumed.hands_played == 8
     ids = [int(line.split(":")[1]) for line in log_lines(resumed_config) if line.startswith("STATE:")]
     assert ids == list(range(8))
+
+
+
+def test_resume_refuses_a_tlog_with_a_bad_action(in_tmp: Path) -> None:
+    """A tlog line whose action is not one action of the game is a startup failure naming file and line."""
+    Path("m.tlog").write_text("c 0 1.0 1.1\nr 0 1.2 1.3\n")
+    table = MemoryTable(make_config("m", NL_GAME, hands=4, seed=42, write_tlog=True, resume=True))
+    assert table.done.called
+    result = table.done.result
+    assert (result.exit_code, result.cause) == (EXIT_STARTUP, "startup")
+    assert "m.tlog:2:" in result.message and "raise" in result.message

@@ -11,7 +11,7 @@ import pytest
 from protocol.cards import cards_from_text
 from protocol.deal import DealSource
 from protocol.errors import ParseError, ProtocolError
-from protocol.gamedef import load_game
+from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State
 from protocol.wire import (
     MatchState,
@@ -19,6 +19,8 @@ from protocol.wire import (
     format_reply,
     log_state_for,
     matchstate_for,
+    parse_action,
+    parse_betting,
     parse_log_state,
     parse_matchstate,
     parse_reply,
@@ -287,3 +289,31 @@ def test_malformed_score(line: str) -> None:
     """SCORE needs as many names as totals, and numeric totals."""
     with pytest.raises(ProtocolError):
         parse_score(line)
+
+
+def test_parse_betting_reads_rounds_and_tails() -> None:
+    """parse_betting splits rounds, reads a tail that starts a round, and keeps sizes."""
+    assert parse_betting("r300c/cr900", NL) == ((Action.raise_to(300), Action.CALL),
+                                                 (Action.CALL, Action.raise_to(900)))
+    assert parse_betting("/r900", NL) == ((), (Action.raise_to(900),))
+    assert parse_betting("rc/crf", LIMIT) == ((Action.RAISE, Action.CALL),
+                                              (Action.CALL, Action.RAISE, Action.FOLD))
+
+
+@pytest.mark.parametrize(
+    ("text", "game"),
+    [("r", NL), ("r300", LIMIT), ("cx", NL), ("c9", NL), (f"r{2**31}", NL)],
+)
+def test_parse_betting_refuses_malformed(text: str, game: GameDef) -> None:
+    """A bare no-limit raise, a sized limit raise, an unknown letter, a size on a call, a size above INT32_MAX."""
+    with pytest.raises(ParseError):
+        parse_betting(text, game)
+
+
+def test_parse_action_reads_exactly_one() -> None:
+    """parse_action takes one action of the game's form and refuses none, two, or a separator."""
+    assert parse_action("r300", NL) == Action.raise_to(300)
+    assert parse_action("f", LIMIT) == Action.FOLD
+    for text, game in (("", NL), ("cc", NL), ("c/", NL), ("x", NL), ("r300", LIMIT), ("r", NL)):
+        with pytest.raises(ParseError):
+            parse_action(text, game)
