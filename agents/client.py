@@ -395,7 +395,7 @@ class BotFactory(protocol.ClientFactory):
         done: fires with the exit status: 0 when the dealer closed the
             connection cleanly (the end of a match), 1 when the connection
             failed or was reset; a client may fire it first with its own
-            status (:data:`agents.lbr.EXIT_NOT_QUERYABLE`).
+            status (:data:`acpc_lbr.exit_codes.EXIT_NOT_QUERYABLE`).
     """
 
     def __init__(self, make_client: Callable[[], AcpcClient]) -> None:

@@ -42,6 +42,7 @@ import numpy.typing as npt
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
+from acpc_lbr.exit_codes import EXIT_NOT_QUERYABLE
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, EquityFunction, LbrPlayer
 from agents.client import AcpcClient, Decision
 from agents.tracking import SeatView
@@ -55,8 +56,6 @@ log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Exit status of ``acpc-lbr play lbr`` when the opponent does not answer queries.
-EXIT_NOT_QUERYABLE = 3
 #: Failed queries logged one by one; later ones are only counted (by reason, in the timing).
 LOGGED_QUERY_FAILURES = 5
 

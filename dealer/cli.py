@@ -40,6 +40,7 @@ from typing import Any
 
 from twisted.internet.error import CannotListenError
 
+from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
 from acpc_lbr.stats import RunningMean
@@ -47,9 +48,6 @@ from dealer.budget import BotBudget
 from dealer.events import Cause, Event
 from dealer.match import (
     DEFAULT_START_TIMEOUT_MS,
-    EXIT_INTERNAL,
-    EXIT_OK,
-    EXIT_STARTUP,
     Match,
     MatchAborted,
     MatchConfig,
@@ -270,7 +268,7 @@ def main(argv: Sequence[str]) -> int:
         sys.stdout.write(USAGE)
         sys.stdout.flush()
         print(f"acpc-lbr dealer: {error}", file=sys.stderr)
-        return EXIT_STARTUP
+        return EXIT_FAILED
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
 
@@ -309,7 +307,7 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
                 m.stop_listening()
                 m.events.close()
         print(f"ERROR: {failure.message}", file=sys.stderr)
-        return EXIT_STARTUP
+        return EXIT_FAILED
     try:
         # Before the port line: a launcher may look for the logs once it has read it.
         results_setup = _setup_results(matches, options, reactor)
@@ -320,7 +318,7 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
                 m.stop_listening()
                 m.events.close()
         print(f"ERROR: {error}", file=sys.stderr)
-        return EXIT_STARTUP
+        return EXIT_FAILED
     sys.stdout.write("".join(line + "\n" for line in port_lines))
     sys.stdout.flush()
 

@@ -40,12 +40,12 @@ writes ``# ERROR: <message>`` and a ``SCORE`` over the finished hands to the
 ``.log``, prints the ``ERROR`` and ``SCORE`` lines, and records the
 cause in the event log. Other matches of the same process go on.
 
-Exit codes (per match; the process returns the highest): :data:`EXIT_OK` (0)
-the match was played to the end; :data:`EXIT_STARTUP` (1) bad arguments or a
-startup failure (unreadable game, port in use, unwritable log, unreadable tlog);
-:data:`EXIT_BOT_FAILURE` (3) the match ended early because of a bot;
-:data:`EXIT_INTERNAL` (4) a dealer bug, a log that could not be written
-mid-match, or an interrupted dealer.
+Exit codes (per match; the process returns the highest) come from
+:mod:`acpc_lbr.exit_codes`: ``EXIT_OK`` (0) the match was played to the end;
+``EXIT_FAILED`` (1) a startup failure (unreadable game, port in use,
+unwritable log, unreadable tlog); ``EXIT_BOT_FAILURE`` (3) the match ended
+early because of a bot; ``EXIT_INTERNAL`` (4) a dealer bug, a log that could
+not be written mid-match, or an interrupted dealer.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ from twisted.internet import defer
 from twisted.internet.error import CannotListenError
 from twisted.python.failure import Failure
 
+from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer.budget import BotBudget
 from dealer.events import (
     Cause,
@@ -97,11 +98,6 @@ from protocol.wire import (
 )
 
 FloatArray = npt.NDArray[np.float64]
-
-EXIT_OK = 0
-EXIT_STARTUP = 1
-EXIT_BOT_FAILURE = 3
-EXIT_INTERNAL = 4
 
 #: The protocol version this dealer speaks.
 VERSION = (2, 0, 0)
@@ -472,7 +468,7 @@ class Match:
                 self.stop_listening()
                 raise MatchAborted(
                     Cause.STARTUP, f"cannot listen on port {port} for {seat.label()}: {error.socketError}",
-                    seat.index, EXIT_STARTUP,
+                    seat.index, EXIT_FAILED,
                 ) from error
             numbers.append(seat.port.getHost().port)
         self.events.emit(Event.LISTENING, ports=numbers, bind=self.config.bind, console=False)
@@ -679,7 +675,7 @@ class Match:
         result = self.result
         try:
             if self.events.failed is not None and self._failure is None:
-                raise MatchAborted(Cause.STARTUP, self.events.failed.message, None, EXIT_STARTUP)
+                raise MatchAborted(Cause.STARTUP, self.events.failed.message, None, EXIT_FAILED)
             self._open_logs()
             start_hand, pending = self._resume() if config.resume else (0, None)
             await self._wait_for_seats()
@@ -1108,10 +1104,10 @@ class Match:
             if config.write_tlog:
                 self._tlog = self.opener(config.tlog_path, config.resume)
         except WriteFailed as error:
-            raise MatchAborted(Cause.STARTUP, error.message, None, EXIT_STARTUP) from error
+            raise MatchAborted(Cause.STARTUP, error.message, None, EXIT_FAILED) from error
         except OSError as error:
             raise MatchAborted(Cause.STARTUP, f"cannot write {error.filename}: {error.strerror}",
-                               None, EXIT_STARTUP) from error
+                               None, EXIT_FAILED) from error
         for line in header:
             self.trace.line(line)
         self.trace.flush()
@@ -1139,7 +1135,7 @@ class Match:
                         records.append(_parse_tlog_line(line, self.game))
                     except (ValueError, ParseError) as error:
                         raise MatchAborted(Cause.STARTUP, f"{config.tlog_path}:{number}: {error}",
-                                           None, EXIT_STARTUP) from error
+                                           None, EXIT_FAILED) from error
         if not records:
             return 0, None
         deals = DealSource(config.seed)
@@ -1152,14 +1148,14 @@ class Match:
                 state, deal = State(self.game, hand_id), deals.deal(self.game)
             if record_hand != hand_id:
                 raise MatchAborted(Cause.STARTUP, f"{config.tlog_path}: hand {record_hand} where hand "
-                                   f"{hand_id} was expected", None, EXIT_STARTUP)
+                                   f"{hand_id} was expected", None, EXIT_FAILED)
             seat_of = self._position_to_seat(hand_id)
             self.seats[seat_of[state.current_player]].match_time += max(0.0, received - sent)
             try:
                 state.apply(action)
             except IllegalActionError as error:
                 raise MatchAborted(Cause.STARTUP, f"{config.tlog_path}: hand {hand_id}: {error}",
-                                   None, EXIT_STARTUP) from error
+                                   None, EXIT_FAILED) from error
             if state.finished:
                 self._record_hand(state, deal, seat_of, write=hand_id not in logged)
         self.events.emit(Event.RESUMED, actions=len(records), hands_finished=len(self.result.hand_values),
@@ -1180,7 +1176,7 @@ class Match:
         self.events.emit(Event.MATCH_ABORTED, level="error", cause=failure.cause,
                          seat=None if failure.seat is None else failure.seat + 1,
                          error=failure.message, hands_finished=result.hands_played)
-        if self._log is not None and failure.exit_code != EXIT_STARTUP:
+        if self._log is not None and failure.exit_code != EXIT_FAILED:
             self._log.write(f"# ERROR: {failure.message}\n")
 
     def _close_files(self) -> WriteFailed | None:
@@ -1206,13 +1202,13 @@ class Match:
         if self._failure is None:
             self._failure = MatchAborted(Cause.FINISHED, "the match is over", None, EXIT_OK)
         score = result.score_line()
-        if result.exit_code != EXIT_STARTUP:
+        if result.exit_code != EXIT_FAILED:
             if self._log is not None:
                 self._log.write(score + "\n")
             self.trace.progress(f"FINISHED at {self.clock.seconds():.6f}")
             self.trace.line(score)
         failed = self._close_files()
-        if failed is not None and result.exit_code != EXIT_STARTUP:
+        if failed is not None and result.exit_code != EXIT_FAILED:
             # The last lines (SCORE) could not be written: say so; the hands are on disk.
             if result.cause is None:
                 result.completed = False

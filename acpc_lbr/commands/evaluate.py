@@ -27,8 +27,9 @@ With no options it runs a demonstration (2-3 minutes on a busy 2-core machine; R
 LBR (fcpa, rounds 3-4, the last two of the game) against ``call-raise`` in heads-up
 no-limit hold'em.
 
-Exit status: 0 done; 1 a match failed or evaluate was interrupted; 2 usage;
-3 the opponent does not answer range queries; 4 no bound: LBR took no active
+Exit status (:mod:`acpc_lbr.exit_codes`): 0 done; 1 a match failed or evaluate
+was interrupted; 2 usage; 5 the opponent does not answer range queries; 6 no
+bound: LBR took no active
 decision, some of its range queries failed (:data:`MAX_FAILED_QUERY_SHARE`), or a
 probed bot (``--probe``) played unlike its probes.
 Logs are kept in every case.
@@ -55,6 +56,14 @@ from twisted.internet import defer
 
 from acpc_lbr.commands import scaleout
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
+from acpc_lbr.exit_codes import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_NO_BOUND,
+    EXIT_NOT_QUERYABLE,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
@@ -64,7 +73,7 @@ from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent
 from dealer.events import Cause, Event
-from dealer.match import EXIT_INTERNAL, EXIT_STARTUP, Match, MatchAborted, MatchConfig, MatchResult
+from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, serve_metrics
 from dealer.results import ResultsGroup
 from protocol.gamedef import GameDef, load_game
@@ -72,11 +81,6 @@ from protocol.gamedef import GameDef, load_game
 #: The demonstration run (no options): 142-159 s on a busy 2-core machine (README).
 DEFAULT_OPPONENT = "call-raise"
 DEFAULT_HANDS = 4000
-EXIT_OK = 0
-EXIT_MATCH_FAILED = 1
-EXIT_USAGE = 2
-EXIT_NOT_QUERYABLE = 3
-EXIT_NO_BOUND = 4
 #: The share of LBR's range queries that may fail before the result is refused.
 #: Zero: a failed query means LBR decided without the opponent's range (or
 #: without its fold probabilities), so the player measured is not LBR but a
@@ -271,7 +275,7 @@ class Evaluation:
         if self.not_queryable:
             return EXIT_NOT_QUERYABLE
         if any(r.exit_code != 0 for r in self.results):
-            return EXIT_MATCH_FAILED
+            return EXIT_FAILED
         return EXIT_NO_BOUND if self.refusal is not None else EXIT_OK
 
 
@@ -676,7 +680,7 @@ def _exited_before_connecting(status: int, match: Match, seat: int, command: str
             Cause.STARTUP,
             f"the opponent program exited (status {status}) before it connected: {command} "
             f"(its output: {log})",
-            seat, EXIT_STARTUP,
+            seat, EXIT_FAILED,
         ))
     return status
 
@@ -943,11 +947,11 @@ def main(argv: Sequence[str]) -> int:
     if ended and ended[0] == "interrupted":
         print(f"acpc-lbr evaluate: interrupted; the logs of the finished hands are in {config.out}",
               file=sys.stderr)
-        return EXIT_MATCH_FAILED
+        return EXIT_FAILED
     if not outcome or not isinstance(outcome[0], Evaluation):
         error = outcome[0].getTraceback() if outcome else "interrupted"
         print(f"acpc-lbr evaluate: internal error: {error}", file=sys.stderr)
-        return EXIT_MATCH_FAILED
+        return EXIT_FAILED
     evaluation = outcome[0]
     if evaluation.not_queryable:
         print(f"acpc-lbr evaluate: the opponent {config.opponent_name!r} does not answer range "

@@ -15,9 +15,6 @@ import pytest
 import pytest_twisted
 
 from acpc_lbr.commands.evaluate import (
-    EXIT_NO_BOUND,
-    EXIT_NOT_QUERYABLE,
-    EXIT_USAGE,
     Evaluation,
     EvaluationConfig,
     _parser,
@@ -26,6 +23,7 @@ from acpc_lbr.commands.evaluate import (
     main,
     run_evaluation,
 )
+from acpc_lbr.exit_codes import EXIT_NO_BOUND, EXIT_NOT_QUERYABLE, EXIT_USAGE
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.stats import RunningMean
 from agents.bots import always_call
@@ -245,7 +243,7 @@ def test_rounds_outside_the_game_are_a_usage_error(capsys: pytest.CaptureFixture
 
 @pytest_twisted.ensureDeferred
 async def test_no_active_decision_is_no_bound(tmp_path: Path) -> None:
-    """LBR active only in a round the hands never reach (as the old default in Leduc): no bound, exit 4."""
+    """LBR active only in a round the hands never reach (as the old default in Leduc): no bound (EXIT_NO_BOUND)."""
     cfg = config(tmp_path, "random", hands=30, game="leduc")
     cfg = EvaluationConfig(**{**cfg.__dict__, "rounds": ActiveRounds(3, 3)})
     evaluation = await evaluate(cfg)
@@ -258,7 +256,7 @@ async def test_no_active_decision_is_no_bound(tmp_path: Path) -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_failed_lbr_queries_are_no_bound(tmp_path: Path) -> None:
-    """An opponent that plays but fails every range query: the failures are reported, no bound (exit 4)."""
+    """An opponent that plays but fails every range query: the failures are reported, no bound (EXIT_NO_BOUND)."""
     import importlib.util
 
     from agents.client import StrategyBot, seeded_rng
@@ -279,7 +277,7 @@ async def test_failed_lbr_queries_are_no_bound(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_a_bound_for_a_bot_whose_queries_fail(tmp_path: Path) -> None:
-    """The CLI: exit 4, the reason on stderr, no JSON, the logs kept; the bot is named after its file
+    """The CLI: EXIT_NO_BOUND, the reason on stderr, no JSON, the logs kept; the bot is named after its file
     and the header shows the command as launched (ports filled in)."""
     bot = f"{sys.executable} -m acpc_lbr.cli play {BROKEN_BOT}:strategy {{host}} {{port}} --game leduc"
     out = tmp_path / "logs"

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from twisted.internet.testing import StringTransport
 
+from acpc_lbr.exit_codes import EXIT_NOT_QUERYABLE
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer
 from agents.cli import PLAYERS
 from agents.client import BotFactory
-from agents.lbr import EXIT_NOT_QUERYABLE, LbrAgent, make_lbr_player
+from agents.lbr import LbrAgent, make_lbr_player
 from protocol.cards import cards_from_text
 from protocol.gamedef import load_game
 from protocol.rules import Action, State
@@ -141,7 +142,7 @@ def test_many_failed_queries_are_counted_not_logged_one_by_one(caplog: pytest.Lo
 
 
 def test_an_opponent_that_does_not_answer_queries_ends_the_agent_with_status_3() -> None:
-    """QUERYERROR 'not queryable': the agent gives up, closes, and its factory reports status 3."""
+    """QUERYERROR 'not queryable': the agent gives up, closes, and its factory reports EXIT_NOT_QUERYABLE."""
     lbr, transport = agent()
     factory = BotFactory(lambda: lbr)
     lbr.factory = factory

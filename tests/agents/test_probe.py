@@ -25,6 +25,7 @@ from twisted.internet import defer, protocol
 from twisted.internet.endpoints import TCP4ClientEndpoint, TCP4ServerEndpoint
 from twisted.protocols.basic import LineReceiver
 
+from acpc_lbr.exit_codes import EXIT_NO_BOUND, EXIT_NOT_QUERYABLE
 from agents.bots import BOTS
 from agents.client import StrategyBot
 from agents.probe import ProbeAdapter, fill_command, run_adapter
@@ -342,7 +343,7 @@ def test_evaluate_probe_measures_a_plain_bot_exactly_as_its_queried_twin(tmp_pat
 
 def test_evaluate_says_what_to_do_for_a_plain_bot_without_probe(tmp_path: Path) -> None:
     plain = evaluate_cli(tmp_path, "plain", "--opponent-cmd", f"{PLAIN_BOT} leduc {{host}} {{port}}")
-    assert plain.returncode == 3
+    assert plain.returncode == EXIT_NOT_QUERYABLE
     message = [line for line in plain.stderr.splitlines() if "does not answer range queries" in line]
     assert len(message) == 1 and "--probe" in message[0] and "docs/range-query.md" in message[0]
 
@@ -367,7 +368,7 @@ def test_evaluate_refuses_a_bound_on_a_bot_that_plays_unlike_its_probes(tmp_path
     """A bot with memory (it raises once it has seen 30 lines) is flagged, and evaluate gives no bound."""
     done = evaluate_cli(tmp_path, "memory", "--opponent-cmd",
                         f"{PLAIN_BOT} leduc {{host}} {{port}} --raise-after 30", "--probe", "5")
-    assert done.returncode == 4, done.stderr[-2000:]
+    assert done.returncode == EXIT_NO_BOUND, done.stderr[-2000:]
     assert "does not play as its probes answer" in done.stderr
     assert "consistency check: inconsistent" in done.stdout
     assert not (tmp_path / "memory.json").exists()

@@ -15,8 +15,9 @@ from typing import Any
 import pytest_twisted
 from twisted.internet.protocol import Protocol
 
+from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.budget import BotBudget
-from dealer.match import EXIT_BOT_FAILURE, EXIT_OK, Match, MatchConfig, MatchResult
+from dealer.match import Match, MatchConfig, MatchResult
 from protocol.wire import parse_log_state, parse_score
 from tests.dealer.bots import Misbehave, TestBot, connect
 from tests.dealer.harness import MemoryRun, call_bots, log_lines, make_config

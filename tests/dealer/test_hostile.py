@@ -25,10 +25,11 @@ from twisted.internet import defer
 from twisted.internet.protocol import Protocol
 from twisted.internet.testing import StringTransport
 
+from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import relay as relay_module
 from dealer.budget import BotBudget
 from dealer.events import RecordFile, WriteFailed
-from dealer.match import EXIT_BOT_FAILURE, EXIT_INTERNAL, EXIT_OK, EXIT_STARTUP, Match, MatchResult
+from dealer.match import Match, MatchResult
 from dealer.seat import LARGEST_MAX_LINE
 from protocol.wire import parse_log_state, parse_matchstate
 from tests.dealer.bots import TestBot, connect
@@ -267,7 +268,7 @@ def test_read_only_folder_is_a_clean_startup_failure(in_tmp: Path) -> None:
     stderr = io.StringIO()
     t = MemoryTable(make_config("m", events=True), stderr=stderr, opener=read_only)
     result = ended(t)
-    assert (result.exit_code, result.cause) == (EXIT_STARTUP, "startup")
+    assert (result.exit_code, result.cause) == (EXIT_FAILED, "startup")
     assert result.message == "cannot write m.events.jsonl: Read-only file system"
     assert "Traceback" not in stderr.getvalue()
     other = started("n", events=False)
@@ -588,7 +589,7 @@ def test_cli_unwritable_folder_is_a_clean_message(tmp_path: Path) -> None:
     args = ["--match", "blocked/m nolimit 20 1 a b", "--match", "ok nolimit 20 2 c d", "-q"]
     proc, port_lines = start_dealer(args, tmp_path)
     code, out = finish(proc, [start_bot(port, "nolimit") for port in port_lines[1]])
-    assert code == EXIT_STARTUP
+    assert code == EXIT_FAILED
     err = (tmp_path / "dealer.err").read_text()
     assert "ERROR: cannot write blocked/m.events.jsonl: Not a directory" in err
     assert "Traceback" not in err

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from twisted.internet.testing import StringTransport
 
-from dealer.match import EXIT_BOT_FAILURE, EXIT_OK
+from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.seat import SeatProtocol
 from tests.dealer.harness import MemoryTable, make_config
 

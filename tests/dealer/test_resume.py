@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest_twisted
 
-from dealer.match import EXIT_BOT_FAILURE, EXIT_OK, EXIT_STARTUP
+from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_OK
 from tests.dealer.bots import REFERENCE, Misbehave, TestBot, actions_from_log, replay_strategy
 from tests.dealer.harness import MemoryTable, call_bots, log_lines, make_config, play
 
@@ -90,5 +90,5 @@ def test_resume_refuses_a_tlog_with_a_bad_action(in_tmp: Path) -> None:
     table = MemoryTable(make_config("m", NL_GAME, hands=4, seed=42, write_tlog=True, resume=True))
     assert table.done.called
     result = table.done.result
-    assert (result.exit_code, result.cause) == (EXIT_STARTUP, "startup")
+    assert (result.exit_code, result.cause) == (EXIT_FAILED, "startup")
     assert "m.tlog:2:" in result.message and "raise" in result.message
