@@ -48,8 +48,9 @@ from agents.client import AcpcClient, Decision
 from agents.tracking import SeatView
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef
+from protocol.lines import board_by_round, line_views
 from protocol.rangecodec import decode_answer
-from protocol.rules import Action, State
+from protocol.rules import Action
 from protocol.wire import MatchState
 
 log = logging.getLogger(__name__)
@@ -105,17 +106,6 @@ class LbrTiming:
                 "compute_seconds": self.compute, "active_decisions": self.decisions,
                 "passive_decisions": self.passive, "queries_sent": self.queries_sent,
                 "query_errors": self.query_errors, "query_error_reasons": dict(self.errors)}
-
-
-def _split_board(game: GameDef, board: Sequence[int], rounds: int) -> tuple[tuple[int, ...], ...]:
-    """The flat board as per-round tuples for rounds ``0 .. rounds-1``."""
-    out = []
-    start = 0
-    for r in range(rounds):
-        count = game.num_board_cards[r]
-        out.append(tuple(board[start : start + count]))
-        start += count
-    return tuple(out)
 
 
 class LbrAgent(AcpcClient):
@@ -248,7 +238,7 @@ class LbrAgent(AcpcClient):
         me = view.position
         opponent = 1 - me
         # (1) the opponent's decisions on the line not yet in the range.
-        points = self._opponent_points(state, board, opponent)
+        points = line_views(state, board, opponent)
         fresh = points[self._absorbed :]
         asks: list[defer.Deferred[dict[Action, FloatArray]]] = []
         batch: list[str] = []  # every query of the decision in one write
@@ -257,7 +247,7 @@ class LbrAgent(AcpcClient):
         # (2) fold probabilities after each candidate raise (one step past the line).
         candidates = self.player.candidates(state)
         betting = tuple(tuple(actions) for actions in state.actions)
-        rounds_board = _split_board(self.game, board, state.round + 1)
+        rounds_board = board_by_round(self.game, board, state.round + 1)
         for raise_action in candidates:
             last = betting[-1] + (raise_action,)
             ahead = MatchState(opponent, view.hand_id, betting[:-1] + (last,),
@@ -286,20 +276,6 @@ class LbrAgent(AcpcClient):
         decision = self.player.decide(state, board, fold_probs)
         self.timing.compute += time.perf_counter() - start
         return decision.action
-
-    def _opponent_points(self, state: State, board: Sequence[int], opponent: int
-                         ) -> list[tuple[MatchState, Action]]:
-        """Each opponent decision point on the played line (hole slots empty), with its action."""
-        points = []
-        hand_id = state.hand_id
-        for round_, (actions, actors) in enumerate(zip(state.actions, state.actors)):
-            for index, (action, actor) in enumerate(zip(actions, actors)):
-                if actor != opponent:
-                    continue
-                betting = tuple(tuple(a) for a in state.actions[:round_]) + (tuple(actions[:index]),)
-                points.append((MatchState(opponent, hand_id, betting, self._empty_hole,
-                                          _split_board(self.game, board, round_ + 1)), action))
-        return points
 
     def _query_failed(self, error: BaseException | None) -> None:
         self.timing.query_errors += 1
