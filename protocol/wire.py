@@ -273,6 +273,18 @@ def parse_action(text: str, game: GameDef, line: str | None = None) -> Action:
     return rounds[0][0]
 
 
+
+def _apply_in_round(state: State, round_: int, action: Action, line: str) -> None:
+    """Apply one action of the betting text's round ``round_``, as a ParseError if illegal."""
+    if state.finished:
+        raise ParseError("illegal betting: action after the end of the hand", line)
+    if state.round != round_:
+        raise ParseError(f"illegal betting: round {round_ + 1} is already over", line)
+    try:
+        state.apply(action)
+    except IllegalActionError as error:
+        raise ParseError(f"illegal betting: {error}", line) from None
+
 def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
     """Replay ``betting`` through the rules; the result has ``round == len(betting) - 1``.
 
@@ -283,14 +295,7 @@ def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
     state = State(game, hand_id)
     for round_, actions in enumerate(betting):
         for action in actions:
-            if state.finished:
-                raise ParseError("illegal betting: action after the end of the hand", line)
-            if state.round != round_:
-                raise ParseError(f"illegal betting: round {round_ + 1} is already over", line)
-            try:
-                state.apply(action)
-            except IllegalActionError as error:
-                raise ParseError(f"illegal betting: {error}", line) from None
+            _apply_in_round(state, round_, action, line)
     if state.round != len(betting) - 1:
         raise ParseError(
             f"illegal betting: it reaches round {state.round + 1} "
@@ -362,14 +367,7 @@ class ReplayCache:
                 rest = rest.rstrip("0123456789")[:-1]
             ends.reverse()
             for (round_, action), end in zip(flat[len(flat) - stripped :], ends):
-                if state.finished:
-                    raise ParseError("illegal betting: action after the end of the hand", line)
-                if state.round != round_:
-                    raise ParseError(f"illegal betting: round {round_ + 1} is already over", line)
-                try:
-                    state.apply(action)
-                except IllegalActionError as error:
-                    raise ParseError(f"illegal betting: {error}", line) from None
+                _apply_in_round(state, round_, action, line)
                 self._put(game, hand_id, end, state)
         if state.round != len(betting) - 1:
             raise ParseError(
