@@ -274,6 +274,13 @@ def parse_action(text: str, game: GameDef, line: str | None = None) -> Action:
 
 
 
+def _check_rounds_shown(state: State, shown: int, line: str) -> None:
+    """The betting text's ``/`` separators must match the rounds the rules reached."""
+    if state.round != shown - 1:
+        raise ParseError(
+            f"illegal betting: it reaches round {state.round + 1} but shows {shown} round(s)", line)
+
+
 def _apply_in_round(state: State, round_: int, action: Action, line: str) -> None:
     """Apply one action of the betting text's round ``round_``, as a ParseError if illegal."""
     if state.finished:
@@ -296,12 +303,7 @@ def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
     for round_, actions in enumerate(betting):
         for action in actions:
             _apply_in_round(state, round_, action, line)
-    if state.round != len(betting) - 1:
-        raise ParseError(
-            f"illegal betting: it reaches round {state.round + 1} "
-            f"but shows {len(betting)} round(s)",
-            line,
-        )
+    _check_rounds_shown(state, len(betting), line)
     return state
 
 
@@ -369,12 +371,7 @@ class ReplayCache:
             for (round_, action), end in zip(flat[len(flat) - stripped :], ends):
                 _apply_in_round(state, round_, action, line)
                 self._put(game, hand_id, end, state)
-        if state.round != len(betting) - 1:
-            raise ParseError(
-                f"illegal betting: it reaches round {state.round + 1} "
-                f"but shows {len(betting)} round(s)",
-                line,
-            )
+        _check_rounds_shown(state, len(betting), line)
         return state
 
 
