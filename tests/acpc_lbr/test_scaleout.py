@@ -76,6 +76,23 @@ def test_same_seed_same_result_with_one_or_two_workers(tmp_path: Path) -> None:
     assert estimators(one)["duplicate"]["n"] == 120
 
 
+def batch_running_under(pid: int) -> bool:
+    """Whether a worker process has a live ``acpc-lbr evaluate`` batch among its children."""
+    import psutil  # installed with distributed
+
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return False
+    for child in children:
+        try:
+            if "evaluate" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return False
+
+
 def test_a_killed_worker_loses_no_deal_and_counts_none_twice(tmp_path: Path) -> None:
     """SIGKILL a worker while it runs a batch: the batch is rerun from its seed, same result."""
     import dask
@@ -97,10 +114,12 @@ def test_a_killed_worker_loses_no_deal_and_counts_none_twice(tmp_path: Path) -> 
             busy = [w for w, keys in client.processing().items()
                     if any("acpc-lbr-batch" in str(k) for k in keys)]
             if busy:
-                time.sleep(1.0)  # let the batch's evaluation get going
                 pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
-                os.kill(pid, signal.SIGKILL)
-                killed = True
+                # Kill only while the batch's own evaluate process is alive under that
+                # worker: a batch that already finished would leave nothing to rerun.
+                if batch_running_under(pid):
+                    os.kill(pid, signal.SIGKILL)
+                    killed = True
             time.sleep(0.05)
         _, stderr = driver.communicate(timeout=300)
     assert killed, "no batch was seen running"
