@@ -19,34 +19,37 @@ and the public line. Both strategies are known:
 * LBR's own: a deterministic function of its cards, the public line and the
   answers.
 
-**The value function** (fixed before any data, the same for every opponent):
-LBR's own view, the pot share its hand's equity against its current range
-gives it, minus what it has put in:
+**The value function** (fixed before any evaluation data, the same for every
+opponent of a game): LBR's own view, the pot share its hand's equity against
+its current range gives it, minus what it has put in, plus a growth term
+that foresees the pot growing with LBR's later bets:
 
-    v(n) = wp(h_i, π_n, board_n) · pot(n) − spent_i(n)
+    v(n) = wp(h_i, π_n, board_n) · pot(n) − spent_i(n) + (2·wp − 1) · g(n)
 
 with π_n the Bayesian range of lbr.md (blocked hands removed, each opponent
-action multiplied in) and ``wp = Σ_h π_n(h) e(h)`` from the equity engine
-(:func:`acpc_lbr.lbr.equity_function`). After a fold ``v`` is the exact
-outcome. At a showdown with a complete board ``v`` is the measured player's
-expected outcome over the range: the imaginary observation.
+action multiplied in), ``wp = Σ_h π_n(h) e(h)`` from the equity engine
+(:func:`acpc_lbr.lbr.equity_function`) and ``g`` a public function of the
+betting state (:class:`ValueFunction`: per round, a coefficient times what
+each player can still bet), fitted on pilot runs apart from every reported
+one (:data:`FITTED`, ``bench/fit_aivat_value.py``; games without a fit use
+g = 0). After a fold ``v`` is the exact outcome. At a showdown with a
+complete board g = 0 and ``v`` is the measured player's expected outcome
+over the range: the imaginary observation.
 
 **Which nodes carry a correction**
 
 * the deal of LBR's hole cards (the root): ``E[v(root)] = pot₀/2 − spent_i,₀``
-  exactly, because wp averaged over every ordered pair of hands is ½;
+  exactly, because wp averaged over every ordered pair of hands is ½ (so the
+  growth term averages to 0);
 * every board deal (also the run-out after an all-in): the distribution of
   the new cards given ``G_n`` is the range-weighted mixture over the
   opponent's hands, and since the range update on a board card is Bayes'
   rule, ``E[wp after] = wp before`` (the tower property: e(h) is itself the
-  average over board completions). The pot does not change, so the exact
-  expectation is ``v(n)`` itself: the term is ``v(before) − v(after)``, with
+  average over board completions). The betting state, so pot and g, does
+  not change and v is linear in wp, so the exact expectation is ``v(n)`` itself: the term is ``v(before) − v(after)``, with
   no enumeration of boards (a flop has 19,600); only the hold'em flop's
   equity vector is an unbiased sampled estimate (:func:`completion_estimate`);
-* every opponent decision of the game's last two rounds
-  (:func:`first_opponent_round`: the turn and river in hold'em, every round
-  in Kuhn and Leduc; earlier ones were measured to narrow nothing, and a
-  node may always go without a correction), over the actions
+* every opponent decision (:func:`first_opponent_round`), over the actions
   :func:`correction_actions` lists (limit: every legal action; no-limit:
   fold and call). The probability of action ``a`` given
   ``G_n`` is ``p(a) = Σ_h π_n(h) σ(s, h, a)``; ``v(n·a)`` uses the range
@@ -64,8 +67,8 @@ The estimator then telescopes to
             + Σ_opp, a∉list [v(n·a) − v(n)] + Σ_opp, uncorrected [v(n·a) − v(n)]
 
 no term of which depends on a board card: what remains is the luck of LBR's
-own cards, of unlisted raise sizes and of the opponent's actions in the
-uncorrected early rounds (through them, of its cards).
+own cards insofar as v misses LBR's real continuation value, and of unlisted
+raise sizes.
 
 **Assumptions** (as for imaginary observations): the answers are the
 strategy the opponent really plays (otherwise ``p(a)`` and the range are not
@@ -74,7 +77,7 @@ check ``aivat_minus_raw`` catches it; ``tests/acpc_lbr/test_aivat.py`` has
 the exact figures for a liar), and ``v`` is not tuned on the evaluation
 data (the heuristic pathology: a value function fitted to the hands it then
 corrects makes the terms correlate with their own noise and the estimator
-biased; ours has no free parameter).
+biased; ours is fitted once on pilot seeds and pilot strategies, then fixed).
 
 >>> from protocol.gamedef import load_game
 >>> from protocol.rules import State
@@ -88,6 +91,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -95,23 +99,29 @@ import numpy.typing as npt
 from acpc_lbr.lbr import EquityFunction
 from acpc_lbr.ranges import bayes_update, compatible_mask, remove_cards, uniform_range
 from acpc_lbr.strategies import default_actions
-from protocol.gamedef import GameDef
+from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, ActionType, State
 
 FloatArray = npt.NDArray[np.float64]
 
-__all__ = ["DEFAULT_SAMPLES", "AivatValue", "completion_estimate", "correction_actions", "first_opponent_round", "hand_aivat", "sample_stream"]
+__all__ = [
+    "DEFAULT_SAMPLES", "AivatValue", "ValueFunction", "completion_estimate", "correction_actions",
+    "first_opponent_round", "hand_aivat", "sample_stream", "value_function",
+]
 
 
 def first_opponent_round(game: GameDef) -> int:
-    """The first round whose opponent decisions carry a correction: the game's last two rounds.
+    """The first round whose opponent decisions carry a correction: 0, every round.
 
-    In hold'em, the preflop and flop corrections at opponent decisions were
-    measured to narrow nothing (LBR only calls there; design runs on seeds
-    apart from every reported figure, docs/results.md) while they cost a
-    query per decision; Kuhn and Leduc correct every round.
+    With the plain pot share as the value, hold'em's preflop and flop
+    corrections narrowed nothing on design runs; with the growth term of
+    :class:`ValueFunction` an early opponent action moves v by up to half the
+    stack, and correcting them matters (docs/results.md). ``hand_aivat``'s
+    ``opponent_from`` still allows a later first round (a node may always go
+    without a correction).
     """
-    return max(0, game.num_rounds - 2)
+    del game  # the same in every game
+    return 0
 
 
 def correction_actions(state: State) -> list[Action]:
@@ -152,6 +162,74 @@ class AivatValue:
     inconsistencies: int
 
 
+@dataclass(frozen=True)
+class ValueFunction:
+    """The value function's growth term: v = wp·pot − spent_i + (2·wp − 1)·g(state).
+
+    In round r of an unfinished state,
+
+        g = level_growth[r] + pot_growth[r]·pot + room_growth[r]·room
+            + acting_growth[r]·room·[the measured player is to act]
+
+    and g = 0 once the hand is over. ``room`` is what each player can still
+    put in (no-limit: the stack minus the larger commitment; limit: the
+    round's bet size); a round past the end of a tuple has coefficient 0. The
+    term foresees that the pot grows with LBR's later bets: a hand with
+    wp > ½ stands to win more than its share of the current pot, one with
+    wp < ½ to lose more. Being linear in wp with a public coefficient, it keeps
+    every chance expectation exact and free: E[wp after a card] = wp before,
+    and at the deal E[2·wp − 1] = 0. The zero function is the plain pot share.
+    """
+
+    level_growth: tuple[float, ...] = ()
+    pot_growth: tuple[float, ...] = ()
+    room_growth: tuple[float, ...] = ()
+    acting_growth: tuple[float, ...] = ()
+
+    def growth(self, state: State, position: int = -1) -> float:
+        """g(state) for the measured player at ``position``: 0 once the hand is finished."""
+        if state.finished:
+            return 0.0
+        r = state.round
+        game = state.game
+        room = game.raise_size[r] if game.is_limit else game.stack[0] - max(state.spent)
+        acting = state.current_player == position
+        return (_coefficient(self.level_growth, r) + _coefficient(self.pot_growth, r) * state.pot
+                + (_coefficient(self.room_growth, r) + acting * _coefficient(self.acting_growth, r)) * room)
+
+    def value(self, state: State, wp: float, position: int) -> float:
+        """v at an unfolded ``state`` where the measured player's win probability is ``wp``."""
+        return wp * state.pot - state.spent[position] + (2.0 * wp - 1.0) * self.growth(state, position)
+
+
+def _coefficient(values: tuple[float, ...], round_: int) -> float:
+    return values[round_] if round_ < len(values) else 0.0
+
+
+#: No growth term: the plain pot share of LBR's own view.
+POT_SHARE = ValueFunction()
+
+#: The fitted growth coefficients per game, fixed before any reported run
+#: (``bench/fit_aivat_value.py`` on pilot runs, docs/results.md); every other
+#: game uses :data:`POT_SHARE`.
+FITTED: dict[str, ValueFunction] = {
+    # pilot seeds 1001 (fit) and 1002 (check), 1,000 duplicate deals against call-raise and
+    # threshold (weighted 3x), LBR fcpa rounds 3-4, every opponent decision corrected
+    "nolimit": ValueFunction(room_growth=(0.4889, 0.4239, 0.4045, 0.3133)),
+    # exact fit over every hand of both seats against uniform, table:7 and table:11 (LBR fcpa, rounds 1-2)
+    "leduc": ValueFunction(pot_growth=(0.1048, -0.1414), room_growth=(0.9644, 0.6861)),
+}
+
+
+@lru_cache(maxsize=16)
+def value_function(game: GameDef) -> ValueFunction:
+    """The value function AIVAT uses in ``game``: the fitted one of :data:`FITTED`, else the pot share."""
+    for name, value in FITTED.items():
+        if load_game(name) == game:
+            return value
+    return POT_SHARE
+
+
 #: Board completions sampled where two or more cards are still to come (the
 #: hold'em flop: 4 river vectors, ~0.04 ms each, instead of one flop vector,
 #: ~3 ms; chosen on design runs, seeds apart from the reported figures).
@@ -185,9 +263,10 @@ class _View:
 
     def __init__(
         self, game: GameDef, position: int, hole: Sequence[int], equity: EquityFunction,
-        samples: int = 0, hand_id: int = 0, seed: int = 0,
+        samples: int = 0, hand_id: int = 0, seed: int = 0, value: ValueFunction = POT_SHARE,
     ) -> None:
         self.game = game
+        self.v = value
         self.position = position
         self.hole = tuple(hole)
         self.equity = equity
@@ -208,7 +287,7 @@ class _View:
         """v at ``state`` with ``range_`` (normalised): the outcome after a fold, else the pot share."""
         if state.finished and not state.is_showdown:
             return float(state.values(((), ()), self.board)[self.position])
-        return self.wp(range_) * state.pot - state.spent[self.position]
+        return self.v.value(state, self.wp(range_), self.position)
 
     def observe(self, row: FloatArray) -> None:
         """The range after an opponent action whose σ row is ``row`` (Bayes' rule)."""
@@ -281,6 +360,7 @@ def hand_aivat(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     opponent_from: int | None = None,
+    value: ValueFunction | None = None,
 ) -> AivatValue:
     """The AIVAT value of one finished hand from the measured player's seat.
 
@@ -304,6 +384,7 @@ def hand_aivat(
         opponent_from: opponent decisions before this round carry no
             correction and need only the played action's row (None:
             :func:`first_opponent_round`).
+        value: the value function (None: :func:`value_function` of ``game``).
 
     Returns:
         The :class:`AivatValue`.
@@ -314,9 +395,10 @@ def hand_aivat(
     """
     opponent = 1 - position
     first = first_opponent_round(game) if opponent_from is None else opponent_from
-    view = _View(game, position, hole, equity, samples, hand_id, seed)
+    v = value_function(game) if value is None else value
+    view = _View(game, position, hole, equity, samples, hand_id, seed, v)
     state = State(game, hand_id)
-    # The deal: E over LBR's cards of wp against the uniform range is 1/2.
+    # The deal: E over LBR's cards of wp against the uniform range is 1/2 (so E[2 wp - 1] = 0).
     deal = (0.5 * state.pot - state.spent[position]) - view.value(state, view.range)
     chance = 0.0
     opp = 0.0
@@ -379,7 +461,7 @@ def _opponent_term(view: _View, state: State, played: Action, rows: Mapping[str,
             child = state.clone()
             child.apply(action)
             if p > 0.0:
-                value = float(weighted @ sigma) / p * child.pot - child.spent[view.position]
+                value = view.v.value(child, float(weighted @ sigma) / p, view.position)
             else:  # probability 0: any value; the one the reset range gives, as LBR would
                 after, _ = bayes_update(range_, sigma, view.known)
                 value = view.value(child, after)
