@@ -49,7 +49,8 @@ over the range: the imaginary observation.
   not change and v is linear in wp, so the exact expectation is ``v(n)`` itself: the term is ``v(before) − v(after)``, with
   no enumeration of boards (a flop has 19,600); only the hold'em flop's
   equity vector is an unbiased sampled estimate (:func:`completion_estimate`);
-* every opponent decision (:func:`first_opponent_round`), over the actions
+* every opponent decision from :func:`first_opponent_round` on (hold'em:
+  from the flop; Kuhn and Leduc: every round), over the actions
   :func:`correction_actions` lists (limit: every legal action; no-limit:
   fold and call). The probability of action ``a`` given
   ``G_n`` is ``p(a) = Σ_h π_n(h) σ(s, h, a)``; ``v(n·a)`` uses the range
@@ -111,17 +112,16 @@ __all__ = [
 
 
 def first_opponent_round(game: GameDef) -> int:
-    """The first round whose opponent decisions carry a correction: 0, every round.
+    """The first round whose opponent decisions carry a correction: hold'em's flop, else the first.
 
-    With the plain pot share as the value, hold'em's preflop and flop
-    corrections narrowed nothing on design runs; with the growth term of
-    :class:`ValueFunction` an early opponent action moves v by up to half the
-    stack, and correcting them matters (docs/results.md). ``hand_aivat``'s
-    ``opponent_from`` still allows a later first round (a node may always go
-    without a correction).
+    With the growth term of :class:`ValueFunction` an opponent action moves v
+    by up to half the stack, and correcting the flop's decisions matters; the
+    preflop's were measured to narrow nothing (design runs, docs/results.md)
+    while they cost a dealer query per decision. Games of one or two rounds
+    (Kuhn, Leduc) correct every round. ``hand_aivat``'s ``opponent_from``
+    allows any first round (a node may always go without a correction).
     """
-    del game  # the same in every game
-    return 0
+    return 1 if game.num_rounds > 2 else 0
 
 
 def correction_actions(state: State) -> list[Action]:
@@ -214,8 +214,8 @@ POT_SHARE = ValueFunction()
 #: game uses :data:`POT_SHARE`.
 FITTED: dict[str, ValueFunction] = {
     # pilot seeds 1001 (fit) and 1002 (check), 1,000 duplicate deals against call-raise and
-    # threshold (weighted 3x), LBR fcpa rounds 3-4, every opponent decision corrected
-    "nolimit": ValueFunction(room_growth=(0.4889, 0.4239, 0.4045, 0.3133)),
+    # threshold (weighted 3x), LBR fcpa rounds 3-4, opponent decisions corrected from the flop on
+    "nolimit": ValueFunction(room_growth=(0.4942, 0.4223, 0.4044, 0.3138)),
     # exact fit over every hand of both seats against uniform, table:7 and table:11 (LBR fcpa, rounds 1-2)
     "leduc": ValueFunction(pot_growth=(0.1048, -0.1414), room_growth=(0.9644, 0.6861)),
 }

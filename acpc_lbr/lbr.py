@@ -471,17 +471,21 @@ def equity_vector_small(
     return _equity_small_cached(game, tuple(hero_hand), tuple(board))
 
 
+@lru_cache(maxsize=8)
 def equity_function(game: GameDef) -> EquityFunction:
-    """The equity function LBR uses in ``game``.
+    """The equity function LBR uses in ``game``: one per game and process.
 
     Hold'em (52 cards, 2 hole cards, 5 board cards) uses the compute core's
     :func:`acpc_lbr.equity.equity_vector`, imported lazily; other games use
-    :func:`equity_vector_small`.
+    :func:`equity_vector_small`. Being one function per game, its cache of
+    hold'em vectors is shared by everything in the process that asks for the
+    same vector: the LBR agents of ``acpc-lbr evaluate`` compute the turn and
+    river vectors the dealer's AIVAT then reads.
     """
     if game.deck_size == 52 and game.num_hole_cards == 2 and game.total_board_cards == 5:
         from acpc_lbr.equity import equity_vector  # lazy: numba kernels, compiled on first use only
 
-        @lru_cache(maxsize=64)  # LBR and the results pipeline in one process share vectors
+        @lru_cache(maxsize=256)  # LBR and the results pipeline in one process share vectors
         def cached(hero: tuple[int, ...], board: tuple[int, ...]) -> FloatArray:
             vector = np.asarray(equity_vector(hero, board), dtype=np.float64)
             vector.setflags(write=False)
