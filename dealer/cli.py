@@ -45,7 +45,7 @@ from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
 from acpc_lbr.stats import RunningMean
 from dealer.budget import BotBudget
-from dealer.events import Cause, Event
+from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import (
     DEFAULT_START_TIMEOUT_MS,
     Match,
@@ -386,8 +386,8 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
     if live is not None:
         progress.label = groups[0].measured
 
-    def hand(event: dict[str, Any]) -> None:
-        if event["event"] != Event.HAND_FINISHED:
+    def hand(event: EventRecord) -> None:
+        if not isinstance(event, HandFinished):
             return
         figures = {}
         if live is not None:

@@ -8,8 +8,10 @@ Three outputs, each with one job:
   and above also go to a readable console on stderr (``ConsoleRenderer``).
   Tracebacks are rendered as dicts **without local variables**
   (``ExceptionDictTransformer(show_locals=False)``), so hole cards held in a
-  frame never reach a log. Subscribers (``EventLog.subscribe``) see every
-  event as a plain dict: the seam for a metrics exporter.
+  frame never reach a log. Each event is a frozen record (:class:`EventRecord`,
+  one subclass per kind, its fields the JSON line's); subscribers
+  (``EventLog.subscribe``) get the records themselves: the typed seam between
+  the dealer, the results and the metrics.
 * :class:`Trace` -- the reference dealer's stderr trace (acpc.md §12): the
   header, ``STARTED at``, one ``TO``/``FROM`` line per message, ``WARNING:``
   and ``ERROR:`` lines, ``FINISHED at`` and the ``SCORE``. It is buffered and
@@ -30,17 +32,15 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from enum import StrEnum
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
+from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, ClassVar, Final, TextIO
 
 import structlog
 from structlog.processors import ExceptionRenderer
 from structlog.tracebacks import ExceptionDictTransformer
-
-#: A subscriber gets every event dict (``event``: an :class:`Event`, ``level``,
-#: ``match`` and fields).
-EventHook = Callable[[dict[str, Any]], None]
 
 
 class Event(StrEnum):
@@ -117,6 +117,358 @@ class QueryCause(StrEnum):
     CLOSED = "closed"
     #: An agent's query broke a rule and was not forwarded.
     REFUSED = "refused"
+
+
+# -- typed events: one frozen record per event kind ---------------------------------------
+
+
+class Unset(Enum):
+    """A field an event leaves out of its JSON line (distinct from None, written as null)."""
+
+    UNSET = "unset"
+
+
+#: The value of a field left out of an event's JSON line.
+UNSET: Final = Unset.UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """One event of a match: a frozen record whose fields are the event's JSON fields.
+
+    Each kind is a subclass naming its :class:`Event`, its log level and
+    whether it reaches the console; its fields, in declaration order, are the
+    fields of its JSON line (a field set to :data:`UNSET` is left out). A
+    misspelt field fails under mypy and at construction, not silently.
+    Subscribers get the record itself (``isinstance`` tells the kind).
+    """
+
+    EVENT: ClassVar[Event]
+    #: ``debug``, ``info``, ``warning`` or ``error``.
+    LEVEL: ClassVar[str] = "info"
+    #: Also shown on the console (at INFO and above).
+    CONSOLE: ClassVar[bool] = True
+
+    def fields(self) -> dict[str, object]:
+        """The JSON fields, in order (UNSET ones left out)."""
+        return {name: value for name in _field_names(type(self))
+                if (value := getattr(self, name)) is not UNSET}
+
+
+_FIELD_NAMES: dict[type[EventRecord], tuple[str, ...]] = {}
+
+
+def _field_names(kind: type[EventRecord]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclass_fields(kind))
+    return names
+
+
+# Fields carry 1-based seat numbers, as the JSON lines always have.
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Listening(EventRecord):
+    """The seats' ports are open."""
+
+    EVENT = Event.LISTENING
+    CONSOLE = False
+    ports: tuple[int, ...]
+    bind: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionOpened(EventRecord):
+    """A connection to a seat's port (it has not sent VERSION yet)."""
+
+    EVENT = Event.CONNECTION_OPENED
+    CONSOLE = False
+    seat: int
+    peer: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionClosed(EventRecord):
+    """A connection closed before sending VERSION."""
+
+    EVENT = Event.CONNECTION_CLOSED
+    CONSOLE = False
+    seat: int
+    peer: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionRefused(EventRecord):
+    """A connection to a seat was refused."""
+
+    EVENT = Event.CONNECTION_REFUSED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    peer: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionMismatch(EventRecord):
+    """A bot announced a protocol version the dealer does not speak."""
+
+    EVENT = Event.VERSION_MISMATCH
+    LEVEL = "warning"
+    seat: int
+    line: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeatConnected(EventRecord):
+    """A connection sent VERSION first and holds the seat."""
+
+    EVENT = Event.SEAT_CONNECTED
+    CONSOLE = False
+    seat: int
+    name: str
+    peer: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeatReady(EventRecord):
+    """A seat is ready to play."""
+
+    EVENT = Event.SEAT_READY
+    CONSOLE = False
+    seat: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeatQueryable(EventRecord):
+    """A seat announced it answers range queries."""
+
+    EVENT = Event.SEAT_QUERYABLE
+    CONSOLE = False
+    seat: int
+    line: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeatAnnounceRefused(EventRecord):
+    """A seat's range-query announcement named no version the dealer supports."""
+
+    EVENT = Event.SEAT_ANNOUNCE_REFUSED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    line: str
+    supported: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resumed(EventRecord):
+    """A match resumed from its files."""
+
+    EVENT = Event.RESUMED
+    actions: int
+    hands_finished: int
+    mid_hand: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchStarted(EventRecord):
+    """Every seat is ready; the first hand is dealt."""
+
+    EVENT = Event.MATCH_STARTED
+    hands: int
+    seed: int
+    names: tuple[str, ...]
+    first_hand: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionPlayed(EventRecord):
+    """One action (to subscribers only: :meth:`EventLog.notify`)."""
+
+    EVENT = Event.ACTION
+    LEVEL = "debug"
+    CONSOLE = False
+    seat: int
+    hand: int
+    action: str
+    seconds: float
+    corrected: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionCorrected(EventRecord):
+    """The dealer replaced an invalid action."""
+
+    EVENT = Event.ACTION_CORRECTED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    hand: int
+    correction: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyIgnored(EventRecord):
+    """A line from a bot was ignored (unparsable or stale)."""
+
+    EVENT = Event.REPLY_IGNORED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    hand: int
+    problem: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartialLineDropped(EventRecord):
+    """On resume, a file's cut last line was dropped."""
+
+    EVENT = Event.PARTIAL_LINE_DROPPED
+    LEVEL = "warning"
+    file: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandFinished(EventRecord):
+    """A hand ended: its betting and each seat's value (seat order)."""
+
+    EVENT = Event.HAND_FINISHED
+    LEVEL = "debug"
+    CONSOLE = False
+    hand: int
+    betting: str
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryAnswered(EventRecord):
+    """A range query was answered (to subscribers only)."""
+
+    EVENT = Event.QUERY
+    LEVEL = "debug"
+    CONSOLE = False
+    seat: int
+    seconds: float
+    actions: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryErrored(EventRecord):
+    """A range query got no usable answer."""
+
+    EVENT = Event.QUERY_ERROR
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    cause: QueryCause
+    reason: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryRefused(EventRecord):
+    """An agent's query broke a rule and was not forwarded."""
+
+    EVENT = Event.QUERY_REFUSED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    reason: str
+    line: str | Unset = UNSET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryAnswerDropped(EventRecord):
+    """An answer to no outstanding query was dropped."""
+
+    EVENT = Event.QUERY_ANSWER_DROPPED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    qid: str
+    line: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryAnswersDropped(EventRecord):
+    """The count of dropped answers, past the ones logged one by one."""
+
+    EVENT = Event.QUERY_ANSWERS_DROPPED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    dropped: int
+    not_logged: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RangeInconsistency(EventRecord):
+    """A hand whose range answers contradict the cards shown (to subscribers only)."""
+
+    EVENT = Event.RANGE_INCONSISTENCY
+    LEVEL = "debug"
+    CONSOLE = False
+    hand: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InternalError(EventRecord):
+    """A dealer bug; ``exc_info=True`` (inside ``except``) adds the traceback."""
+
+    EVENT = Event.INTERNAL_ERROR
+    LEVEL = "error"
+    error: str
+    seat: int | Unset = UNSET
+    exc_info: bool | Unset = UNSET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchAborted(EventRecord):
+    """The match ends early; ``seat`` is the seat at fault (None: none; UNSET: not said)."""
+
+    EVENT = Event.MATCH_ABORTED
+    LEVEL = "error"
+    cause: Cause
+    seat: int | None | Unset = UNSET
+    error: str
+    hands_finished: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchEnded(EventRecord):
+    """The last event of a match: :class:`MatchFinished` or :class:`MatchEndedEarly`."""
+
+    score: str
+    hands: int
+    corrections: tuple[int, ...]
+    ignored: tuple[int, ...]
+    exit_code: int
+    totals: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchFinished(MatchEnded):
+    """Every hand was played."""
+
+    EVENT = Event.MATCH_FINISHED
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchEndedEarly(MatchEnded):
+    """The match ended before its last hand."""
+
+    EVENT = Event.MATCH_ENDED_EARLY
+    LEVEL = "error"
+
+
+#: A subscriber gets every event record (:meth:`EventLog.subscribe`).
+EventHook = Callable[[EventRecord], None]
+
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
@@ -320,30 +672,39 @@ class EventLog:
         """Call ``hook`` with every later event (e.g. a metrics exporter)."""
         self.hooks.append(hook)
 
-    def emit(self, event: Event, level: str = "info", console: bool = True, **fields: Any) -> None:
-        """Record one event.
+    @property
+    def active(self) -> bool:
+        """Whether an event goes anywhere (a file, the console or a subscriber).
 
-        Args:
-            event: the event, e.g. ``Event.HAND_FINISHED``.
-            level: ``debug``, ``info``, ``warning`` or ``error``.
-            console: also show it on the console (when at INFO or above).
-            **fields: the event's data; ``exc_info=True`` adds a traceback dict.
+        A caller on the hot path checks it before building a record."""
+        return self._json is not None or self._console is not None or bool(self.hooks)
+
+    def emit(self, event: EventRecord) -> None:
+        """Record one event: to the subscribers, the JSON lines and (per its kind) the console.
+
+        Its fields are the JSON line's, in order; ``exc_info=True`` (an
+        :class:`InternalError` inside ``except``) adds a traceback dict.
         """
         for hook in self.hooks:
-            hook({"event": event, "level": level, "match": self.match, **fields})
+            hook(event)
+        console = self._console if event.CONSOLE and _LEVELS[event.LEVEL] >= 20 else None
+        if self._json is None and console is None:
+            return
+        fields = event.fields()
+        name = event.EVENT.value
         if self._json is not None:
             try:
-                getattr(self._json, level)(event.value, **fields)
+                getattr(self._json, event.LEVEL)(name, **fields)
             except WriteFailed as error:
                 self._drop_file(error)
-        if console and self._console is not None and _LEVELS[level] >= 20:
-            getattr(self._console, level)(event.value, **fields)
+        if console is not None:
+            getattr(console, event.LEVEL)(name, **fields)
 
-    def notify(self, event: Event, **fields: Any) -> None:
+    def notify(self, event: EventRecord) -> None:
         """Tell the subscribers only (no file, no console): for per-action events,
         which would cost too much to write. Callers check ``hooks`` first."""
         for hook in self.hooks:
-            hook({"event": event, "level": "debug", "match": self.match, **fields})
+            hook(event)
 
     def flush(self) -> None:
         """Push buffered events to disk."""

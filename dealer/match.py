@@ -64,10 +64,10 @@ from twisted.internet.error import CannotListenError
 from twisted.python.failure import Failure
 
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
+from dealer import events as ev
 from dealer.budget import BotBudget
 from dealer.events import (
     Cause,
-    Event,
     EventLog,
     Opener,
     RecordFile,
@@ -471,7 +471,7 @@ class Match:
                     seat.index, EXIT_FAILED,
                 ) from error
             numbers.append(seat.port.getHost().port)
-        self.events.emit(Event.LISTENING, ports=numbers, bind=self.config.bind, console=False)
+        self.events.emit(ev.Listening(ports=tuple(numbers), bind=self.config.bind))
         return numbers
 
     def stop_listening(self) -> None:
@@ -496,8 +496,7 @@ class Match:
                                    "to send VERSION")
         protocol.handshake_timer = self.clock.callLater(
             self._handshake_s, self._handshake_expired, seat, protocol)
-        self.events.emit(Event.CONNECTION_OPENED, seat=seat_index + 1, peer=protocol.peer_label(),
-                         console=False)
+        self.events.emit(ev.ConnectionOpened(seat=seat_index + 1, peer=protocol.peer_label()))
         return True
 
     def _handshake_expired(self, seat: _Seat, protocol: SeatProtocol) -> None:
@@ -512,8 +511,7 @@ class Match:
         seat.last_refusal = why
         self.trace.line(f"WARNING: {why}")
         self.trace.flush()
-        self.events.emit(Event.CONNECTION_REFUSED, level="warning", seat=seat.index + 1,
-                         peer=protocol.peer_label(), reason=why, console=False)
+        self.events.emit(ev.ConnectionRefused(seat=seat.index + 1, peer=protocol.peer_label(), reason=why))
         if protocol.handshake_timer is not None and protocol.handshake_timer.active():
             protocol.handshake_timer.cancel()
         protocol.handshake_timer = None
@@ -543,14 +541,13 @@ class Match:
         for other in others:
             self._refuse_candidate(seat, other, f"{other.peer_label()} to {seat.label()} closed: "
                                    "another connection sent VERSION first")
-        self.events.emit(Event.SEAT_CONNECTED, seat=seat_index + 1, name=seat.name,
-                         peer=protocol.peer_label(), console=False)
+        self.events.emit(ev.SeatConnected(seat=seat_index + 1, name=seat.name, peer=protocol.peer_label()))
         major, minor, _ = (int(g) for g in match.groups())
         if major != VERSION[0] or minor > VERSION[1]:
             self.trace.line("ERROR: this server is currently using version 2.0.0")
-            self.events.emit(Event.VERSION_MISMATCH, level="warning", seat=seat.index + 1, line=line[:100])
+            self.events.emit(ev.VersionMismatch(seat=seat.index + 1, line=line[:100]))
         seat.ready = True
-        self.events.emit(Event.SEAT_READY, seat=seat.index + 1, name=seat.name, console=False)
+        self.events.emit(ev.SeatReady(seat=seat.index + 1, name=seat.name))
         if all(s.connected for s in self.seats) and not self._all_connected.called:
             self._all_connected.callback(None)
         return True
@@ -562,8 +559,8 @@ class Match:
             if protocol.handshake_timer is not None and protocol.handshake_timer.active():
                 protocol.handshake_timer.cancel()
             protocol.handshake_timer = None
-            self.events.emit(Event.CONNECTION_CLOSED, seat=seat_index + 1, peer=protocol.peer_label(),
-                             reason="closed before sending VERSION", console=False)
+            self.events.emit(ev.ConnectionClosed(seat=seat_index + 1, peer=protocol.peer_label(),
+                                                 reason="closed before sending VERSION"))
 
     def seat_line(self, seat_index: int, line: str) -> None:
         seat = self.seats[seat_index]
@@ -608,7 +605,7 @@ class Match:
         ))
 
     def seat_error(self, seat_index: int, error: Exception) -> None:
-        self.events.emit(Event.INTERNAL_ERROR, level="error", error=repr(error)[:200], seat=seat_index + 1)
+        self.events.emit(ev.InternalError(error=repr(error)[:200], seat=seat_index + 1))
         self.abort(MatchAborted(
             Cause.INTERNAL, f"internal error on a line from {self.seats[seat_index].label()}: "
             f"{type(error).__name__}", None, EXIT_INTERNAL))
@@ -682,8 +679,8 @@ class Match:
             self._started = True
             self.trace.progress(f"STARTED at {self.clock.seconds():.6f}")
             self.trace.flush()
-            self.events.emit(Event.MATCH_STARTED, hands=config.hands, seed=config.seed,
-                             names=list(config.names), first_hand=start_hand)
+            self.events.emit(ev.MatchStarted(hands=config.hands, seed=config.seed,
+                                             names=tuple(config.names), first_hand=start_hand))
             deals = DealSource(config.seed)
             if pending is not None:
                 deals.skip(self.game, start_hand + 1)
@@ -705,7 +702,7 @@ class Match:
         except WriteFailed as error:
             self._record_failure(MatchAborted(Cause.WRITE_FAILED, error.message, None, EXIT_INTERNAL))
         except Exception as error:  # noqa: BLE001 (a dealer bug: still leave a clean ending)
-            self.events.emit(Event.INTERNAL_ERROR, level="error", error=repr(error), exc_info=True)
+            self.events.emit(ev.InternalError(error=repr(error), exc_info=True))
             self._record_failure(MatchAborted(Cause.INTERNAL, f"internal error: {error!r}", None, EXIT_INTERNAL))
         except BaseException:  # GeneratorExit, KeyboardInterrupt: no ending to write
             self._close_files()
@@ -985,8 +982,7 @@ class Match:
             turn.ignored += 1
             seat.ignored += 1
             trace.line(f"WARNING: {problem}")
-            self.events.emit(Event.REPLY_IGNORED, level="warning", console=False,
-                             seat=seat.index + 1, hand=hand_id, problem=problem)
+            self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
             if turn.ignored > config.max_ignored:
                 self._too_many_ignored(seat, turn.ignored, hand_id, problem)
             return
@@ -995,15 +991,14 @@ class Match:
             message = correction.message
             seat.corrections += 1
             trace.line(f"WARNING: {message}")
-            self.events.emit(Event.ACTION_CORRECTED, level="warning", console=False,
-                             seat=seat.index + 1, hand=hand_id, correction=message)
+            self.events.emit(ev.ActionCorrected(seat=seat.index + 1, hand=hand_id, correction=message))
         state.apply(applied)
         self._turn = None
         sent = turn.sent
         if self.events.hooks:
-            self.events.notify(Event.ACTION, seat=seat.index + 1, hand=hand_id,
-                               action=applied.text(), seconds=now - sent,
-                               corrected=correction is not None)
+            self.events.notify(ev.ActionPlayed(seat=seat.index + 1, hand=hand_id,
+                                               action=applied.text(), seconds=now - sent,
+                                               corrected=correction is not None))
         if self._tlog is not None:
             self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
 
@@ -1081,9 +1076,9 @@ class Match:
         for seat, value in enumerate(by_seat):
             self.result.totals[seat] += value
         self.result.hand_values[state.hand_id] = tuple(by_seat)
-        if write:
-            self.events.emit(Event.HAND_FINISHED, level="debug", console=False, hand=state.hand_id,
-                             betting=state.betting_string(), values=list(by_seat))
+        if write and self.events.active:
+            self.events.emit(ev.HandFinished(hand=state.hand_id, betting=state.betting_string(),
+                                             values=tuple(by_seat)))
 
     # -- logs and resume -------------------------------------------------------
 
@@ -1096,7 +1091,7 @@ class Match:
                 # A line cut by a kill mid-write would be glued to the next one.
                 for path in (config.log_path, config.tlog_path):
                     if drop_partial_line(path):
-                        self.events.emit(Event.PARTIAL_LINE_DROPPED, level="warning", file=str(path))
+                        self.events.emit(ev.PartialLineDropped(file=str(path)))
             if config.write_log:
                 self._log = self.opener(config.log_path, config.resume)
                 self._log.write("".join(line + "\n" for line in header))
@@ -1158,8 +1153,8 @@ class Match:
                                    None, EXIT_FAILED) from error
             if state.finished:
                 self._record_hand(state, deal, seat_of, write=hand_id not in logged)
-        self.events.emit(Event.RESUMED, actions=len(records), hands_finished=len(self.result.hand_values),
-                         mid_hand=not state.finished)
+        self.events.emit(ev.Resumed(actions=len(records), hands_finished=len(self.result.hand_values),
+                                    mid_hand=not state.finished))
         if state.finished:
             return hand_id + 1, None
         return hand_id, (state, deal)
@@ -1173,9 +1168,9 @@ class Match:
         result.message = failure.message
         result.seat = failure.seat
         self.trace.line(f"ERROR: {failure.message}")
-        self.events.emit(Event.MATCH_ABORTED, level="error", cause=failure.cause,
-                         seat=None if failure.seat is None else failure.seat + 1,
-                         error=failure.message, hands_finished=result.hands_played)
+        self.events.emit(ev.MatchAborted(cause=failure.cause,
+                                         seat=None if failure.seat is None else failure.seat + 1,
+                                         error=failure.message, hands_finished=result.hands_played))
         if self._log is not None and failure.exit_code != EXIT_FAILED:
             self._log.write(f"# ERROR: {failure.message}\n")
 
@@ -1214,8 +1209,8 @@ class Match:
                 result.completed = False
                 result.exit_code, result.cause, result.message = EXIT_INTERNAL, Cause.WRITE_FAILED, failed.message
             self.trace.line(f"ERROR: {failed.message}")
-            self.events.emit(Event.MATCH_ABORTED, level="error", cause=Cause.WRITE_FAILED,
-                             error=failed.message, hands_finished=result.hands_played)
+            self.events.emit(ev.MatchAborted(cause=Cause.WRITE_FAILED, error=failed.message,
+                                             hands_finished=result.hands_played))
         self.trace.flush()
         for seat in self.seats:
             for candidate in seat.candidates:
@@ -1223,13 +1218,12 @@ class Match:
                     candidate.handshake_timer.cancel()
                 candidate.refuse()
             seat.candidates = []
-        self.events.emit(
-            Event.MATCH_FINISHED if result.completed else Event.MATCH_ENDED_EARLY,
-            level="info" if result.completed else "error",
-            score=score, hands=result.hands_played, corrections=result.corrections,
-            ignored=result.ignored, exit_code=result.exit_code,
+        ending = ev.MatchFinished if result.completed else ev.MatchEndedEarly
+        self.events.emit(ending(
+            score=score, hands=result.hands_played, corrections=tuple(result.corrections),
+            ignored=tuple(result.ignored), exit_code=result.exit_code,
             totals={name: format_chips(v) for name, v in zip(result.names, result.totals)},
-        )
+        ))
         self.events.close()
         for seat in self.seats:
             if seat.protocol is not None:

@@ -26,7 +26,8 @@ from prometheus_client.exposition import choose_encoder
 from twisted.web.resource import Resource
 
 from acpc_lbr.estimators import ESTIMATORS, MatchEstimates
-from dealer.events import Cause, Event, QueryCause
+from dealer import events as ev
+from dealer.events import Cause, EventRecord, QueryCause
 
 # No ``*_created`` series: they carry the counter's HELP text under another
 # name ("acpc_hands_created: Hands finished") and say nothing a scrape needs.
@@ -157,50 +158,60 @@ class MatchMetrics:
                 mean, half_width = stat.live()
                 self.publish_estimate(estimator, mean * scale, half_width * scale, stat.n)
 
-    def observe(self, event: dict[str, Any]) -> None:
+    def observe(self, event: EventRecord) -> None:
         """An :class:`dealer.events.EventLog` hook: turn the match's events into samples.
 
         Seats in events are 1-based numbers; series are labelled by name.
-        Events: ``action`` (response latency, corrected actions),
-        ``hand_finished`` (hands, running chips), ``query``/``query_error``
-        (queries a seat answered or failed, with latency), ``match_aborted``
-        (timeouts, disconnects), ``range_inconsistency``, and ``match_started``
-        / ``match_finished`` / ``match_ended_early`` (``acpc_matches_running``).
+        Events: :class:`~dealer.events.ActionPlayed` (response latency,
+        corrected actions), :class:`~dealer.events.HandFinished` (hands,
+        running chips), :class:`~dealer.events.QueryAnswered` /
+        :class:`~dealer.events.QueryErrored` (queries a seat answered or
+        failed, with latency), :class:`~dealer.events.MatchAborted` (timeouts,
+        disconnects), :class:`~dealer.events.RangeInconsistency`, and
+        :class:`~dealer.events.MatchStarted` / :class:`~dealer.events.MatchEnded`
+        (``acpc_matches_running``).
         """
-        kind = event.get("event")
         m = self.metrics
-        seat = event.get("seat")
-        label = self.seats[seat - 1] if isinstance(seat, int) and 0 < seat <= len(self.seats) else None
-        if kind == Event.ACTION and label is not None:
-            m.response_seconds.labels(self.name, label).observe(float(event["seconds"]))
-            if event.get("corrected"):
-                m.invalid_actions.labels(self.name, label).inc()
-        elif kind == Event.HAND_FINISHED:
-            for index, value in enumerate(event.get("values", ())):
+        if isinstance(event, ev.ActionPlayed):
+            label = self._label(event.seat)
+            if label is not None:
+                m.response_seconds.labels(self.name, label).observe(event.seconds)
+                if event.corrected:
+                    m.invalid_actions.labels(self.name, label).inc()
+        elif isinstance(event, ev.HandFinished):
+            for index, value in enumerate(event.values):
                 self._totals[index] += float(value)
             self.hand_finished(dict(zip(self.seats, self._totals)))
-        elif kind == Event.QUERY and label is not None:
-            m.queries.labels(self.name, label).inc()
-            m.query_seconds.labels(self.name, label).observe(float(event["seconds"]))
-        elif kind == Event.QUERY_ERROR and label is not None:
-            m.queries.labels(self.name, label).inc()
-            m.query_errors.labels(self.name, label).inc()
-            if event.get("cause") == QueryCause.TIMEOUT:
+        elif isinstance(event, ev.QueryAnswered):
+            label = self._label(event.seat)
+            if label is not None:
+                m.queries.labels(self.name, label).inc()
+                m.query_seconds.labels(self.name, label).observe(event.seconds)
+        elif isinstance(event, ev.QueryErrored):
+            label = self._label(event.seat)
+            if label is not None:
+                m.queries.labels(self.name, label).inc()
+                m.query_errors.labels(self.name, label).inc()
+                if event.cause == QueryCause.TIMEOUT:
+                    m.timeouts.labels(self.name, label).inc()
+        elif isinstance(event, ev.MatchAborted):
+            label = self._label(event.seat)
+            if label is not None and event.cause.is_timeout:
                 m.timeouts.labels(self.name, label).inc()
-        elif kind == Event.MATCH_ABORTED and label is not None:
-            cause = event.get("cause")
-            if cause in (Cause.TIMEOUT, Cause.OUT_OF_TIME):
-                m.timeouts.labels(self.name, label).inc()
-            elif cause == Cause.DISCONNECT:
+            elif label is not None and event.cause == Cause.DISCONNECT:
                 m.disconnects.labels(self.name, label).inc()
-        elif kind == Event.RANGE_INCONSISTENCY:
-            m.range_inconsistencies.labels(self.name).inc(int(event.get("count", 1)))
-        elif kind == Event.MATCH_STARTED and not self.running:
+        elif isinstance(event, ev.RangeInconsistency):
+            m.range_inconsistencies.labels(self.name).inc(event.count)
+        elif isinstance(event, ev.MatchStarted) and not self.running:
             self.running = True
             m.matches_running.inc()
-        elif kind in (Event.MATCH_FINISHED, Event.MATCH_ENDED_EARLY) and self.running:
+        elif isinstance(event, ev.MatchEnded) and self.running:
             self.running = False
             m.matches_running.dec()
+
+    def _label(self, seat: object) -> str | None:
+        """The series label of a 1-based seat number (None: no seat, or not one of ours)."""
+        return self.seats[seat - 1] if isinstance(seat, int) and 0 < seat <= len(self.seats) else None
 
     def retire(self) -> None:
         """Remove every series of this match."""

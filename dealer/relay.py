@@ -56,8 +56,9 @@ import numpy as np
 import numpy.typing as npt
 from twisted.internet import defer
 
+from dealer import events as ev
 from dealer.budget import BotBudget
-from dealer.events import Event, EventLog, QueryCause
+from dealer.events import EventLog, QueryCause
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
 from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
@@ -297,9 +298,8 @@ class QueryRelay:
         except ProtocolError:
             version = None
         if version is None:
-            self.events.emit(Event.SEAT_ANNOUNCE_REFUSED, level="warning", console=False,
-                             seat=seat + 1, line=line[:100],
-                             supported=list(SUPPORTED_VERSIONS))
+            self.events.emit(ev.SeatAnnounceRefused(seat=seat + 1, line=line[:100],
+                                                    supported=tuple(SUPPORTED_VERSIONS)))
             return
         self.queryable[seat] = True
         self.versions[seat] = version
@@ -312,8 +312,7 @@ class QueryRelay:
             protocol.MAX_LENGTH = LARGEST_MAX_LINE
             if version > 1:
                 protocol.send_line(f"{VERSION_REPLY} {version}")
-        self.events.emit(Event.SEAT_QUERYABLE, console=False, seat=seat + 1, line=line[:100],
-                         version=version)
+        self.events.emit(ev.SeatQueryable(seat=seat + 1, line=line[:100], version=version))
 
     def reads_received(self, seat: int, line: str) -> None:
         """``# range-answers 1 2``: the answer versions this agent reads."""
@@ -381,8 +380,7 @@ class QueryRelay:
             # Late (timed out already) or never asked: dropped (logged up to a budget).
             self.dropped[seat] += 1
             if self.dropped[seat] <= self.budget.logged_drops:
-                self.events.emit(Event.QUERY_ANSWER_DROPPED, level="warning", console=False,
-                                 seat=seat + 1, qid=qid[:20], line=line[:100])
+                self.events.emit(ev.QueryAnswerDropped(seat=seat + 1, qid=qid[:20], line=line[:100]))
             return
         del self._outstanding[qid]
         self._settled(seat)
@@ -418,7 +416,7 @@ class QueryRelay:
         counts.add_sampling_error(error_part)
         events = self.events
         if events.hooks:
-            events.notify(Event.QUERY, seat=seat + 1, seconds=latency, actions=len(pending.actions))
+            events.notify(ev.QueryAnswered(seat=seat + 1, seconds=latency, actions=len(pending.actions)))
         pending.answer.callback((values, body))
 
     def _fail(self, pending: _Outstanding, cause: QueryCause, reason: str) -> None:
@@ -429,8 +427,7 @@ class QueryRelay:
     def _count_failure(self, seat: int, cause: QueryCause, reason: str, latency: float) -> None:
         failed = self.counts[seat].failed
         failed[cause] = failed.get(cause, 0) + 1
-        self.events.emit(Event.QUERY_ERROR, level="warning", console=False, seat=seat + 1,
-                         cause=cause, reason=reason[:200], seconds=latency)
+        self.events.emit(ev.QueryErrored(seat=seat + 1, cause=cause, reason=reason[:200], seconds=latency))
 
     # -- agents' queries ---------------------------------------------------
 
@@ -448,8 +445,7 @@ class QueryRelay:
         fields = line.split(":", 2)
         qid = fields[1] if len(fields) >= 2 else ""
         if not is_query_id(qid):
-            self.events.emit(Event.QUERY_REFUSED, level="warning", console=False,
-                             seat=seat + 1, reason="no valid qid", line=line[:100])
+            self.events.emit(ev.QueryRefused(seat=seat + 1, reason="no valid qid", line=line[:100]))
             self.counts[seat].refused += 1
             return
         try:
@@ -526,8 +522,7 @@ class QueryRelay:
 
     def _refuse(self, seat: int, qid: str, reason: str) -> None:
         self.counts[seat].refused += 1
-        self.events.emit(Event.QUERY_REFUSED, level="warning", console=False,
-                         seat=seat + 1, reason=reason)
+        self.events.emit(ev.QueryRefused(seat=seat + 1, reason=reason))
         self._send(seat, QueryErrorReply(qid, reason).text())
 
     def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
@@ -617,9 +612,8 @@ class QueryRelay:
             self._out_for[seat] = 0
             logged = self.budget.logged_drops
             if self.dropped[seat] > logged:
-                self.events.emit(Event.QUERY_ANSWERS_DROPPED, level="warning", console=False,
-                                 seat=seat + 1, dropped=self.dropped[seat],
-                                 not_logged=self.dropped[seat] - logged)
+                self.events.emit(ev.QueryAnswersDropped(seat=seat + 1, dropped=self.dropped[seat],
+                                                        not_logged=self.dropped[seat] - logged))
 
     def counts_dict(self) -> list[dict[str, Any]]:
         """Per-seat counters, JSON-ready."""

@@ -68,7 +68,7 @@ from acpc_lbr.results import (
     merge_documents,
     results_document,
 )
-from dealer.events import Cause, Event
+from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
 from dealer.match import Match, MatchResult
 from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
 from dealer.relay import QueryRelay
@@ -371,7 +371,7 @@ class MatchResults:
         ask: the dealer's own query primitive (``Match.ask_seat``); None
             when the match has no queryable opponent machinery.
         queryable: ``queryable(seat) -> bool``: whether asking is worth it.
-        notify: ``notify(event, **fields)`` for subscribers (metrics).
+        notify: tells the subscribers (metrics) of an event (``EventLog.notify``).
         sink: receives every :class:`HandOutcome` (a duplicate collector).
         aivat: also compute every hand's AIVAT value (its rows asked after every hand).
         seed: the match's deal seed (AIVAT's sampling stream).
@@ -386,7 +386,7 @@ class MatchResults:
         query_log: Path | None = None,
         ask: AskFunction | None = None,
         queryable: Callable[[int], bool] | None = None,
-        notify: Callable[..., None] | None = None,
+        notify: EventHook | None = None,
         sink: Callable[[HandOutcome], None] | None = None,
         append: bool = False,
         aivat: bool = False,
@@ -506,7 +506,7 @@ class MatchResults:
         self.tally.io_fallbacks += result.fallback and can_ask
         self.tally.range_inconsistencies += result.inconsistencies
         if result.inconsistencies and self.notify is not None:
-            self.notify(Event.RANGE_INCONSISTENCY, hand=hand.hand_id, count=result.inconsistencies)
+            self.notify(RangeInconsistency(hand=hand.hand_id, count=result.inconsistencies))
         outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None,
                               aivat_chips)
         self.outcomes.append(outcome)
@@ -947,9 +947,9 @@ class DealerResults:
               file=self.stream, flush=True)
         return self.metrics_grace
 
-    def _on_finish(self, observer: MatchMetrics) -> Callable[[dict[str, Any]], None]:
-        def hook(event: dict[str, Any]) -> None:
-            if event.get("event") in (Event.MATCH_FINISHED, Event.MATCH_ENDED_EARLY):
+    def _on_finish(self, observer: MatchMetrics) -> EventHook:
+        def hook(event: EventRecord) -> None:
+            if isinstance(event, MatchEnded):
                 self.reactor.callLater(self.metrics_grace, observer.retire)
 
         return hook

@@ -72,7 +72,7 @@ from acpc_lbr.results import estimates_from_outcomes, honesty_line
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent
-from dealer.events import Cause, Event
+from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, serve_metrics
 from dealer.results import ResultsGroup
@@ -387,12 +387,12 @@ def _seating(config: EvaluationConfig, reactor: Any, evaluation: Evaluation, bar
     )
     match = Match(match_config, reactor, stderr=None)
 
-    def on_event(event: dict[str, Any]) -> None:
-        if event["event"] != Event.HAND_FINISHED:
+    def on_event(event: EventRecord) -> None:
+        if not isinstance(event, HandFinished):
             return
         if not (config.io or config.aivat):  # else the dealer's results keep the running figures
-            chips = float(event["values"][lbr_seat])
-            deal = int(event["hand"])
+            chips = float(event.values[lbr_seat])
+            deal = event.hand
             evaluation.estimates.add(HandOutcome(deal, half, chips))
             evaluation.pairs.setdefault(deal, [None] * halves)[half] = chips
         bar.hand(evaluation)
@@ -408,8 +408,8 @@ def _publish_without_io(metrics: DealerMetrics, matches: Sequence[Match], evalua
     for match, observer in zip(matches, observers):
         match.events.subscribe(observer.observe)
 
-    def publish(event: dict[str, Any]) -> None:
-        if event["event"] == Event.HAND_FINISHED:
+    def publish(event: EventRecord) -> None:
+        if isinstance(event, HandFinished):
             observers[0].publish_estimates(evaluation.estimates, evaluation.big_blind, min_units=2)
 
     for match in matches:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 
+from dealer.events import ActionPlayed, EventRecord, HandFinished, MatchFinished
 from protocol.wire import Score, parse_log_state, parse_score
 from tests.dealer.bots import (
     REFERENCE,
@@ -160,18 +161,18 @@ async def test_event_hook_sees_actions_and_hands(in_tmp: Path) -> None:
 
     config = make_config("h", hands=4)
     match = Match(config, reactor)
-    seen: list[dict[str, object]] = []
+    seen: list[EventRecord] = []
     match.events.subscribe(seen.append)
     ports = match.listen()
     finished = match.start()
     for bot, port in zip(call_bots(config), ports):
         await connect(reactor, port, bot)
     await finished
-    actions = [e for e in seen if e["event"] == "action"]
+    actions = [e for e in seen if isinstance(e, ActionPlayed)]
     assert len(actions) == 4 * 8  # always-call hold'em: 8 actions a hand
-    assert all(isinstance(e["seconds"], float) and e["seconds"] >= 0 for e in actions)
-    assert [e["hand"] for e in seen if e["event"] == "hand_finished"] == [0, 1, 2, 3]
-    assert seen[-1]["event"] == "match_finished"
+    assert all(isinstance(e.seconds, float) and e.seconds >= 0 for e in actions)
+    assert [e.hand for e in seen if isinstance(e, HandFinished)] == [0, 1, 2, 3]
+    assert isinstance(seen[-1], MatchFinished) and seen[-1].EVENT == "match_finished"
 
 
 @pytest_twisted.ensureDeferred

@@ -76,21 +76,25 @@ def test_events_move_the_series() -> None:
     estimate is published directly (MatchMetrics.publish_estimate), not through the event bus."""
     from prometheus_client import CollectorRegistry
 
+    from dealer import events as ev
+    from dealer.events import Cause, QueryCause
+
     registry = CollectorRegistry()
     metrics = DealerMetrics(registry)
     match = metrics.match("m", ["lbr", "bot"])
-    events = [
-        {"event": "action", "seat": 2, "seconds": 0.002, "corrected": True},
-        {"event": "action", "seat": 1, "seconds": 0.001, "corrected": False},
-        {"event": "hand_finished", "values": [5.0, -5.0]},
-        {"event": "hand_finished", "values": [-2.0, 2.0]},
-        {"event": "query", "seat": 2, "seconds": 0.01, "actions": 1},
-        {"event": "query_error", "seat": 2, "cause": "timeout", "seconds": 1.0},
-        {"event": "range_inconsistency", "count": 2},
-        {"event": "match_aborted", "seat": 1, "cause": "disconnect"},
+    events: list[ev.EventRecord] = [
+        ev.ActionPlayed(seat=2, hand=0, action="r300", seconds=0.002, corrected=True),
+        ev.ActionPlayed(seat=1, hand=0, action="c", seconds=0.001, corrected=False),
+        ev.HandFinished(hand=0, betting="r300c", values=(5.0, -5.0)),
+        ev.HandFinished(hand=1, betting="f", values=(-2.0, 2.0)),
+        ev.QueryAnswered(seat=2, seconds=0.01, actions=1),
+        ev.QueryErrored(seat=2, cause=QueryCause.TIMEOUT, reason="late", seconds=1.0),
+        ev.RangeInconsistency(hand=1, count=2),
+        ev.MatchAborted(cause=Cause.DISCONNECT, seat=1, error="closed", hands_finished=2),
+        ev.MatchAborted(cause=Cause.WRITE_FAILED, error="cannot write", hands_finished=2),  # no seat
     ]
     for event in events:
-        match.observe({"match": "m", "level": "debug", **event})
+        match.observe(event)
     match.publish_estimate("io", 12.5, 3.0, 2)
 
     def value(name: str, **labels: str) -> float | None:
@@ -141,20 +145,27 @@ def test_matches_running_follows_the_match_events() -> None:
     """acpc_matches_running counts matches between match_started and their end, once each."""
     from prometheus_client import CollectorRegistry
 
+    from dealer import events as ev
+
     registry = CollectorRegistry()
     metrics = DealerMetrics(registry)
     first, second = metrics.match("m", ["a", "b"]), metrics.match("m.dup", ["b", "a"])
+    started = ev.MatchStarted(hands=2, seed=1, names=("a", "b"), first_hand=0)
+    finished = ev.MatchFinished(score="SCORE:0|0:a|b", hands=2, corrections=(0, 0), ignored=(0, 0),
+                                exit_code=0, totals={"a": "0", "b": "0"})
+    early = ev.MatchEndedEarly(score="SCORE:0|0:a|b", hands=1, corrections=(0, 0), ignored=(0, 0),
+                               exit_code=3, totals={"a": "0", "b": "0"})
 
     def running() -> float | None:
         return registry.get_sample_value("acpc_matches_running")
 
     assert running() == 0
-    first.observe({"event": "match_started"})
-    second.observe({"event": "match_started"})
-    first.observe({"event": "match_started"})  # counted once
+    first.observe(started)
+    second.observe(started)
+    first.observe(started)  # counted once
     assert running() == 2
-    first.observe({"event": "match_finished"})
-    first.observe({"event": "match_ended_early"})  # ended once
+    first.observe(finished)
+    first.observe(early)  # ended once
     assert running() == 1
-    second.observe({"event": "match_ended_early"})
+    second.observe(early)
     assert running() == 0

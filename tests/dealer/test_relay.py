@@ -271,15 +271,18 @@ def test_ask_seat_refuses_a_seat_that_does_not_answer_queries(in_tmp: Path) -> N
 def test_query_events_reach_subscribers(in_tmp: Path) -> None:
     """Subscribers see 'query' (with latency) for an answer and 'query_error' for a failure."""
     t = table(in_tmp)
-    seen: list[dict[str, Any]] = []
+    from dealer.events import EventRecord, QueryAnswered
+
+    seen: list[EventRecord] = []
     t.match.events.subscribe(seen.append)
     t.feed(0, "QUERY:a:1:0::|:c\r\nQUERY:b:1:0::|:c\r\n")
     first, second = (line.split(":")[1] for line in t.take(1))
     t.clock.advance(0.5)
     t.feed(1, f"RANGE:{first}:{rows('c=1')}\r\nRANGEERROR:{second}:no\r\n")
-    names = [e["event"] for e in seen if e["event"].startswith("query")]
+    names = [e.EVENT for e in seen if e.EVENT.startswith("query")]
     assert names == ["query", "query_error"]
-    assert seen[0]["seconds"] == pytest.approx(0.5) and seen[0]["seat"] == 2
+    assert isinstance(seen[0], QueryAnswered)
+    assert seen[0].seconds == pytest.approx(0.5) and seen[0].seat == 2
 
 
 def test_a_v1_bot_is_sent_nothing_new_and_its_answers_pass_verbatim(in_tmp: Path) -> None:

@@ -1,0 +1,111 @@
+"""Typed events: one frozen record per event kind; the JSON lines keep their names and order."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from dealer import events as ev
+from dealer.events import Cause, Event, EventLog, EventRecord, QueryCause
+
+#: Every kind with a sample record, and the keys of its JSON line in order (the JSON
+#: lines as the dealer has always written them: ``match``, the fields, ``event``,
+#: ``level``, ``timestamp``), its level, and whether it shows on the console.
+SAMPLES: list[tuple[EventRecord, list[str], str, bool]] = [
+    (ev.Listening(ports=(1, 2), bind="127.0.0.1"), ["ports", "bind"], "info", False),
+    (ev.ConnectionOpened(seat=1, peer="p"), ["seat", "peer"], "info", False),
+    (ev.ConnectionClosed(seat=1, peer="p", reason="r"), ["seat", "peer", "reason"], "info", False),
+    (ev.ConnectionRefused(seat=1, peer="p", reason="r"), ["seat", "peer", "reason"], "warning", False),
+    (ev.VersionMismatch(seat=1, line="VERSION:3.0.0"), ["seat", "line"], "warning", True),
+    (ev.SeatConnected(seat=1, name="a", peer="p"), ["seat", "name", "peer"], "info", False),
+    (ev.SeatReady(seat=1, name="a"), ["seat", "name"], "info", False),
+    (ev.SeatQueryable(seat=2, line="# range-query 1", version=1), ["seat", "line", "version"], "info", False),
+    (ev.SeatAnnounceRefused(seat=2, line="# range-query 9", supported=(1, 2)),
+     ["seat", "line", "supported"], "warning", False),
+    (ev.Resumed(actions=3, hands_finished=1, mid_hand=True), ["actions", "hands_finished", "mid_hand"],
+     "info", True),
+    (ev.MatchStarted(hands=5, seed=1, names=("a", "b"), first_hand=0),
+     ["hands", "seed", "names", "first_hand"], "info", True),
+    (ev.ActionPlayed(seat=1, hand=0, action="c", seconds=0.1, corrected=False),
+     ["seat", "hand", "action", "seconds", "corrected"], "debug", False),
+    (ev.ActionCorrected(seat=1, hand=0, correction="x"), ["seat", "hand", "correction"], "warning", False),
+    (ev.ReplyIgnored(seat=1, hand=0, problem="x"), ["seat", "hand", "problem"], "warning", False),
+    (ev.PartialLineDropped(file="m.log"), ["file"], "warning", True),
+    (ev.HandFinished(hand=0, betting="cc/", values=(1.0, -1.0)), ["hand", "betting", "values"], "debug", False),
+    (ev.QueryAnswered(seat=2, seconds=0.1, actions=1), ["seat", "seconds", "actions"], "debug", False),
+    (ev.QueryErrored(seat=2, cause=QueryCause.TIMEOUT, reason="late", seconds=1.0),
+     ["seat", "cause", "reason", "seconds"], "warning", False),
+    (ev.QueryRefused(seat=1, reason="no valid qid", line="QUERY"), ["seat", "reason", "line"], "warning", False),
+    (ev.QueryRefused(seat=1, reason="too many"), ["seat", "reason"], "warning", False),
+    (ev.QueryAnswerDropped(seat=2, qid="q", line="RANGE:q"), ["seat", "qid", "line"], "warning", False),
+    (ev.QueryAnswersDropped(seat=2, dropped=9, not_logged=4), ["seat", "dropped", "not_logged"], "warning", False),
+    (ev.RangeInconsistency(hand=0, count=1), ["hand", "count"], "debug", False),
+    (ev.InternalError(error="boom", seat=1), ["error", "seat"], "error", True),
+    (ev.InternalError(error="boom"), ["error"], "error", True),
+    (ev.MatchAborted(cause=Cause.TIMEOUT, seat=2, error="x", hands_finished=1),
+     ["cause", "seat", "error", "hands_finished"], "error", True),
+    (ev.MatchAborted(cause=Cause.STARTUP, seat=None, error="x", hands_finished=0),
+     ["cause", "seat", "error", "hands_finished"], "error", True),
+    (ev.MatchAborted(cause=Cause.WRITE_FAILED, error="x", hands_finished=0),
+     ["cause", "error", "hands_finished"], "error", True),
+    (ev.MatchFinished(score="SCORE:1|-1:a|b", hands=1, corrections=(0, 0), ignored=(0, 0), exit_code=0,
+                      totals={"a": "1", "b": "-1"}),
+     ["score", "hands", "corrections", "ignored", "exit_code", "totals"], "info", True),
+    (ev.MatchEndedEarly(score="SCORE:0|0:a|b", hands=0, corrections=(0, 0), ignored=(0, 0), exit_code=3,
+                        totals={"a": "0", "b": "0"}),
+     ["score", "hands", "corrections", "ignored", "exit_code", "totals"], "error", True),
+]
+
+
+def _kinds() -> set[type[EventRecord]]:
+    return {kind for kind in vars(ev).values()
+            if isinstance(kind, type) and issubclass(kind, EventRecord) and "EVENT" in vars(kind)}
+
+
+def test_every_event_name_has_one_record_kind() -> None:
+    """Each :class:`Event` is carried by exactly one record class, and every class is sampled here."""
+    kinds = _kinds()
+    assert sorted(kind.EVENT for kind in kinds) == sorted(Event)
+    assert {type(record) for record, *_ in SAMPLES} == kinds
+
+
+@pytest.mark.parametrize(("record", "keys", "level", "console"), SAMPLES,
+                         ids=[f"{type(s[0]).__name__}-{i}" for i, s in enumerate(SAMPLES)])
+def test_json_line_keeps_the_names_and_order(tmp_path: Path, record: EventRecord, keys: list[str],
+                                             level: str, console: bool) -> None:
+    """A record's JSON line has the names and the order the log has always had, at its level;
+    it reaches the console only when its kind says so (and at INFO or above)."""
+    screen = io.StringIO()
+    log = EventLog("m", tmp_path / "m.events.jsonl", console=screen)
+    seen: list[EventRecord] = []
+    log.subscribe(seen.append)
+    log.emit(record)
+    log.close()
+    (line,) = (tmp_path / "m.events.jsonl").read_text().splitlines()
+    data = json.loads(line)
+    assert list(data) == ["match", *keys, "event", "level", "timestamp"]
+    assert data["event"] == record.EVENT.value and data["level"] == level
+    assert seen == [record]
+    assert (record.EVENT.value in screen.getvalue()) == (console and level != "debug")
+
+
+def test_a_misspelt_field_fails_at_construction() -> None:
+    """A typo in a field name is a TypeError (and a mypy error), not a silently missing field."""
+    with pytest.raises(TypeError):
+        ev.HandFinished(hand=0, betting="", valeus=(0.0, 0.0))  # type: ignore[call-arg]
+    record = ev.SeatReady(seat=1, name="a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.seat = 2  # type: ignore[misc]
+
+
+def test_events_off_cost_nothing() -> None:
+    """With no file, console or subscriber, ``active`` is False (the hot path skips building
+    records); a subscriber turns it on."""
+    log = EventLog("m", None)
+    assert not log.active
+    log.subscribe(lambda event: None)
+    assert log.active
