@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from acpc_lbr import __version__
+from acpc_lbr.exit_codes import EXIT_USAGE
 
 #: name -> (module with ``main(argv)``, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -48,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] not in SUBCOMMANDS:
         parser.parse_args(args)  # handles --help, --version and unknown commands
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     module_name, _ = SUBCOMMANDS[args[0]]
     module = importlib.import_module(module_name)
     result: int = module.main(args[1:])

@@ -63,6 +63,7 @@ from acpc_lbr.equity import (
     matchup_counts,
     vector_counts,
 )
+from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 
 #: Boards that complete a preflop matchup: C(48, 5).
 NUM_BOARDS = 1_712_304
@@ -427,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.build:
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     start = time.perf_counter()
     wins, ties = build_counts(workers=args.workers, progress=sys.stderr)
     save_counts(args.output, wins, ties)
@@ -436,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{NUM_CANONICAL_MATCHUPS} matchups) in {time.perf_counter() - start:.1f} s",
         file=sys.stderr,
     )
-    return 0
+    return EXIT_OK
 
 
 __all__ = [

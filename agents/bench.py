@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from twisted.internet.testing import StringTransport
 
+from acpc_lbr.exit_codes import EXIT_OK
 from agents.bots import BOTS
 from agents.cli import load_strategy
 from agents.client import StrategyBot
@@ -80,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elapsed = (time.perf_counter() - start) / count
             line += f", {elapsed * 1e3:.2f} ms/query ({len(transport.value()) // count} bytes)"
         print(line)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

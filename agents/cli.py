@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from acpc_lbr.exit_codes import EXIT_USAGE
 from acpc_lbr.reactor import install_asyncio_reactor
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
@@ -124,7 +125,7 @@ def main(argv: Sequence[str]) -> int:
         game = load_game(args.game)
     except (ProtocolError, OSError) as problem:
         print(f"acpc-lbr play: cannot load game {args.game!r}: {problem}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         if args.bot in PLAYERS:
             maker = PLAYERS[args.bot]
@@ -135,11 +136,11 @@ def main(argv: Sequence[str]) -> int:
                 f"acpc-lbr play: unknown bot {args.bot!r} (known: {', '.join(PLAYERS)})",
                 file=sys.stderr,
             )
-            return 2
+            return EXIT_USAGE
         client = maker(game, args.seed, options)
     except (ValueError, ImportError) as problem:
         print(f"acpc-lbr play: {problem}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
 
     install_asyncio_reactor()
     from twisted.internet import reactor as installed

@@ -66,6 +66,7 @@ from twisted.internet import defer, protocol
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
+from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.reactor import install_asyncio_reactor
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
@@ -83,7 +84,6 @@ DEFAULT_SAMPLES = 100
 DEFAULT_INSTANCES = 2
 #: Probe lines number their hands 1, 2, ... modulo this (the protocol's hand numbers are uint32).
 PROBE_HAND_NUMBERS = 1 << 31
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: The action types the consistency check compares (raise sizes pooled).
 CHECKED_TYPES = (ActionType.FOLD, ActionType.CALL, ActionType.RAISE)
 #: The consistency check flags a bot whose played action types stray further

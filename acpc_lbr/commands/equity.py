@@ -17,6 +17,7 @@ from itertools import combinations
 
 import numpy as np
 
+from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from protocol.cards import RANKS, SUITS, cards_from_text, make_card
 from protocol.errors import ParseError
 
@@ -103,11 +104,11 @@ def main(argv: Sequence[str]) -> int:
             hands_count = len(villains)
     except ParseError as error:
         print(f"acpc-lbr equity: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.json:
         print(json.dumps({"win": win, "tie": tie, "loss": loss}))
     else:
         against = args.opponent if single else f"{args.opponent} ({hands_count} hands)"
         print(f"{args.hand} vs {against}" + (f" on {args.board}" if args.board else " preflop"))
         print(f"win  {win:.6f}\ntie  {tie:.6f}\nloss {loss:.6f}")
-    return 0
+    return EXIT_OK

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from acpc_lbr import strategies
 from acpc_lbr.exact import FloatArray, aivat_moments, best_response, lbr_value
+from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.strategies import Policy
 from agents.adapters import from_sdk
@@ -115,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lbr = lbr_value(game, policy, options, rounds)
     except StrategyFailed as error:
         print(f"acpc-lbr exact: {error}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     elapsed = time.perf_counter() - started
     print(f"game {args.game}, strategy {args.strategy}, LBR {options.name} rounds {rounds.text()}")
     print(f"best response  seat0 {br.seat_values[0]:.6f}  seat1 {br.seat_values[1]:.6f}")
@@ -134,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"difference {m['aivat'] - m['raw']:+.2e}  std raw {m['raw_std']:.4f}  "
                   f"std AIVAT {m['aivat_std']:.4f}  ratio {m['aivat_std'] / m['raw_std']:.3f}  "
                   f"std (AIVAT - raw) {m['diff_std']:.4f}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

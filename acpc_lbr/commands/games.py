@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from protocol.errors import GameDefError
 from protocol.gamedef import ALIASES, bundled_games, format_gamedef, load_game
 
@@ -24,8 +25,8 @@ def main(argv: Sequence[str]) -> int:
             sys.stdout.write(format_gamedef(load_game(args.game)))
         except GameDefError as error:
             print(f"acpc-lbr games: {error}", file=sys.stderr)
-            return 2
-        return 0
+            return EXIT_USAGE
+        return EXIT_OK
     for name in bundled_games():
         game = load_game(name)
         aliases = ", ".join(a for a, target in ALIASES.items() if target == name)
@@ -34,4 +35,4 @@ def main(argv: Sequence[str]) -> int:
             f"{game.deck_size} cards, {game.num_hands} private hands"
         )
         print(f"{name:36s} {shape}" + (f"  [alias: {aliases}]" if aliases else ""))
-    return 0
+    return EXIT_OK

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render, require_matplotlib
 
 
@@ -39,13 +40,13 @@ def main(argv: Sequence[str]) -> int:
         require_matplotlib()
     except ImportError as missing:
         print(f"acpc-lbr report: {missing}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         docs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.files]
         page = render(docs, list(args.files))
         Path(args.out).write_text(page, encoding="utf-8")
     except (OSError, ValueError, KeyError, TypeError) as error:
         print(f"acpc-lbr report: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(f"report written to {args.out}", file=sys.stderr)
-    return 0
+    return EXIT_OK

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from acpc_lbr.results import dumps, format_table, merge_documents
 from dealer.results import results_from_files
 
@@ -46,9 +47,9 @@ def main(argv: Sequence[str]) -> int:
             doc = results_from_files([Path(f) for f in args.files], measured=args.measure)
     except (OSError, ValueError, KeyError) as error:
         print(f"acpc-lbr results: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     text = dumps(doc)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     sys.stdout.write(text if args.json else format_table(doc))
-    return 0
+    return EXIT_OK

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render
 from acpc_lbr.results import dumps, format_table, merge_documents
 from dealer.metrics import DealerMetrics
@@ -250,16 +251,16 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             import dask_jobqueue  # noqa: F401  (a clear message below if absent)
 
             print(slurm_cluster(_cluster_options(args.cluster_option)).job_script())
-            return 0
+            return EXIT_OK
         if args.dry_run:
             raise ValueError("--dry-run prints the SLURM job script; it needs --cluster slurm")
         import distributed  # noqa: F401
     except ImportError:
         print(f"acpc-lbr evaluate: {INSTALL_HINT}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except ValueError as problem:
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from distributed import as_completed
 
     out_dir = args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-")
@@ -325,7 +326,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                             states)
     if not done:
         print("acpc-lbr evaluate: no batch completed; no result", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     doc = merge_documents([done[i]["document"] for i in sorted(done)])
     doc["config"]["seed"] = args.seed  # the run's seed; each batch's own is in scaleout.batches
     doc["scaleout"] = {
@@ -345,8 +346,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"acpc-lbr evaluate: {len(given_up)} of {len(batches)} batches given up; the result "
               f"above covers only the {len(done)} completed ones (see the JSON's scaleout.given_up)",
               file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _has_dashboard() -> bool:
