@@ -87,8 +87,9 @@ def fast_random(port: int, game_name: str, seed: int) -> None:
     """
     import random
 
+    # lazy: only the bot processes (--bot) play; the driver never loads the rules
     from protocol.gamedef import load_game
-    from protocol.rules import Action, ActionType, State
+    from protocol.rules import Action, ActionType, State  # lazy: as above
 
     game = load_game(game_name)
     rng = random.Random(seed)
@@ -129,6 +130,7 @@ def profile_dealer(out: Path, argv: list[str]) -> int:
     """
     import cProfile
 
+    # lazy: only --profile-dealer runs the dealer in-process
     from acpc_lbr.cli import main as acpc_lbr
 
     profiler = cProfile.Profile(time.process_time)

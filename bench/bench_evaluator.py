@@ -118,7 +118,7 @@ def bench_preflop_equity(rng: np.random.Generator, spots: int) -> float:
 
 def bench_preflop_vs_random() -> float:
     """Seconds of equity_vs_range preflop against all 1326 hands (one pass, 2.1M boards)."""
-    from acpc_lbr.equity import HAND_CARDS, equity_vs_range
+    from acpc_lbr.equity import HAND_CARDS, equity_vs_range  # lazy: numba kernels
 
     t0 = time.perf_counter()
     equity_vs_range([51, 46], HAND_CARDS, [])

@@ -215,7 +215,7 @@ def run_cli(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
     """evaluate's set-up in this process; returns the figures."""
-    from acpc_lbr.reactor import install_asyncio_reactor
+    from acpc_lbr.reactor import install_asyncio_reactor  # lazy: only the in-process mode needs it
 
     install_asyncio_reactor()
     from twisted.internet import defer
@@ -223,9 +223,10 @@ def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
 
     reactor: Any = installed  # zope interfaces are opaque to mypy
 
+    # lazy: after the asyncio reactor is installed (these import twisted's reactor)
     from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
-    from acpc_lbr.lbr import ActiveRounds, BettingOptions
-    from protocol.gamedef import load_game
+    from acpc_lbr.lbr import ActiveRounds, BettingOptions  # lazy: as above
+    from protocol.gamedef import load_game  # lazy: as above
 
     deals = max(1, args.hands // 2)
     with tempfile.TemporaryDirectory() as work:

@@ -62,8 +62,9 @@ def probes_per_second(binary: Path, strategy: str, samples: int, instances: int,
     from twisted.internet.endpoints import TCP4ServerEndpoint
     from twisted.protocols.basic import LineReceiver
 
+    # lazy: after main() installed the asyncio reactor (the adapter imports twisted's reactor)
     from agents.probe import ProbeAdapter, run_adapter
-    from protocol.gamedef import load_game
+    from protocol.gamedef import load_game  # lazy: as above
 
     game = load_game("nolimit")
     adapter = ProbeAdapter(game, samples, instances, reactor, probe_timeout=600.0, check=False)
@@ -177,7 +178,7 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=20, help="LBR hands per run (default 20)")
     parser.add_argument("--no-lbr", dest="lbr", action="store_false", help="skip the LBR runs")
     args = parser.parse_args()
-    from acpc_lbr.reactor import install_asyncio_reactor
+    from acpc_lbr.reactor import install_asyncio_reactor  # lazy: --help stays fast
 
     install_asyncio_reactor()
     with tempfile.TemporaryDirectory() as temp:

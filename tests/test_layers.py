@@ -204,6 +204,28 @@ def test_local_imports_say_why(edges: list[Edge]) -> None:
     assert not bad, "hoist these imports, or say why they are lazy:\n" + "\n".join(bad)
 
 
+def test_bench_local_imports_say_why() -> None:
+    """The bench/ scripts keep the same rule: a function-local project import says why it is lazy."""
+    bad = []
+    for path in sorted((REPO / "bench").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for func in ast.walk(ast.parse(text)):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(func):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                else:
+                    continue
+                around = " ".join(lines[max(node.lineno - 2, 0): node.end_lineno or node.lineno])
+                if any(n.split(".")[0] in PACKAGES for n in names) and LOCAL_IMPORT_MARK not in around:
+                    bad.append(f"bench/{path.name}:{node.lineno}")
+    assert not bad, "hoist these imports, or say why they are lazy:\n" + "\n".join(sorted(set(bad)))
+
+
 @pytest.mark.parametrize(
     ("edges_in", "circle"),
     [
