@@ -39,7 +39,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -94,6 +94,56 @@ _LABELS = {
 }
 
 
+class SoftwareInfo(TypedDict):
+    """``software``: what wrote the document."""
+
+    name: str
+    version: str
+
+
+class LbrOptions(TypedDict):
+    """``config.lbr``: the options LBR played with."""
+
+    bets: str
+    rounds: str
+
+
+class ResultsConfig(TypedDict, total=False):
+    """``config``: what was played (the standard keys always; the rest where known)."""
+
+    game: str | None
+    players: list[str]
+    measured: str | None
+    seed: int | None
+    hands: int | None
+    duplicate: bool
+    lbr: LbrOptions | None
+    matches: list[str]
+    #: Documents merged into this one (:func:`merge_documents`).
+    merged_from: int
+    #: ``evaluate``: the opponent (its name or command) and the folder of its logs.
+    opponent: str | None
+    logs: str
+
+
+class ResultsDocument(TypedDict):
+    """A results document (JSON): see the module docstring for each part."""
+
+    schema: str
+    version: int
+    software: SoftwareInfo
+    config: ResultsConfig
+    big_blind: int
+    estimators: dict[str, Any]
+    counts: dict[str, int]
+    timings: dict[str, float]
+    trajectory: dict[str, Any]
+    #: ``evaluate --probe``: what the probe adapters reported.
+    probe: NotRequired[Mapping[str, object]]
+    #: ``evaluate --workers``: the batches of a scaled-out run.
+    scaleout: NotRequired[Mapping[str, object]]
+
+
 def software_version() -> str:
     """The installed acpc-lbr version ('unknown' when not installed)."""
     try:
@@ -118,12 +168,12 @@ def estimates_from_outcomes(outcomes: Iterable[HandOutcome]) -> MatchEstimates:
 
 
 def results_document(
-    config: Mapping[str, Any],
+    config: ResultsConfig,
     estimates: MatchEstimates,
     big_blind: int,
     counts: Mapping[str, int] | None = None,
     timings: Mapping[str, float] | None = None,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """Build one results document.
 
     Args:
@@ -138,7 +188,7 @@ def results_document(
     Returns:
         A JSON-serialisable dict.
     """
-    full_config: dict[str, Any] = {
+    full_config: ResultsConfig = {
         "game": None,
         "players": [],
         "measured": None,
@@ -172,7 +222,7 @@ def document_estimates(doc: Mapping[str, Any]) -> MatchEstimates:
     return estimates
 
 
-def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def merge_documents(docs: Sequence[Mapping[str, Any]]) -> ResultsDocument:
     """Merge the documents of several batches into one with the same schema.
 
     Estimators merge exactly (count, mean and squared deviations, and the
@@ -206,7 +256,7 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for key, value in doc.get("timings", {}).items():
             if isinstance(value, (int, float)):
                 timings[key] = timings.get(key, 0.0) + float(value)
-    config = dict(docs[0]["config"])
+    config = cast(ResultsConfig, dict(docs[0]["config"]))  # JSON as read: the first document's keys
     hands = [doc["config"].get("hands") for doc in docs]
     config["hands"] = sum(hands) if all(isinstance(h, int) for h in hands) else None
     config["matches"] = [m for doc in docs for m in doc["config"].get("matches", [])]

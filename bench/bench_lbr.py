@@ -252,7 +252,7 @@ def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
     return {"mode": "inprocess", "hands": hands, "wall_seconds": evaluation.seconds,
             "hands_per_second": hands / evaluation.seconds, "cpu_seconds": cpu,
             "cpu_ms_per_hand": 1000 * cpu / hands,
-            "duplicate_mbb": evaluation.mbb("duplicate"), "lbr": evaluation.timing}
+            "duplicate_mbb": evaluation.mbb("duplicate"), "lbr": evaluation.timing.to_dict()}
 
 
 def main() -> None:

@@ -40,14 +40,18 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
+import time
 import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, NotRequired, Protocol, TextIO, TypedDict
 
 import numpy as np
 import numpy.typing as npt
+from twisted.internet import defer
+from twisted.internet.address import IPv4Address
 from twisted.python.failure import Failure
 
 from acpc_lbr.aivat import DEFAULT_SAMPLES
@@ -62,6 +66,9 @@ from acpc_lbr.outcomes import (
     opponent_decisions,
 )
 from acpc_lbr.results import (
+    LbrOptions,
+    ResultsConfig,
+    ResultsDocument,
     dumps,
     estimates_from_outcomes,
     format_table,
@@ -115,7 +122,62 @@ class AivatRows:
     errors: int = 0
 
 
+@dataclass
+class _IoRows:
+    """What IO needs of one showdown: per opponent decision its σ row (None: a query failed)."""
+
+    decisions: list[OpponentDecision] = field(default_factory=list)
+    rows: list[FloatArray] | None = None
+    #: Where each row came from: ``relayed``, ``aivat`` or ``asked``.
+    sources: list[str] = field(default_factory=list)
+    failure: str | None = None
+
+
 # -- the query log ------------------------------------------------------------------------
+
+
+class QueryLogHeader(TypedDict, total=False):
+    """The first line of a ``.queries`` file (files of older versions may lack the AIVAT keys)."""
+
+    type: str
+    version: int
+    match: str
+    measured: str
+    half: int
+    num_hands: int
+    aivat: bool
+    aivat_samples: int
+
+
+class DecisionRow(TypedDict):
+    """One opponent decision of a showdown: its betting, the action, where the row came from, the row."""
+
+    betting: str
+    action: str
+    source: str
+    row: str
+
+
+class AivatDecisionRows(TypedDict):
+    """One opponent decision's AIVAT rows: the actions the dealer asked about, a row per action."""
+
+    betting: str
+    asked: list[str]
+    rows: dict[str, str]
+
+
+class QueryLogHand(TypedDict):
+    """One hand's line of a ``.queries`` file."""
+
+    type: str
+    hand: int
+    opponent_position: int
+    failed: NotRequired[str]
+    decisions: NotRequired[list[DecisionRow]]
+    aivat_failed: NotRequired[str]
+    aivat_asked: NotRequired[int]
+    aivat_errors: NotRequired[int]
+    aivat: NotRequired[list[AivatDecisionRows]]
 
 
 def encode_row(row: FloatArray) -> str:
@@ -138,14 +200,16 @@ class QueryLog:
     (``relayed`` or ``asked``) and the row; or ``"failed": reason``.
     """
 
-    def __init__(self, path: Path, header: dict[str, Any], append: bool = False) -> None:
+    def __init__(self, path: Path, header: QueryLogHeader, append: bool = False) -> None:
         self.path = path
         resumed = append and path.exists() and path.stat().st_size > 0
         self._file: IO[str] | None = open(path, "a" if append else "w", encoding="ascii")  # noqa: SIM115
         if not resumed:
-            self._write({"type": "header", "version": QUERY_LOG_VERSION, **header})
+            first: QueryLogHeader = {"type": "header", "version": QUERY_LOG_VERSION}
+            first.update(header)
+            self._write(first)
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: QueryLogHeader | QueryLogHand) -> None:
         if self._file is not None:
             self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
             self._file.flush()
@@ -166,7 +230,7 @@ class QueryLog:
         ``io``: the IO rows are part of the line (a showdown); ``aivat``: the
         hand's AIVAT rows, when AIVAT is on.
         """
-        record: dict[str, Any] = {"type": "hand", "hand": hand_id, "opponent_position": opponent_position}
+        record: QueryLogHand = {"type": "hand", "hand": hand_id, "opponent_position": opponent_position}
         if io and rows is None:
             record["failed"] = failure or "no answers"
         elif io and rows is not None:
@@ -198,7 +262,7 @@ class QueryLog:
 class QueryLogData:
     """What a ``.queries`` file holds: the header and, per hand, its rows (None: failed)."""
 
-    header: dict[str, Any]
+    header: QueryLogHeader
     rows: dict[int, list[FloatArray] | None]
     queries: int = 0
     #: Per hand, AIVAT's rows per opponent decision (None: failed); empty without AIVAT.
@@ -213,7 +277,7 @@ def read_query_log(path: Path) -> QueryLogData:
     Raises:
         ValueError: no header, or an unknown version.
     """
-    header: dict[str, Any] | None = None
+    header: QueryLogHeader | None = None
     rows: dict[int, list[FloatArray] | None] = {}
     aivat: dict[int, list[dict[str, FloatArray]] | None] = {}
     queries = failures = 0
@@ -449,14 +513,9 @@ class MatchResults:
             hand: the hand as written to the ``.log``.
             seat_of: seat of each position in this hand.
         """
-        game = self.game
         position = hand.names.index(self.measured)
         opponent = 1 - position
         opponent_seat = seat_of[opponent]
-        rows: list[FloatArray] | None = None
-        failure: str | None = None
-        sources: list[str] = []
-        decisions: list[OpponentDecision] = []
         can_ask = self.will_ask(opponent_seat)
         if can_ask:
             self._log()  # a match with IO has a query log, even before its first showdown
@@ -465,43 +524,63 @@ class MatchResults:
         asked: set[tuple[int, str, str]] = set()
         if can_ask and self.aivat:
             # First, so that one query per decision serves both AIVAT and IO.
-            aivat = await self._aivat_rows(hand, opponent, opponent_seat, asked)
-            if self._equity is None:
-                        self._equity = equity_function(game)
-            aivat_chips, fallback = hand_aivat_value(game, hand, position, aivat.rows, self._equity,
-                                                     seed=self.seed)
-            self.tally.aivat_fallbacks += fallback
-        io_line = can_ask and hand.to_state(game).is_showdown
+            aivat, aivat_chips = await self._aivat_value(hand, position, opponent_seat, asked)
+        io_line = can_ask and hand.to_state(self.game).is_showdown
+        io = _IoRows()
         if io_line:
-            decisions = opponent_decisions(game, hand, opponent)
-            rows = []
-            for decision in decisions:
-                key = (hand.hand_id, decision.state.betting_text(), decision.action.text())
-                row = self._answers.get(key)
-                if row is not None:
-                    rows.append(row)
-                    sources.append("aivat" if key in asked else "relayed")
-                    continue
-                assert self.ask is not None
-                try:
-                    answer = await self.ask(opponent_seat, decision.state, [decision.action])
-                except Exception as error:  # noqa: BLE001 (QueryFailed or a closed match: no IO for this hand)
-                    failure = str(getattr(error, "reason", error)) or type(error).__name__
-                    self.tally.query_errors += 1
-                    rows = None
-                    break
-                self.tally.dealer_queries += 1
-                rows.append(np.asarray(answer, dtype=np.float64)[0])
-                sources.append("asked")
-            if rows is not None:
-                self.any_rows = True
+            io = await self._io_rows(hand, opponent, opponent_seat, asked)
         if io_line or aivat is not None:
             log = self._log()
             if log is not None:
-                log.hand(hand.hand_id, opponent, decisions if io_line else [], rows, sources, failure,
+                log.hand(hand.hand_id, opponent, io.decisions, io.rows, io.sources, io.failure,
                          io=io_line, aivat=aivat)
         self._answers = {k: v for k, v in self._answers.items() if k[0] > hand.hand_id}
-        result = hand_io(game, hand, position, rows)
+        return self._account(hand, position, io.rows, can_ask, aivat_chips)
+
+    async def _aivat_value(self, hand: LogState, position: int, opponent_seat: int,
+                           asked: set[tuple[int, str, str]]) -> tuple[AivatRows, float]:
+        """The hand's AIVAT rows (asked for first) and its AIVAT value in chips."""
+        aivat = await self._aivat_rows(hand, 1 - position, opponent_seat, asked)
+        if self._equity is None:
+            self._equity = equity_function(self.game)
+        chips, fallback = hand_aivat_value(self.game, hand, position, aivat.rows, self._equity,
+                                           seed=self.seed)
+        self.tally.aivat_fallbacks += fallback
+        return aivat, chips
+
+    async def _io_rows(self, hand: LogState, opponent: int, opponent_seat: int,
+                       asked: set[tuple[int, str, str]]) -> _IoRows:
+        """The σ rows of every opponent decision of a showdown: kept answers, else asked one by one.
+
+        ``asked``: the keys of the rows the dealer asked for AIVAT (their source is ``aivat``).
+        """
+        io = _IoRows(opponent_decisions(self.game, hand, opponent))
+        rows: list[FloatArray] = []
+        for decision in io.decisions:
+            key = (hand.hand_id, decision.state.betting_text(), decision.action.text())
+            row = self._answers.get(key)
+            if row is not None:
+                rows.append(row)
+                io.sources.append("aivat" if key in asked else "relayed")
+                continue
+            assert self.ask is not None
+            try:
+                answer = await self.ask(opponent_seat, decision.state, [decision.action])
+            except Exception as error:  # noqa: BLE001 (QueryFailed or a closed match: no IO for this hand)
+                io.failure = str(getattr(error, "reason", error)) or type(error).__name__
+                self.tally.query_errors += 1
+                return io  # rows None
+            self.tally.dealer_queries += 1
+            rows.append(np.asarray(answer, dtype=np.float64)[0])
+            io.sources.append("asked")
+        io.rows = rows
+        self.any_rows = True
+        return io
+
+    def _account(self, hand: LogState, position: int, rows: list[FloatArray] | None, can_ask: bool,
+                 aivat_chips: float | None) -> HandOutcome:
+        """The hand's outcome (IO from ``rows``), counted, told to the subscribers and the sink."""
+        result = hand_io(self.game, hand, position, rows)
         self.tally.showdowns += result.showdown
         self.tally.io_fallbacks += result.fallback and can_ask
         self.tally.range_inconsistencies += result.inconsistencies
@@ -521,8 +600,6 @@ class MatchResults:
 
         The rows the dealer asks for are kept for the hand's IO too; their keys go to ``asked``.
         """
-        from twisted.internet import defer
-
         requests = aivat_requests(self.game, hand, opponent)
         decisions = [decision for decision, _ in requests]
         found: list[dict[str, FloatArray]] = []
@@ -618,8 +695,8 @@ def _match_base(path: Path) -> tuple[str, int]:
 
 
 def results_from_files(
-    paths: Sequence[Path], measured: str | None = None, lbr: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    paths: Sequence[Path], measured: str | None = None, lbr: LbrOptions | None = None
+) -> ResultsDocument:
     """The results document of finished matches, from their files alone.
 
     Args:
@@ -634,6 +711,25 @@ def results_from_files(
     Raises:
         ValueError: unreadable or inconsistent files.
     """
+    groups, explicit = _log_groups(paths)
+    found = _FoundResults(measured)
+    offset = 1 << 32 if len(groups) > 1 else 0
+    for group_index, (_, members) in enumerate(sorted(groups.items())):
+        group_hands = 0
+        for half, log in sorted(members):
+            query_path = explicit.get(str(log)[: -len(".log")]) or Path(str(log)[: -len(".log")] + ".queries")
+            group_hands = max(group_hands, found.add_log(log, half, query_path, group_index * offset))
+        found.hands += group_hands
+    return found.document(lbr)
+
+
+def _log_groups(paths: Sequence[Path]) -> tuple[dict[str, list[tuple[int, Path]]], dict[str, Path]]:
+    """The ``.log`` files by match (``{'dir/MATCH': [(half, log)]}``) and the ``.queries`` files
+    given explicitly (by ``'dir/MATCH'``).
+
+    Raises:
+        ValueError: a file that is neither, or no ``.log``.
+    """
     logs = [Path(p) for p in paths if str(p).endswith(".log")]
     explicit = {str(p)[: -len(".queries")]: Path(p) for p in paths if str(p).endswith(".queries")}
     others = [p for p in paths if not str(p).endswith((".log", ".queries"))]
@@ -645,79 +741,93 @@ def results_from_files(
     for log in logs:
         base, half = _match_base(log)
         groups.setdefault(base, []).append((half, log))
+    return groups, explicit
+
+
+@dataclass
+class _FoundResults:
+    """What :func:`results_from_files` gathers, log by log (in group and half order)."""
+
+    measured: str | None
     game_arg: str | None = None
     game: GameDef | None = None
     seed: int | None = None
-    hands_total = 0
+    hands: int = 0
     players: tuple[str, ...] = ()
-    tally = Tally()
-    errors = 0
-    any_io = False
-    duplicate = False
-    outcomes: list[HandOutcome] = []
-    matches = []
-    offset = 1 << 32 if len(groups) > 1 else 0
-    for group_index, (base, members) in enumerate(sorted(groups.items())):
-        group_hands = 0
-        for half, log in sorted(members):
-            name, this_game, hands, this_seed = read_log_header(log)
-            if game_arg is None:
-                game_arg, game, seed = this_game, load_game(this_game), this_seed
-            elif load_game(this_game) != game:
-                raise ValueError(f"{log}: game {this_game} differs from {game_arg}")
-            assert game is not None
-            data = read_match_log(log, game)
-            if not players:
-                players = data.seat_names
-            errors += len(data.errors)
-            duplicate = duplicate or half == 1
-            group_hands = max(group_hands, hands)
-            query_path = explicit.get(str(log)[: -len(".log")]) or Path(str(log)[: -len(".log")] + ".queries")
-            rows: dict[int, list[FloatArray] | None] | None = None
-            aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None
-            samples: int | None = None
-            who = measured
-            if query_path.exists():
-                queries = read_query_log(query_path)
-                rows = queries.rows
-                if queries.header.get("aivat"):
-                    aivat_rows = queries.aivat
-                    samples = queries.header.get("aivat_samples")
-                tally.dealer_queries += queries.queries
-                tally.query_errors += queries.failures
-                who = who or queries.header.get("measured")
-                any_io = True
-            who = who or players[0]
-            if measured is None:
-                measured = who
-            for outcome in outcomes_of_hands(game, data.hands, who, half, rows, tally, aivat_rows, samples,
-                                             this_seed):
-                outcomes.append(HandOutcome(outcome.deal + group_index * offset, half,
-                                            outcome.chips, outcome.io_chips, outcome.aivat_chips))
-            matches.append(name)
-        hands_total += group_hands
-    assert game is not None
-    config = {
-        "game": game_arg,
-        "players": list(players),
-        "measured": measured,
-        "seed": seed,
-        "hands": hands_total,
-        "duplicate": duplicate,
-        "lbr": lbr,
-        "matches": matches,
-    }
-    counts = {
-        "hands": len(outcomes),
-        "errors": errors,
-        "dealer_queries": tally.dealer_queries,
-        "query_errors": tally.query_errors,
-        "range_inconsistencies": tally.range_inconsistencies,
-        "showdowns": tally.showdowns,
-        "io_fallbacks": tally.io_fallbacks if any_io else 0,
-        "aivat_fallbacks": tally.aivat_fallbacks,
-    }
-    return results_document(config, estimates_from_outcomes(outcomes), game.big_blind, counts, {})
+    tally: Tally = field(default_factory=Tally)
+    errors: int = 0
+    any_io: bool = False
+    duplicate: bool = False
+    outcomes: list[HandOutcome] = field(default_factory=list)
+    matches: list[str] = field(default_factory=list)
+
+    def add_log(self, log: Path, half: int, query_path: Path, deal_offset: int) -> int:
+        """Add one ``.log`` (and its ``.queries`` file, if there is one); returns its header's hands.
+
+        Raises:
+            ValueError: its game differs from the first log's, or a file is unreadable.
+        """
+        name, this_game, hands, this_seed = read_log_header(log)
+        if self.game_arg is None:
+            self.game_arg, self.game, self.seed = this_game, load_game(this_game), this_seed
+        elif load_game(this_game) != self.game:
+            raise ValueError(f"{log}: game {this_game} differs from {self.game_arg}")
+        game = self.game
+        assert game is not None
+        data = read_match_log(log, game)
+        if not self.players:
+            self.players = data.seat_names
+        self.errors += len(data.errors)
+        self.duplicate = self.duplicate or half == 1
+        rows: dict[int, list[FloatArray] | None] | None = None
+        aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None
+        samples: int | None = None
+        who = self.measured
+        if query_path.exists():
+            queries = read_query_log(query_path)
+            rows = queries.rows
+            if queries.header.get("aivat"):
+                aivat_rows = queries.aivat
+                samples = queries.header.get("aivat_samples")
+            self.tally.dealer_queries += queries.queries
+            self.tally.query_errors += queries.failures
+            who = who or queries.header.get("measured")
+            self.any_io = True
+        who = who or self.players[0]
+        if self.measured is None:
+            self.measured = who
+        for outcome in outcomes_of_hands(game, data.hands, who, half, rows, self.tally, aivat_rows, samples,
+                                         this_seed):
+            self.outcomes.append(HandOutcome(outcome.deal + deal_offset, half,
+                                             outcome.chips, outcome.io_chips, outcome.aivat_chips))
+        self.matches.append(name)
+        return hands
+
+    def document(self, lbr: LbrOptions | None) -> ResultsDocument:
+        """The results document of every log added."""
+        assert self.game is not None
+        config: ResultsConfig = {
+            "game": self.game_arg,
+            "players": list(self.players),
+            "measured": self.measured,
+            "seed": self.seed,
+            "hands": self.hands,
+            "duplicate": self.duplicate,
+            "lbr": lbr,
+            "matches": self.matches,
+        }
+        tally = self.tally
+        counts = {
+            "hands": len(self.outcomes),
+            "errors": self.errors,
+            "dealer_queries": tally.dealer_queries,
+            "query_errors": tally.query_errors,
+            "range_inconsistencies": tally.range_inconsistencies,
+            "showdowns": tally.showdowns,
+            "io_fallbacks": tally.io_fallbacks if self.any_io else 0,
+            "aivat_fallbacks": tally.aivat_fallbacks,
+        }
+        return results_document(config, estimates_from_outcomes(self.outcomes), self.game.big_blind, counts, {})
 
 
 # -- wiring into the dealer: a match, or a match and its mirror ------------------------------
@@ -747,7 +857,7 @@ class ResultsGroup:
         matches: Sequence[Match],
         measured: str | None = None,
         metrics: DealerMetrics | None = None,
-        lbr: dict[str, Any] | None = None,
+        lbr: LbrOptions | None = None,
         query_logs: bool = True,
         io: bool = True,
         aivat: bool = False,
@@ -792,16 +902,14 @@ class ResultsGroup:
         relay.answer_hooks.append(part.record_answer)
 
     def _hand_hook(self, match: Match, part: MatchResults) -> Callable[[State, Deal, Sequence[int]], Awaitable[None]]:
-        from twisted.internet import defer
-
         # The IO queries of hand h are answered while hand h+1 is played: the
         # hook starts hand h's accounting (after hand h-1's, so outcomes and the
         # query log stay in hand order) and waits only for hand h-1's, or for
         # everything after the match's last hand. A slow bot delays the match
         # by at most a hand; the dealer does not wait a round trip per showdown.
-        tail: list[defer.Deferred[Any]] = [defer.succeed(None)]
+        tail: list[defer.Deferred[None]] = [defer.succeed(None)]
 
-        async def account(previous: defer.Deferred[Any], state: State, deal: Deal,
+        async def account(previous: defer.Deferred[None], state: State, deal: Deal,
                           seat_of: Sequence[int]) -> None:
             await previous
             names = tuple(match.config.names[s] for s in seat_of)
@@ -835,7 +943,7 @@ class ResultsGroup:
         if self.match_metrics:  # the group's estimate lives on its first match
             self.match_metrics[0].publish_estimates(estimates, self.game.big_blind)
 
-    def document(self, outcomes: Sequence[MatchResult], timings: dict[str, float] | None = None) -> dict[str, Any]:
+    def document(self, outcomes: Sequence[MatchResult], timings: dict[str, float] | None = None) -> ResultsDocument:
         """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""
         first = self.matches[0].config
         counts: dict[str, int] = {
@@ -859,7 +967,7 @@ class ResultsGroup:
                 query_seconds += seat_counts.seconds
         counts["queries"] = queries
         counts["query_errors"] = query_errors
-        config = {
+        config: ResultsConfig = {
             "game": first.game_arg,
             "players": list(first.names),
             "measured": self.measured,
@@ -877,6 +985,18 @@ class ResultsGroup:
         """Close the query logs."""
         for part in self.results:
             part.close()
+
+
+class DelayedCalls(Protocol):
+    """What :class:`DealerResults` needs of the reactor: delayed calls (``IReactorTime``)."""
+
+    def callLater(self, delay: float, callable: Callable[[], object]) -> object: ...
+
+
+class ListeningPort(Protocol):
+    """A listening port (``IListeningPort``): where it listens."""
+
+    def getHost(self) -> IPv4Address: ...
 
 
 class DealerResults:
@@ -900,21 +1020,18 @@ class DealerResults:
     def __init__(
         self,
         matches: Sequence[Sequence[Match]],
-        reactor: Any,
+        reactor: DelayedCalls,
         measure: str | None = None,
         results_json: str | None = None,
         metrics_port: int | None = None,
         metrics_bind: str = "127.0.0.1",
         metrics_grace: float = 60.0,
-        lbr: dict[str, Any] | None = None,
-        stream: Any = None,
+        lbr: LbrOptions | None = None,
+        stream: TextIO | None = None,
         io: bool = True,
         table: bool = True,
         aivat: bool = False,
     ) -> None:
-        import sys
-        import time
-
         self.reactor = reactor
         self.results_json = results_json
         self.table = table
@@ -927,7 +1044,7 @@ class DealerResults:
             for group in matches
             if group[0].game.num_players == 2
         ]
-        self.listening: Any = None
+        self.listening: ListeningPort | None = None
         if self.metrics is not None:
             for group in self.groups:
                 for match, observer in zip(group.matches, group.match_metrics):
@@ -954,17 +1071,15 @@ class DealerResults:
 
         return hook
 
-    def documents(self, by_name: dict[str, Any]) -> list[dict[str, Any]]:
+    def documents(self, by_name: dict[str, MatchResult]) -> list[ResultsDocument]:
         """One results document per group (``by_name``: MatchResult by match name)."""
-        import time
-
         wall = time.time() - self.started
         return [
             group.document([by_name[m.config.name] for m in group.matches], {"wall_seconds": wall})
             for group in self.groups
         ]
 
-    def report(self, by_name: dict[str, Any]) -> list[dict[str, Any]]:
+    def report(self, by_name: dict[str, MatchResult]) -> list[ResultsDocument]:
         """Print each group's table, write the JSON document, close the query logs."""
         if not self.table and self.results_json is None:
             # Nobody reads the documents (-q without --table or --results-json):

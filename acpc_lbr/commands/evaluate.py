@@ -48,11 +48,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO, TypedDict, cast
 
-from twisted.internet import defer
+from twisted.internet import defer, protocol
+from twisted.internet.address import IPv4Address
+from twisted.internet.base import DelayedCall
+from twisted.internet.error import ProcessExitedAlready, ReactorNotRunning
+from twisted.python.failure import Failure
 
 from acpc_lbr.commands import scaleout
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
@@ -68,13 +72,14 @@ from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
 from acpc_lbr.report import render, require_matplotlib
-from acpc_lbr.results import estimates_from_outcomes, honesty_line
+from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_line
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
-from agents.lbr import LbrAgent
+from agents.lbr import LbrAgent, LbrTiming
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, serve_metrics
+from dealer.relay import QueryCounts
 from dealer.results import ResultsGroup
 from protocol.gamedef import GameDef, load_game
 
@@ -92,6 +97,75 @@ PROBE_SAMPLES = 100
 #: How long the players have to connect, and an opponent process to exit after the match.
 START_TIMEOUT_MS = 60_000
 EXIT_GRACE_SECONDS = 10.0
+
+
+class _Process(Protocol):
+    """A spawned process (``IProcessTransport``): what stops it."""
+
+    def signalProcess(self, signalID: str | int) -> None: ...
+
+
+class _Port(Protocol):
+    """A listening port (``IListeningPort``)."""
+
+    def getHost(self) -> IPv4Address: ...
+
+    def stopListening(self) -> defer.Deferred[None]: ...
+
+
+class EvaluateReactor(Protocol):
+    """What an evaluation needs of its Twisted reactor (its ``IReactor*`` interfaces; a
+    Protocol because zope interfaces are opaque to mypy)."""
+
+    def callLater(self, delay: float, callable: Callable[..., object], *args: object) -> DelayedCall: ...
+
+    def connectTCP(self, host: str, port: int, factory: BotFactory) -> object: ...
+
+    def listenTCP(self, port: int, factory: object, backlog: int = ..., interface: str = ...) -> _Port: ...
+
+    def spawnProcess(self, processProtocol: protocol.ProcessProtocol, executable: str,
+                     args: list[str], env: dict[str, str]) -> _Process: ...
+
+    def addSystemEventTrigger(self, phase: str, eventType: str, callable: Callable[..., object],
+                              *args: object) -> object: ...
+
+    def removeSystemEventTrigger(self, triggerID: object) -> None: ...
+
+    def callWhenRunning(self, callable: Callable[..., object], *args: object) -> object: ...
+
+    def run(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class ConsistencyCheck(TypedDict):
+    """``probe.consistency``: the playing copy's actions against its probed ranges."""
+
+    verdict: str
+    decisions: int
+    probes: int
+    largest_z: float
+    threshold_z: float
+
+
+class ProbeSection(TypedDict):
+    """``probe`` of the results document: what the probe adapters reported, both seatings."""
+
+    samples: int | None
+    instances: int
+    reports: int
+    queries: int
+    answered: int
+    refused: int
+    probes: int
+    copy_failures: int
+    refusals: dict[str, int]
+    smallest_answer_mass: float | None
+    mean_answer_mass: float | None
+    sampled_answers: int
+    largest_standard_error: float
+    mean_standard_error: float
+    consistency: ConsistencyCheck
 
 
 @dataclass(frozen=True)
@@ -207,6 +281,7 @@ class Evaluation:
         results: each half's :class:`dealer.match.MatchResult`.
         timing: the LBR agents' time split and counts, summed over halves.
         relay: per half, the dealer's per-seat query counters.
+        probe: what the probe adapters reported (``--probe``; also the document's ``probe``).
         inconsistencies: range inconsistencies seen by LBR.
         commands: the opponent command of each half as launched (``--opponent-cmd``).
         seconds: wall time.
@@ -220,12 +295,13 @@ class Evaluation:
     estimates: MatchEstimates = field(default_factory=MatchEstimates)
     pairs: dict[int, list[float | None]] = field(default_factory=dict)
     results: list[MatchResult] = field(default_factory=list)
-    timing: dict[str, Any] = field(default_factory=dict)
-    relay: list[Any] = field(default_factory=list)
+    timing: LbrTiming = field(default_factory=LbrTiming)
+    relay: list[list[QueryCounts]] = field(default_factory=list)
     inconsistencies: int = 0
     seconds: float = 0.0
     not_queryable: bool = False
-    document: dict[str, Any] = field(default_factory=dict)
+    document: ResultsDocument | None = None
+    probe: ProbeSection | None = None
     io_estimates: MatchEstimates | None = None
     breakdown: dict[str, float] = field(default_factory=dict)
     commands: list[str] = field(default_factory=list)
@@ -243,21 +319,21 @@ class Evaluation:
     @property
     def lbr_queries(self) -> tuple[int, int]:
         """(range queries LBR sent, how many of them failed), both halves."""
-        return int(self.timing.get("queries_sent", 0)), int(self.timing.get("query_errors", 0))
+        return self.timing.queries_sent, self.timing.query_errors
 
     @property
     def refusal(self) -> str | None:
         """Why the figures are not a bound on the opponent's exploitability (None: they are)."""
         sent, failed = self.lbr_queries
         if sent and failed / sent > MAX_FAILED_QUERY_SHARE:
-            reasons = self.timing.get("query_error_reasons", {})
+            reasons = self.timing.errors
             top = "; ".join(f"{count}x {reason}" for reason, count in
                             sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
             return (f"{failed} of {sent} LBR range queries failed ({failed / sent:.1%}"
                     + (f": {top}" if top else "") + "); without the opponent's range LBR "
                     "is not LBR, so its win rate is no bound")
-        probe = self.document.get("probe")
-        if probe is not None and probe.get("consistency", {}).get("verdict") == "inconsistent":
+        probe = self.probe
+        if probe is not None and probe["consistency"]["verdict"] == "inconsistent":
             check = probe["consistency"]
             return (f"the probed bot does not play as its probes answer (consistency check: "
                     f"z {check['largest_z']:.1f} over {check['decisions']} decisions, limit "
@@ -265,7 +341,7 @@ class Evaluation:
         unplayed = [r for r in self.results if r.cause is not None and not r.hands_played]
         if unplayed and not any(r.hands_played for r in self.results):
             return f"no hand was played: {unplayed[0].message}"
-        if not self.timing.get("active_decisions", 0) and self.results:
+        if not self.timing.decisions and self.results:
             return (f"LBR took no active decision (rounds {self.config.rounds.text()}): it only "
                     "checked and called, so its win rate says nothing about the opponent")
         return None
@@ -307,7 +383,7 @@ class _Progress:
         self.bar.close()
 
 
-async def run_evaluation(config: EvaluationConfig, reactor: Any,
+async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
                          progress: TextIO | None = None, progress_every: int = 0,
                          make_opponent: Callable[[int], AcpcClient] | None = None) -> Evaluation:
     """Play the evaluation on ``reactor`` (loopback TCP) and return what it measured.
@@ -338,13 +414,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             process.stop()
 
     shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", interrupted)
-    metrics = listening = None
-    if config.metrics_port is not None:
-        metrics = DealerMetrics()
-        listening = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
-        if progress is not None:
-            address = listening.getHost()
-            print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
+    metrics, listening = _metrics_endpoint(config, progress)
     # The dealer's results: the document's counts (showdowns, dealer queries, IO
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
     group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
@@ -373,7 +443,20 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     return evaluation
 
 
-def _seating(config: EvaluationConfig, reactor: Any, evaluation: Evaluation, bar: _Progress,
+def _metrics_endpoint(config: EvaluationConfig, progress: TextIO | None,
+                      ) -> tuple[DealerMetrics | None, _Port | None]:
+    """The metrics and their endpoint (``--metrics-port``; its address said on ``progress``)."""
+    if config.metrics_port is None:
+        return None, None
+    metrics = DealerMetrics()
+    listening: _Port = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
+    if progress is not None:
+        address = listening.getHost()
+        print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
+    return metrics, listening
+
+
+def _seating(config: EvaluationConfig, reactor: EvaluateReactor, evaluation: Evaluation, bar: _Progress,
              half: int, halves: int) -> Match:
     """The match of one seating (LBR first in half 0, second in half 1), its hands counted."""
     opponent = config.opponent_name
@@ -416,7 +499,7 @@ def _publish_without_io(metrics: DealerMetrics, matches: Sequence[Match], evalua
         match.events.subscribe(publish)
 
 
-def _seat_players(config: EvaluationConfig, reactor: Any, matches: Sequence[Match],
+def _seat_players(config: EvaluationConfig, reactor: EvaluateReactor, matches: Sequence[Match],
                   evaluation: Evaluation, processes: list[_OpponentProcess],
                   make_opponent: Callable[[int], AcpcClient] | None,
                   ) -> tuple[list[LbrAgent], list[BotFactory], list[defer.Deferred[MatchResult]]]:
@@ -468,28 +551,35 @@ def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence
             final.append(HandOutcome(deal, half, float(values[lbr_seat])))
             evaluation.pairs.setdefault(deal, [None] * halves)[half] = float(values[lbr_seat])
     evaluation.estimates = estimates_from_outcomes(final)
-    timing: dict[str, Any] = {}
-    for agent in agents:
-        for key, value in agent.timing.to_dict().items():
-            if isinstance(value, dict):
-                merged = timing.setdefault(key, {})
-                for k, v in value.items():
-                    merged[k] = merged.get(k, 0) + v
-            else:
-                timing[key] = timing.get(key, 0) + value
+    timing = _summed_timing([agent.timing for agent in agents])
     evaluation.timing = timing
     evaluation.inconsistencies = sum(a.inconsistencies for a in agents)
     evaluation.not_queryable = any(a.fatal is not None for a in agents)
-    evaluation.relay = [m.relay.counts_dict() for m in matches]
+    evaluation.relay = [list(m.relay.counts) for m in matches]
     evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
     evaluation.document = _document(evaluation, group)
     if config.probe is not None:
-        evaluation.document["probe"] = _probe_section(config, matches)
+        evaluation.probe = evaluation.document["probe"] = _probe_section(config, matches)
     if config.io or config.aivat:
         evaluation.io_estimates = group.live.final()
 
 
-def _time_breakdown(matches: Sequence[Match], wall: float, timing: dict[str, Any]) -> dict[str, float]:
+def _summed_timing(timings: Sequence[LbrTiming]) -> LbrTiming:
+    """The LBR agents' time split and counts, summed (counts by reason added up by reason)."""
+    total = LbrTiming()
+    for timing in timings:
+        for part in fields(LbrTiming):
+            value = getattr(timing, part.name)
+            if isinstance(value, dict):
+                merged = getattr(total, part.name)
+                for key, count in value.items():
+                    merged[key] = merged.get(key, 0) + count
+            else:
+                setattr(total, part.name, getattr(total, part.name) + value)
+    return total
+
+
+def _time_breakdown(matches: Sequence[Match], wall: float, timing: LbrTiming) -> dict[str, float]:
     """Whose time the evaluation took, in seconds summed over the seatings (see :func:`format_report`).
 
     The opponent's share is what the dealer saw: the time charged for its
@@ -513,8 +603,8 @@ def _time_breakdown(matches: Sequence[Match], wall: float, timing: dict[str, Any
         "opponent_acting_seconds": opponent_acting,
         "opponent_answering_seconds": opponent_answering,
         "channel_check_seconds": check,
-        "channel_decode_seconds": float(timing.get("decode_seconds", 0.0)),
-        "lbr_compute_seconds": float(timing.get("compute_seconds", 0.0)),
+        "channel_decode_seconds": float(timing.decode),
+        "lbr_compute_seconds": float(timing.compute),
         "lbr_turn_seconds": lbr_turns,
         "dealer_other_seconds": max(0.0, wall * len(matches) - opponent_acting - lbr_turns),
     }
@@ -530,7 +620,7 @@ def _returning(client: AcpcClient) -> Callable[[], AcpcClient]:
     return lambda: client
 
 
-def _document(evaluation: Evaluation, group: ResultsGroup) -> dict[str, Any]:
+def _document(evaluation: Evaluation, group: ResultsGroup) -> ResultsDocument:
     """The dealer's results document, with what only the evaluation knows added.
 
     Estimators and the dealer's counts come from ``group`` (as in
@@ -540,12 +630,12 @@ def _document(evaluation: Evaluation, group: ResultsGroup) -> dict[str, Any]:
     config = evaluation.config
     timings = {
         "wall_seconds": evaluation.seconds,
-        "lbr_query_wait_seconds": evaluation.timing.get("queries_seconds", 0.0),
-        "lbr_protocol_seconds": evaluation.timing.get("protocol_seconds", 0.0),
-        "lbr_compute_seconds": evaluation.timing.get("compute_seconds", 0.0),
+        "lbr_query_wait_seconds": evaluation.timing.queries,
+        "lbr_protocol_seconds": evaluation.timing.protocol,
+        "lbr_compute_seconds": evaluation.timing.compute,
         **evaluation.breakdown,
     }
-    document: dict[str, Any] = group.document(evaluation.results, timings)
+    document = group.document(evaluation.results, timings)
     document["config"].update({
         "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
         "logs": str(config.out),
@@ -554,60 +644,72 @@ def _document(evaluation: Evaluation, group: ResultsGroup) -> dict[str, Any]:
     document["counts"].update({
         "lbr_queries": sent,
         "lbr_query_errors": failed,
-        "lbr_active_decisions": int(evaluation.timing.get("active_decisions", 0)),
+        "lbr_active_decisions": evaluation.timing.decisions,
         "lbr_range_inconsistencies": evaluation.inconsistencies,
     })
     return document
 
 
-def _probe_section(config: EvaluationConfig, matches: Sequence[Any]) -> dict[str, Any]:
+def _probe_section(config: EvaluationConfig, matches: Sequence[Match]) -> ProbeSection:
     """What the probe adapters reported (``probe<half>.json``), summed over the seatings.
 
     The standard errors are the dealer's own count of the ``se=`` parts of the
     answers it relayed (docs/range-query.md); the rest is the adapters'.
     """
-    parts = []
+    parts: list[dict[str, Any]] = []  # the adapters' JSON, as read
     for half in range(len(matches)):
         path = config.out / f"probe{half}.json"
         with contextlib.suppress(OSError, ValueError):
             parts.append(json.loads(path.read_text()))
-    section: dict[str, Any] = {"samples": config.probe, "instances": 0, "reports": len(parts)}
-    for key in ("queries", "answered", "refused", "probes", "copy_failures"):
-        section[key] = sum(int(part.get(key, 0)) for part in parts)
-    section["instances"] = max((int(part.get("instances", 0)) for part in parts), default=0)
+    totals = {key: sum(int(part.get(key, 0)) for part in parts)
+              for key in ("queries", "answered", "refused", "probes", "copy_failures")}
     refusals: dict[str, int] = {}
     for part in parts:
         for cause, count in part.get("refusals", {}).items():
             refusals[cause] = refusals.get(cause, 0) + int(count)
-    section["refusals"] = refusals
     masses = [part["smallest_answer_mass"] for part in parts
               if part.get("smallest_answer_mass") is not None]
-    section["smallest_answer_mass"] = min(masses) if masses else None
-    answered = section["answered"]
-    section["mean_answer_mass"] = (sum(part["mean_answer_mass"] * part["answered"] for part in parts
-                                       if part.get("mean_answer_mass") is not None) / answered
-                                   if answered else None)
+    answered = totals["answered"]
     sampled = largest = total = 0.0
     for match in matches:
         counts = match.relay.counts[1 - match.config.names.index("lbr")]
         sampled += counts.sampled
         largest = max(largest, counts.largest_standard_error)
         total += counts.sum_mean_standard_error
-    section["sampled_answers"] = int(sampled)
-    section["largest_standard_error"] = largest
-    section["mean_standard_error"] = total / sampled if sampled else 0.0
-    checks = [part.get("consistency", {}) for part in parts]
+    return {
+        "samples": config.probe,
+        "instances": max((int(part.get("instances", 0)) for part in parts), default=0),
+        "reports": len(parts),
+        "queries": totals["queries"],
+        "answered": answered,
+        "refused": totals["refused"],
+        "probes": totals["probes"],
+        "copy_failures": totals["copy_failures"],
+        "refusals": refusals,
+        "smallest_answer_mass": min(masses) if masses else None,
+        "mean_answer_mass": (sum(part["mean_answer_mass"] * part["answered"] for part in parts
+                                 if part.get("mean_answer_mass") is not None) / answered
+                             if answered else None),
+        "sampled_answers": int(sampled),
+        "largest_standard_error": largest,
+        "mean_standard_error": total / sampled if sampled else 0.0,
+        "consistency": _consistency([part.get("consistency", {}) for part in parts],
+                                    complete=len(parts) == len(matches)),
+    }
+
+
+def _consistency(checks: Sequence[dict[str, Any]], complete: bool) -> ConsistencyCheck:
+    """The adapters' consistency checks (JSON, as read) as one: inconsistent if any says so."""
     decisions = sum(int(c.get("decisions", 0)) for c in checks)
     verdicts = {c.get("verdict") for c in checks}
     verdict = ("inconsistent" if "inconsistent" in verdicts else
-               "consistent" if decisions and len(parts) == len(matches) else "not checked")
-    section["consistency"] = {
+               "consistent" if decisions and complete else "not checked")
+    return {
         "verdict": verdict, "decisions": decisions,
         "probes": sum(int(c.get("probes", 0)) for c in checks),
         "largest_z": max((float(c.get("largest_z", 0.0)) for c in checks), default=0.0),
         "threshold_z": max((float(c.get("threshold_z", 0.0)) for c in checks), default=0.0),
     }
-    return section
 
 
 #: How much of an ``--opponent-cmd`` program's output (stdout and stderr) its log keeps.
@@ -617,9 +719,7 @@ OPPONENT_LOG_LIMIT = 16 << 20
 class _OpponentProcess:
     """One external opponent process (``--opponent-cmd``)."""
 
-    def __init__(self, reactor: Any, argv: list[str], log_path: Path) -> None:
-        from twisted.internet import protocol
-
+    def __init__(self, reactor: EvaluateReactor, argv: list[str], log_path: Path) -> None:
         self.ended: defer.Deferred[int] = defer.Deferred()
         self.command = shlex.join(argv)
         self.log = open(log_path, "wb")  # noqa: SIM115 (closed when the process ends)
@@ -633,7 +733,7 @@ class _OpponentProcess:
             def errReceived(self, data: bytes) -> None:
                 outer.write_log(data)
 
-            def processEnded(self, reason: Any) -> None:
+            def processEnded(self, reason: Failure) -> None:
                 outer.log.close()
                 code = getattr(reason.value, "exitCode", None)
                 if not outer.ended.called:
@@ -650,7 +750,7 @@ class _OpponentProcess:
                 self.log.write(b"\n# acpc-lbr: output beyond %d bytes dropped\n" % OPPONENT_LOG_LIMIT)
         self.logged += len(data)
 
-    async def finish(self, reactor: Any, grace: float) -> None:
+    async def finish(self, reactor: EvaluateReactor, grace: float) -> None:
         """Wait for the process to exit; kill it after ``grace`` seconds."""
         if not self.ended.called:
             timer = reactor.callLater(grace, self._kill)
@@ -660,14 +760,10 @@ class _OpponentProcess:
 
     def stop(self) -> None:
         """Ask the process to end (SIGTERM), if it still runs."""
-        from twisted.internet.error import ProcessExitedAlready
-
         with contextlib.suppress(ProcessExitedAlready, OSError):
             self.transport.signalProcess("TERM")
 
     def _kill(self) -> None:
-        from twisted.internet.error import ProcessExitedAlready
-
         with contextlib.suppress(ProcessExitedAlready, OSError):
             self.transport.signalProcess("KILL")
 
@@ -685,7 +781,7 @@ def _exited_before_connecting(status: int, match: Match, seat: int, command: str
     return status
 
 
-def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:
+def _spawn(reactor: EvaluateReactor, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:
     command = (config.opponent_cmd or "").format(
         host="127.0.0.1", port=port, stats=shlex.quote(str(config.out / f"probe{half}.json")))
     argv = shlex.split(command)
@@ -697,14 +793,13 @@ def _spawn(reactor: Any, config: EvaluationConfig, port: int, half: int) -> _Opp
 def format_report(evaluation: Evaluation) -> str:
     """The human-readable result (no bound when :attr:`Evaluation.refusal` says so)."""
     config = evaluation.config
-    lines = []
     hands = sum(r.hands_played for r in evaluation.results)
-    lines.append(
+    lines = [
         f"LBR ({config.bets.name}, rounds {config.rounds.text()}) vs {config.opponent_name} "
         f"in {config.game_arg}: {hands} hands"
         + (f" ({len(evaluation.pairs)} duplicate deals)" if config.duplicate else "")
         + f", seed {config.seed}"
-    )
+    ]
     for mirror, command in enumerate(evaluation.commands):
         lines.append(f"  opponent {'mirror ' if mirror else ''}command: {command}")
     sent, failed = evaluation.lbr_queries
@@ -715,35 +810,52 @@ def format_report(evaluation: Evaluation) -> str:
     if refusal is not None:
         lines.append(f"NO BOUND: {refusal}.")
     else:
-        lines.append("lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:")
-        names = ["raw", "duplicate"] if config.duplicate else ["raw"]
-        for name in names:
-            mean, half, n = evaluation.mbb(name)
-            unit = "pairs" if name == "duplicate" else "hands"
-            lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
-        if evaluation.io_estimates is not None:
-            scale = 1000.0 / config.game.big_blind
-            for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
-                stat = evaluation.io_estimates.estimator(name)
-                if stat.n:
-                    mean, half = stat.mean * scale, stat.half_width * scale
-                    lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
-        else:
-            lines.append(f"  {'io':<15} (off: --no-io)")
-    estimators = evaluation.document.get("estimators", {})
-    honesty = honesty_line(estimators) if estimators else None
-    if honesty is not None:
-        lines.append(honesty)
-    honesty = honesty_line(estimators, "aivat") if estimators else None
-    if honesty is not None:
-        lines.append(honesty)
-    timing = evaluation.timing
+        lines += _bound_lines(evaluation)
+    estimators = evaluation.document["estimators"] if evaluation.document is not None else {}
+    for estimator in ("io", "aivat"):
+        honesty = honesty_line(estimators, estimator) if estimators else None
+        if honesty is not None:
+            lines.append(honesty)
+    lines.append("")
+    lines += _time_lines(evaluation, hands)
+    lines.append(_counts_line(evaluation))
+    if evaluation.probe is not None:
+        lines += _probe_lines(evaluation.probe)
+    for result in evaluation.results:
+        if result.exit_code != 0:
+            lines.append(f"match {result.name} ended early: {result.message}")
+    lines.append(f"logs: {config.out}")
+    return "\n".join(lines)
+
+
+def _bound_lines(evaluation: Evaluation) -> list[str]:
+    """The bound: each estimator's mean and 95% interval in mbb/g."""
+    config = evaluation.config
+    lines = ["lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:"]
+    names = ["raw", "duplicate"] if config.duplicate else ["raw"]
+    for name in names:
+        mean, half, n = evaluation.mbb(name)
+        unit = "pairs" if name == "duplicate" else "hands"
+        lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
+    if evaluation.io_estimates is not None:
+        scale = 1000.0 / config.game.big_blind
+        for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
+            stat = evaluation.io_estimates.estimator(name)
+            if stat.n:
+                mean, half = stat.mean * scale, stat.half_width * scale
+                lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
+    else:
+        lines.append(f"  {'io':<15} (off: --no-io)")
+    return lines
+
+
+def _time_lines(evaluation: Evaluation, hands: int) -> list[str]:
+    """Where the wall time went (:func:`_time_breakdown`)."""
     wall = evaluation.seconds
     rate = hands / wall if wall > 0 else 0.0
-    lines.append("")
     split = evaluation.breakdown
-    both = " (both seatings at once; the parts below are summed over them)" if config.duplicate else ""
-    lines.append(f"time: {wall:.1f} s wall, {rate:.0f} hands/s{both}")
+    both = " (both seatings at once; the parts below are summed over them)" if evaluation.config.duplicate else ""
+    lines = [f"time: {wall:.1f} s wall, {rate:.0f} hands/s{both}"]
     if split:
         lines.append(f"  opponent, as the dealer saw it: acting {split['opponent_acting_seconds']:.1f} s, "
                      f"answering queries {split['opponent_answering_seconds']:.1f} s "
@@ -752,34 +864,36 @@ def format_report(evaluation: Evaluation) -> str:
                      f"LBR decoding them {split['channel_decode_seconds']:.1f} s")
         lines.append(f"  LBR: computation {split['lbr_compute_seconds']:.1f} s; its turns took "
                      f"{split['lbr_turn_seconds']:.1f} s, waiting for answers "
-                     f"{timing.get('queries_seconds', 0.0):.1f} s of it")
+                     f"{evaluation.timing.queries:.1f} s of it")
         lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
                      f"{split['dealer_other_seconds']:.1f} s")
-    counts = evaluation.document.get("counts", {})
-    lines.append(f"counts: {counts.get('queries', 0)} range queries reached the opponent "
-                 f"({counts.get('query_errors', 0)} failed; {counts.get('dealer_queries', 0)} "
-                 f"the dealer's own for IO), {counts.get('showdowns', 0)} showdowns, "
-                 f"{counts.get('io_fallbacks', 0)} IO fallbacks, "
-                 f"{evaluation.inconsistencies} LBR range inconsistencies, "
-                 f"{timing.get('active_decisions', 0)} active decisions")
-    probe = evaluation.document.get("probe")
-    if probe is not None:
-        check = probe["consistency"]
-        mass = probe["smallest_answer_mass"]
-        lines.append(
-            f"probe adapter: K {probe['samples']}, N {probe['instances']}, {probe['probes']} probes "
-            f"for {probe['queries']} queries ({probe['refused']} refused, {probe['copy_failures']} "
-            f"copy failures); standard error of an answer: largest {probe['largest_standard_error']:.4f}, "
-            f"mean {probe['mean_standard_error']:.4f}"
-            + (f"; smallest answer mass {mass:.4f}" if mass is not None else ""))
-        lines.append(f"  consistency check: {check['verdict']} ({check['decisions']} decisions of the "
-                     f"playing copy against {check['probes']} probes, largest z {check['largest_z']:.2f}, "
-                     f"limit {check['threshold_z']:g})")
-    for result in evaluation.results:
-        if result.exit_code != 0:
-            lines.append(f"match {result.name} ended early: {result.message}")
-    lines.append(f"logs: {config.out}")
-    return "\n".join(lines)
+    return lines
+
+
+def _counts_line(evaluation: Evaluation) -> str:
+    """The queries, showdowns, fallbacks and decisions counted."""
+    counts = evaluation.document["counts"] if evaluation.document is not None else {}
+    return (f"counts: {counts.get('queries', 0)} range queries reached the opponent "
+            f"({counts.get('query_errors', 0)} failed; {counts.get('dealer_queries', 0)} "
+            f"the dealer's own for IO), {counts.get('showdowns', 0)} showdowns, "
+            f"{counts.get('io_fallbacks', 0)} IO fallbacks, "
+            f"{evaluation.inconsistencies} LBR range inconsistencies, "
+            f"{evaluation.timing.decisions} active decisions")
+
+
+def _probe_lines(probe: ProbeSection) -> list[str]:
+    """What the probe adapters did, and their consistency check."""
+    check = probe["consistency"]
+    mass = probe["smallest_answer_mass"]
+    adapter = (f"probe adapter: K {probe['samples']}, N {probe['instances']}, {probe['probes']} probes "
+               f"for {probe['queries']} queries ({probe['refused']} refused, {probe['copy_failures']} "
+               f"copy failures); standard error of an answer: largest {probe['largest_standard_error']:.4f}, "
+               f"mean {probe['mean_standard_error']:.4f}"
+               + (f"; smallest answer mass {mass:.4f}" if mass is not None else ""))
+    consistency = (f"  consistency check: {check['verdict']} ({check['decisions']} decisions of the "
+                   f"playing copy against {check['probes']} probes, largest z {check['largest_z']:.2f}, "
+                   f"limit {check['threshold_z']:g})")
+    return [adapter, consistency]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -855,34 +969,12 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
                          "use --opponent-cmd for your own program")
     name = args.opponent_name
     if args.probe is not None:
-        if args.opponent_cmd is None:
-            raise ValueError("--probe measures a program given by --opponent-cmd")
-        if args.probe < 1:
-            raise ValueError("--probe K needs K >= 1")
+        probed = _probe_command(args)
         if name is None:
             name = default_opponent_name(None, args.opponent_cmd)
-        try:
-            bot = shlex.split(args.opponent_cmd)
-        except ValueError as error:
-            raise ValueError(f"--opponent-cmd: cannot read {args.opponent_cmd!r}: {error}") from None
-        if not bot or shutil.which(bot[0]) is None:  # the adapter's copies would all fail
-            raise ValueError(f"--opponent-cmd: no such program {bot[0] if bot else ''!r}")
-        # The bot's own {host} and {port} are the adapter's to fill in.
-        inner = args.opponent_cmd.replace("{host}", "{{host}}").replace("{port}", "{{port}}")
-        # The adapter refuses a query before the dealer's t_query does, with its reason.
-        args.opponent_cmd = (f"{shlex.quote(sys.executable)} -m acpc_lbr.cli probe {{host}} "
-                             f"{{port}} --game {shlex.quote(args.game)} --samples {args.probe} "
-                             f"--probe-timeout {args.t_query * 0.0009:g} --stats {{stats}} "
-                             f"-- {inner}")
+        args.opponent_cmd = probed
     if args.opponent_cmd is not None:
-        if "{port}" not in args.opponent_cmd:
-            raise ValueError("--opponent-cmd needs {port} (and usually {host}) in it")
-        try:
-            words = shlex.split(args.opponent_cmd.format(host="127.0.0.1", port=0, stats="x"))
-        except (ValueError, KeyError, IndexError) as error:
-            raise ValueError(f"--opponent-cmd: cannot read {args.opponent_cmd!r}: {error}") from None
-        if not words or shutil.which(words[0]) is None:
-            raise ValueError(f"--opponent-cmd: no such program {words[0] if words else ''!r}")
+        _check_opponent_cmd(args.opponent_cmd)
     if args.opponent_name is not None and (
             not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.opponent_name) or args.opponent_name == "lbr"):
         raise ValueError(f"--opponent-name {args.opponent_name!r}: use 1-64 letters, digits, "
@@ -904,6 +996,47 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
     )
 
 
+def _probe_command(args: argparse.Namespace) -> str:
+    """``--probe``: the probe adapter's command line, around the bot of ``--opponent-cmd``.
+
+    Raises:
+        ValueError: no ``--opponent-cmd``, K < 1, or a bot command that cannot run.
+    """
+    if args.opponent_cmd is None:
+        raise ValueError("--probe measures a program given by --opponent-cmd")
+    if args.probe < 1:
+        raise ValueError("--probe K needs K >= 1")
+    try:
+        bot = shlex.split(args.opponent_cmd)
+    except ValueError as error:
+        raise ValueError(f"--opponent-cmd: cannot read {args.opponent_cmd!r}: {error}") from None
+    if not bot or shutil.which(bot[0]) is None:  # the adapter's copies would all fail
+        raise ValueError(f"--opponent-cmd: no such program {bot[0] if bot else ''!r}")
+    # The bot's own {host} and {port} are the adapter's to fill in.
+    inner = args.opponent_cmd.replace("{host}", "{{host}}").replace("{port}", "{{port}}")
+    # The adapter refuses a query before the dealer's t_query does, with its reason.
+    return (f"{shlex.quote(sys.executable)} -m acpc_lbr.cli probe {{host}} "
+            f"{{port}} --game {shlex.quote(args.game)} --samples {args.probe} "
+            f"--probe-timeout {args.t_query * 0.0009:g} --stats {{stats}} "
+            f"-- {inner}")
+
+
+def _check_opponent_cmd(command: str) -> None:
+    """An ``--opponent-cmd`` names ``{port}`` and a program that exists.
+
+    Raises:
+        ValueError: it does not.
+    """
+    if "{port}" not in command:
+        raise ValueError("--opponent-cmd needs {port} (and usually {host}) in it")
+    try:
+        words = shlex.split(command.format(host="127.0.0.1", port=0, stats="x"))
+    except (ValueError, KeyError, IndexError) as error:
+        raise ValueError(f"--opponent-cmd: cannot read {command!r}: {error}") from None
+    if not words or shutil.which(words[0]) is None:
+        raise ValueError(f"--opponent-cmd: no such program {words[0] if words else ''!r}")
+
+
 def main(argv: Sequence[str]) -> int:
     """Run ``acpc-lbr evaluate``; returns the exit status."""
     parser = _parser()
@@ -921,12 +1054,26 @@ def main(argv: Sequence[str]) -> int:
     if scaleout.wanted(args) or args.dry_run:
         return scaleout.run(args, list(argv))
 
-    install_asyncio_reactor()
-    from twisted.internet import reactor as installed
-    from twisted.internet.error import ReactorNotRunning
+    evaluation = _play(config, args)
+    if not isinstance(evaluation, Evaluation):
+        return evaluation
+    if evaluation.not_queryable:
+        print(f"acpc-lbr evaluate: the opponent {config.opponent_name!r} does not answer range "
+              "queries, which LBR needs: implement them (docs/range-query.md), or rerun with "
+              "--probe to have copies of the bot probed for its ranges.", file=sys.stderr)
+        return EXIT_NOT_QUERYABLE
+    print(format_report(evaluation))
+    return _write_results(evaluation, args)
 
-    reactor: Any = installed
-    outcome: list[Any] = []
+
+def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | int:
+    """Run the evaluation on the asyncio reactor; its :class:`Evaluation`, or the exit status of
+    an evaluation that was interrupted or failed (said on stderr)."""
+    install_asyncio_reactor()
+    from twisted.internet import reactor as installed  # the one just installed
+
+    reactor = cast(EvaluateReactor, installed)
+    outcome: list[Evaluation | Failure] = []
     ended: list[str] = []  # "done" when go() stops the reactor; else a signal did
 
     async def go() -> None:
@@ -939,7 +1086,7 @@ def main(argv: Sequence[str]) -> int:
                 reactor.stop()
 
     def start() -> None:
-        defer.ensureDeferred(go()).addErrback(lambda failure: outcome.append(failure))
+        defer.ensureDeferred(go()).addErrback(outcome.append)
 
     reactor.callWhenRunning(start)
     reactor.addSystemEventTrigger("before", "shutdown", lambda: ended.append("interrupted"))
@@ -948,25 +1095,25 @@ def main(argv: Sequence[str]) -> int:
         print(f"acpc-lbr evaluate: interrupted; the logs of the finished hands are in {config.out}",
               file=sys.stderr)
         return EXIT_FAILED
-    if not outcome or not isinstance(outcome[0], Evaluation):
-        error = outcome[0].getTraceback() if outcome else "interrupted"
-        print(f"acpc-lbr evaluate: internal error: {error}", file=sys.stderr)
-        return EXIT_FAILED
-    evaluation = outcome[0]
-    if evaluation.not_queryable:
-        print(f"acpc-lbr evaluate: the opponent {config.opponent_name!r} does not answer range "
-              "queries, which LBR needs: implement them (docs/range-query.md), or rerun with "
-              "--probe to have copies of the bot probed for its ranges.", file=sys.stderr)
-        return EXIT_NOT_QUERYABLE
-    print(format_report(evaluation))
+    first = outcome[0] if outcome else None
+    if isinstance(first, Evaluation):
+        return first
+    error = first.getTraceback() if first is not None else "interrupted"
+    print(f"acpc-lbr evaluate: internal error: {error}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def _write_results(evaluation: Evaluation, args: argparse.Namespace) -> int:
+    """Write ``--json`` and ``--report`` when there is a bound (else say why not); the exit status."""
     refusal = evaluation.refusal
     if refusal is not None:
-        print(f"acpc-lbr evaluate: no bound: {refusal}. The logs are in {config.out}"
+        print(f"acpc-lbr evaluate: no bound: {refusal}. The logs are in {evaluation.config.out}"
               + (f"; {args.json} was not written" if args.json else "")
               + (f"; {args.report} was not written" if args.report else "") + ".", file=sys.stderr)
-    elif args.json:
+        return evaluation.exit_code
+    if args.json:
         Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
-    if args.report and refusal is None:
+    if args.report and evaluation.document is not None:
         try:
             Path(args.report).write_text(render([evaluation.document]), encoding="utf-8")
         except (OSError, ValueError) as problem:

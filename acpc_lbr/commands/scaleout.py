@@ -45,7 +45,7 @@ import numpy as np
 
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render
-from acpc_lbr.results import dumps, format_table, merge_documents
+from acpc_lbr.results import ResultsDocument, dumps, format_table, merge_documents
 from dealer.metrics import DealerMetrics
 
 #: Options that belong to the driver, with how many values each takes; a batch never sees them.
@@ -221,7 +221,7 @@ class _LiveMetrics:
         self.port = server.server_port
         self.name = name
 
-    def update(self, doc: dict[str, Any] | None, hands: int, states: dict[str, int]) -> None:
+    def update(self, doc: ResultsDocument | None, hands: int, states: dict[str, int]) -> None:
         for state, value in states.items():
             self.batches.labels(self.name, state).set(value)
         if doc is None:
@@ -234,7 +234,7 @@ class _LiveMetrics:
                                             mbb["n"])
 
 
-def _progress(doc: dict[str, Any], done: dict[int, dict[str, Any]], total: int, hands: int,
+def _progress(doc: ResultsDocument, done: dict[int, dict[str, Any]], total: int, hands: int,
               in_flight: int) -> str:
     best = "duplicate" if doc["estimators"].get("duplicate", {}).get("chips", {}).get("n") else "raw"
     estimate = doc["estimators"][best]["mbb_per_game"]

@@ -70,7 +70,7 @@ async def test_every_duplicate_pair_against_always_fold_is_worth_750_mbb(tmp_pat
     assert (io.mean * 1000 / NOLIMIT.big_blind, io.n) == (750.0, 120)
     paired = evaluation.io_estimates.estimator("duplicate_io")
     assert (paired.mean * 1000 / NOLIMIT.big_blind, paired.half_width, paired.n) == (750.0, 0.0, 60)
-    assert evaluation.timing["queries_sent"] > 0
+    assert evaluation.timing.queries_sent > 0
     assert evaluation.inconsistencies == 0
     report = format_report(evaluation)
     assert "+750.0" in report and "range inconsistencies" in report
@@ -247,7 +247,7 @@ async def test_no_active_decision_is_no_bound(tmp_path: Path) -> None:
     cfg = config(tmp_path, "random", hands=30, game="leduc")
     cfg = EvaluationConfig(**{**cfg.__dict__, "rounds": ActiveRounds(3, 3)})
     evaluation = await evaluate(cfg)
-    assert evaluation.timing["active_decisions"] == 0
+    assert evaluation.timing.decisions == 0
     assert evaluation.refusal is not None and "no active decision" in evaluation.refusal
     assert evaluation.exit_code == EXIT_NO_BOUND
     report = format_report(evaluation)
