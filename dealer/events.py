@@ -41,6 +41,7 @@ from typing import Any, BinaryIO, ClassVar, Final, TextIO
 import structlog
 from structlog.processors import ExceptionRenderer
 from structlog.tracebacks import ExceptionDictTransformer
+from structlog.typing import Processor
 
 
 class Event(StrEnum):
@@ -601,7 +602,7 @@ def _exception_renderer() -> ExceptionRenderer:
     return ExceptionRenderer(ExceptionDictTransformer(show_locals=False))
 
 
-def json_processors() -> list[Any]:
+def json_processors() -> list[Processor]:
     """The structlog processor chain of the JSON-lines event log."""
     return [
         structlog.processors.add_log_level,
@@ -611,7 +612,7 @@ def json_processors() -> list[Any]:
     ]
 
 
-def console_processors() -> list[Any]:
+def console_processors() -> list[Processor]:
     """The structlog processor chain of the readable console on stderr."""
     return [
         structlog.processors.add_log_level,

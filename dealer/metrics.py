@@ -19,11 +19,15 @@ exported sample name.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics import MetricWrapperBase
+from twisted.internet.address import IPv4Address
+from twisted.internet.defer import Deferred
 from twisted.web.resource import Resource
+from twisted.web.server import Request
 
 from acpc_lbr.estimators import ESTIMATORS, MatchEstimates
 from dealer import events as ev
@@ -126,7 +130,7 @@ class MatchMetrics:
         self._totals = [0.0] * len(seats)
         self.running = False
 
-    def _seat_families(self) -> list[Any]:
+    def _seat_families(self) -> list[MetricWrapperBase]:
         m = self.metrics
         return [
             m.seat_chips, m.response_seconds, m.query_seconds, m.queries, m.query_errors,
@@ -246,6 +250,14 @@ def metric_names(metrics: DealerMetrics) -> set[str]:
     return names
 
 
+class ListeningPort(Protocol):
+    """The endpoint's port (``IListeningPort``; zope interfaces are opaque to mypy)."""
+
+    def getHost(self) -> IPv4Address: ...
+
+    def stopListening(self) -> Deferred[None]: ...
+
+
 class MetricsPage(Resource):
     """``GET /metrics``: the registry in the format the scraper asks for, rendered at once.
 
@@ -259,16 +271,16 @@ class MetricsPage(Resource):
         super().__init__()  # type: ignore[no-untyped-call]
         self.registry = registry
 
-    def render_GET(self, request: Any) -> bytes:
+    def render_GET(self, request: Request) -> bytes:
         """The exposition text (Prometheus text, or OpenMetrics when accepted)."""
         accept = request.getHeader(b"accept")
         encoder, content_type = choose_encoder(accept.decode("latin-1") if accept else "")
-        request.setHeader(b"Content-Type", content_type.encode("ascii"))
+        request.setHeader(b"Content-Type", content_type.encode("ascii"))  # type: ignore[no-untyped-call]
         body: bytes = encoder(self.registry)
         return body
 
 
-def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1") -> Any:
+def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1") -> ListeningPort:
     """Serve ``/metrics`` from the running reactor (no thread); returns the listening port."""
     from twisted.internet import reactor as installed_reactor
     from twisted.web.server import Site
@@ -278,4 +290,5 @@ def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1
     page: Any = MetricsPage(metrics.registry)  # an IResource (zope interfaces confuse mypy)
     root.putChild(b"metrics", page)
     site: Any = Site(root)  # type: ignore[no-untyped-call]
-    return tcp.listenTCP(port, site, interface=interface)
+    listening: ListeningPort = tcp.listenTCP(port, site, interface=interface)
+    return listening

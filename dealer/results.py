@@ -51,7 +51,6 @@ from typing import IO, NotRequired, Protocol, TextIO, TypedDict
 import numpy as np
 import numpy.typing as npt
 from twisted.internet import defer
-from twisted.internet.address import IPv4Address
 from twisted.python.failure import Failure
 
 from acpc_lbr.aivat import DEFAULT_SAMPLES
@@ -77,7 +76,7 @@ from acpc_lbr.results import (
 )
 from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
 from dealer.match import Match, MatchResult
-from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
+from dealer.metrics import DealerMetrics, ListeningPort, MatchMetrics, serve_metrics
 from dealer.relay import QueryRelay
 from protocol.deal import Deal
 from protocol.gamedef import GameDef, load_game
@@ -991,12 +990,6 @@ class DelayedCalls(Protocol):
     """What :class:`DealerResults` needs of the reactor: delayed calls (``IReactorTime``)."""
 
     def callLater(self, delay: float, callable: Callable[[], object]) -> object: ...
-
-
-class ListeningPort(Protocol):
-    """A listening port (``IListeningPort``): where it listens."""
-
-    def getHost(self) -> IPv4Address: ...
 
 
 class DealerResults:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -16,3 +17,38 @@ def test_mypy_strict_on_every_package() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+#: Modules whose interfaces (signatures, class attributes) carry real types, no ``Any``.
+TYPED_INTERFACES = ("dealer/results.py", "dealer/events.py", "dealer/metrics.py",
+                    "acpc_lbr/commands/evaluate.py")
+
+
+def _annotations(tree: ast.Module) -> list[tuple[int, ast.expr]]:
+    """Every annotation of a public interface: function parameters and returns, class attributes."""
+    found: list[tuple[int, ast.expr]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                        arguments.vararg, arguments.kwarg]:
+                if arg is not None and arg.annotation is not None:
+                    found.append((arg.lineno, arg.annotation))
+            if node.returns is not None:
+                found.append((node.lineno, node.returns))
+        elif isinstance(node, ast.ClassDef):
+            found += [(item.lineno, item.annotation) for item in node.body if isinstance(item, ast.AnnAssign)]
+    return found
+
+
+def test_no_any_in_the_results_and_evaluate_interfaces() -> None:
+    """The seam between dealer, results, metrics and evaluate is typed: no ``Any`` in a signature
+    or a class attribute of these modules (JSON as read from a file may stay ``Any`` inside)."""
+    loose = []
+    for name in TYPED_INTERFACES:
+        path = ROOT / name
+        for line, annotation in _annotations(ast.parse(path.read_text())):
+            text = ast.unparse(annotation)
+            if "Any" in text.replace("[", " ").replace("]", " ").replace(",", " ").replace("|", " ").split():
+                loose.append(f"{name}:{line} {text}")
+    assert loose == []

@@ -53,7 +53,6 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, TypedDict, cast
 
 from twisted.internet import defer, protocol
-from twisted.internet.address import IPv4Address
 from twisted.internet.base import DelayedCall
 from twisted.internet.error import ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
@@ -78,7 +77,7 @@ from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
-from dealer.metrics import DealerMetrics, serve_metrics
+from dealer.metrics import DealerMetrics, ListeningPort, serve_metrics
 from dealer.relay import QueryCounts
 from dealer.results import ResultsGroup
 from protocol.gamedef import GameDef, load_game
@@ -105,14 +104,6 @@ class _Process(Protocol):
     def signalProcess(self, signalID: str | int) -> None: ...
 
 
-class _Port(Protocol):
-    """A listening port (``IListeningPort``)."""
-
-    def getHost(self) -> IPv4Address: ...
-
-    def stopListening(self) -> defer.Deferred[None]: ...
-
-
 class EvaluateReactor(Protocol):
     """What an evaluation needs of its Twisted reactor (its ``IReactor*`` interfaces; a
     Protocol because zope interfaces are opaque to mypy)."""
@@ -121,7 +112,7 @@ class EvaluateReactor(Protocol):
 
     def connectTCP(self, host: str, port: int, factory: BotFactory) -> object: ...
 
-    def listenTCP(self, port: int, factory: object, backlog: int = ..., interface: str = ...) -> _Port: ...
+    def listenTCP(self, port: int, factory: object, backlog: int = ..., interface: str = ...) -> ListeningPort: ...
 
     def spawnProcess(self, processProtocol: protocol.ProcessProtocol, executable: str,
                      args: list[str], env: dict[str, str]) -> _Process: ...
@@ -444,12 +435,12 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
 
 
 def _metrics_endpoint(config: EvaluationConfig, progress: TextIO | None,
-                      ) -> tuple[DealerMetrics | None, _Port | None]:
+                      ) -> tuple[DealerMetrics | None, ListeningPort | None]:
     """The metrics and their endpoint (``--metrics-port``; its address said on ``progress``)."""
     if config.metrics_port is None:
         return None, None
     metrics = DealerMetrics()
-    listening: _Port = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
+    listening = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
     if progress is not None:
         address = listening.getHost()
         print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
@@ -670,6 +661,12 @@ def _probe_section(config: EvaluationConfig, matches: Sequence[Match]) -> ProbeS
     masses = [part["smallest_answer_mass"] for part in parts
               if part.get("smallest_answer_mass") is not None]
     answered = totals["answered"]
+    checks: list[ConsistencyCheck] = [  # each adapter's, missing parts none
+        {"verdict": str(c.get("verdict", "")), "decisions": int(c.get("decisions", 0)),
+         "probes": int(c.get("probes", 0)), "largest_z": float(c.get("largest_z", 0.0)),
+         "threshold_z": float(c.get("threshold_z", 0.0))}
+        for c in (part.get("consistency", {}) for part in parts)
+    ]
     sampled = largest = total = 0.0
     for match in matches:
         counts = match.relay.counts[1 - match.config.names.index("lbr")]
@@ -693,22 +690,21 @@ def _probe_section(config: EvaluationConfig, matches: Sequence[Match]) -> ProbeS
         "sampled_answers": int(sampled),
         "largest_standard_error": largest,
         "mean_standard_error": total / sampled if sampled else 0.0,
-        "consistency": _consistency([part.get("consistency", {}) for part in parts],
-                                    complete=len(parts) == len(matches)),
+        "consistency": _consistency(checks, complete=len(parts) == len(matches)),
     }
 
 
-def _consistency(checks: Sequence[dict[str, Any]], complete: bool) -> ConsistencyCheck:
-    """The adapters' consistency checks (JSON, as read) as one: inconsistent if any says so."""
-    decisions = sum(int(c.get("decisions", 0)) for c in checks)
-    verdicts = {c.get("verdict") for c in checks}
+def _consistency(checks: Sequence[ConsistencyCheck], complete: bool) -> ConsistencyCheck:
+    """The adapters' consistency checks as one: inconsistent if any says so."""
+    decisions = sum(c["decisions"] for c in checks)
+    verdicts = {c["verdict"] for c in checks}
     verdict = ("inconsistent" if "inconsistent" in verdicts else
                "consistent" if decisions and complete else "not checked")
     return {
         "verdict": verdict, "decisions": decisions,
-        "probes": sum(int(c.get("probes", 0)) for c in checks),
-        "largest_z": max((float(c.get("largest_z", 0.0)) for c in checks), default=0.0),
-        "threshold_z": max((float(c.get("threshold_z", 0.0)) for c in checks), default=0.0),
+        "probes": sum(c["probes"] for c in checks),
+        "largest_z": max((c["largest_z"] for c in checks), default=0.0),
+        "threshold_z": max((c["threshold_z"] for c in checks), default=0.0),
     }
 
 
