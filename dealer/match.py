@@ -383,16 +383,7 @@ class Match:
         self._handshake_s = config.budget.handshake_s
         if config.idle_timeout_ms is not None:
             self._handshake_s = min(self._handshake_s, config.idle_timeout_ms / 1000.0)
-        if config.resume and config.events:
-            drop_partial_line(config.events_path)
-        self.events = EventLog(
-            config.name,
-            config.events_path if config.events else None,
-            console=stderr if console else None,
-            append=config.resume,
-            opener=opener,
-        )
-        self.events.on_write_failed = self._write_failed
+        self.events = self._event_log(stderr if console else None)
         self.seats = [
             _Seat(i, name, SeatFactory(self, i, config.max_line, config.budget))
             for i, name in enumerate(config.names)
@@ -429,18 +420,36 @@ class Match:
         self.hand_hooks: list[Callable[[State, Deal, list[int]], Awaitable[None]]] = []
         # The limits are fixed for the match, so each seat's three timeout
         # messages are built once, not on every wait (see _deadline).
+        self._deadline_messages = [self._timeout_messages(seat) for seat in self.seats]
+
+    def _event_log(self, console: TextIO | None) -> EventLog:
+        """The match's event log (``MATCH.events.jsonl`` unless --no_events; a resumed file's
+        cut last line dropped first); a failed write ends the match."""
+        config = self.config
+        if config.resume and config.events:
+            drop_partial_line(config.events_path)
+        events = EventLog(
+            config.name,
+            config.events_path if config.events else None,
+            console=console,
+            append=config.resume,
+            opener=self.opener,
+        )
+        events.on_write_failed = self._write_failed
+        return events
+
+    def _timeout_messages(self, seat: _Seat) -> tuple[str, str, str, str]:
+        """A seat's messages for running out of t_response, t_hand, the match budget, and idling."""
+        config = self.config
         t_response = config.t_response_ms / 1000.0
         t_hand = config.t_hand_ms / 1000.0
         t_match = config.t_per_hand_ms * config.hands / 1000.0
-        self._deadline_messages = [
-            ((f"could not get action from {seat.label()}: "
-              f"{t_response:.1f} seconds spent waiting; timeout {t_response:g}"),
-             f"{seat.label()} ran out of time: t_hand {t_hand:g} s used up in one hand",
-             (f"{seat.label()} ran out of time: match budget {t_match:g} s "
-              f"(t_per_hand x hands) used up"),
-             self._idle_message(seat))
-            for seat in self.seats
-        ]
+        return ((f"could not get action from {seat.label()}: "
+                 f"{t_response:.1f} seconds spent waiting; timeout {t_response:g}"),
+                f"{seat.label()} ran out of time: t_hand {t_hand:g} s used up in one hand",
+                (f"{seat.label()} ran out of time: match budget {t_match:g} s "
+                 f"(t_per_hand x hands) used up"),
+                self._idle_message(seat))
 
     def _idle_message(self, seat: _Seat) -> str:
         idle = (self.config.idle_timeout_ms or 0) / 1000.0
