@@ -673,12 +673,11 @@ class EventLog:
         """Call ``hook`` with every later event (e.g. a metrics exporter)."""
         self.hooks.append(hook)
 
-    @property
-    def active(self) -> bool:
-        """Whether an event goes anywhere (a file, the console or a subscriber).
-
-        A caller on the hot path checks it before building a record."""
-        return self._json is not None or self._console is not None or bool(self.hooks)
+    def wants(self, kind: type[EventRecord]) -> bool:
+        """Whether an event of ``kind`` would go anywhere (the file, a subscriber, or the console
+        if the kind goes there). A caller on the hot path asks before building a record."""
+        return (self._json is not None or bool(self.hooks)
+                or (kind.CONSOLE and self._console is not None and _LEVELS[kind.LEVEL] >= 20))
 
     def emit(self, event: EventRecord) -> None:
         """Record one event: to the subscribers, the JSON lines and (per its kind) the console.

@@ -1085,7 +1085,7 @@ class Match:
         for seat, value in enumerate(by_seat):
             self.result.totals[seat] += value
         self.result.hand_values[state.hand_id] = tuple(by_seat)
-        if write and self.events.active:
+        if write and self.events.wants(ev.HandFinished):
             self.events.emit(ev.HandFinished(hand=state.hand_id, betting=state.betting_string(),
                                              values=tuple(by_seat)))
 

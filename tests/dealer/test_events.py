@@ -102,10 +102,15 @@ def test_a_misspelt_field_fails_at_construction() -> None:
         record.seat = 2  # type: ignore[misc]
 
 
-def test_events_off_cost_nothing() -> None:
-    """With no file, console or subscriber, ``active`` is False (the hot path skips building
-    records); a subscriber turns it on."""
+def test_events_off_cost_nothing(tmp_path: Path) -> None:
+    """``wants`` says whether a kind would go anywhere, so the hot path builds no record for
+    nobody: not with events off (``--no_events``), nor for a debug kind with only a console."""
     log = EventLog("m", None)
-    assert not log.active
+    assert not log.wants(ev.HandFinished) and not log.wants(ev.MatchStarted)
+    console = EventLog("m", None, console=io.StringIO())
+    assert not console.wants(ev.HandFinished) and console.wants(ev.MatchStarted)
     log.subscribe(lambda event: None)
-    assert log.active
+    assert log.wants(ev.HandFinished)
+    written = EventLog("m", tmp_path / "m.events.jsonl")
+    assert written.wants(ev.HandFinished)
+    written.close()
