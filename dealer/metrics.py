@@ -19,7 +19,7 @@ exported sample name.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
@@ -27,11 +27,13 @@ from prometheus_client.metrics import MetricWrapperBase
 from twisted.internet.address import IPv4Address
 from twisted.internet.defer import Deferred
 from twisted.web.resource import Resource
-from twisted.web.server import Request
 
 from acpc_lbr.estimators import ESTIMATORS, MatchEstimates
 from dealer import events as ev
 from dealer.events import Cause, EventRecord, QueryCause
+
+if TYPE_CHECKING:  # twisted.web.server costs the dealer ~90 ms of imports at start-up
+    from twisted.web.server import Request
 
 # No ``*_created`` series: they carry the counter's HELP text under another
 # name ("acpc_hands_created: Hands finished") and say nothing a scrape needs.
