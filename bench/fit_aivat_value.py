@@ -36,11 +36,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import acpc_lbr.aivat
+import acpc_lbr.outcomes
 import acpc_lbr.results as results_module
 from acpc_lbr.aivat import DEFAULT_SAMPLES, POT_SHARE, ValueFunction, hand_aivat
-from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
+from acpc_lbr.commands.exact import _named_policy as parse_policy
+from acpc_lbr.exact import lbr_histories
+from acpc_lbr.lbr import ActiveRounds, BettingOptions, candidate_raises, equity_function
 from protocol.gamedef import GameDef, load_game
-
 
 KINDS = ("level", "pot", "room", "acting")
 
@@ -112,9 +115,6 @@ def spread(comps: np.ndarray, weights: np.ndarray, coef: np.ndarray) -> float:
 
 def leduc_blocks(game: GameDef, strategies: list[str], bets: str, rounds: str,
                  units: list[ValueFunction]) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
-    from acpc_lbr.commands.exact import _named_policy as parse_policy
-    from acpc_lbr.exact import lbr_histories
-
     equity = equity_function(game)
     blocks = []
     for name in strategies:
@@ -158,10 +158,6 @@ def main() -> int:
     args = parser.parse_args()
     game = load_game(args.game)
     if args.list_raises:
-        import acpc_lbr.aivat
-        import acpc_lbr.outcomes
-        from acpc_lbr.lbr import candidate_raises
-
         listed = BettingOptions.parse(args.list_raises)
         plain = acpc_lbr.aivat.correction_actions
 
@@ -171,9 +167,6 @@ def main() -> int:
         for module in (acpc_lbr.aivat, acpc_lbr.outcomes):
             module.correction_actions = with_raises  # type: ignore[attr-defined]
     if args.opponent_from is not None:  # both the rows asked for and the estimator
-        import acpc_lbr.aivat
-        import acpc_lbr.outcomes
-
         for module in (acpc_lbr.aivat, acpc_lbr.outcomes):
             module.first_opponent_round = lambda _game: args.opponent_from  # type: ignore[attr-defined]
     rounds = args.rounds or ("1-2" if game.num_rounds == 2 else "3-4")
