@@ -740,6 +740,8 @@ class ResultsGroup:
         io: ask the opponent for its range after each showdown (imaginary
             observations); False keeps only the raw and duplicate estimators.
         aivat: also compute AIVAT (needs ``io``: the same query machinery).
+        halves: the half of each match (default 0, 1, ...; a process playing
+            only the mirror gives ``(1,)``).
     """
 
     def __init__(
@@ -751,6 +753,7 @@ class ResultsGroup:
         query_logs: bool = True,
         io: bool = True,
         aivat: bool = False,
+        halves: Sequence[int] | None = None,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -764,7 +767,7 @@ class ResultsGroup:
         self.started = 0.0
         self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
         self.results: list[MatchResults] = []
-        for half, match in enumerate(self.matches):
+        for half, match in zip(range(len(self.matches)) if halves is None else halves, self.matches):
             config = match.config
             relay = match.relay
 

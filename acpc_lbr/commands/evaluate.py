@@ -54,7 +54,7 @@ from typing import Any, TextIO
 
 from twisted.internet import defer
 
-from acpc_lbr.commands import scaleout
+from acpc_lbr.commands import scaleout, seating
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.exit_codes import (
     EXIT_FAILED,
@@ -309,7 +309,9 @@ class _Progress:
 
 async def run_evaluation(config: EvaluationConfig, reactor: Any,
                          progress: TextIO | None = None, progress_every: int = 0,
-                         make_opponent: Callable[[int], AcpcClient] | None = None) -> Evaluation:
+                         make_opponent: Callable[[int], AcpcClient] | None = None,
+                         split: bool = False, seatings: Sequence[int] | None = None,
+                         on_outcome: Callable[[HandOutcome], None] | None = None) -> Evaluation:
     """Play the evaluation on ``reactor`` (loopback TCP) and return what it measured.
 
     Args:
@@ -319,14 +321,26 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
         progress_every: without a TTY, a line every this many hands (0: ten lines).
         make_opponent: ``half -> AcpcClient`` instead of the configured opponent
             (tests, embedding).
+        split: play the mirrored seating in a process of its own
+            (:mod:`acpc_lbr.commands.seating`), so that the two seatings use two
+            cores; ignored where :func:`can_split` says no.
+        seatings: the seatings to play here (default: every one); a seating
+            process plays ``(1,)``.
+        on_outcome: also receives each hand's outcome (a seating process sends them on).
     """
     evaluation = Evaluation(config)
     halves = 2 if config.duplicate else 1
+    here = list(range(halves) if seatings is None else seatings)
+    remote = None
+    if split and seatings is None and can_split(config, make_opponent):
+        remote = seating.SeatingProcess(reactor, config)  # started first: it runs while we set up
+        here = [0]
     total = config.hands * halves
-    bar = _Progress(progress, total, progress_every or max(config.hands * halves // 10, 1))
+    bar = _Progress(progress, config.hands * len(here) if seatings is not None else total,
+                    progress_every or max(config.hands * halves // 10, 1))
     config.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in range(halves)]
+    matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in here]
     processes: list[_OpponentProcess] = []
 
     def interrupted() -> None:
@@ -336,6 +350,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
             match.abort(MatchAborted(Cause.INTERRUPTED, "evaluate was stopped", None, EXIT_INTERNAL))
         for process in processes:
             process.stop()
+        if remote is not None:
+            remote.stop()
 
     shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", interrupted)
     metrics = listening = None
@@ -349,15 +365,21 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
     group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
                          lbr={"bets": config.bets.name, "rounds": config.rounds.text()},
-                         io=config.io or config.aivat, aivat=config.aivat)
+                         io=config.io or config.aivat, aivat=config.aivat, halves=here)
+    if on_outcome is not None:
+        for part in group.results:
+            part.sink = _tee(part.sink, on_outcome)
     if metrics is not None and not (config.io or config.aivat):
         _publish_without_io(metrics, matches, evaluation)
     running = group.live.running  # the dealer's estimators (with IO, when on)
     bar.sources = lambda e: (running, _query_errors(matches))
+    if remote is not None:
+        remote.on_outcome = lambda outcome: (group.live.add(outcome), bar.hand(evaluation))
     agents, factories, finished = _seat_players(config, reactor, matches, evaluation, processes,
-                                                make_opponent)
+                                                make_opponent, here)
     try:
         results = await defer.gatherResults(finished)
+        mirror = await remote.finished if remote is not None else None
     finally:
         bar.close()
     reactor.removeSystemEventTrigger(shutdown_trigger)
@@ -366,7 +388,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     for factory in factories:  # the clients see the dealer's close before we return
         await factory.done
     evaluation.seconds = time.perf_counter() - started
-    _gather(evaluation, list(results), agents, matches, group)
+    _gather(evaluation, list(results), agents, matches, group, here, mirror)
     group.close()
     if listening is not None:
         await listening.stopListening()
@@ -418,13 +440,13 @@ def _publish_without_io(metrics: DealerMetrics, matches: Sequence[Match], evalua
 
 def _seat_players(config: EvaluationConfig, reactor: Any, matches: Sequence[Match],
                   evaluation: Evaluation, processes: list[_OpponentProcess],
-                  make_opponent: Callable[[int], AcpcClient] | None,
+                  make_opponent: Callable[[int], AcpcClient] | None, halves: Sequence[int],
                   ) -> tuple[list[LbrAgent], list[BotFactory], list[defer.Deferred[MatchResult]]]:
-    """Start each match and connect LBR and the opponent (a client here, or a process)."""
+    """Start each match (of seating ``halves[i]``) and connect LBR and the opponent (a client here, or a process)."""
     agents: list[LbrAgent] = []
     factories: list[BotFactory] = []
     finished = []
-    for half, match in enumerate(matches):
+    for half, match in zip(halves, matches):
         ports = match.listen()
         finished.append(match.start())
         lbr_seat = match.config.names.index("lbr")
@@ -453,24 +475,29 @@ def _seat_players(config: EvaluationConfig, reactor: Any, matches: Sequence[Matc
 
 
 def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence[LbrAgent],
-            matches: Sequence[Match], group: ResultsGroup) -> None:
-    """What the finished matches and agents measured, into ``evaluation``."""
+            matches: Sequence[Match], group: ResultsGroup, here: Sequence[int],
+            mirror: seating.SeatingSummary | None = None) -> None:
+    """What the finished matches and agents (and the mirror's process, if any) measured, into ``evaluation``."""
     config = evaluation.config
-    halves = len(matches)
+    halves = 2 if config.duplicate else 1
+    if mirror is not None:
+        results = [*results, mirror.result]
+        here = [*here, 1]
     evaluation.results = results
     # Final figures from the match results (the same numbers the events gave),
     # added in the canonical (deal, half) order, so that the trajectory interleaves the halves.
     final: list[HandOutcome] = []
     evaluation.pairs = {}
-    for half, result in enumerate(results):
+    for half, result in zip(here, results):
         lbr_seat = result.names.index("lbr")
         for deal, values in sorted(result.hand_values.items()):
             final.append(HandOutcome(deal, half, float(values[lbr_seat])))
             evaluation.pairs.setdefault(deal, [None] * halves)[half] = float(values[lbr_seat])
     evaluation.estimates = estimates_from_outcomes(final)
     timing: dict[str, Any] = {}
-    for agent in agents:
-        for key, value in agent.timing.to_dict().items():
+    timings = [agent.timing.to_dict() for agent in agents] + ([mirror.timing] if mirror else [])
+    for one in timings:
+        for key, value in one.items():
             if isinstance(value, dict):
                 merged = timing.setdefault(key, {})
                 for k, v in value.items():
@@ -482,7 +509,16 @@ def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence
     evaluation.not_queryable = any(a.fatal is not None for a in agents)
     evaluation.relay = [m.relay.counts_dict() for m in matches]
     evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
+    if mirror is not None:
+        evaluation.inconsistencies += mirror.inconsistencies
+        evaluation.not_queryable = evaluation.not_queryable or mirror.not_queryable
+        evaluation.relay.append(mirror.relay)
+        evaluation.commands.extend(mirror.commands)
+        for key, value in mirror.breakdown.items():
+            evaluation.breakdown[key] = evaluation.breakdown.get(key, 0.0) + value
     evaluation.document = _document(evaluation, group)
+    if mirror is not None:
+        seating.add_counts(evaluation.document, mirror)
     if config.probe is not None:
         evaluation.document["probe"] = _probe_section(config, matches)
     if config.io or config.aivat:
@@ -523,6 +559,28 @@ def _time_breakdown(matches: Sequence[Match], wall: float, timing: dict[str, Any
 def _query_errors(matches: Sequence[Match]) -> int:
     """Range queries that failed so far, over every seat of every match (relayed and the dealer's own)."""
     return sum(counts.errors for match in matches for counts in match.relay.counts)
+
+
+def _tee(first: Callable[[HandOutcome], None] | None,
+         second: Callable[[HandOutcome], None]) -> Callable[[HandOutcome], None]:
+    """A sink that gives each outcome to ``first`` (if any), then to ``second``."""
+    def both(outcome: HandOutcome) -> None:
+        if first is not None:
+            first(outcome)
+        second(outcome)
+    return both
+
+
+def can_split(config: EvaluationConfig, make_opponent: Callable[[int], AcpcClient] | None = None) -> bool:
+    """Whether the mirrored seating can run in a process of its own (``--one-process`` not given).
+
+    It can for a duplicate evaluation of a built-in bot or an ``--opponent-cmd``
+    program; not with ``make_opponent`` (an opponent object of this process),
+    ``--probe`` (its report reads both seatings' relays) or ``--metrics-port``
+    (the series of both matches come from this process).
+    """
+    return (config.duplicate and make_opponent is None and config.probe is None
+            and config.metrics_port is None)
 
 
 def _returning(client: AcpcClient) -> Callable[[], AcpcClient]:
@@ -811,6 +869,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="deal seed (default 1)")
     parser.add_argument("--no-duplicate", dest="duplicate", action="store_false",
                         help="play one seating only")
+    parser.add_argument("--one-process", dest="one_process", action="store_true",
+                        help="play both seatings in this process (by default the mirrored one "
+                        "runs in a process of its own, so that the two use two cores)")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
     parser.add_argument("--report", default=None, metavar="FILE",
@@ -932,7 +993,8 @@ def main(argv: Sequence[str]) -> int:
     async def go() -> None:
         try:
             outcome.append(await run_evaluation(
-                config, reactor, None if args.quiet else sys.stderr, args.progress_every))
+                config, reactor, None if args.quiet else sys.stderr, args.progress_every,
+                split=not args.one_process))
         finally:
             ended.append("done")
             with contextlib.suppress(ReactorNotRunning):  # already stopping (a signal)

@@ -1,0 +1,281 @@
+"""The mirrored seating of a duplicate evaluation, in a process of its own.
+
+``acpc-lbr evaluate`` plays a match and its mirror (the seats swapped, the
+same deals). In one process both share one reactor and one core: the
+dealer, LBR and the opponent take turns, and the wall time is the sum of
+all their CPU time. The two seatings share nothing but the deal seed, so
+the mirror runs here as an independent chain -- its own dealer, LBR agent,
+opponent and results -- in a child process, and the two fill two cores.
+
+The parent (:class:`SeatingProcess`) starts the child first, plays seating
+0 itself, and merges what the child reports on its stdout, one line per
+message:
+
+* ``O [deal, chips, io_chips, aivat_chips]``: a hand's outcome, as the
+  child's results computed it (JSON floats round-trip exactly), fed to the
+  parent's running estimators and progress;
+* ``S {...}``: at the end, the mirror's :class:`SeatingSummary` (its
+  match result, LBR's timing and counts, the dealer's counts).
+
+Every figure is the one the single process computes: each seating's dealer,
+bots and generators are seeded per seating, and the final estimators are
+recomputed from the outcomes in canonical order. A child that ends without
+its summary is a failed mirror match, named as such.
+
+The child is ``python -m acpc_lbr.commands.seating SPEC`` (SPEC: the
+evaluation's settings as JSON, :func:`spec_of`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acpc_lbr.estimators import HandOutcome
+from acpc_lbr.exit_codes import EXIT_INTERNAL
+from dealer.events import Cause
+from dealer.match import MatchResult
+
+if TYPE_CHECKING:
+    from twisted.internet import defer
+
+    from acpc_lbr.commands.evaluate import Evaluation, EvaluationConfig
+
+#: The document counts that the dealer's results sum over the matches (the
+#: rest come from the match results or the outcomes, which the parent has).
+SUMMED_COUNTS = ("dealer_queries", "range_inconsistencies", "showdowns", "io_fallbacks",
+                 "aivat_fallbacks", "queries", "query_errors")
+#: A summary line longer than this is not one the child wrote.
+MAX_LINE = 64 << 20
+
+
+@dataclass(frozen=True)
+class SeatingSummary:
+    """What the mirrored seating's process measured (see :func:`summary_of`)."""
+
+    result: MatchResult
+    timing: dict[str, Any] = field(default_factory=dict)
+    inconsistencies: int = 0
+    not_queryable: bool = False
+    relay: list[dict[str, Any]] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    breakdown: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    query_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "result": {"name": r.name, "names": list(r.names), "totals": r.totals,
+                       "hand_values": [[hand, list(v)] for hand, v in r.hand_values.items()],
+                       "completed": r.completed, "exit_code": r.exit_code,
+                       "cause": None if r.cause is None else str(r.cause), "message": r.message,
+                       "seat": r.seat, "corrections": r.corrections, "ignored": r.ignored},
+            "timing": self.timing, "inconsistencies": self.inconsistencies,
+            "not_queryable": self.not_queryable, "relay": self.relay, "commands": self.commands,
+            "breakdown": self.breakdown, "counts": self.counts, "query_seconds": self.query_seconds,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> SeatingSummary:
+        r = data["result"]
+        result = MatchResult(
+            name=r["name"], names=tuple(r["names"]), totals=[float(t) for t in r["totals"]],
+            hand_values={int(hand): tuple(float(x) for x in values) for hand, values in r["hand_values"]},
+            completed=bool(r["completed"]), exit_code=int(r["exit_code"]),
+            cause=None if r["cause"] is None else Cause(r["cause"]), message=r["message"],
+            seat=r["seat"], corrections=list(r["corrections"]), ignored=list(r["ignored"]))
+        return SeatingSummary(
+            result, dict(data["timing"]), int(data["inconsistencies"]), bool(data["not_queryable"]),
+            list(data["relay"]), list(data["commands"]),
+            {k: float(v) for k, v in data["breakdown"].items()},
+            {k: int(v) for k, v in data["counts"].items()}, float(data["query_seconds"]))
+
+
+def summary_of(evaluation: Evaluation) -> SeatingSummary:
+    """The summary of a seating process's :class:`~acpc_lbr.commands.evaluate.Evaluation` (one match)."""
+    document = evaluation.document
+    return SeatingSummary(
+        result=evaluation.results[0], timing=dict(evaluation.timing),
+        inconsistencies=evaluation.inconsistencies, not_queryable=evaluation.not_queryable,
+        relay=evaluation.relay[0] if evaluation.relay else [], commands=list(evaluation.commands),
+        breakdown=dict(evaluation.breakdown),
+        counts={k: int(document.get("counts", {}).get(k, 0)) for k in SUMMED_COUNTS},
+        query_seconds=float(document.get("timings", {}).get("query_seconds", 0.0)))
+
+
+def add_counts(document: dict[str, Any], mirror: SeatingSummary) -> None:
+    """Add the mirror's share to the parent's results document (one match's, until now)."""
+    counts = document.setdefault("counts", {})
+    for key in SUMMED_COUNTS:
+        counts[key] = int(counts.get(key, 0)) + mirror.counts.get(key, 0)
+    config = document.setdefault("config", {})
+    config["duplicate"] = True
+    config["matches"] = [*config.get("matches", []), mirror.result.name]
+    timings = document.setdefault("timings", {})
+    timings["query_seconds"] = float(timings.get("query_seconds", 0.0)) + mirror.query_seconds
+
+
+def spec_of(config: EvaluationConfig) -> dict[str, Any]:
+    """The settings a seating process needs, JSON-ready (:func:`config_of` reads them back)."""
+    return {"game": config.game_arg, "opponent": config.opponent, "opponent_cmd": config.opponent_cmd,
+            "bets": config.bets.name, "rounds": config.rounds.text(), "hands": config.hands,
+            "seed": config.seed, "out": str(config.out), "t_query_ms": config.t_query_ms,
+            "io": config.io, "aivat": config.aivat, "name": config.opponent_name}
+
+
+def config_of(spec: dict[str, Any]) -> EvaluationConfig:
+    """The evaluation of a :func:`spec_of` (both seatings: the child plays the mirror)."""
+    from acpc_lbr.commands.evaluate import EvaluationConfig
+    from acpc_lbr.lbr import ActiveRounds, BettingOptions
+    from protocol.gamedef import load_game
+
+    game = load_game(spec["game"])
+    return EvaluationConfig(
+        game_arg=spec["game"], game=game, opponent=spec["opponent"], opponent_cmd=spec["opponent_cmd"],
+        bets=BettingOptions.parse(spec["bets"]), rounds=ActiveRounds.parse(spec["rounds"], game),
+        hands=int(spec["hands"]), seed=int(spec["seed"]), duplicate=True, out=Path(spec["out"]),
+        t_query_ms=int(spec["t_query_ms"]), io=bool(spec["io"]), aivat=bool(spec["aivat"]),
+        name=spec["name"])
+
+
+class SeatingProcess:
+    """The parent's side: starts the mirror's process and reads what it reports.
+
+    Attributes:
+        on_outcome: receives each of the mirror's hand outcomes as it arrives.
+        finished: fires with the mirror's :class:`SeatingSummary` when the
+            process has exited (a failed mirror match if it gave none).
+    """
+
+    def __init__(self, reactor: Any, config: EvaluationConfig) -> None:
+        from twisted.internet import defer, protocol
+
+        self.config = config
+        self.on_outcome: Callable[[HandOutcome], None] | None = None
+        self.finished: defer.Deferred[SeatingSummary] = defer.Deferred()
+        self.summary: SeatingSummary | None = None
+        self.problem: str | None = None
+        self._buffer = b""
+        outer = self
+
+        class _Reader(protocol.ProcessProtocol):
+            def outReceived(self, data: bytes) -> None:
+                outer._data(data)
+
+            def processEnded(self, reason: Any) -> None:
+                outer._ended(getattr(reason.value, "exitCode", None))
+
+        argv = [sys.executable, "-m", "acpc_lbr.commands.seating", json.dumps(spec_of(config))]
+        self.transport = reactor.spawnProcess(_Reader(), sys.executable, argv, env=dict(os.environ),
+                                              childFDs={0: "w", 1: "r", 2: 2})
+
+    def _data(self, data: bytes) -> None:
+        self._buffer += data
+        if b"\n" not in data:
+            if len(self._buffer) > MAX_LINE:
+                self.problem = "its report line is too long"
+                self.stop()
+            return
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for line in lines:
+            self._line(line)
+
+    def _line(self, line: bytes) -> None:
+        kind, _, body = line.partition(b" ")
+        try:
+            if kind == b"O":
+                deal, chips, io, aivat = json.loads(body)
+                if self.on_outcome is not None:
+                    self.on_outcome(HandOutcome(int(deal), 1, float(chips),
+                                                None if io is None else float(io),
+                                                None if aivat is None else float(aivat)))
+            elif kind == b"S":
+                self.summary = SeatingSummary.from_json(json.loads(body))
+        except (ValueError, TypeError, KeyError) as error:
+            self.problem = f"unreadable report line ({error})"
+
+    def _ended(self, status: int | None) -> None:
+        if self._buffer:
+            self._line(self._buffer)
+            self._buffer = b""
+        summary = self.summary
+        if summary is None or self.problem is not None:
+            config = self.config
+            opponent = config.opponent_name
+            why = self.problem or "without its results"
+            summary = SeatingSummary(MatchResult(
+                name=str(config.out / f"lbr-vs-{opponent}.dup"), names=(opponent, "lbr"),
+                totals=[0.0, 0.0], exit_code=EXIT_INTERNAL, cause=Cause.INTERNAL,
+                message=f"the mirrored seating's process ended (status {status}) {why}"))
+        if not self.finished.called:
+            self.finished.callback(summary)
+
+    def stop(self) -> None:
+        """Ask the process to end (SIGTERM): it ends its match as an interrupted evaluate does."""
+        import contextlib
+
+        from twisted.internet.error import ProcessExitedAlready
+
+        with contextlib.suppress(ProcessExitedAlready, OSError):
+            self.transport.signalProcess("TERM")
+
+
+def _write(kind: str, payload: Any) -> None:
+    sys.stdout.write(f"{kind} {json.dumps(payload)}\n")
+
+
+def main(argv: Sequence[str]) -> int:
+    """The child: play the mirrored seating of the evaluation SPEC (``argv[0]``), report on stdout."""
+    from twisted.internet import defer
+
+    from acpc_lbr.commands.evaluate import run_evaluation
+    from acpc_lbr.reactor import install_asyncio_reactor
+
+    config = config_of(json.loads(argv[0]))
+    install_asyncio_reactor()
+    from twisted.internet import reactor as installed
+    from twisted.internet.error import ReactorNotRunning
+
+    reactor: Any = installed
+    done: list[Any] = []
+
+    def outcome(o: HandOutcome) -> None:
+        _write("O", [o.deal, o.chips, o.io_chips, o.aivat_chips])
+
+    async def go() -> None:
+        try:
+            evaluation = await run_evaluation(config, reactor, seatings=(1,), on_outcome=outcome)
+            _write("S", summary_of(evaluation).to_json())
+            sys.stdout.flush()
+            done.append(evaluation)
+        finally:
+            with _suppressed(ReactorNotRunning):
+                reactor.stop()
+
+    def start() -> None:
+        defer.ensureDeferred(go()).addErrback(lambda failure: done.append(failure))
+
+    reactor.callWhenRunning(start)
+    reactor.run()
+    if not done or not hasattr(done[0], "results"):
+        if done:
+            print(f"acpc-lbr evaluate (mirrored seating): internal error: {done[0].getTraceback()}",
+                  file=sys.stderr)
+        return EXIT_INTERNAL
+    return 0
+
+
+def _suppressed(*errors: type[BaseException]) -> Any:
+    import contextlib
+
+    return contextlib.suppress(*errors)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
