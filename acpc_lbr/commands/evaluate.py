@@ -374,7 +374,10 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     running = group.live.running  # the dealer's estimators (with IO, when on)
     bar.sources = lambda e: (running, _query_errors(matches))
     if remote is not None:
-        remote.on_outcome = lambda outcome: (group.live.add(outcome), bar.hand(evaluation))
+        def mirrored(outcome: HandOutcome) -> None:  # the mirror's hands: estimators and progress
+            group.live.add(outcome)
+            bar.hand(evaluation)
+        remote.on_outcome = mirrored
     agents, factories, finished = _seat_players(config, reactor, matches, evaluation, processes,
                                                 make_opponent, here)
     try:

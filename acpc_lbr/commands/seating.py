@@ -52,6 +52,8 @@ SUMMED_COUNTS = ("dealer_queries", "range_inconsistencies", "showdowns", "io_fal
                  "aivat_fallbacks", "queries", "query_errors")
 #: A summary line longer than this is not one the child wrote.
 MAX_LINE = 64 << 20
+#: The child's command line before its SPEC argument.
+CHILD = [sys.executable, "-m", "acpc_lbr.commands.seating"]
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,8 @@ class SeatingProcess:
             def processEnded(self, reason: Any) -> None:
                 outer._ended(getattr(reason.value, "exitCode", None))
 
-        argv = [sys.executable, "-m", "acpc_lbr.commands.seating", json.dumps(spec_of(config))]
-        self.transport = reactor.spawnProcess(_Reader(), sys.executable, argv, env=dict(os.environ),
+        argv = [*CHILD, json.dumps(spec_of(config))]
+        self.transport = reactor.spawnProcess(_Reader(), argv[0], argv, env=dict(os.environ),
                                               childFDs={0: "w", 1: "r", 2: 2})
 
     def _data(self, data: bytes) -> None:
