@@ -520,6 +520,7 @@ def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence
         for key, value in mirror.breakdown.items():
             evaluation.breakdown[key] = evaluation.breakdown.get(key, 0.0) + value
     evaluation.document = _document(evaluation, group)
+    evaluation.document.setdefault("timings", {})["cpu_seconds"] = seating.cpu_seconds()
     if mirror is not None:
         seating.add_counts(evaluation.document, mirror)
     if config.probe is not None:
@@ -816,6 +817,13 @@ def format_report(evaluation: Evaluation) -> str:
                      f"{timing.get('queries_seconds', 0.0):.1f} s of it")
         lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
                      f"{split['dealer_other_seconds']:.1f} s")
+    timings = evaluation.document.get("timings", {})
+    if "mirror_cpu_seconds" in timings:
+        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process (dealer, LBR and opponent of "
+                     f"the first seating), {timings['mirror_cpu_seconds']:.1f} s in the mirrored "
+                     "seating's process")
+    elif "cpu_seconds" in timings:
+        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process")
     counts = evaluation.document.get("counts", {})
     lines.append(f"counts: {counts.get('queries', 0)} range queries reached the opponent "
                  f"({counts.get('query_errors', 0)} failed; {counts.get('dealer_queries', 0)} "

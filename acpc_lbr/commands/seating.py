@@ -69,6 +69,7 @@ class SeatingSummary:
     breakdown: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     query_seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
@@ -81,6 +82,7 @@ class SeatingSummary:
             "timing": self.timing, "inconsistencies": self.inconsistencies,
             "not_queryable": self.not_queryable, "relay": self.relay, "commands": self.commands,
             "breakdown": self.breakdown, "counts": self.counts, "query_seconds": self.query_seconds,
+            "cpu_seconds": self.cpu_seconds,
         }
 
     @staticmethod
@@ -96,7 +98,8 @@ class SeatingSummary:
             result, dict(data["timing"]), int(data["inconsistencies"]), bool(data["not_queryable"]),
             list(data["relay"]), list(data["commands"]),
             {k: float(v) for k, v in data["breakdown"].items()},
-            {k: int(v) for k, v in data["counts"].items()}, float(data["query_seconds"]))
+            {k: int(v) for k, v in data["counts"].items()}, float(data["query_seconds"]),
+            float(data["cpu_seconds"]))
 
 
 def summary_of(evaluation: Evaluation) -> SeatingSummary:
@@ -108,7 +111,16 @@ def summary_of(evaluation: Evaluation) -> SeatingSummary:
         relay=evaluation.relay[0] if evaluation.relay else [], commands=list(evaluation.commands),
         breakdown=dict(evaluation.breakdown),
         counts={k: int(document.get("counts", {}).get(k, 0)) for k in SUMMED_COUNTS},
-        query_seconds=float(document.get("timings", {}).get("query_seconds", 0.0)))
+        query_seconds=float(document.get("timings", {}).get("query_seconds", 0.0)),
+        cpu_seconds=cpu_seconds())
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time so far (user + system), seconds."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def add_counts(document: dict[str, Any], mirror: SeatingSummary) -> None:
@@ -121,6 +133,7 @@ def add_counts(document: dict[str, Any], mirror: SeatingSummary) -> None:
     config["matches"] = [*config.get("matches", []), mirror.result.name]
     timings = document.setdefault("timings", {})
     timings["query_seconds"] = float(timings.get("query_seconds", 0.0)) + mirror.query_seconds
+    timings["mirror_cpu_seconds"] = mirror.cpu_seconds
 
 
 def spec_of(config: EvaluationConfig) -> dict[str, Any]:
