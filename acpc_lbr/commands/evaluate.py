@@ -368,7 +368,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
                          io=config.io or config.aivat, aivat=config.aivat, halves=here)
     if on_outcome is not None:
         for part in group.results:
-            part.sink = _tee(part.sink, on_outcome)
+            # A seating process sends its outcomes on; the evaluating process keeps the estimators.
+            part.sink = on_outcome if seatings is not None else _tee(part.sink, on_outcome)
     if metrics is not None and not (config.io or config.aivat):
         _publish_without_io(metrics, matches, evaluation)
     running = group.live.running  # the dealer's estimators (with IO, when on)
@@ -391,7 +392,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     for factory in factories:  # the clients see the dealer's close before we return
         await factory.done
     evaluation.seconds = time.perf_counter() - started
-    _gather(evaluation, list(results), agents, matches, group, here, mirror)
+    _gather(evaluation, list(results), agents, matches, group, here, mirror,
+            estimators=seatings is None or on_outcome is None)
     group.close()
     if listening is not None:
         await listening.stopListening()
@@ -479,8 +481,11 @@ def _seat_players(config: EvaluationConfig, reactor: Any, matches: Sequence[Matc
 
 def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence[LbrAgent],
             matches: Sequence[Match], group: ResultsGroup, here: Sequence[int],
-            mirror: seating.SeatingSummary | None = None) -> None:
-    """What the finished matches and agents (and the mirror's process, if any) measured, into ``evaluation``."""
+            mirror: seating.SeatingSummary | None = None, estimators: bool = True) -> None:
+    """What the finished matches and agents (and the mirror's process, if any) measured, into ``evaluation``.
+
+    ``estimators`` False (a seating process, whose outcomes went to its parent) leaves the estimators out.
+    """
     config = evaluation.config
     halves = 2 if config.duplicate else 1
     if mirror is not None:
@@ -496,7 +501,8 @@ def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence
         for deal, values in sorted(result.hand_values.items()):
             final.append(HandOutcome(deal, half, float(values[lbr_seat])))
             evaluation.pairs.setdefault(deal, [None] * halves)[half] = float(values[lbr_seat])
-    evaluation.estimates = estimates_from_outcomes(final)
+    if estimators:
+        evaluation.estimates = estimates_from_outcomes(final)
     timing: dict[str, Any] = {}
     timings = [agent.timing.to_dict() for agent in agents] + ([mirror.timing] if mirror else [])
     for one in timings:
