@@ -11,6 +11,9 @@ It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
 (127.0.0.1). By default the evaluation is *duplicate*: the match and its
 mirror (seats swapped, the same deals) run concurrently, and each deal's two
 outcomes are averaged, which removes most of the luck of the cards. The
+mirror runs in a second process with its own dealer, LBR agent and opponent
+(:mod:`acpc_lbr.commands.seating`), so the two seatings use two cores;
+``--one-process`` keeps both in this one. The
 opponent is a built-in bot by name (``acpc-lbr play`` knows them), or any
 program given by ``--opponent-cmd``, launched once per half with ``{host}``
 and ``{port}`` filled in, the way ACPC start-up scripts take them; it must

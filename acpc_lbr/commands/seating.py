@@ -252,6 +252,7 @@ def main(argv: Sequence[str]) -> int:
     from acpc_lbr.commands.evaluate import run_evaluation
     from acpc_lbr.reactor import install_asyncio_reactor
 
+    _end_with_parent()
     config = config_of(json.loads(argv[0]))
     install_asyncio_reactor()
     from twisted.internet import reactor as installed
@@ -284,6 +285,16 @@ def main(argv: Sequence[str]) -> int:
                   file=sys.stderr)
         return EXIT_INTERNAL
     return 0
+
+
+def _end_with_parent() -> None:
+    """Receive SIGTERM when the parent dies (Linux), so that no mirror outlives its evaluation."""
+    import contextlib
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _suppressed(*errors: type[BaseException]) -> Any:
