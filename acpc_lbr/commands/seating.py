@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
 #: rest come from the match results or the outcomes, which the parent has).
 SUMMED_COUNTS = ("dealer_queries", "range_inconsistencies", "showdowns", "io_fallbacks",
                  "aivat_fallbacks", "queries", "query_errors")
-#: A summary line longer than this is not one the child wrote.
-MAX_LINE = 64 << 20
+#: How often the child passes its outcomes on (they are buffered in between).
+FLUSH_SECONDS = 0.25
 #: The child's command line before its SPEC argument.
 CHILD = [sys.executable, "-m", "acpc_lbr.commands.seating"]
 
@@ -176,7 +177,7 @@ class SeatingProcess:
         self.finished: defer.Deferred[SeatingSummary] = defer.Deferred()
         self.summary: SeatingSummary | None = None
         self.problem: str | None = None
-        self._buffer = b""
+        self._pieces: list[bytes] = []
         outer = self
 
         class _Reader(protocol.ProcessProtocol):
@@ -191,13 +192,13 @@ class SeatingProcess:
                                               childFDs={0: "w", 1: "r", 2: 2})
 
     def _data(self, data: bytes) -> None:
-        self._buffer += data
+        # The child is this program: its lines are trusted, whatever their length (the
+        # summary grows with the hands); the pieces of a long line are joined once.
         if b"\n" not in data:
-            if len(self._buffer) > MAX_LINE:
-                self.problem = "its report line is too long"
-                self.stop()
+            self._pieces.append(data)
             return
-        *lines, self._buffer = self._buffer.split(b"\n")
+        *lines, rest = b"".join([*self._pieces, data]).split(b"\n")
+        self._pieces = [rest]
         for line in lines:
             self._line(line)
 
@@ -216,9 +217,10 @@ class SeatingProcess:
             self.problem = f"unreadable report line ({error})"
 
     def _ended(self, status: int | None) -> None:
-        if self._buffer:
-            self._line(self._buffer)
-            self._buffer = b""
+        rest = b"".join(self._pieces)
+        self._pieces = []
+        if rest:
+            self._line(rest)
         summary = self.summary
         if summary is None or self.problem is not None:
             config = self.config
@@ -261,8 +263,13 @@ def main(argv: Sequence[str]) -> int:
     reactor: Any = installed
     done: list[Any] = []
 
+    flushed = [time.monotonic()]
+
     def outcome(o: HandOutcome) -> None:
         _write("O", [o.deal, o.chips, o.io_chips, o.aivat_chips])
+        if time.monotonic() - flushed[0] >= FLUSH_SECONDS:  # the parent's progress, a few times a second
+            sys.stdout.flush()
+            flushed[0] = time.monotonic()
 
     async def go() -> None:
         try:
