@@ -336,7 +336,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: Any,
     here = list(range(halves) if seatings is None else seatings)
     remote = None
     if split and seatings is None and can_split(config, make_opponent):
-        remote = seating.SeatingProcess(reactor, config)  # started first: it runs while we set up
+        remote = _start_mirror(reactor, config)  # started first: it runs while we set up
         here = [0]
     total = config.hands * halves
     bar = _Progress(progress, config.hands * len(here) if seatings is not None else total,
@@ -594,6 +594,85 @@ def can_split(config: EvaluationConfig, make_opponent: Callable[[int], AcpcClien
     """
     return (config.duplicate and make_opponent is None and config.probe is None
             and config.metrics_port is None)
+
+
+def _spec_of(config: EvaluationConfig) -> dict[str, Any]:
+    """The settings the mirrored seating's process needs, JSON-ready (:func:`_config_of` reads them back)."""
+    return {"game": config.game_arg, "opponent": config.opponent, "opponent_cmd": config.opponent_cmd,
+            "bets": config.bets.name, "rounds": config.rounds.text(), "hands": config.hands,
+            "seed": config.seed, "out": str(config.out), "t_query_ms": config.t_query_ms,
+            "io": config.io, "aivat": config.aivat, "name": config.opponent_name}
+
+
+def _config_of(spec: dict[str, Any]) -> EvaluationConfig:
+    """The evaluation of a :func:`_spec_of` (both seatings: the mirror's process plays the second)."""
+    game = load_game(spec["game"])
+    return EvaluationConfig(
+        game_arg=spec["game"], game=game, opponent=spec["opponent"], opponent_cmd=spec["opponent_cmd"],
+        bets=BettingOptions.parse(spec["bets"]), rounds=ActiveRounds.parse(spec["rounds"], game),
+        hands=int(spec["hands"]), seed=int(spec["seed"]), duplicate=True, out=Path(spec["out"]),
+        t_query_ms=int(spec["t_query_ms"]), io=bool(spec["io"]), aivat=bool(spec["aivat"]),
+        name=spec["name"])
+
+
+def _start_mirror(reactor: Any, config: EvaluationConfig) -> seating.SeatingProcess:
+    """Start the mirrored seating's process (``acpc-lbr evaluate --mirrored-seating SPEC``)."""
+    opponent = config.opponent_name
+    return seating.SeatingProcess(reactor, _spec_of(config), str(config.out / f"lbr-vs-{opponent}.dup"),
+                                  (opponent, "lbr"))
+
+
+def _summary_of(evaluation: Evaluation) -> seating.SeatingSummary:
+    """What the mirrored seating's process sends its parent at the end (its one match)."""
+    document = evaluation.document
+    return seating.SeatingSummary(
+        result=evaluation.results[0], timing=dict(evaluation.timing),
+        inconsistencies=evaluation.inconsistencies, not_queryable=evaluation.not_queryable,
+        relay=evaluation.relay[0] if evaluation.relay else [], commands=list(evaluation.commands),
+        breakdown=dict(evaluation.breakdown),
+        counts={k: int(document.get("counts", {}).get(k, 0)) for k in seating.SUMMED_COUNTS},
+        query_seconds=float(document.get("timings", {}).get("query_seconds", 0.0)),
+        cpu_seconds=seating.cpu_seconds())
+
+
+def mirror_main(argv: Sequence[str]) -> int:
+    """The mirrored seating's process: play seating 1 of the evaluation SPEC (``argv[0]``), report on stdout."""
+    seating.end_with_parent()
+    config = _config_of(json.loads(argv[0]))
+    install_asyncio_reactor()
+    from twisted.internet import reactor as installed
+    from twisted.internet.error import ReactorNotRunning
+
+    reactor: Any = installed
+    done: list[Any] = []
+    flushed = [time.monotonic()]
+
+    def outcome(o: HandOutcome) -> None:
+        seating.write_outcome(o)
+        if time.monotonic() - flushed[0] >= seating.FLUSH_SECONDS:  # the parent's progress
+            sys.stdout.flush()
+            flushed[0] = time.monotonic()
+
+    async def go() -> None:
+        try:
+            evaluation = await run_evaluation(config, reactor, seatings=(1,), on_outcome=outcome)
+            seating.write_summary(_summary_of(evaluation))
+            done.append(evaluation)
+        finally:
+            with contextlib.suppress(ReactorNotRunning):
+                reactor.stop()
+
+    def start() -> None:
+        defer.ensureDeferred(go()).addErrback(lambda failure: done.append(failure))
+
+    reactor.callWhenRunning(start)
+    reactor.run()
+    if not done or not isinstance(done[0], Evaluation):
+        if done:
+            print(f"acpc-lbr evaluate (mirrored seating): internal error: {done[0].getTraceback()}",
+                  file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK
 
 
 def _returning(client: AcpcClient) -> Callable[[], AcpcClient]:
@@ -987,6 +1066,8 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
 
 def main(argv: Sequence[str]) -> int:
     """Run ``acpc-lbr evaluate``; returns the exit status."""
+    if list(argv[:1]) == [seating.MIRROR_FLAG]:  # not a user's option: evaluate's own second process
+        return mirror_main(list(argv[1:]))
     parser = _parser()
     try:
         args = parser.parse_args(list(argv))

@@ -22,8 +22,8 @@ bots and generators are seeded per seating, and the final estimators are
 recomputed from the outcomes in canonical order. A child that ends without
 its summary is a failed mirror match, named as such.
 
-The child is ``python -m acpc_lbr.commands.seating SPEC`` (SPEC: the
-evaluation's settings as JSON, :func:`spec_of`).
+The child is ``acpc-lbr evaluate --mirrored-seating SPEC`` (SPEC: the
+evaluation's settings as JSON; :func:`acpc_lbr.commands.evaluate.mirror_main`).
 """
 
 from __future__ import annotations
@@ -31,10 +31,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acpc_lbr.estimators import HandOutcome
@@ -45,16 +43,16 @@ from dealer.match import MatchResult
 if TYPE_CHECKING:
     from twisted.internet import defer
 
-    from acpc_lbr.commands.evaluate import Evaluation, EvaluationConfig
-
 #: The document counts that the dealer's results sum over the matches (the
 #: rest come from the match results or the outcomes, which the parent has).
 SUMMED_COUNTS = ("dealer_queries", "range_inconsistencies", "showdowns", "io_fallbacks",
                  "aivat_fallbacks", "queries", "query_errors")
 #: How often the child passes its outcomes on (they are buffered in between).
 FLUSH_SECONDS = 0.25
+#: ``acpc-lbr evaluate MIRROR_FLAG SPEC`` is the child (acpc_lbr.commands.evaluate.mirror_main).
+MIRROR_FLAG = "--mirrored-seating"
 #: The child's command line before its SPEC argument.
-CHILD = [sys.executable, "-m", "acpc_lbr.commands.seating"]
+CHILD = [sys.executable, "-m", "acpc_lbr.cli", "evaluate", MIRROR_FLAG]
 
 
 @dataclass(frozen=True)
@@ -103,19 +101,6 @@ class SeatingSummary:
             float(data["cpu_seconds"]))
 
 
-def summary_of(evaluation: Evaluation) -> SeatingSummary:
-    """The summary of a seating process's :class:`~acpc_lbr.commands.evaluate.Evaluation` (one match)."""
-    document = evaluation.document
-    return SeatingSummary(
-        result=evaluation.results[0], timing=dict(evaluation.timing),
-        inconsistencies=evaluation.inconsistencies, not_queryable=evaluation.not_queryable,
-        relay=evaluation.relay[0] if evaluation.relay else [], commands=list(evaluation.commands),
-        breakdown=dict(evaluation.breakdown),
-        counts={k: int(document.get("counts", {}).get(k, 0)) for k in SUMMED_COUNTS},
-        query_seconds=float(document.get("timings", {}).get("query_seconds", 0.0)),
-        cpu_seconds=cpu_seconds())
-
-
 def cpu_seconds() -> float:
     """This process's CPU time so far (user + system), seconds."""
     import resource
@@ -137,29 +122,6 @@ def add_counts(document: dict[str, Any], mirror: SeatingSummary) -> None:
     timings["mirror_cpu_seconds"] = mirror.cpu_seconds
 
 
-def spec_of(config: EvaluationConfig) -> dict[str, Any]:
-    """The settings a seating process needs, JSON-ready (:func:`config_of` reads them back)."""
-    return {"game": config.game_arg, "opponent": config.opponent, "opponent_cmd": config.opponent_cmd,
-            "bets": config.bets.name, "rounds": config.rounds.text(), "hands": config.hands,
-            "seed": config.seed, "out": str(config.out), "t_query_ms": config.t_query_ms,
-            "io": config.io, "aivat": config.aivat, "name": config.opponent_name}
-
-
-def config_of(spec: dict[str, Any]) -> EvaluationConfig:
-    """The evaluation of a :func:`spec_of` (both seatings: the child plays the mirror)."""
-    from acpc_lbr.commands.evaluate import EvaluationConfig
-    from acpc_lbr.lbr import ActiveRounds, BettingOptions
-    from protocol.gamedef import load_game
-
-    game = load_game(spec["game"])
-    return EvaluationConfig(
-        game_arg=spec["game"], game=game, opponent=spec["opponent"], opponent_cmd=spec["opponent_cmd"],
-        bets=BettingOptions.parse(spec["bets"]), rounds=ActiveRounds.parse(spec["rounds"], game),
-        hands=int(spec["hands"]), seed=int(spec["seed"]), duplicate=True, out=Path(spec["out"]),
-        t_query_ms=int(spec["t_query_ms"]), io=bool(spec["io"]), aivat=bool(spec["aivat"]),
-        name=spec["name"])
-
-
 class SeatingProcess:
     """The parent's side: starts the mirror's process and reads what it reports.
 
@@ -169,10 +131,11 @@ class SeatingProcess:
             process has exited (a failed mirror match if it gave none).
     """
 
-    def __init__(self, reactor: Any, config: EvaluationConfig) -> None:
+    def __init__(self, reactor: Any, spec: dict[str, Any], name: str, names: tuple[str, ...]) -> None:
         from twisted.internet import defer, protocol
 
-        self.config = config
+        self.name = name  # the mirror match's, for a failed mirror
+        self.names = names
         self.on_outcome: Callable[[HandOutcome], None] | None = None
         self.finished: defer.Deferred[SeatingSummary] = defer.Deferred()
         self.summary: SeatingSummary | None = None
@@ -187,7 +150,7 @@ class SeatingProcess:
             def processEnded(self, reason: Any) -> None:
                 outer._ended(getattr(reason.value, "exitCode", None))
 
-        argv = [*CHILD, json.dumps(spec_of(config))]
+        argv = [*CHILD, json.dumps(spec)]
         self.transport = reactor.spawnProcess(_Reader(), argv[0], argv, env=dict(os.environ),
                                               childFDs={0: "w", 1: "r", 2: 2})
 
@@ -223,12 +186,10 @@ class SeatingProcess:
             self._line(rest)
         summary = self.summary
         if summary is None or self.problem is not None:
-            config = self.config
-            opponent = config.opponent_name
             why = self.problem or "without its results"
             summary = SeatingSummary(MatchResult(
-                name=str(config.out / f"lbr-vs-{opponent}.dup"), names=(opponent, "lbr"),
-                totals=[0.0, 0.0], exit_code=EXIT_INTERNAL, cause=Cause.INTERNAL,
+                name=self.name, names=self.names, totals=[0.0] * len(self.names),
+                exit_code=EXIT_INTERNAL, cause=Cause.INTERNAL,
                 message=f"the mirrored seating's process ended (status {status}) {why}"))
         if not self.finished.called:
             self.finished.callback(summary)
@@ -243,58 +204,18 @@ class SeatingProcess:
             self.transport.signalProcess("TERM")
 
 
-def _write(kind: str, payload: Any) -> None:
-    sys.stdout.write(f"{kind} {json.dumps(payload)}\n")
+def write_outcome(o: HandOutcome) -> None:
+    """The child's line for one outcome (buffered; see :func:`write_summary`)."""
+    sys.stdout.write(f"O {json.dumps([o.deal, o.chips, o.io_chips, o.aivat_chips])}\n")
 
 
-def main(argv: Sequence[str]) -> int:
-    """The child: play the mirrored seating of the evaluation SPEC (``argv[0]``), report on stdout."""
-    from twisted.internet import defer
-
-    from acpc_lbr.commands.evaluate import run_evaluation
-    from acpc_lbr.reactor import install_asyncio_reactor
-
-    _end_with_parent()
-    config = config_of(json.loads(argv[0]))
-    install_asyncio_reactor()
-    from twisted.internet import reactor as installed
-    from twisted.internet.error import ReactorNotRunning
-
-    reactor: Any = installed
-    done: list[Any] = []
-
-    flushed = [time.monotonic()]
-
-    def outcome(o: HandOutcome) -> None:
-        _write("O", [o.deal, o.chips, o.io_chips, o.aivat_chips])
-        if time.monotonic() - flushed[0] >= FLUSH_SECONDS:  # the parent's progress, a few times a second
-            sys.stdout.flush()
-            flushed[0] = time.monotonic()
-
-    async def go() -> None:
-        try:
-            evaluation = await run_evaluation(config, reactor, seatings=(1,), on_outcome=outcome)
-            _write("S", summary_of(evaluation).to_json())
-            sys.stdout.flush()
-            done.append(evaluation)
-        finally:
-            with _suppressed(ReactorNotRunning):
-                reactor.stop()
-
-    def start() -> None:
-        defer.ensureDeferred(go()).addErrback(lambda failure: done.append(failure))
-
-    reactor.callWhenRunning(start)
-    reactor.run()
-    if not done or not hasattr(done[0], "results"):
-        if done:
-            print(f"acpc-lbr evaluate (mirrored seating): internal error: {done[0].getTraceback()}",
-                  file=sys.stderr)
-        return EXIT_INTERNAL
-    return 0
+def write_summary(summary: SeatingSummary) -> None:
+    """The child's last line."""
+    sys.stdout.write(f"S {json.dumps(summary.to_json())}\n")
+    sys.stdout.flush()
 
 
-def _end_with_parent() -> None:
+def end_with_parent() -> None:
     """Receive SIGTERM when the parent dies (Linux), so that no mirror outlives its evaluation."""
     import contextlib
     import ctypes
@@ -304,11 +225,3 @@ def _end_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _suppressed(*errors: type[BaseException]) -> Any:
-    import contextlib
-
-    return contextlib.suppress(*errors)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
