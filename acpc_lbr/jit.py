@@ -47,6 +47,34 @@ JIT_OPTIONS: dict[str, Any] = {
 _serial = numba.njit(**JIT_OPTIONS)
 
 
+def _load_numpy_support_without_scipy() -> None:
+    """Load numba's numpy support now, keeping it from importing ``scipy.linalg``.
+
+    Before its first kernel runs, numba loads its numpy support, whose module
+    (``numba.np.arraymath``) asks whether scipy's BLAS is there -- for
+    ``np.dot`` inside kernels -- by importing ``scipy.linalg``: 0.1-0.3 s of
+    CPU in every process that starts an evaluation, when scipy is installed
+    (the test extras bring it). No kernel of this project calls BLAS
+    (``np.dot``, ``@``, ``np.linalg``: ``tests/acpc_lbr/test_jit_policy.py``),
+    so the module is loaded with ``scipy.linalg`` unimportable; it is
+    importable again right after, for numba (a kernel needing BLAS imports
+    it when compiled) and for everyone else.
+    """
+    import sys
+
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import scipy.linalg: ImportError
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        if "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None:
+            del sys.modules["scipy.linalg"]
+
+
+_load_numpy_support_without_scipy()
+
+
 def kernel(func: F) -> F:
     """Compile ``func`` with the project's serial JIT policy.
 

@@ -33,7 +33,7 @@ import argparse
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -106,6 +106,15 @@ class LbrTiming:
                 "compute_seconds": self.compute, "active_decisions": self.decisions,
                 "passive_decisions": self.passive, "queries_sent": self.queries_sent,
                 "query_errors": self.query_errors, "query_error_reasons": dict(self.errors)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LbrTiming:
+        """The inverse of :meth:`to_dict` (a seating process's timing, read back by its parent)."""
+        return cls(queries=float(data["queries_seconds"]), protocol=float(data["protocol_seconds"]),
+                   decode=float(data["decode_seconds"]), compute=float(data["compute_seconds"]),
+                   decisions=int(data["active_decisions"]), passive=int(data["passive_decisions"]),
+                   queries_sent=int(data["queries_sent"]), query_errors=int(data["query_errors"]),
+                   errors={str(k): int(v) for k, v in data["query_error_reasons"].items()})
 
 
 class LbrAgent(AcpcClient):

@@ -5,7 +5,10 @@ Three set-ups:
 * ``--mode cli``: ``acpc-lbr evaluate`` run as a user runs it (a separate
   process, start-up included), once with imaginary observations (the
   default) and once with ``--no-io``, in the same run: hands/s of each, the
-  ratio (what IO costs), and the CPU time of the process. ``--separate-bot``
+  ratio (what IO costs), and the CPU time of each process (evaluate's and
+  its mirrored seating's); then once more with ``--one-process`` (both
+  seatings in one process, the layout before issue 8's last round) as the
+  baseline of the same run. ``--separate-bot``
   runs the opponent as its own process (``--opponent-cmd "acpc-lbr play
   BOT ..."``) instead of inside evaluate's; ``--main-job`` runs the README's
   main job (``acpc-lbr evaluate`` with no options) instead.
@@ -79,7 +82,7 @@ def run_processes(args: argparse.Namespace) -> dict[str, Any]:
             "lbr": timing}
 
 
-def cli_command(args: argparse.Namespace, work: str, io: bool) -> list[str]:
+def cli_command(args: argparse.Namespace, work: str, io: bool, one_process: bool = False) -> list[str]:
     """The ``acpc-lbr evaluate`` command line of a run (logs and JSON in ``work``)."""
     cli = [sys.executable, "-m", "acpc_lbr.cli"]
     command = [*cli, "evaluate", "--quiet", "--out", work, "--json", f"{work}/r.json"]
@@ -93,14 +96,16 @@ def cli_command(args: argparse.Namespace, work: str, io: bool) -> list[str]:
             command += ["--opponent", args.opponent]
     if not io:
         command.append("--no-io")
+    if one_process:
+        command.append("--one-process")
     return command
 
 
-def run_cli_once(args: argparse.Namespace, io: bool) -> dict[str, Any]:
-    """One ``acpc-lbr evaluate`` process; wall time from launch to exit, CPU from its rusage."""
+def run_cli_once(args: argparse.Namespace, io: bool, one_process: bool = False) -> dict[str, Any]:
+    """One ``acpc-lbr evaluate`` (and its mirror's process); wall time from launch to exit, CPU from rusage."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     with tempfile.TemporaryDirectory() as work:
-        command = cli_command(args, work, io)
+        command = cli_command(args, work, io, one_process)
         load = os.getloadavg()[0]
         started = time.perf_counter()
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
@@ -110,10 +115,13 @@ def run_cli_once(args: argparse.Namespace, io: bool) -> dict[str, Any]:
         wall = time.perf_counter() - started
         document = json.loads(Path(f"{work}/r.json").read_text())
     hands = int(document["counts"].get("hands") or document["config"]["hands"] * 2)
-    return {"io": io, "status": status, "wall_seconds": wall, "hands": hands,
+    timings = document["timings"]
+    return {"io": io, "one_process": one_process, "status": status, "wall_seconds": wall, "hands": hands,
             "hands_per_second": hands / wall, "cpu_seconds": usage.ru_utime + usage.ru_stime,
-            "evaluate_seconds": document["timings"]["wall_seconds"], "load_before": load,
-            "report": report}
+            "process_cpu_seconds": [timings.get("cpu_seconds", 0.0)]
+            + ([timings["mirror_cpu_seconds"]] if "mirror_cpu_seconds" in timings else []),
+            "evaluate_seconds": timings["wall_seconds"], "load_before": load,
+            "load_after": os.getloadavg()[0], "report": report}
 
 
 #: Where a sample of the evaluate process belongs: the first of these frames (function
@@ -206,11 +214,14 @@ def run_profile(args: argparse.Namespace, command: list[str], env: dict[str, str
 
 
 def run_cli(args: argparse.Namespace) -> dict[str, Any]:
-    """evaluate with IO (the default) and with --no-io, in the same run."""
+    """evaluate with IO (the default), with --no-io, and with IO in one process (--one-process,
+    the layout before the mirror got a process of its own), in the same run."""
     on = run_cli_once(args, True)
     off = run_cli_once(args, False)
-    return {"mode": "cli", "io": on, "no_io": off,
-            "io_cost": 1.0 - on["hands_per_second"] / off["hands_per_second"]}
+    one = run_cli_once(args, True, one_process=True)
+    return {"mode": "cli", "io": on, "no_io": off, "one_process": one,
+            "io_cost": 1.0 - on["hands_per_second"] / off["hands_per_second"],
+            "speedup": on["hands_per_second"] / one["hands_per_second"]}
 
 
 def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
@@ -270,13 +281,17 @@ def main() -> None:
     args = parser.parse_args()
     if args.mode == "cli":
         figures = run_cli(args)
-        for key in ("io", "no_io"):
+        for key in ("io", "no_io", "one_process"):
             run = figures[key]
             print(run.pop("report").rstrip())
+            per = " + ".join(f"{c:.1f}" for c in run["process_cpu_seconds"])
             print(f"{key}: {run['hands']} hands in {run['wall_seconds']:.1f} s from launch to exit "
                   f"({run['evaluate_seconds']:.1f} s of play) = {run['hands_per_second']:.0f} hands/s; "
-                  f"evaluate's CPU {run['cpu_seconds']:.1f} s; load average before {run['load_before']:.1f}\n")
+                  f"evaluate's CPU {run['cpu_seconds']:.1f} s (per process: {per}); load average "
+                  f"before {run['load_before']:.1f}, after {run['load_after']:.1f}\n")
         print(f"IO costs {100 * figures['io_cost']:.0f}% of the throughput of the same run with --no-io")
+        print(f"the mirror in its own process: {figures['speedup']:.2f}x the hands/s of --one-process "
+              "(same run, IO on)")
         if args.profile:
             with tempfile.TemporaryDirectory() as work:
                 env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -48,7 +48,7 @@ version both speak is used; above 1 the bot is told with
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,6 +189,17 @@ class QueryCounts:
                 "busy_seconds": self.busy_seconds, "sampled_answers": self.sampled,
                 "largest_standard_error": self.largest_standard_error,
                 "mean_standard_error": self.mean_standard_error}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> QueryCounts:
+        """The inverse of :meth:`to_dict` (a seating process's counters, read back by its parent)."""
+        sampled = int(data["sampled_answers"])
+        return cls(answered=int(data["answered"]), failed={str(k): int(v) for k, v in data["failed"].items()},
+                   seconds=float(data["seconds"]), relayed=int(data["relayed"]),
+                   refused=int(data["refused"]), relay_failed=int(data["relay_failed"]),
+                   check_seconds=float(data["check_seconds"]), busy_seconds=float(data["busy_seconds"]),
+                   sampled=sampled, largest_standard_error=float(data["largest_standard_error"]),
+                   sum_mean_standard_error=float(data["mean_standard_error"]) * sampled)
 
 
 @dataclass

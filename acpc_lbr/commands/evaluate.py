@@ -11,6 +11,9 @@ It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
 (127.0.0.1). By default the evaluation is *duplicate*: the match and its
 mirror (seats swapped, the same deals) run concurrently, and each deal's two
 outcomes are averaged, which removes most of the luck of the cards. The
+mirror runs in a second process with its own dealer, LBR agent and opponent
+(:mod:`acpc_lbr.commands.seating`), so the two seatings use two cores;
+``--one-process`` keeps both in this one. The
 opponent is a built-in bot by name (``acpc-lbr play`` knows them), or any
 program given by ``--opponent-cmd``, launched once per half with ``{host}``
 and ``{port}`` filled in, the way ACPC start-up scripts take them; it must
@@ -57,7 +60,7 @@ from twisted.internet.base import DelayedCall
 from twisted.internet.error import ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
 
-from acpc_lbr.commands import scaleout
+from acpc_lbr.commands import scaleout, seating
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.exit_codes import (
     EXIT_FAILED,
@@ -376,7 +379,9 @@ class _Progress:
 
 async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
                          progress: TextIO | None = None, progress_every: int = 0,
-                         make_opponent: Callable[[int], AcpcClient] | None = None) -> Evaluation:
+                         make_opponent: Callable[[int], AcpcClient] | None = None,
+                         split: bool = False, seatings: Sequence[int] | None = None,
+                         on_outcome: Callable[[HandOutcome], None] | None = None) -> Evaluation:
     """Play the evaluation on ``reactor`` (loopback TCP) and return what it measured.
 
     Args:
@@ -386,14 +391,26 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
         progress_every: without a TTY, a line every this many hands (0: ten lines).
         make_opponent: ``half -> AcpcClient`` instead of the configured opponent
             (tests, embedding).
+        split: play the mirrored seating in a process of its own
+            (:mod:`acpc_lbr.commands.seating`), so that the two seatings use two
+            cores; ignored where :func:`can_split` says no.
+        seatings: the seatings to play here (default: every one); a seating
+            process plays ``(1,)``.
+        on_outcome: also receives each hand's outcome (a seating process sends them on).
     """
     evaluation = Evaluation(config)
     halves = 2 if config.duplicate else 1
+    here = list(range(halves) if seatings is None else seatings)
+    remote = None
+    if split and seatings is None and can_split(config, make_opponent):
+        remote = _start_mirror(reactor, config)  # started first: it runs while we set up
+        here = [0]
     total = config.hands * halves
-    bar = _Progress(progress, total, progress_every or max(config.hands * halves // 10, 1))
+    bar = _Progress(progress, config.hands * len(here) if seatings is not None else total,
+                    progress_every or max(config.hands * halves // 10, 1))
     config.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in range(halves)]
+    matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in here]
     processes: list[_OpponentProcess] = []
 
     def interrupted() -> None:
@@ -403,6 +420,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
             match.abort(MatchAborted(Cause.INTERRUPTED, "evaluate was stopped", None, EXIT_INTERNAL))
         for process in processes:
             process.stop()
+        if remote is not None:
+            remote.stop()
 
     shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", interrupted)
     metrics, listening = _metrics_endpoint(config, progress)
@@ -410,15 +429,25 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
     group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
                          lbr={"bets": config.bets.name, "rounds": config.rounds.text()},
-                         io=config.io or config.aivat, aivat=config.aivat)
+                         io=config.io or config.aivat, aivat=config.aivat, halves=here)
+    if on_outcome is not None:
+        for part in group.results:
+            # A seating process sends its outcomes on; the evaluating process keeps the estimators.
+            part.sink = on_outcome if seatings is not None else _tee(part.sink, on_outcome)
     if metrics is not None and not (config.io or config.aivat):
         _publish_without_io(metrics, matches, evaluation)
     running = group.live.running  # the dealer's estimators (with IO, when on)
     bar.sources = lambda e: (running, _query_errors(matches))
+    if remote is not None:
+        def mirrored(outcome: HandOutcome) -> None:  # the mirror's hands: estimators and progress
+            group.live.add(outcome)
+            bar.hand(evaluation)
+        remote.on_outcome = mirrored
     agents, factories, finished = _seat_players(config, reactor, matches, evaluation, processes,
-                                                make_opponent)
+                                                make_opponent, here)
     try:
         results = await defer.gatherResults(finished)
+        mirror = await remote.finished if remote is not None else None
     finally:
         bar.close()
     reactor.removeSystemEventTrigger(shutdown_trigger)
@@ -427,7 +456,8 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
     for factory in factories:  # the clients see the dealer's close before we return
         await factory.done
     evaluation.seconds = time.perf_counter() - started
-    _gather(evaluation, list(results), agents, matches, group)
+    _gather(evaluation, list(results), agents, matches, group, here, mirror,
+            estimators=seatings is None or on_outcome is None)
     group.close()
     if listening is not None:
         await listening.stopListening()
@@ -492,13 +522,13 @@ def _publish_without_io(metrics: DealerMetrics, matches: Sequence[Match], evalua
 
 def _seat_players(config: EvaluationConfig, reactor: EvaluateReactor, matches: Sequence[Match],
                   evaluation: Evaluation, processes: list[_OpponentProcess],
-                  make_opponent: Callable[[int], AcpcClient] | None,
+                  make_opponent: Callable[[int], AcpcClient] | None, halves: Sequence[int],
                   ) -> tuple[list[LbrAgent], list[BotFactory], list[defer.Deferred[MatchResult]]]:
-    """Start each match and connect LBR and the opponent (a client here, or a process)."""
+    """Start each match (of seating ``halves[i]``) and connect LBR and the opponent (a client here, or a process)."""
     agents: list[LbrAgent] = []
     factories: list[BotFactory] = []
     finished = []
-    for half, match in enumerate(matches):
+    for half, match in zip(halves, matches):
         ports = match.listen()
         finished.append(match.start())
         lbr_seat = match.config.names.index("lbr")
@@ -527,28 +557,49 @@ def _seat_players(config: EvaluationConfig, reactor: EvaluateReactor, matches: S
 
 
 def _gather(evaluation: Evaluation, results: list[MatchResult], agents: Sequence[LbrAgent],
-            matches: Sequence[Match], group: ResultsGroup) -> None:
-    """What the finished matches and agents measured, into ``evaluation``."""
+            matches: Sequence[Match], group: ResultsGroup, here: Sequence[int],
+            mirror: seating.SeatingSummary | None = None, estimators: bool = True) -> None:
+    """What the finished matches and agents (and the mirror's process, if any) measured, into ``evaluation``.
+
+    ``estimators`` False (a seating process, whose outcomes went to its parent) leaves the estimators out.
+    """
     config = evaluation.config
-    halves = len(matches)
+    halves = 2 if config.duplicate else 1
+    if mirror is not None:
+        results = [*results, mirror.result]
+        here = [*here, 1]
     evaluation.results = results
     # Final figures from the match results (the same numbers the events gave),
     # added in the canonical (deal, half) order, so that the trajectory interleaves the halves.
     final: list[HandOutcome] = []
     evaluation.pairs = {}
-    for half, result in enumerate(results):
+    for half, result in zip(here, results):
         lbr_seat = result.names.index("lbr")
         for deal, values in sorted(result.hand_values.items()):
             final.append(HandOutcome(deal, half, float(values[lbr_seat])))
             evaluation.pairs.setdefault(deal, [None] * halves)[half] = float(values[lbr_seat])
-    evaluation.estimates = estimates_from_outcomes(final)
-    timing = _summed_timing([agent.timing for agent in agents])
+    if estimators:
+        evaluation.estimates = estimates_from_outcomes(final)
+    timings = [agent.timing for agent in agents]
+    if mirror is not None:
+        timings.append(mirror.timing)
+    timing = _summed_timing(timings)
     evaluation.timing = timing
     evaluation.inconsistencies = sum(a.inconsistencies for a in agents)
     evaluation.not_queryable = any(a.fatal is not None for a in agents)
     evaluation.relay = [list(m.relay.counts) for m in matches]
     evaluation.breakdown = _time_breakdown(matches, evaluation.seconds, timing)
+    if mirror is not None:
+        evaluation.inconsistencies += mirror.inconsistencies
+        evaluation.not_queryable = evaluation.not_queryable or mirror.not_queryable
+        evaluation.relay.append(mirror.relay)
+        evaluation.commands.extend(mirror.commands)
+        for key, value in mirror.breakdown.items():
+            evaluation.breakdown[key] = evaluation.breakdown.get(key, 0.0) + value
     evaluation.document = _document(evaluation, group)
+    evaluation.document.setdefault("timings", {})["cpu_seconds"] = seating.cpu_seconds()
+    if mirror is not None:
+        seating.add_counts(evaluation.document, mirror)
     if config.probe is not None:
         evaluation.probe = evaluation.document["probe"] = _probe_section(config, matches)
     if config.io or config.aivat:
@@ -604,6 +655,110 @@ def _time_breakdown(matches: Sequence[Match], wall: float, timing: LbrTiming) ->
 def _query_errors(matches: Sequence[Match]) -> int:
     """Range queries that failed so far, over every seat of every match (relayed and the dealer's own)."""
     return sum(counts.errors for match in matches for counts in match.relay.counts)
+
+
+def _tee(first: Callable[[HandOutcome], None] | None,
+         second: Callable[[HandOutcome], None]) -> Callable[[HandOutcome], None]:
+    """A sink that gives each outcome to ``first`` (if any), then to ``second``."""
+    def both(outcome: HandOutcome) -> None:
+        if first is not None:
+            first(outcome)
+        second(outcome)
+    return both
+
+
+def can_split(config: EvaluationConfig, make_opponent: Callable[[int], AcpcClient] | None = None) -> bool:
+    """Whether the mirrored seating can run in a process of its own (``--one-process`` not given).
+
+    It can for a duplicate evaluation of a built-in bot or an ``--opponent-cmd``
+    program; not with ``make_opponent`` (an opponent object of this process),
+    ``--probe`` (its report reads both seatings' relays) or ``--metrics-port``
+    (the series of both matches come from this process).
+    """
+    return (config.duplicate and make_opponent is None and config.probe is None
+            and config.metrics_port is None)
+
+
+def _spec_of(config: EvaluationConfig) -> seating.MirrorSpec:
+    """The settings the mirrored seating's process needs, JSON-ready (:func:`_config_of` reads them back)."""
+    return {"game": config.game_arg, "opponent": config.opponent, "opponent_cmd": config.opponent_cmd,
+            "bets": config.bets.name, "rounds": config.rounds.text(), "hands": config.hands,
+            "seed": config.seed, "out": str(config.out), "t_query_ms": config.t_query_ms,
+            "io": config.io, "aivat": config.aivat, "name": config.opponent_name}
+
+
+def _config_of(spec: seating.MirrorSpec) -> EvaluationConfig:
+    """The evaluation of a :func:`_spec_of` (both seatings: the mirror's process plays the second)."""
+    game = load_game(spec["game"])
+    return EvaluationConfig(
+        game_arg=spec["game"], game=game, opponent=spec["opponent"], opponent_cmd=spec["opponent_cmd"],
+        bets=BettingOptions.parse(spec["bets"]), rounds=ActiveRounds.parse(spec["rounds"], game),
+        hands=int(spec["hands"]), seed=int(spec["seed"]), duplicate=True, out=Path(spec["out"]),
+        t_query_ms=int(spec["t_query_ms"]), io=bool(spec["io"]), aivat=bool(spec["aivat"]),
+        name=spec["name"])
+
+
+def _start_mirror(reactor: EvaluateReactor, config: EvaluationConfig) -> seating.SeatingProcess:
+    """Start the mirrored seating's process (``acpc-lbr evaluate --mirrored-seating SPEC``)."""
+    opponent = config.opponent_name
+    return seating.SeatingProcess(reactor, _spec_of(config), str(config.out / f"lbr-vs-{opponent}.dup"),
+                                  (opponent, "lbr"))
+
+
+def _summary_of(evaluation: Evaluation) -> seating.SeatingSummary:
+    """What the mirrored seating's process sends its parent at the end (its one match)."""
+    document = evaluation.document
+    if document is None:
+        raise RuntimeError("the seating's summary is made after its results document")
+    counts = cast(dict[str, Any], document.get("counts", {}))
+    return seating.SeatingSummary(
+        result=evaluation.results[0], timing=evaluation.timing,
+        inconsistencies=evaluation.inconsistencies, not_queryable=evaluation.not_queryable,
+        relay=evaluation.relay[0] if evaluation.relay else [],
+        commands=list(evaluation.commands), breakdown=dict(evaluation.breakdown),
+        counts={k: int(counts.get(k, 0)) for k in seating.SUMMED_COUNTS},
+        query_seconds=float(document.get("timings", {}).get("query_seconds", 0.0)),
+        cpu_seconds=seating.cpu_seconds())
+
+
+def mirror_main(argv: Sequence[str]) -> int:
+    """The mirrored seating's process: play seating 1 of the evaluation SPEC (``argv[0]``), report on stdout."""
+    seating.end_with_parent()
+    config = _config_of(json.loads(argv[0]))
+    install_asyncio_reactor()
+    from twisted.internet import reactor as installed
+    from twisted.internet.error import ReactorNotRunning
+
+    reactor: Any = installed
+    done: list[Any] = []
+    flushed = [time.monotonic()]
+
+    def outcome(o: HandOutcome) -> None:
+        seating.write_outcome(o)
+        if time.monotonic() - flushed[0] >= seating.FLUSH_SECONDS:  # the parent's progress
+            sys.stdout.flush()
+            flushed[0] = time.monotonic()
+
+    async def go() -> None:
+        try:
+            evaluation = await run_evaluation(config, reactor, seatings=(1,), on_outcome=outcome)
+            seating.write_summary(_summary_of(evaluation))
+            done.append(evaluation)
+        finally:
+            with contextlib.suppress(ReactorNotRunning):
+                reactor.stop()
+
+    def start() -> None:
+        defer.ensureDeferred(go()).addErrback(lambda failure: done.append(failure))
+
+    reactor.callWhenRunning(start)
+    reactor.run()
+    if not done or not isinstance(done[0], Evaluation):
+        if done:
+            print(f"acpc-lbr evaluate (mirrored seating): internal error: {done[0].getTraceback()}",
+                  file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK
 
 
 def _returning(client: AcpcClient) -> Callable[[], AcpcClient]:
@@ -863,6 +1018,13 @@ def _time_lines(evaluation: Evaluation, hands: int) -> list[str]:
                      f"{evaluation.timing.queries:.1f} s of it")
         lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
                      f"{split['dealer_other_seconds']:.1f} s")
+    timings = evaluation.document["timings"] if evaluation.document is not None else {}
+    if "mirror_cpu_seconds" in timings:
+        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process (dealer, LBR and opponent of "
+                     f"the first seating), {timings['mirror_cpu_seconds']:.1f} s in the mirrored "
+                     "seating's process")
+    elif "cpu_seconds" in timings:
+        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process")
     return lines
 
 
@@ -921,6 +1083,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="deal seed (default 1)")
     parser.add_argument("--no-duplicate", dest="duplicate", action="store_false",
                         help="play one seating only")
+    parser.add_argument("--one-process", dest="one_process", action="store_true",
+                        help="play both seatings in this process (by default the mirrored one "
+                        "runs in a process of its own, so that the two use two cores)")
     parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
     parser.add_argument("--report", default=None, metavar="FILE",
@@ -1035,6 +1200,8 @@ def _check_opponent_cmd(command: str) -> None:
 
 def main(argv: Sequence[str]) -> int:
     """Run ``acpc-lbr evaluate``; returns the exit status."""
+    if list(argv[:1]) == [seating.MIRROR_FLAG]:  # not a user's option: evaluate's own second process
+        return mirror_main(list(argv[1:]))
     parser = _parser()
     try:
         args = parser.parse_args(list(argv))
@@ -1075,7 +1242,8 @@ def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | in
     async def go() -> None:
         try:
             outcome.append(await run_evaluation(
-                config, reactor, None if args.quiet else sys.stderr, args.progress_every))
+                config, reactor, None if args.quiet else sys.stderr, args.progress_every,
+                split=not args.one_process))
         finally:
             ended.append("done")
             with contextlib.suppress(ReactorNotRunning):  # already stopping (a signal)

@@ -134,7 +134,8 @@ def run_batch(base_argv: Sequence[str], batch: Batch, out_dir: str, attempt: int
     folder = Path(out_dir) / f"batch-{batch.index:04d}-try-{attempt}"
     folder.mkdir(parents=True, exist_ok=True)
     result = folder / "results.json"
-    command = [sys.executable, "-m", "acpc_lbr.cli", "evaluate", *base_argv,
+    # --one-process: the workers already fill the cores (and a killed batch leaves no mirror process).
+    command = [sys.executable, "-m", "acpc_lbr.cli", "evaluate", *base_argv, "--one-process",
                "--seed", str(batch.seed), "--hands", str(batch.hands),
                "--out", str(folder / "logs"), "--json", str(result), "--quiet"]
     started = time.perf_counter()

@@ -340,3 +340,50 @@ async def test_report_columns_line_up_with_aivat(tmp_path: Path) -> None:
     lines = [line for line in report.splitlines() if " ± " in line and line.startswith("  ")]
     assert [line.split()[0] for line in lines] == ["raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat"]
     assert len({line.index(" ± ") for line in lines}) == 1, report
+
+
+@pytest.mark.parametrize("aivat", [False, True])
+@pytest_twisted.ensureDeferred
+async def test_the_mirror_in_its_own_process_gives_the_same_figures(tmp_path: Path, aivat: bool) -> None:
+    """split=True (the mirrored seating in a process of its own, the CLI's default) measures exactly
+    what one process measures: estimators, pairs, counts and LBR's query counts, to the last bit."""
+    from acpc_lbr.results import dumps
+
+    base = dataclasses.replace(config(tmp_path, "call-raise", hands=40, rounds="2-4"), aivat=aivat)
+    one = await evaluate(dataclasses.replace(base, out=tmp_path / "one"))
+    two = await evaluate(dataclasses.replace(base, out=tmp_path / "two"), split=True)
+    assert one.exit_code == two.exit_code == 0
+    assert one.pairs == two.pairs and len(two.pairs) == 40
+    assert dumps(one.document["estimators"]) == dumps(two.document["estimators"])
+    assert one.document["counts"] == two.document["counts"]
+    assert one.document["counts"]["dealer_queries"] > 0 and one.document["counts"]["queries"] > 100
+    assert one.document["config"]["matches"] == [str(tmp_path / "one" / m) for m in
+                                                 ("lbr-vs-call-raise", "lbr-vs-call-raise.dup")]
+    assert [Path(m).name for m in two.document["config"]["matches"]] == ["lbr-vs-call-raise", "lbr-vs-call-raise.dup"]
+    for key in ("queries_sent", "decisions", "passive", "query_errors", "errors"):
+        assert getattr(one.timing, key) == getattr(two.timing, key), key
+    assert two.timing.queries_sent > 100
+    def relay_counts(evaluation: Evaluation) -> list[list[tuple[int, int, int, dict[str, int]]]]:
+        return [[(c.answered, c.relayed, c.refused, c.failed) for c in seats] for seats in evaluation.relay]
+
+    assert relay_counts(one) == relay_counts(two) and len(two.relay) == 2
+    assert [r.hand_values for r in one.results] == [r.hand_values for r in two.results]
+    assert (tmp_path / "two" / "lbr-vs-call-raise.dup.log").read_text().splitlines()[-1] == \
+        (tmp_path / "one" / "lbr-vs-call-raise.dup.log").read_text().splitlines()[-1]
+    assert set(two.breakdown) == set(one.breakdown) and two.breakdown["lbr_compute_seconds"] > 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_mirror_process_that_dies_is_a_failed_match_named_as_such(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mirror process that exits without its results fails the evaluation (no bound), saying so;
+    the seating played here is kept."""
+    from acpc_lbr.commands import seating
+
+    monkeypatch.setattr(seating, "CHILD", [sys.executable, "-c", "import sys; sys.exit(3)"])
+    evaluation = await evaluate(config(tmp_path, "call-raise", hands=10), split=True)
+    assert evaluation.exit_code != 0
+    mirror = evaluation.results[1]
+    assert mirror.exit_code != 0 and "mirrored seating's process ended (status 3)" in (mirror.message or "")
+    assert evaluation.results[0].hands_played == 10
+    assert "ended early" in format_report(evaluation)

@@ -96,3 +96,42 @@ def test_kernels_are_compiled_with_the_policy() -> None:
                 assert not opts.get("fastmath"), f"{name}.{attr} uses fastmath"
                 assert opts.get("nogil") is True, f"{name}.{attr} holds the GIL"
     assert found > 0
+
+
+BLAS = re.compile(r"np\.(?:dot|vdot|inner|outer|matmul|linalg)\b|[\w)\]]\s@\s")
+
+
+def test_no_kernel_calls_blas() -> None:
+    """acpc_lbr/jit.py loads numba's numpy support without scipy's BLAS: no kernel may need it."""
+    import inspect
+
+    from numba.core.registry import CPUDispatcher
+
+    kernels = 0
+    for name in KERNEL_MODULES:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, CPUDispatcher):
+                kernels += 1
+                source = inspect.getsource(value.py_func)
+                body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("@"))
+                assert not BLAS.search(body), f"{name}.{value.py_func.__name__} calls BLAS"
+    assert kernels >= 5
+    assert BLAS.search("return a @ b") and BLAS.search("np.dot(a, b)") and not BLAS.search("@kernel")
+
+
+def test_a_kernel_runs_without_importing_scipy_linalg_which_stays_importable() -> None:
+    """Start-up: numba's first kernel does not import scipy.linalg (0.1-0.3 s); it can be imported after."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("scipy")
+    code = ("import sys, numpy as np\n"
+            "from acpc_lbr.equity import equity_vector\n"
+            "equity_vector([0, 1], [10, 20, 30, 40, 50])\n"
+            "print('scipy.linalg' in sys.modules)\n"
+            "import scipy.linalg\n"
+            "print(scipy.linalg.cython_blas is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=REPO, check=True).stdout.split()
+    assert out == ["False", "True"]
