@@ -174,8 +174,11 @@ def dealer_flags(options: argparse.Namespace) -> list[str]:
 
 
 def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
-             flags: list[str] | None = None, matches: int = 1) -> tuple[float, float, int]:
-    """One dealer process; returns (wall seconds, dealer CPU seconds, actions played).
+             flags: list[str] | None = None,
+             matches: int = 1) -> tuple[float, float, float, int | None]:
+    """One dealer process; returns (wall s, dealer user CPU s, dealer system CPU s, actions).
+
+    The actions are counted in the ``.log`` files: None when there are none (``-l``).
 
     Args:
         dealer: ``reference`` or ``ours``.
@@ -219,14 +222,15 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
         raise SystemExit(f"{dealer} dealer exited with {process.returncode}; "
                          f"see {workdir / 'dealer.err'}")
     # Actions per hand differ between bots (always-call: 8 in hold'em; the
-    # example player's mix: about 6.4); the logs count them (0 with -l).
+    # example player's mix: about 6.4); the logs count them (none with -l).
+    if "-l" in args:
+        return wall, usage.ru_utime, usage.ru_stime, None
     actions = 0
     for name in names:
         log = workdir / f"{name}.log"
-        if log.exists():
-            actions += sum(len(re.findall(r"[fcr]", line.split(":")[2]))
-                           for line in log.read_text().splitlines() if line.startswith("STATE:"))
-    return wall, usage.ru_utime + usage.ru_stime, actions
+        actions += sum(len(re.findall(r"[fcr]", line.split(":")[2]))
+                       for line in log.read_text().splitlines() if line.startswith("STATE:"))
+    return wall, usage.ru_utime, usage.ru_stime, actions
 
 
 def main() -> int:
@@ -280,19 +284,23 @@ def main() -> int:
                      ("+ events", "ours", ["-q", "-l"], 1),
                      ("+ trace", "ours", ["-l", "--no_events"], 1)]
     figures: dict[str, dict[str, list[float]]] = {
-        label: {"rate": [], "cpu": [], "actions": []} for label, *_ in variants}
+        label: {"rate": [], "cpu": []} for label, *_ in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(options.runs):
             seed = options.seed + run
             for label, dealer, flags, matches in variants:
-                wall, cpu, actions = run_once(dealer, options, seed, Path(tmp), flags, matches)
+                wall, user, system, actions = run_once(dealer, options, seed, Path(tmp), flags,
+                                                       matches)
                 hands = options.hands * matches
+                cpu = user + system
                 figures[label]["rate"].append(hands / wall)
                 figures[label]["cpu"].append(cpu / hands * 1000)
-                figures[label]["actions"].append(actions / hands)
+                counted = ("actions/hand not counted (no .log)" if actions is None
+                           else f"{actions / hands:.2f} actions/hand")
                 print(f"run {run + 1} seed {seed} {label:10}: {hands / wall:6.0f} hands/s, "
-                      f"dealer CPU {cpu:.2f} s ({cpu / hands * 1000:.3f} ms/hand), "
-                      f"{actions / hands:.2f} actions/hand", flush=True)
+                      f"dealer CPU {cpu:.2f} s ({cpu / hands * 1000:.3f} ms/hand: user "
+                      f"{user / hands * 1000:.3f}, system {system / hands * 1000:.3f}), "
+                      f"{counted}", flush=True)
     mode = " ".join(dealer_flags(options)) or "trace, .log and events on"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
           f"{options.runs} runs")
