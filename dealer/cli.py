@@ -43,7 +43,6 @@ from twisted.internet.error import CannotListenError
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
-from acpc_lbr.stats import RunningMean
 from dealer.budget import BotBudget
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import (
@@ -54,7 +53,6 @@ from dealer.match import (
     MatchResult,
 )
 from dealer.relay import DEFAULT_T_QUERY_MS
-from dealer.results import DealerResults
 from dealer.seat import LARGEST_MAX_LINE
 from protocol.errors import GameDefError
 from protocol.gamedef import load_game
@@ -245,6 +243,8 @@ def paired_result(main: MatchResult, mirror: MatchResult) -> str:
     reversed); only hands finished in both count. Its unit is the pair's mean,
     as the ``duplicate`` estimator of the results table (docs/results.md).
     """
+    from acpc_lbr.stats import RunningMean  # lazy: only --duplicate needs it
+
     first = main.names[0]
     pairs = RunningMean()
     for h in sorted(main.hand_values):
@@ -419,6 +419,8 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
     if not (table or options.results_json or options.metrics_port is not None or progress_shown
             or logs):
         return None
+    # lazy: the results (their estimators and metrics) are loaded only when something reads them
+    from dealer.results import DealerResults
 
     return DealerResults(
         matches, reactor, measure=options.measure, results_json=options.results_json,
