@@ -18,6 +18,8 @@ import asyncio
 import errno
 from typing import Any
 
+from twisted.internet import tcp  # not the reactor: importing it installs none
+
 
 def install_asyncio_reactor() -> None:
     """Install the asyncio reactor on a fresh event loop (idempotent)."""
@@ -80,7 +82,7 @@ def lean_reactor_class() -> Any:
     return LeanAsyncioReactor
 
 
-def write_now(transport: Any, data: bytes) -> None:
+def write_now(transport: Any, data: bytes) -> bool:
     """Write ``data`` on a Twisted transport, straight to the socket when nothing waits before it.
 
     Twisted's ``write`` registers the socket for writing and sends on the
@@ -90,9 +92,10 @@ def write_now(transport: Any, data: bytes) -> None:
     once; whatever the socket does not take (and every other transport, such
     as the tests' ``StringTransport``) goes through ``write``, so the order
     of bytes and the back-pressure are unchanged.
-    """
-    from twisted.internet import tcp
 
+    Returns:
+        True when the socket took every byte at once (nothing was queued).
+    """
     if (isinstance(transport, tcp.Connection) and transport.connected
             and not transport.disconnecting and not transport.dataBuffer
             and not transport._tempDataBuffer):
@@ -101,6 +104,7 @@ def write_now(transport: Any, data: bytes) -> None:
         except OSError:  # BlockingIOError included: write() queues it, or meets the error
             sent = 0
         if sent == len(data):
-            return
+            return True
         data = data[sent:]
     transport.write(data)
+    return False

@@ -399,9 +399,11 @@ class Match:
         #: The hand waits for a line of seat _waiter_seat (seat_line resumes it).
         self._waiting = False
         self._waiter_seat = -1
-        self._timer: Any = None  # IDelayedCall
-        self._wait_deadline: tuple[float, Cause, str, int] | None = None
+        self._timer: Any = None  # IDelayedCall, None when not armed
+        self._timer_at = 0.0  # when it is set to fire (the clock's time)
+        self._wait_deadline: float | None = None
         self._wait_paused = 0.0
+        self._idle_s = None if config.idle_timeout_ms is None else config.idle_timeout_ms / 1000.0
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: RecordFile | None = None
         self._tlog: RecordFile | None = None
@@ -756,39 +758,53 @@ class Match:
         if self._failure is not None:
             raise self._failure
         seat = turn.seat
-        deadline, cause, message = self._deadline(
-            seat, turn.sent, turn.charged_to, turn.heard, hand.t_response, hand.t_hand, hand.t_match)
-        now = self.clock.seconds()
-        if self.relay.ever_paused[seat.index]:
-            self._wait_paused = self.relay.paused(seat.index, now)
+        index = seat.index
+        # The earliest of _deadline's limits (which one it is matters only if it passes).
+        charged = turn.charged_to
+        deadline = min(turn.sent + hand.t_response, charged + (hand.t_hand - seat.hand_time),
+                       charged + (hand.t_match - seat.match_time))
+        idle_s = self._idle_s
+        if idle_s is not None and turn.heard + idle_s < deadline:
+            deadline = turn.heard + idle_s
+        relay = self.relay
+        if relay.ever_paused[index]:
+            now = self.clock.seconds()
+            self._wait_paused = relay.paused(index, now)
             deadline += self._wait_paused - turn.paused_at_send
         else:
+            now = turn.heard  # the last line's time, or the send's: microseconds ago
             self._wait_paused = 0.0
         self._waiting = True
-        self._waiter_seat = seat.index
-        self._wait_deadline = (deadline, cause, message, seat.index)
+        self._waiter_seat = index
+        self._wait_deadline = deadline
         # One watchdog timer, not one per wait: replies come in microseconds,
         # so the timer is left armed and re-armed only when it fires early or
-        # when this wait must end sooner than it is set for.
+        # when this wait must end sooner than it is set for. (_timer is None
+        # whenever it is not armed: it fired, or _cancel_timer cancelled it.)
         timer = self._timer
-        if timer is None or not timer.active() or timer.getTime() > deadline:
-            if timer is not None and timer.active():
+        if timer is None or self._timer_at > deadline:
+            if timer is not None:
                 timer.cancel()
             self._timer = self.clock.callLater(max(0.0, deadline - now), self._watchdog)
+            self._timer_at = deadline
 
     def _watchdog(self) -> None:
         """The wait timer fired: end the wait if its deadline has passed, else re-arm."""
         self._timer = None
-        if not self._waiting or self._wait_deadline is None:
+        turn, hand, deadline = self._turn, self._hand, self._wait_deadline
+        if not self._waiting or deadline is None or turn is None or hand is None:
             return
-        deadline, cause, message, seat = self._wait_deadline
+        seat = turn.seat
         now = self.clock.seconds()
         # The seat's clock stands still while its range queries are out.
-        deadline += self.relay.paused(seat, now) - self._wait_paused
+        deadline += self.relay.paused(seat.index, now) - self._wait_paused
         if now >= deadline - 1e-6:
-            self.abort(MatchAborted(cause, message, seat))
+            _, cause, message = self._deadline(seat, turn.sent, turn.charged_to, turn.heard,
+                                               hand.t_response, hand.t_hand, hand.t_match)
+            self.abort(MatchAborted(cause, message, seat.index))
         else:
             self._timer = self.clock.callLater(deadline - now, self._watchdog)
+            self._timer_at = deadline
 
     async def ask_seat(self, seat: int, state: MatchState, actions: Sequence[Action]) -> FloatArray:
         """Ask ``seat`` a range query (its hole-card slots are blanked) and await the answer.
