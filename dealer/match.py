@@ -5,8 +5,9 @@ seat, waits for the bots and their ``VERSION`` lines, and plays the hands as
 the reference dealer does (acpc.md): the same seat rotation, the same deals
 (:class:`protocol.deal.DealSource`), the same ``MATCHSTATE`` traffic, the same
 leniency (:func:`protocol.rules.correct_action`) and the same ``.log`` lines
-(:mod:`protocol.wire`). The hand loop is a coroutine; each acting seat's reply
-is awaited with a deadline on an injectable clock.
+(:mod:`protocol.wire`). The hand loop runs in callbacks, with no Deferred per action or per
+hand (see ``_play_hand``); each acting seat's reply is awaited with a deadline on an
+injectable clock.
 
 Failure policy (where the reference dies, or hangs, this dealer ends the match
 cleanly and says why; see docs/dealer.md):
@@ -309,7 +310,8 @@ class _Hand:
 
     def __init__(self, state: State, deal: Deal, seat_of: list[int],
                  ordered: list[tuple[_Seat, int]], lines: HandLines,
-                 t_response: float, t_hand: float, t_match: float) -> None:
+                 t_response: float, t_hand: float, t_match: float,
+                 done: defer.Deferred[tuple[State, Deal]]) -> None:
         self.state = state
         self.deal = deal
         #: The seat of each position, and (seat, position) in seat order.
@@ -319,8 +321,9 @@ class _Hand:
         self.t_response = t_response
         self.t_hand = t_hand
         self.t_match = t_match
-        #: Fires when the hand is over; fails with why it ended early.
-        self.done: defer.Deferred[None] = defer.Deferred()
+        #: Fires with the last hand played (state, deal) when this hand, and those
+        #: begun right after it, are over; fails with why the match ended early.
+        self.done = done
         #: No decision point of this hand was sent yet.
         self.first_turn = True
 
@@ -407,6 +410,8 @@ class Match:
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: RecordFile | None = None
         self._tlog: RecordFile | None = None
+        #: The match's deals, once run() has skipped to its first hand.
+        self._deals: DealSource | None = None
         self._started = False
         self._done = False
         self.finished: defer.Deferred[MatchResult] | None = None
@@ -697,16 +702,20 @@ class Match:
                 deals.skip(self.game, start_hand + 1)
             else:
                 deals.skip(self.game, start_hand)
-            for hand_id in range(start_hand, config.hands):
+            self._deals = deals
+            hand_id = start_hand
+            while hand_id < config.hands:
                 if pending is not None:
                     state, deal = pending
                     pending = None
                 else:
                     deal = deals.deal(self.game)
                     state = State(self.game, hand_id)
-                await self._play_hand(state, deal)
+                # Without hand hooks, this plays every hand left (see _play_hand).
+                state, deal = await self._play_hand(state, deal)
                 for hook in self.hand_hooks:
-                    await hook(state, deal, self._position_to_seat(hand_id))
+                    await hook(state, deal, self._position_to_seat(state.hand_id))
+                hand_id = state.hand_id + 1
             result.completed = True
         except MatchAborted as failure:
             self._record_failure(failure)
@@ -840,11 +849,26 @@ class Match:
     #
     # Callback style: no Deferred and no coroutine step per action. A hand runs
     # in _advance until it needs a line the acting seat has not sent yet; then
-    # it returns, and seat_line calls _advance again with that line. Only the
-    # hand as a whole has a Deferred (awaited by run()).
+    # it returns, and seat_line calls _advance again with that line. Only a
+    # series of hands has a Deferred (awaited by run()): one hand when hand
+    # hooks wait between hands, else every hand left.
 
-    def _play_hand(self, state: State, deal: Deal) -> defer.Deferred[None]:
-        """Play one hand; the Deferred fires when it is over (or fails with why it ended)."""
+    def _play_hand(self, state: State, deal: Deal) -> defer.Deferred[tuple[State, Deal]]:
+        """Play one hand, and the ones after it when nothing waits between hands.
+
+        The Deferred fires with the last hand played (its state and deal)
+        when it is over, or fails with why the match ended early. With hand
+        hooks (the results' accounting) it is always this one hand; without
+        them the next hand begins as soon as one ends, with no Deferred and
+        no coroutine step in between (:meth:`_following_hand`).
+        """
+        hand = self._new_hand(state, deal, defer.Deferred())
+        self._advance(hand, None)
+        return hand.done
+
+    def _new_hand(self, state: State, deal: Deal,
+                  done: defer.Deferred[tuple[State, Deal]]) -> _Hand:
+        """Set up ``state`` as the hand being played (nothing sent yet)."""
         config = self.config
         hand_id = state.hand_id
         seat_of = self._position_to_seat(hand_id)
@@ -863,11 +887,24 @@ class Match:
             config.t_response_ms / 1000.0,
             config.t_hand_ms / 1000.0,
             config.t_per_hand_ms * config.hands / 1000.0,
+            done,
         )
         self._hand = hand
         self._turn = None
-        self._advance(hand, None)
-        return hand.done
+        return hand
+
+    def _following_hand(self, hand: _Hand) -> _Hand | None:
+        """The hand after ``hand``, set up now, if it may begin at once.
+
+        It may not when hand hooks wait between hands, when the match is
+        over or failing, or before :meth:`run` gave the deals.
+        """
+        next_id = hand.state.hand_id + 1
+        deals = self._deals
+        if self.hand_hooks or deals is None or next_id >= self.config.hands or self._failure is not None:
+            return None
+        deal = deals.deal(self.game)
+        return self._new_hand(State(self.game, next_id), deal, hand.done)
 
     def _advance(self, hand: _Hand, line: str | None) -> None:
         """Play ``hand`` on (with ``line``, the acting seat's newest line, if any).
@@ -890,8 +927,12 @@ class Match:
                 if state.finished:
                     self._hand = None
                     self._end_hand(state, hand.deal, hand.ordered, hand.seat_of)
-                    hand.done.callback(None)
-                    return
+                    following = self._following_hand(hand)
+                    if following is None:
+                        hand.done.callback((state, hand.deal))
+                        return
+                    hand, state = following, following.state
+                    continue
                 if self._failure is not None:
                     raise self._failure
                 turn = self._turn = self._begin_turn(hand)
