@@ -412,6 +412,10 @@ class Match:
         self._tlog: RecordFile | None = None
         #: The match's deals, once run() has skipped to its first hand.
         self._deals: DealSource | None = None
+        self._seatings: dict[int, tuple[list[int], list[tuple[_Seat, int]]]] = {}
+        #: t_response, t_hand and the match budget (t_per_hand x hands), in seconds.
+        self._limits = (config.t_response_ms / 1000.0, config.t_hand_ms / 1000.0,
+                        config.t_per_hand_ms * config.hands / 1000.0)
         self._started = False
         self._done = False
         self.finished: defer.Deferred[MatchResult] | None = None
@@ -838,6 +842,20 @@ class Match:
         values, _ = await self.relay.ask(seat, state, actions)
         return values
 
+    def _seating(self, hand_id: int) -> tuple[list[int], list[tuple[_Seat, int]]]:
+        """The seat of each position in hand ``hand_id``, and (seat, position) in seat order.
+
+        One of N seatings (the seats rotate); each is built once and shared
+        by the hands that use it (neither list is changed).
+        """
+        key = 0 if self.config.fixed_seats else hand_id % len(self.seats)
+        seating = self._seatings.get(key)
+        if seating is None:
+            seat_of = self._position_to_seat(hand_id)
+            ordered = [(self.seats[s], p) for p, s in sorted(enumerate(seat_of), key=lambda ps: ps[1])]
+            seating = self._seatings[key] = (seat_of, ordered)
+        return seating
+
     def _position_to_seat(self, hand_id: int) -> list[int]:
         n = len(self.seats)
         if self.config.fixed_seats:
@@ -869,10 +887,8 @@ class Match:
     def _new_hand(self, state: State, deal: Deal,
                   done: defer.Deferred[tuple[State, Deal]]) -> _Hand:
         """Set up ``state`` as the hand being played (nothing sent yet)."""
-        config = self.config
-        hand_id = state.hand_id
-        seat_of = self._position_to_seat(hand_id)
         seats = self.seats
+        seat_of, ordered = self._seating(state.hand_id)
         for seat in seats:
             seat.hand_time = 0.0
             seat.trace_bytes = 0
@@ -880,15 +896,9 @@ class Match:
         relay = self.relay
         if any(relay.ever_paused):
             relay.new_hand(self.clock.seconds())
-        hand = _Hand(
-            state, deal, seat_of,
-            [(seats[s], p) for p, s in sorted(enumerate(seat_of), key=lambda ps: ps[1])],
-            HandLines(state, deal),
-            config.t_response_ms / 1000.0,
-            config.t_hand_ms / 1000.0,
-            config.t_per_hand_ms * config.hands / 1000.0,
-            done,
-        )
+        t_response, t_hand, t_match = self._limits
+        hand = _Hand(state, deal, seat_of, ordered, HandLines(state, deal), t_response, t_hand,
+                     t_match, done)
         self._hand = hand
         self._turn = None
         return hand
@@ -1128,7 +1138,6 @@ class Match:
 
     def _record_hand(self, state: State, deal: Deal, seat_of: Sequence[int], write: bool) -> None:
         values = state.values(deal.hole, deal.board_cards)
-        names = tuple(self.seats[s].name for s in seat_of)
         by_seat = [0.0] * len(self.seats)
         for position, seat in enumerate(seat_of):
             by_seat[seat] = values[position]
@@ -1137,10 +1146,12 @@ class Match:
             if self._tlog is not None:
                 self._tlog.flush()  # the tlog must never lag the .log (resume)
             if self._log is not None:
+                names = tuple(self.seats[s].name for s in seat_of)
                 self._log.write(log_state_text(state, deal, values, names) + "\n")
                 self._log.flush()
+        totals = self.result.totals
         for seat, value in enumerate(by_seat):
-            self.result.totals[seat] += value
+            totals[seat] += value
         self.result.hand_values[state.hand_id] = tuple(by_seat)
         if write and self.events.wants(ev.HandFinished):
             self.events.emit(ev.HandFinished(hand=state.hand_id, betting=state.betting_string(),
