@@ -50,7 +50,7 @@ def lean_reactor_class() -> Any:
 
     class LeanAsyncioReactor(asyncioreactor.AsyncioSelectorReactor):
         def addReader(self, reader: Any) -> None:
-            if reader in self._readers.keys() or reader in self._continuousPolling._readers:
+            if reader in self._readers or reader in self._continuousPolling._readers:
                 return
             fd = reader.fileno()
             try:
@@ -64,7 +64,7 @@ def lean_reactor_class() -> Any:
                     raise
 
         def addWriter(self, writer: Any) -> None:
-            if writer in self._writers.keys() or writer in self._continuousPolling._writers:
+            if writer in self._writers or writer in self._continuousPolling._writers:
                 return
             fd = writer.fileno()
             try:

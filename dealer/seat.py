@@ -37,8 +37,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from twisted.internet import abstract, tcp
-from twisted.internet.interfaces import IAddress
 from twisted.internet import protocol as twisted_protocol
+from twisted.internet.interfaces import IAddress
 from twisted.internet.protocol import Factory, connectionDone
 from twisted.python.failure import Failure
 
