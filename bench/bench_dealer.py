@@ -158,7 +158,7 @@ def sample_dealer(out: Path, argv: list[str], interval: float = 0.001) -> int:
     import collections
     import signal
 
-    from acpc_lbr.cli import main as acpc_lbr
+    from acpc_lbr.cli import main as acpc_lbr  # lazy: only the sampled dealer process runs it
 
     own: collections.Counter[str] = collections.Counter()
     total: collections.Counter[str] = collections.Counter()
