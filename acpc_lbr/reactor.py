@@ -2,12 +2,23 @@
 
 Never installed at import time: pytest-twisted installs its own reactor for
 the tests, and installing after ``twisted.internet.reactor`` was imported fails.
+
+The reactor installed is Twisted's ``AsyncioSelectorReactor`` with one change
+(:func:`lean_reactor_class`): a readable or writable socket is dispatched to
+the reactor's own handler directly, not through ``twisted.python.log``'s
+per-event logging context (``callWithLogger``), which only names the
+connection in the legacy log of an exception; the reactor still logs such an
+exception, as its ``_readOrWrite`` always does. The context cost ~3.5 us of
+CPU per socket event, about a fifth of the dealer's work per action.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 from typing import Any
+
+from twisted.internet import tcp  # not the reactor: importing it installs none
 
 
 def install_asyncio_reactor() -> None:
@@ -20,14 +31,58 @@ def install_asyncio_reactor() -> None:
         if not isinstance(reactor, asyncioreactor.AsyncioSelectorReactor):
             raise RuntimeError("a non-asyncio Twisted reactor is already installed")
         return
-    from twisted.internet import asyncioreactor
+    from twisted.internet.main import installReactor
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    asyncioreactor.install(loop)  # type: ignore[no-untyped-call]
+    installReactor(lean_reactor_class()(loop))  # type: ignore[no-untyped-call]
 
 
-def write_now(transport: Any, data: bytes) -> None:
+def lean_reactor_class() -> Any:
+    """``AsyncioSelectorReactor`` without the logging context around every socket event.
+
+    ``addReader``/``addWriter`` as Twisted's, registering ``_readOrWrite``
+    itself with the asyncio loop (Twisted registers it wrapped in
+    ``callWithLogger``). Built on call: importing the reactor module is kept
+    off the import path of the commands.
+    """
+    from twisted.internet import asyncioreactor
+
+    class LeanAsyncioReactor(asyncioreactor.AsyncioSelectorReactor):
+        def addReader(self, reader: Any) -> None:
+            if reader in self._readers or reader in self._continuousPolling._readers:
+                return
+            fd = reader.fileno()
+            try:
+                self._asyncioEventloop.add_reader(fd, self._readOrWrite, reader, True)
+                self._readers[reader] = fd
+            except OSError as error:
+                self._unregisterFDInAsyncio(fd)  # type: ignore[no-untyped-call]
+                if error.errno == errno.EPERM:  # e.g. a regular file: polled instead
+                    self._continuousPolling.addReader(reader)  # type: ignore[no-untyped-call]
+                else:
+                    raise
+
+        def addWriter(self, writer: Any) -> None:
+            if writer in self._writers or writer in self._continuousPolling._writers:
+                return
+            fd = writer.fileno()
+            try:
+                self._asyncioEventloop.add_writer(fd, self._readOrWrite, writer, False)
+                self._writers[writer] = fd
+            except PermissionError:
+                self._unregisterFDInAsyncio(fd)  # type: ignore[no-untyped-call]
+                self._continuousPolling.addWriter(writer)  # type: ignore[no-untyped-call]
+            except BrokenPipeError:
+                self._unregisterFDInAsyncio(fd)  # type: ignore[no-untyped-call]
+            except BaseException:
+                self._unregisterFDInAsyncio(fd)  # type: ignore[no-untyped-call]
+                raise
+
+    return LeanAsyncioReactor
+
+
+def write_now(transport: Any, data: bytes) -> bool:
     """Write ``data`` on a Twisted transport, straight to the socket when nothing waits before it.
 
     Twisted's ``write`` registers the socket for writing and sends on the
@@ -37,9 +92,10 @@ def write_now(transport: Any, data: bytes) -> None:
     once; whatever the socket does not take (and every other transport, such
     as the tests' ``StringTransport``) goes through ``write``, so the order
     of bytes and the back-pressure are unchanged.
-    """
-    from twisted.internet import tcp
 
+    Returns:
+        True when the socket took every byte at once (nothing was queued).
+    """
     if (isinstance(transport, tcp.Connection) and transport.connected
             and not transport.disconnecting and not transport.dataBuffer
             and not transport._tempDataBuffer):
@@ -48,6 +104,7 @@ def write_now(transport: Any, data: bytes) -> None:
         except OSError:  # BlockingIOError included: write() queues it, or meets the error
             sent = 0
         if sent == len(data):
-            return
+            return True
         data = data[sent:]
     transport.write(data)
+    return False

@@ -8,7 +8,7 @@ Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
-        [--events] [--matches N] [--costs] [--profile FILE]
+        [--events] [--matches N] [--costs] [--profile FILE] [--sample FILE]
 
 Bots (the same bots play against both dealers):
 
@@ -33,7 +33,10 @@ each with its own two bots) and prints its hands/s over one match's.
 --no_events``) and then with one of them on at a time (the ``.log``, the events
 file, the trace), and prints the dealer CPU each one adds per hand.
 ``--profile FILE`` runs our dealer under cProfile timing CPU (not wall) time;
-read it with ``python -m pstats FILE``.
+read it with ``python -m pstats FILE``. cProfile inflates code that makes many
+small calls; ``--sample FILE`` instead samples the dealer's stack on a CPU-time
+timer (``SIGPROF``, user and system time) and writes each function's share of
+the samples, by itself and with what it calls, to FILE as text.
 """
 
 from __future__ import annotations
@@ -144,6 +147,55 @@ def profile_dealer(out: Path, argv: list[str]) -> int:
     return code
 
 
+def sample_dealer(out: Path, argv: list[str], interval: float = 0.001) -> int:
+    """Run ``acpc-lbr`` with ``argv``, sampling its Python stack on a CPU-time timer.
+
+    Writes to ``out`` the share of samples in which each function is running
+    ("self") and on the stack ("total"), highest first. The timer counts the
+    process's user and system time, so system calls show in the function that
+    makes them (``socket.send`` in the dealer's send, ``epoll`` in ``select``).
+    """
+    import collections
+    import signal
+
+    from acpc_lbr.cli import main as acpc_lbr  # lazy: only the sampled dealer process runs it
+
+    own: collections.Counter[str] = collections.Counter()
+    total: collections.Counter[str] = collections.Counter()
+
+    def sample(signum: int, frame: object) -> None:
+        seen = set()
+        key = None
+        while frame is not None:
+            code = frame.f_code  # type: ignore[attr-defined]
+            name = f"{code.co_name} ({Path(code.co_filename).name}:{code.co_firstlineno})"
+            key = key or name
+            if name not in seen:
+                seen.add(name)
+                total[name] += 1
+            frame = frame.f_back  # type: ignore[attr-defined]
+        if key is not None:
+            own[key] += 1
+
+    signal.signal(signal.SIGPROF, sample)
+    signal.setitimer(signal.ITIMER_PROF, interval, interval)
+    code = 0
+    try:
+        code = acpc_lbr(argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        count = sum(own.values()) or 1
+        lines = [f"{count} samples of the dealer's CPU time, every {interval * 1000:g} ms", "",
+                 "self  function"]
+        lines += [f"{n / count:5.1%} {name}" for name, n in own.most_common(60)]
+        lines += ["", "total function (with what it calls)"]
+        lines += [f"{n / count:5.1%} {name}" for name, n in total.most_common(80)]
+        out.write_text("\n".join(lines) + "\n")
+    return code
+
+
 def start_bots(ports: list[str], bots: str, game: str, seed: int,
                reference: Path | None) -> list[subprocess.Popen[bytes]]:
     """One bot process per port."""
@@ -174,8 +226,11 @@ def dealer_flags(options: argparse.Namespace) -> list[str]:
 
 
 def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
-             flags: list[str] | None = None, matches: int = 1) -> tuple[float, float, int]:
-    """One dealer process; returns (wall seconds, dealer CPU seconds, actions played).
+             flags: list[str] | None = None,
+             matches: int = 1) -> tuple[float, float, float, int | None]:
+    """One dealer process; returns (wall s, dealer user CPU s, dealer system CPU s, actions).
+
+    The actions are counted in the ``.log`` files: None when there are none (``-l``).
 
     Args:
         dealer: ``reference`` or ``ours``.
@@ -198,6 +253,8 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
                 args += ["--match", f"{name} {options.game} {hands} {seed + 1000 * i} a b"]
         if options.profile is not None:
             args[:1] = [sys.executable, __file__, "--profile-dealer", str(options.profile.resolve())]
+        elif options.sample is not None:
+            args[:1] = [sys.executable, __file__, "--sample-dealer", str(options.sample.resolve())]
         args += dealer_flags(options) if flags is None else flags
     for name in names:
         (workdir / f"{name}.log").unlink(missing_ok=True)
@@ -219,20 +276,23 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
         raise SystemExit(f"{dealer} dealer exited with {process.returncode}; "
                          f"see {workdir / 'dealer.err'}")
     # Actions per hand differ between bots (always-call: 8 in hold'em; the
-    # example player's mix: about 6.4); the logs count them (0 with -l).
+    # example player's mix: about 6.4); the logs count them (none with -l).
+    if "-l" in args:
+        return wall, usage.ru_utime, usage.ru_stime, None
     actions = 0
     for name in names:
         log = workdir / f"{name}.log"
-        if log.exists():
-            actions += sum(len(re.findall(r"[fcr]", line.split(":")[2]))
-                           for line in log.read_text().splitlines() if line.startswith("STATE:"))
-    return wall, usage.ru_utime + usage.ru_stime, actions
+        actions += sum(len(re.findall(r"[fcr]", line.split(":")[2]))
+                       for line in log.read_text().splitlines() if line.startswith("STATE:"))
+    return wall, usage.ru_utime, usage.ru_stime, actions
 
 
 def main() -> int:
     """Run the benchmark and print the figures."""
     if sys.argv[1:2] == ["--profile-dealer"]:  # the dealer process of --profile
         return profile_dealer(Path(sys.argv[2]), sys.argv[3:])
+    if sys.argv[1:2] == ["--sample-dealer"]:  # the dealer process of --sample
+        return sample_dealer(Path(sys.argv[2]), sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=5_000)
@@ -254,6 +314,9 @@ def main() -> int:
     parser.add_argument("--profile", type=Path, default=None,
                         help="run our dealer under cProfile and write its stats to this file "
                              "(read them with python -m pstats); slows it down")
+    parser.add_argument("--sample", type=Path, default=None,
+                        help="sample our dealer's stack on a CPU-time timer and write each "
+                             "function's share to this file (text; lighter than --profile)")
     parser.add_argument("--bot", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--bot-port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--bot-seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -280,19 +343,23 @@ def main() -> int:
                      ("+ events", "ours", ["-q", "-l"], 1),
                      ("+ trace", "ours", ["-l", "--no_events"], 1)]
     figures: dict[str, dict[str, list[float]]] = {
-        label: {"rate": [], "cpu": [], "actions": []} for label, *_ in variants}
+        label: {"rate": [], "cpu": []} for label, *_ in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(options.runs):
             seed = options.seed + run
             for label, dealer, flags, matches in variants:
-                wall, cpu, actions = run_once(dealer, options, seed, Path(tmp), flags, matches)
+                wall, user, system, actions = run_once(dealer, options, seed, Path(tmp), flags,
+                                                       matches)
                 hands = options.hands * matches
+                cpu = user + system
                 figures[label]["rate"].append(hands / wall)
                 figures[label]["cpu"].append(cpu / hands * 1000)
-                figures[label]["actions"].append(actions / hands)
+                counted = ("actions/hand not counted (no .log)" if actions is None
+                           else f"{actions / hands:.2f} actions/hand")
                 print(f"run {run + 1} seed {seed} {label:10}: {hands / wall:6.0f} hands/s, "
-                      f"dealer CPU {cpu:.2f} s ({cpu / hands * 1000:.3f} ms/hand), "
-                      f"{actions / hands:.2f} actions/hand", flush=True)
+                      f"dealer CPU {cpu:.2f} s ({cpu / hands * 1000:.3f} ms/hand: user "
+                      f"{user / hands * 1000:.3f}, system {system / hands * 1000:.3f}), "
+                      f"{counted}", flush=True)
     mode = " ".join(dealer_flags(options)) or "trace, .log and events on"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
           f"{options.runs} runs")

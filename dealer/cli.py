@@ -43,7 +43,6 @@ from twisted.internet.error import CannotListenError
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
-from acpc_lbr.stats import RunningMean
 from dealer.budget import BotBudget
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import (
@@ -54,7 +53,6 @@ from dealer.match import (
     MatchResult,
 )
 from dealer.relay import DEFAULT_T_QUERY_MS
-from dealer.results import DealerResults
 from dealer.seat import LARGEST_MAX_LINE
 from protocol.errors import GameDefError
 from protocol.gamedef import load_game
@@ -245,6 +243,8 @@ def paired_result(main: MatchResult, mirror: MatchResult) -> str:
     reversed); only hands finished in both count. Its unit is the pair's mean,
     as the ``duplicate`` estimator of the results table (docs/results.md).
     """
+    from acpc_lbr.stats import RunningMean  # lazy: only --duplicate needs it
+
     first = main.names[0]
     pairs = RunningMean()
     for h in sorted(main.hand_values):
@@ -310,7 +310,7 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
         return EXIT_FAILED
     try:
         # Before the port line: a launcher may look for the logs once it has read it.
-        results_setup = _setup_results(matches, options, reactor)
+        results_setup = _setup_results(matches, options, reactor, progress.stream is not None)
     except (ValueError, OSError, CannotListenError) as error:
         progress.close()
         for group_matches in matches:
@@ -403,15 +403,29 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
         match.events.subscribe(hand)
 
 
-def _setup_results(matches: list[list[Match]], options: argparse.Namespace | None, reactor: Any) -> Any:
-    """The results of every heads-up group, and the metrics endpoint when asked for."""
+def _setup_results(matches: list[list[Match]], options: argparse.Namespace | None, reactor: Any,
+                   progress_shown: bool = False) -> Any:
+    """The results of every heads-up group, and the metrics endpoint when asked for.
+
+    None when nothing would read them -- no table (``-q`` without ``--table``),
+    no ``--results-json``, no metrics, no progress display, and no ``.log``
+    for a query log to go beside (``-l``) -- so that no per-hand accounting and
+    none of the dealer's own range queries are done for nobody.
+    """
     if options is None:
         return None
+    table = not (options.quiet or options.silent) or options.table
+    logs = any(m.config.write_log for group in matches for m in group)
+    if not (table or options.results_json or options.metrics_port is not None or progress_shown
+            or logs):
+        return None
+    # lazy: the results (their estimators and metrics) are loaded only when something reads them
+    from dealer.results import DealerResults
 
     return DealerResults(
         matches, reactor, measure=options.measure, results_json=options.results_json,
         metrics_port=options.metrics_port, metrics_bind=options.metrics_bind,
         metrics_grace=options.metrics_grace, io=options.io,
-        table=not (options.quiet or options.silent) or options.table,
+        table=table,
         aivat=getattr(options, "aivat", False),
     )

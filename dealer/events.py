@@ -36,12 +36,13 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar, Final, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar, Final, TextIO
 
-import structlog
-from structlog.processors import ExceptionRenderer
-from structlog.tracebacks import ExceptionDictTransformer
-from structlog.typing import Processor
+if TYPE_CHECKING:
+    from structlog.processors import ExceptionRenderer
+    from structlog.typing import Processor
+# structlog itself is imported where a logger is built: a dealer with no
+# events file and no console (-q --no_events) never loads it (~0.1 s).
 
 
 class Event(StrEnum):
@@ -598,12 +599,17 @@ def drop_partial_line(path: Path) -> int:
 
 
 def _exception_renderer() -> ExceptionRenderer:
+    from structlog.processors import ExceptionRenderer
+    from structlog.tracebacks import ExceptionDictTransformer
+
     # show_locals=False: the frames of the hand loop hold deals (hole cards).
     return ExceptionRenderer(ExceptionDictTransformer(show_locals=False))
 
 
 def json_processors() -> list[Processor]:
     """The structlog processor chain of the JSON-lines event log."""
+    import structlog
+
     return [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -614,6 +620,8 @@ def json_processors() -> list[Processor]:
 
 def console_processors() -> list[Processor]:
     """The structlog processor chain of the readable console on stderr."""
+    import structlog
+
     return [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="%H:%M:%S", utc=True),
@@ -660,11 +668,15 @@ class EventLog:
             except WriteFailed as error:
                 self.failed = error
             else:
+                import structlog
+
                 self._json = structlog.wrap_logger(
                     structlog.WriteLogger(self._file),  # type: ignore[arg-type]
                     processors=json_processors(),
                 ).bind(match=match)
         if console is not None:
+            import structlog
+
             self._console = structlog.wrap_logger(
                 structlog.PrintLogger(console), processors=console_processors()
             ).bind(match=match)

@@ -5,8 +5,9 @@ seat, waits for the bots and their ``VERSION`` lines, and plays the hands as
 the reference dealer does (acpc.md): the same seat rotation, the same deals
 (:class:`protocol.deal.DealSource`), the same ``MATCHSTATE`` traffic, the same
 leniency (:func:`protocol.rules.correct_action`) and the same ``.log`` lines
-(:mod:`protocol.wire`). The hand loop is a coroutine; each acting seat's reply
-is awaited with a deadline on an injectable clock.
+(:mod:`protocol.wire`). The hand loop runs in callbacks, with no Deferred per action or per
+hand (see ``_play_hand``); each acting seat's reply is awaited with a deadline on an
+injectable clock.
 
 Failure policy (where the reference dies, or hangs, this dealer ends the match
 cleanly and says why; see docs/dealer.md):
@@ -309,7 +310,8 @@ class _Hand:
 
     def __init__(self, state: State, deal: Deal, seat_of: list[int],
                  ordered: list[tuple[_Seat, int]], lines: HandLines,
-                 t_response: float, t_hand: float, t_match: float) -> None:
+                 t_response: float, t_hand: float, t_match: float,
+                 done: defer.Deferred[tuple[State, Deal]]) -> None:
         self.state = state
         self.deal = deal
         #: The seat of each position, and (seat, position) in seat order.
@@ -319,8 +321,9 @@ class _Hand:
         self.t_response = t_response
         self.t_hand = t_hand
         self.t_match = t_match
-        #: Fires when the hand is over; fails with why it ended early.
-        self.done: defer.Deferred[None] = defer.Deferred()
+        #: Fires with the last hand played (state, deal) when this hand, and those
+        #: begun right after it, are over; fails with why the match ended early.
+        self.done = done
         #: No decision point of this hand was sent yet.
         self.first_turn = True
 
@@ -399,12 +402,20 @@ class Match:
         #: The hand waits for a line of seat _waiter_seat (seat_line resumes it).
         self._waiting = False
         self._waiter_seat = -1
-        self._timer: Any = None  # IDelayedCall
-        self._wait_deadline: tuple[float, Cause, str, int] | None = None
+        self._timer: Any = None  # IDelayedCall, None when not armed
+        self._timer_at = 0.0  # when it is set to fire (the clock's time)
+        self._wait_deadline: float | None = None
         self._wait_paused = 0.0
+        self._idle_s = None if config.idle_timeout_ms is None else config.idle_timeout_ms / 1000.0
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: RecordFile | None = None
         self._tlog: RecordFile | None = None
+        #: The match's deals, once run() has skipped to its first hand.
+        self._deals: DealSource | None = None
+        self._seatings: dict[int, tuple[list[int], list[tuple[_Seat, int]]]] = {}
+        #: t_response, t_hand and the match budget (t_per_hand x hands), in seconds.
+        self._limits = (config.t_response_ms / 1000.0, config.t_hand_ms / 1000.0,
+                        config.t_per_hand_ms * config.hands / 1000.0)
         self._started = False
         self._done = False
         self.finished: defer.Deferred[MatchResult] | None = None
@@ -695,16 +706,20 @@ class Match:
                 deals.skip(self.game, start_hand + 1)
             else:
                 deals.skip(self.game, start_hand)
-            for hand_id in range(start_hand, config.hands):
+            self._deals = deals
+            hand_id = start_hand
+            while hand_id < config.hands:
                 if pending is not None:
                     state, deal = pending
                     pending = None
                 else:
                     deal = deals.deal(self.game)
                     state = State(self.game, hand_id)
-                await self._play_hand(state, deal)
+                # Without hand hooks, this plays every hand left (see _play_hand).
+                state, deal = await self._play_hand(state, deal)
                 for hook in self.hand_hooks:
-                    await hook(state, deal, self._position_to_seat(hand_id))
+                    await hook(state, deal, self._position_to_seat(state.hand_id))
+                hand_id = state.hand_id + 1
             result.completed = True
         except MatchAborted as failure:
             self._record_failure(failure)
@@ -756,39 +771,53 @@ class Match:
         if self._failure is not None:
             raise self._failure
         seat = turn.seat
-        deadline, cause, message = self._deadline(
-            seat, turn.sent, turn.charged_to, turn.heard, hand.t_response, hand.t_hand, hand.t_match)
-        now = self.clock.seconds()
-        if self.relay.ever_paused[seat.index]:
-            self._wait_paused = self.relay.paused(seat.index, now)
+        index = seat.index
+        # The earliest of _deadline's limits (which one it is matters only if it passes).
+        charged = turn.charged_to
+        deadline = min(turn.sent + hand.t_response, charged + (hand.t_hand - seat.hand_time),
+                       charged + (hand.t_match - seat.match_time))
+        idle_s = self._idle_s
+        if idle_s is not None and turn.heard + idle_s < deadline:
+            deadline = turn.heard + idle_s
+        relay = self.relay
+        if relay.ever_paused[index]:
+            now = self.clock.seconds()
+            self._wait_paused = relay.paused(index, now)
             deadline += self._wait_paused - turn.paused_at_send
         else:
+            now = turn.heard  # the last line's time, or the send's: microseconds ago
             self._wait_paused = 0.0
         self._waiting = True
-        self._waiter_seat = seat.index
-        self._wait_deadline = (deadline, cause, message, seat.index)
+        self._waiter_seat = index
+        self._wait_deadline = deadline
         # One watchdog timer, not one per wait: replies come in microseconds,
         # so the timer is left armed and re-armed only when it fires early or
-        # when this wait must end sooner than it is set for.
+        # when this wait must end sooner than it is set for. (_timer is None
+        # whenever it is not armed: it fired, or _cancel_timer cancelled it.)
         timer = self._timer
-        if timer is None or not timer.active() or timer.getTime() > deadline:
-            if timer is not None and timer.active():
+        if timer is None or self._timer_at > deadline:
+            if timer is not None:
                 timer.cancel()
             self._timer = self.clock.callLater(max(0.0, deadline - now), self._watchdog)
+            self._timer_at = deadline
 
     def _watchdog(self) -> None:
         """The wait timer fired: end the wait if its deadline has passed, else re-arm."""
         self._timer = None
-        if not self._waiting or self._wait_deadline is None:
+        turn, hand, deadline = self._turn, self._hand, self._wait_deadline
+        if not self._waiting or deadline is None or turn is None or hand is None:
             return
-        deadline, cause, message, seat = self._wait_deadline
+        seat = turn.seat
         now = self.clock.seconds()
         # The seat's clock stands still while its range queries are out.
-        deadline += self.relay.paused(seat, now) - self._wait_paused
+        deadline += self.relay.paused(seat.index, now) - self._wait_paused
         if now >= deadline - 1e-6:
-            self.abort(MatchAborted(cause, message, seat))
+            _, cause, message = self._deadline(seat, turn.sent, turn.charged_to, turn.heard,
+                                               hand.t_response, hand.t_hand, hand.t_match)
+            self.abort(MatchAborted(cause, message, seat.index))
         else:
             self._timer = self.clock.callLater(deadline - now, self._watchdog)
+            self._timer_at = deadline
 
     async def ask_seat(self, seat: int, state: MatchState, actions: Sequence[Action]) -> FloatArray:
         """Ask ``seat`` a range query (its hole-card slots are blanked) and await the answer.
@@ -813,6 +842,20 @@ class Match:
         values, _ = await self.relay.ask(seat, state, actions)
         return values
 
+    def _seating(self, hand_id: int) -> tuple[list[int], list[tuple[_Seat, int]]]:
+        """The seat of each position in hand ``hand_id``, and (seat, position) in seat order.
+
+        One of N seatings (the seats rotate); each is built once and shared
+        by the hands that use it (neither list is changed).
+        """
+        key = 0 if self.config.fixed_seats else hand_id % len(self.seats)
+        seating = self._seatings.get(key)
+        if seating is None:
+            seat_of = self._position_to_seat(hand_id)
+            ordered = [(self.seats[s], p) for p, s in sorted(enumerate(seat_of), key=lambda ps: ps[1])]
+            seating = self._seatings[key] = (seat_of, ordered)
+        return seating
+
     def _position_to_seat(self, hand_id: int) -> list[int]:
         n = len(self.seats)
         if self.config.fixed_seats:
@@ -824,15 +867,28 @@ class Match:
     #
     # Callback style: no Deferred and no coroutine step per action. A hand runs
     # in _advance until it needs a line the acting seat has not sent yet; then
-    # it returns, and seat_line calls _advance again with that line. Only the
-    # hand as a whole has a Deferred (awaited by run()).
+    # it returns, and seat_line calls _advance again with that line. Only a
+    # series of hands has a Deferred (awaited by run()): one hand when hand
+    # hooks wait between hands, else every hand left.
 
-    def _play_hand(self, state: State, deal: Deal) -> defer.Deferred[None]:
-        """Play one hand; the Deferred fires when it is over (or fails with why it ended)."""
-        config = self.config
-        hand_id = state.hand_id
-        seat_of = self._position_to_seat(hand_id)
+    def _play_hand(self, state: State, deal: Deal) -> defer.Deferred[tuple[State, Deal]]:
+        """Play one hand, and the ones after it when nothing waits between hands.
+
+        The Deferred fires with the last hand played (its state and deal)
+        when it is over, or fails with why the match ended early. With hand
+        hooks (the results' accounting) it is always this one hand; without
+        them the next hand begins as soon as one ends, with no Deferred and
+        no coroutine step in between (:meth:`_following_hand`).
+        """
+        hand = self._new_hand(state, deal, defer.Deferred())
+        self._advance(hand, None)
+        return hand.done
+
+    def _new_hand(self, state: State, deal: Deal,
+                  done: defer.Deferred[tuple[State, Deal]]) -> _Hand:
+        """Set up ``state`` as the hand being played (nothing sent yet)."""
         seats = self.seats
+        seat_of, ordered = self._seating(state.hand_id)
         for seat in seats:
             seat.hand_time = 0.0
             seat.trace_bytes = 0
@@ -840,18 +896,25 @@ class Match:
         relay = self.relay
         if any(relay.ever_paused):
             relay.new_hand(self.clock.seconds())
-        hand = _Hand(
-            state, deal, seat_of,
-            [(seats[s], p) for p, s in sorted(enumerate(seat_of), key=lambda ps: ps[1])],
-            HandLines(state, deal),
-            config.t_response_ms / 1000.0,
-            config.t_hand_ms / 1000.0,
-            config.t_per_hand_ms * config.hands / 1000.0,
-        )
+        t_response, t_hand, t_match = self._limits
+        hand = _Hand(state, deal, seat_of, ordered, HandLines(state, deal), t_response, t_hand,
+                     t_match, done)
         self._hand = hand
         self._turn = None
-        self._advance(hand, None)
-        return hand.done
+        return hand
+
+    def _following_hand(self, hand: _Hand) -> _Hand | None:
+        """The hand after ``hand``, set up now, if it may begin at once.
+
+        It may not when hand hooks wait between hands, when the match is
+        over or failing, or before :meth:`run` gave the deals.
+        """
+        next_id = hand.state.hand_id + 1
+        deals = self._deals
+        if self.hand_hooks or deals is None or next_id >= self.config.hands or self._failure is not None:
+            return None
+        deal = deals.deal(self.game)
+        return self._new_hand(State(self.game, next_id), deal, hand.done)
 
     def _advance(self, hand: _Hand, line: str | None) -> None:
         """Play ``hand`` on (with ``line``, the acting seat's newest line, if any).
@@ -874,8 +937,12 @@ class Match:
                 if state.finished:
                     self._hand = None
                     self._end_hand(state, hand.deal, hand.ordered, hand.seat_of)
-                    hand.done.callback(None)
-                    return
+                    following = self._following_hand(hand)
+                    if following is None:
+                        hand.done.callback((state, hand.deal))
+                        return
+                    hand, state = following, following.state
+                    continue
                 if self._failure is not None:
                     raise self._failure
                 turn = self._turn = self._begin_turn(hand)
@@ -1071,7 +1138,6 @@ class Match:
 
     def _record_hand(self, state: State, deal: Deal, seat_of: Sequence[int], write: bool) -> None:
         values = state.values(deal.hole, deal.board_cards)
-        names = tuple(self.seats[s].name for s in seat_of)
         by_seat = [0.0] * len(self.seats)
         for position, seat in enumerate(seat_of):
             by_seat[seat] = values[position]
@@ -1080,10 +1146,12 @@ class Match:
             if self._tlog is not None:
                 self._tlog.flush()  # the tlog must never lag the .log (resume)
             if self._log is not None:
+                names = tuple(self.seats[s].name for s in seat_of)
                 self._log.write(log_state_text(state, deal, values, names) + "\n")
                 self._log.flush()
+        totals = self.result.totals
         for seat, value in enumerate(by_seat):
-            self.result.totals[seat] += value
+            totals[seat] += value
         self.result.hand_values[state.hand_id] = tuple(by_seat)
         if write and self.events.wants(ev.HandFinished):
             self.events.emit(ev.HandFinished(hand=state.hand_id, betting=state.betting_string(),

@@ -1,10 +1,13 @@
 """Connections to a seat's port: framing, the handshake and output back-pressure.
 
-:class:`SeatProtocol` is a ``LineReceiver`` with delimiter ``\\n``; a trailing
+:class:`SeatProtocol` splits what it reads into lines at ``\\n``; a trailing
 ``\\r`` is stripped, so bots may end lines with ``\\n`` or ``\\r\\n`` as with the
 reference. Lines the dealer sends end in ``\\r\\n``, like the reference's.
 ``MAX_LENGTH`` is a per-connection attribute (4 KiB by default, up to 1 MiB for
 a bot that answers range queries): a longer line ends the match for that seat.
+The framing is ``LineReceiver``'s (same limits, same pause), in linear time
+and without its per-line copies of the buffer: every action of a match goes
+through it.
 
 **Handshake.** A seat's port takes any number of connections (up to
 ``BotBudget.max_candidates`` at once); the first one whose first line is a valid
@@ -34,11 +37,12 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from twisted.internet import abstract, tcp
+from twisted.internet import protocol as twisted_protocol
 from twisted.internet.interfaces import IAddress
 from twisted.internet.protocol import Factory, connectionDone
-from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
+from acpc_lbr.reactor import write_now
 from dealer.budget import BotBudget
 
 #: Default line limit: the reference's buffer is 4 KiB too.
@@ -82,7 +86,7 @@ def unsent_bytes(transport: Any) -> int:
     return 0
 
 
-class SeatProtocol(LineReceiver):
+class SeatProtocol(twisted_protocol.Protocol):
     """One connection to a seat's port (a candidate until its VERSION line gives it the seat).
 
     Args:
@@ -93,8 +97,12 @@ class SeatProtocol(LineReceiver):
     """
 
     delimiter = b"\n"
-    #: Send straight to the socket when nothing is queued (see :meth:`send_line`).
-    direct_send = True
+    #: Lines are not handled while paused (back-pressure): they wait in the buffer.
+    paused = False
+    #: Bytes read after the last complete line (or held while paused).
+    _buffer = b""
+    #: Inside :meth:`dataReceived` (a line's handler may feed more data in).
+    _busy_receiving = False
 
     def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
                  budget: BotBudget | None = None) -> None:
@@ -141,18 +149,80 @@ class SeatProtocol(LineReceiver):
         self.refused = True
         self.close()
 
+    def dataReceived(self, data: bytes) -> None:
+        """Split ``data`` into lines (``\\n``) and hand each to :meth:`lineReceived`.
+
+        As ``LineReceiver``: a line longer than ``MAX_LENGTH``, or a partial
+        line that already is, goes to :meth:`lineLengthExceeded` with the rest
+        of the buffer (which is dropped); while :attr:`paused`, lines wait;
+        once the transport is closing, the rest is not read. Unlike it, each
+        byte is looked at once and the buffer is not copied per line.
+        """
+        if self._busy_receiving:  # fed from a line's handler: read after what is left
+            self._buffer += data
+            return
+        self._busy_receiving = True
+        if data and not self._buffer and not self.paused and data.find(b"\n") == len(data) - 1:
+            # The usual read: exactly one whole line.
+            try:
+                if len(data) > self.MAX_LENGTH + 1:
+                    self.lineLengthExceeded(data)
+                    return
+                self.lineReceived(data[:-1])
+            finally:
+                self._busy_receiving = False
+            if self._buffer:  # fed in by the handler
+                transport: Any = self.transport
+                if transport is None or not transport.disconnecting:
+                    self.dataReceived(b"")
+            return
+        buffer = self._buffer + data if self._buffer else data
+        self._buffer = b""
+        start = 0
+        try:
+            while not self.paused:
+                end = buffer.find(b"\n", start)
+                limit = self.MAX_LENGTH  # a handler may raise it (range queries)
+                if end < 0:
+                    if self._buffer:  # fed in by a handler: it comes next
+                        buffer, start, self._buffer = buffer[start:] + self._buffer, 0, b""
+                        continue
+                    if len(buffer) - start > limit:
+                        line, buffer, start = buffer[start:], b"", 0
+                        self.lineLengthExceeded(line)
+                    return
+                if end - start > limit:  # the buffer goes, with anything fed in
+                    line, buffer, start = buffer[start:] + self._buffer, b"", 0
+                    self._buffer = b""
+                    self.lineLengthExceeded(line)
+                    return
+                line = buffer[start:end]
+                start = end + 1
+                self.lineReceived(line)
+                transport = self.transport
+                if transport is not None and transport.disconnecting:
+                    return
+        finally:
+            if start < len(buffer):
+                self._buffer = buffer[start:] + self._buffer
+            self._busy_receiving = False
+
     def lineReceived(self, line: bytes) -> None:
+        """One line from the connection (its ``\\n`` removed, ``\\r`` still on)."""
         if self.refused:
             return
         text = line.decode("latin-1")
-        text = text.removesuffix("\r")
+        if text[-1:] == "\r":
+            text = text[:-1]
         if not self.accepted:
             self.accepted = self.listener.seat_hello(self.seat, self, text)
             if not self.accepted:
                 self.refused = True
             return
         try:
-            if self.prefix_handlers:
+            # A state echoed with an action (nearly every line) is the match's;
+            # every other line is offered to the prefix handlers first.
+            if self.prefix_handlers and not text.startswith("MATCHSTATE:"):
                 for prefix, handler in self.prefix_handlers.items():
                     if text.startswith(prefix):
                         handler(text)
@@ -182,10 +252,10 @@ class SeatProtocol(LineReceiver):
     def pauseProducing(self) -> None:
         """The transport holds too much output for the bot: stop reading from it.
 
-        ``LineReceiver``'s own pause also stops handling lines already read.
+        Lines already read wait too (:attr:`paused`).
         """
         self.reading_paused = True
-        self.paused = True  # LineReceiver's flag: lines already read wait too
+        self.paused = True
         transport: Any = self.transport
         if transport is not None:
             transport.pauseProducing()
@@ -197,7 +267,7 @@ class SeatProtocol(LineReceiver):
         transport: Any = self.transport
         if transport is not None:
             transport.resumeProducing()
-        self.dataReceived(b"")  # type: ignore[no-untyped-call]  # the lines read before the pause
+        self.dataReceived(b"")  # the lines read before the pause
 
     def stopProducing(self) -> None:
         """The transport is going away; nothing to stop."""
@@ -249,31 +319,16 @@ class SeatProtocol(LineReceiver):
     def _send(self, text: str) -> None:
         """Send ``text`` (one or more lines), ending it with ``\\r\\n``.
 
-        When nothing is queued on a TCP transport the line goes straight to
-        the socket: Twisted's ``write`` would register the socket for writing
-        and send on the next reactor turn, which costs two epoll changes and
-        a loop iteration per message (a third of the dealer's time). Whatever
-        the socket does not take at once goes through ``write`` as usual, so
-        ordering and back-pressure are unchanged. Past
+        When nothing is queued on a TCP transport the bytes go straight to
+        the socket (:func:`acpc_lbr.reactor.write_now`: Twisted's ``write``
+        would send them on the next reactor turn, after two epoll changes).
+        Whatever the socket does not take goes through ``write`` as usual,
+        so ordering and back-pressure are unchanged. Past
         ``BotBudget.max_unsent_bytes`` of unsent output the bot is dropped.
         """
-        data = text.encode("ascii") + b"\r\n"
         transport: Any = self.transport
-        if transport is None:
+        if transport is None or write_now(transport, (text + "\r\n").encode("ascii")):
             return
-        if (self.direct_send and isinstance(transport, tcp.Connection)
-                and transport.connected and not transport.disconnecting
-                and not transport.dataBuffer and not transport._tempDataBuffer):
-            try:
-                sent = transport.socket.send(data)
-            except BlockingIOError:
-                sent = 0
-            except OSError:
-                sent = 0  # let write() meet the error and close the connection
-            if sent == len(data):
-                return
-            data = data[sent:]
-        transport.write(data)
         limit = self.budget.max_unsent_bytes
         if self.accepted and not self.refused:
             unsent = unsent_bytes(transport)

@@ -72,12 +72,13 @@ class GameDef:
     num_hole_cards: int
     num_board_cards: tuple[int, ...]
 
-    @property
+    # Cached (a plain attribute read after the first): the rules ask on every action.
+    @cached_property
     def is_limit(self) -> bool:
         """True for fixed-limit betting."""
         return self.betting == "limit"
 
-    @property
+    @cached_property
     def big_blind(self) -> int:
         """The largest blind (the unit of mbb/g); at least 1."""
         return max(max(self.blind), 1)
@@ -148,7 +149,7 @@ class GameDef:
         """Total board cards visible in ``round_`` (cards of rounds 0..round_)."""
         return sum(self.num_board_cards[: round_ + 1])
 
-    @property
+    @cached_property
     def total_board_cards(self) -> int:
         """Board cards of the whole hand."""
         return sum(self.num_board_cards[: self.num_rounds])

@@ -57,8 +57,13 @@ class Action:
 
     @staticmethod
     def raise_to(size: int) -> Action:
-        """A no-limit raise to ``size`` chips in total."""
-        return Action(ActionType.RAISE, size)
+        """A no-limit raise to ``size`` chips in total (records are shared: they are frozen)."""
+        action = _RAISES_TO.get(size)
+        if action is None:
+            if len(_RAISES_TO) >= _RAISES_TO_MAX:
+                _RAISES_TO.clear()
+            action = _RAISES_TO[size] = Action(ActionType.RAISE, size)
+        return action
 
     def text(self) -> str:
         """The canonical wire token: ``f``, ``c``, ``r`` or ``r<size>``."""
@@ -74,6 +79,10 @@ class Action:
     def __str__(self) -> str:
         return self.text()
 
+
+#: Raise records by size (:meth:`Action.raise_to`): a match sees a few hundred sizes.
+_RAISES_TO: dict[int, Action] = {}
+_RAISES_TO_MAX = 1 << 14
 
 Action.FOLD = Action(ActionType.FOLD)
 Action.CALL = Action(ActionType.CALL)
@@ -243,11 +252,19 @@ class State:
     def _raise_range(self, p: int) -> tuple[int, int] | None:
         """:meth:`raise_range` for a live hand whose player to act is ``p``."""
         game = self.game
-        if self._num_raises() >= game.max_raises[self.round]:
+        round_actions = self.actions[self.round]
+        cap = game.max_raises[self.round]
+        # A round has no more raises than actions: count them only near the cap.
+        if len(round_actions) >= cap and self._num_raises() >= cap:
             return None
-        if len(self.actions[self.round]) + game.num_players > MAX_NUM_ACTIONS:
+        if len(round_actions) + game.num_players > MAX_NUM_ACTIONS:
             return None
-        if self.num_active <= 1:
+        folded, spent, stack_of = self.folded, self.spent, game.stack
+        active = 0
+        for q in range(len(spent)):
+            if not folded[q] and spent[q] < stack_of[q]:
+                active += 1
+        if active <= 1:
             return None
         stack = game.stack[p]
         if game.is_limit:

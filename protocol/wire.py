@@ -788,6 +788,9 @@ def read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | No
     action = _SIMPLE_REPLY_ACTIONS.get(text[:1])
     if action is not None and (action is not Action.RAISE or game.is_limit):
         return action, None
+    digits = text[1:]
+    if action is Action.RAISE and 0 < len(digits) < 10 and digits.isdigit() and digits.isascii():
+        return Action.raise_to(int(digits)), None  # the usual no-limit raise: r<digits>
     kind = _REPLY_ACTIONS.get(text[:1].lower()) if text else None
     if kind is None:
         return None, INVALID

@@ -73,3 +73,64 @@ def test_other_transports_and_closed_connections_use_write() -> None:
     closed = _connection(socket, connected=False)
     write_now(closed, b"f\r\n")
     assert socket.sent == b"" and closed.written == [b"f\r\n"]
+
+
+_LEAN_SCRIPT = r"""
+import socket, sys
+from acpc_lbr.reactor import install_asyncio_reactor, lean_reactor_class
+install_asyncio_reactor()
+from twisted.internet import asyncioreactor, protocol, reactor
+from twisted.python import log
+assert type(reactor).__name__ == "LeanAsyncioReactor", type(reactor)
+assert isinstance(reactor, asyncioreactor.AsyncioSelectorReactor)
+got = []
+
+class Echo(protocol.Protocol):
+    def dataReceived(self, data):
+        got.append(data)
+        if data == b"boom\n":
+            raise ValueError("a handler bug")  # logged by the reactor; the connection drops
+        self.transport.write(b"echo " + data)  # through addWriter
+
+    def connectionLost(self, reason):
+        got.append(reason.type.__name__)
+        if len(got) > 2:
+            reactor.stop()
+
+class Factory(protocol.Factory):
+    def buildProtocol(self, addr):
+        return Echo()
+
+port = reactor.listenTCP(0, Factory(), interface="127.0.0.1")
+client = socket.create_connection(("127.0.0.1", port.getHost().port))
+loop = reactor._asyncioEventloop
+
+def drive():
+    client.sendall(b"hello\n")
+    echoed = client.recv(100)
+    # The reader registered with asyncio is the reactor's own handler.
+    handlers = [key.data[0]._callback for key in loop._selector.get_map().values() if key.data[0]]
+    assert log.callWithLogger not in handlers, handlers
+    assert sum(getattr(h, "__self__", None) is reactor for h in handlers) >= 2, handlers  # port, conn
+    client.sendall(b"boom\n")
+    got.append(echoed)
+
+reactor.callLater(0.05, lambda: reactor.callInThread(drive))
+reactor.callLater(10, reactor.stop)
+reactor.run()
+print(got)
+"""
+
+
+def test_installed_reactor_dispatches_socket_events_without_the_logging_context() -> None:
+    """The installed reactor (LeanAsyncioReactor) reads, writes, and drops a connection whose
+    handler raises, as Twisted's asyncio reactor does; its asyncio readers are its own handler."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _LEAN_SCRIPT], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[b'hello\\n', b'echo hello\\n', b'boom\\n', 'ValueError']", \
+        done.stdout + done.stderr[-2000:]
+    assert "a handler bug" in done.stderr  # the reactor logged the failure

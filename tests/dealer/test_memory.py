@@ -231,3 +231,38 @@ def test_queued_lines_go_out_first_in_one_send_and_never_pile_up() -> None:
     assert len(writes) == 2 and writes[1].count(b"\r\n") == Seat.MAX_QUEUED_LINES + 1
     protocol.flush_lines()
     assert len(writes) == 2  # nothing left to send
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+def test_hands_follow_one_another_without_a_deferred_unless_hooks_wait(
+        in_tmp: Path, monkeypatch: pytest.MonkeyPatch, hooked: bool) -> None:
+    """Without hand hooks one series of hands plays the whole match (no Deferred per hand);
+    with one, it runs after every hand, in order, and the logs are the same."""
+    from dealer.match import Match
+    from tests.dealer.harness import MemoryRun, call_bots, log_lines
+
+    series: list[int] = []
+    play_hand = Match._play_hand
+
+    def counted(match: Match, state: Any, deal: Any) -> Any:
+        series.append(state.hand_id)
+        return play_hand(match, state, deal)
+
+    monkeypatch.setattr(Match, "_play_hand", counted)
+    hooked_hands: list[int] = []
+    real_init = Match.__init__
+
+    def with_hook(match: Match, *args: Any, **kwargs: Any) -> None:
+        real_init(match, *args, **kwargs)
+        if hooked:
+            async def hook(state: Any, deal: Any, seat_of: list[int]) -> None:
+                hooked_hands.append(state.hand_id)
+            match.hand_hooks.append(hook)
+
+    monkeypatch.setattr(Match, "__init__", with_hook)
+    config = make_config("chain", hands=7)
+    result = MemoryRun().play(config, call_bots(config))
+    assert result.completed and result.hands_played == 7
+    assert series == (list(range(7)) if hooked else [0])
+    assert hooked_hands == (list(range(7)) if hooked else [])
+    assert sum(line.startswith("STATE:") for line in log_lines(config)) == 7

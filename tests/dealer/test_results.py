@@ -417,3 +417,36 @@ def test_disconnect_during_the_dealers_query_ends_the_match_at_once(in_tmp: Path
     result = t.done.result
     assert result.cause == "disconnect" and result.hands_played == 1
     assert t.group.results[0].tally.query_errors == 1
+
+
+@pytest.mark.parametrize(("extra", "wanted"), [
+    (["-q", "-l"], False),
+    (["-q", "-l", "--no_events"], False),
+    (["-q", "-l", "--table"], True),
+    (["-q", "-l", "--results-json", "r.json"], True),
+    (["-q", "-l", "--metrics-port", "0"], True),
+    (["-q"], True),  # a query log may go beside the .log
+    (["-l"], True),  # the table
+])
+def test_results_are_kept_only_when_something_reads_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: list[str], wanted: bool) -> None:
+    """With nothing to read them (-q -l, no table, JSON, metrics or progress), no results
+    are kept: no hand hook runs after each hand and the dealer asks no range queries."""
+    from twisted.internet import reactor, task
+
+    from dealer.cli import _setup_results, parse_configs
+    from dealer.match import Match
+
+    monkeypatch.chdir(tmp_path)
+    groups, options = parse_configs(["m", "nolimit", "5", "1", "a", "b", *extra])
+    matches = [[Match(c, reactor, clock=task.Clock(), stderr=None) for c in group] for group in groups]
+    results = _setup_results(matches, options, reactor)
+    try:
+        assert (results is not None) == wanted
+        assert bool(matches[0][0].hand_hooks) == wanted
+        if not wanted:  # a progress display shows the live estimate
+            assert _setup_results(matches, options, reactor, progress_shown=True) is not None
+    finally:
+        if results is not None and results.listening is not None:
+            results.listening.stopListening()
+        matches[0][0].events.close()

@@ -1,0 +1,100 @@
+"""SeatProtocol's framing: the same lines, limits and pauses as Twisted's LineReceiver."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from twisted.internet.testing import StringTransport
+from twisted.protocols.basic import LineReceiver
+
+from dealer.seat import SeatProtocol
+
+
+class _Recorder:
+    """What a framing produced: ('line', bytes) and ('too long', bytes) in order."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, bytes]] = []
+
+
+class _Admit:
+    """A listener that seats every connection (the lines themselves are recorded)."""
+
+    def seat_candidate(self, seat: int, protocol: SeatProtocol) -> bool:
+        return True
+
+
+class _Seat(SeatProtocol):
+    def __init__(self, limit: int) -> None:
+        super().__init__(_Admit(), 0, limit)  # type: ignore[arg-type]  # only seat_candidate is called
+        self.record = _Recorder()
+
+    def lineReceived(self, line: bytes) -> None:
+        self.record.seen.append(("line", line))
+        if line == b"feed":  # a handler that feeds data in (as a resume does)
+            self.dataReceived(b"fed\nhalf")
+
+    def lineLengthExceeded(self, line: bytes) -> None:
+        self.record.seen.append(("too long", line))
+
+
+class _Twisted(LineReceiver):
+    delimiter = b"\n"
+
+    def __init__(self, limit: int) -> None:
+        self.MAX_LENGTH = limit
+        self.record = _Recorder()
+
+    def lineReceived(self, line: bytes) -> None:
+        self.record.seen.append(("line", line))
+        if line == b"feed":  # a handler that feeds data in (as a resume does)
+            self.dataReceived(b"fed\nhalf")
+
+    def lineLengthExceeded(self, line: bytes) -> None:
+        self.record.seen.append(("too long", line))
+
+
+def _run(protocol: Any, steps: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    protocol.makeConnection(StringTransport())
+    for kind, data in steps:
+        if kind == "data":
+            protocol.dataReceived(data)
+        elif kind == "pause":
+            protocol.paused = True
+        else:
+            protocol.paused = False
+            protocol.dataReceived(b"")
+    seen: list[tuple[str, bytes]] = protocol.record.seen
+    return seen
+
+
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("data"), st.binary(max_size=40).map(lambda b: b.replace(b"\x00", b"\n"))),
+        st.tuples(st.just("data"), st.just(b"feed\n")),
+        st.tuples(st.just("pause"), st.just(b"")),
+        st.tuples(st.just("resume"), st.just(b"")),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_steps, st.integers(min_value=1, max_value=12))
+def test_framing_matches_line_receiver(steps: list[tuple[str, bytes]], limit: int) -> None:
+    """Any data in any chunks, with pauses and data fed in from a handler: the same lines
+    and overlong lines, in order."""
+    assert _run(_Seat(limit), steps) == _run(_Twisted(limit), steps)
+
+
+def test_many_lines_in_one_chunk_are_split_in_order() -> None:
+    """A chunk of many lines (a pipelining bot): every line, in order, and the partial rest kept."""
+    seat = _Seat(4096)
+    seat.makeConnection(StringTransport())
+    lines = [f"MATCHSTATE:0:{i}::|:c".encode() for i in range(5000)]
+    seat.dataReceived(b"\r\n".join(lines) + b"\r\nMATCH")
+    assert seat.record.seen == [("line", line + b"\r") for line in lines[:-1]] + [("line", lines[-1] + b"\r")]
+    seat.dataReceived(b"STATE\n")
+    assert seat.record.seen[-1] == ("line", b"MATCHSTATE")
