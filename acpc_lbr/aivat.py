@@ -90,9 +90,12 @@ biased; ours is fitted once on pilot seeds and pilot strategies, then fixed).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -106,7 +109,7 @@ from protocol.rules import Action, ActionType, State
 FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
-    "DEFAULT_SAMPLES", "AivatValue", "ValueFunction", "completion_estimate", "correction_actions",
+    "DEFAULT_SAMPLES", "VALUE_FORM", "AivatRecord", "AivatSetup", "AivatValue", "NotComputed", "ValueFunctionRecord", "ValueFunction", "completion_estimate", "correction_actions",
     "first_opponent_round", "hand_aivat", "sample_stream", "value_function",
 ]
 
@@ -200,6 +203,88 @@ class ValueFunction:
     def value(self, state: State, wp: float, position: int) -> float:
         """v at an unfolded ``state`` where the measured player's win probability is ``wp``."""
         return wp * state.pot - state.spent[position] + (2.0 * wp - 1.0) * self.growth(state, position)
+
+    def identity(self) -> ValueFunctionRecord:
+        """What the files record of this function: the form, every coefficient, and their digest.
+
+        The digest is the first 16 hex digits of the SHA-256 of the other
+        fields as canonical JSON (sorted keys, floats written exactly), so an
+        edited coefficient is caught by :meth:`from_identity`.
+
+        >>> ValueFunction(room_growth=(0.5,)).identity()["room_growth"]
+        [0.5]
+        >>> ValueFunction.from_identity(FITTED["leduc"].identity()) == FITTED["leduc"]
+        True
+        """
+        return {"form": VALUE_FORM, "level_growth": [float(c) for c in self.level_growth],
+                "pot_growth": [float(c) for c in self.pot_growth],
+                "room_growth": [float(c) for c in self.room_growth],
+                "acting_growth": [float(c) for c in self.acting_growth], "digest": self.digest()}
+
+    def digest(self) -> str:
+        """The digest of :meth:`identity`."""
+        fields_ = {"form": VALUE_FORM, **{f.name: [float(c) for c in getattr(self, f.name)] for f in fields(self)}}
+        return _digest(fields_)
+
+    @classmethod
+    def from_identity(cls, record: object) -> ValueFunction:
+        """The function an :meth:`identity` record describes.
+
+        Raises:
+            ValueError: not a record, an unknown form, a malformed coefficient,
+                or a digest that does not match the coefficients.
+        """
+        if not isinstance(record, Mapping):
+            raise ValueError(f"not a value function record: {record!r}")  # noqa: TRY004 (bad files: one error type)
+        if record.get("form") != VALUE_FORM:
+            raise ValueError(f"unknown value function form {record.get('form')!r} (this version knows {VALUE_FORM!r})")
+        values: dict[str, tuple[float, ...]] = {}
+        for f in fields(cls):
+            items = record.get(f.name)
+            if not isinstance(items, list) or not all(
+                isinstance(c, (int, float)) and not isinstance(c, bool) for c in items
+            ):
+                raise ValueError(f"value function record: {f.name} is not a list of numbers")
+            values[f.name] = tuple(float(c) for c in items)
+        function = cls(**values)
+        if record.get("digest") != function.digest():
+            raise ValueError("value function record: its digest does not match its coefficients (altered)")
+        return function
+
+
+class ValueFunctionRecord(TypedDict):
+    """:meth:`ValueFunction.identity`: the form, the coefficients per round, their digest."""
+
+    form: str
+    level_growth: list[float]
+    pot_growth: list[float]
+    room_growth: list[float]
+    acting_growth: list[float]
+    digest: str
+
+
+class AivatRecord(TypedDict):
+    """:meth:`AivatSetup.record`: the query log's ``aivat_setup``, the results' ``config.aivat``."""
+
+    value_function: ValueFunctionRecord
+    opponent_from: int
+    samples: int
+
+
+class NotComputed(TypedDict):
+    """``config.aivat`` when the files cannot say which AIVAT the run used: the reason."""
+
+    not_computed: str
+
+
+#: The form of :class:`ValueFunction` (v = wp·pot − spent_i + (2·wp − 1)·g, g as documented
+#: there), recorded with the coefficients; a change of form or of g's features changes it.
+VALUE_FORM = "pot-share+growth/1"
+
+
+def _digest(record: Mapping[str, object]) -> str:
+    text = json.dumps({k: v for k, v in record.items() if k != "digest"}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
 def _coefficient(values: tuple[float, ...], round_: int) -> float:
@@ -339,6 +424,50 @@ def completion_estimate(
         total += np.asarray(equity(tuple(hole), (*board, *(int(c) for c in cards))), dtype=np.float64)
     factor = comb(unseen, count) / (comb(unseen - game.num_hole_cards, count) * len(completions))
     return np.asarray(total * factor, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class AivatSetup:
+    """Everything that fixes a match's AIVAT values besides the cards and the answers.
+
+    Recorded in the query log's header and the results' ``config.aivat``
+    (:meth:`record`), so ``acpc-lbr results`` recomputes AIVAT with the
+    function the match used, not the one the code holds today.
+
+    Attributes:
+        value: the value function.
+        opponent_from: the first round whose opponent decisions carry a correction.
+        samples: board completions sampled where two or more cards are to come.
+    """
+
+    value: ValueFunction
+    opponent_from: int
+    samples: int
+
+    @classmethod
+    def for_game(cls, game: GameDef) -> AivatSetup:
+        """This version's setup for ``game``: :func:`value_function`, :func:`first_opponent_round`."""
+        return cls(value_function(game), first_opponent_round(game), DEFAULT_SAMPLES)
+
+    def record(self) -> AivatRecord:
+        """``{"value_function": identity, "opponent_from": r, "samples": K}``."""
+        return {"value_function": self.value.identity(), "opponent_from": self.opponent_from,
+                "samples": self.samples}
+
+    @classmethod
+    def from_record(cls, record: object) -> AivatSetup:
+        """Inverse of :meth:`record`.
+
+        Raises:
+            ValueError: a missing or malformed field, an unknown or altered value function.
+        """
+        if not isinstance(record, Mapping) or record.get("value_function") is None:
+            raise ValueError("no AIVAT value function recorded")
+        value = ValueFunction.from_identity(record["value_function"])
+        opponent_from, samples = record.get("opponent_from"), record.get("samples")
+        if not isinstance(opponent_from, int) or not isinstance(samples, int) or opponent_from < 0 or samples < 0:
+            raise ValueError(f"malformed AIVAT setup (opponent_from {opponent_from!r}, samples {samples!r})")
+        return cls(value, opponent_from, samples)
 
 
 def _row(rows: Mapping[str, FloatArray], action: Action) -> FloatArray:

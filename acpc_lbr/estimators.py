@@ -41,6 +41,8 @@ HONESTY_ALPHA = 0.001
 ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat")
 #: The honesty checks: (estimator − raw) per hand, 0 in expectation for honest answers.
 CHECKS = ("io_minus_raw", "aivat_minus_raw")
+#: The figures that rest on AIVAT's value function (``config.aivat`` in a results document).
+AIVAT_NAMES = ("aivat", "duplicate_aivat", "aivat_minus_raw")
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,15 @@ class MatchEstimates:
         self.aivat_minus_raw.merge(other.aivat_minus_raw)
         for (deal, half), values in other.pending.items():
             self._pair(deal, half, values)
+
+    def drop_aivat(self) -> None:
+        """Forget every AIVAT figure, trajectory included (batches whose AIVAT values cannot be merged)."""
+        for name in AIVAT_NAMES:
+            setattr(self, name, RunningMean())
+        self.pending = {key: (chips, io, None) for key, (chips, io, _) in self.pending.items()}
+        for _, snapshot in self.trajectory.points:
+            for name in AIVAT_NAMES:
+                snapshot.pop(name, None)
 
     def estimator(self, name: str) -> RunningMean:
         """One estimator by name (see :data:`ESTIMATORS`)."""

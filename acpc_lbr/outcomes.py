@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from acpc_lbr.aivat import DEFAULT_SAMPLES, correction_actions, first_opponent_round, hand_aivat
+from acpc_lbr.aivat import AivatSetup, correction_actions, first_opponent_round, hand_aivat
 from acpc_lbr.estimators import imaginary_observation
 from acpc_lbr.lbr import EquityFunction
 from protocol.gamedef import GameDef
@@ -162,10 +162,10 @@ def hand_aivat_value(
     measured_position: int,
     rows: Sequence[Mapping[str, FloatArray]] | None,
     equity: EquityFunction,
-    samples: int | None = None,
+    setup: AivatSetup | None = None,
     seed: int = 0,
 ) -> tuple[float, bool]:
-    """(AIVAT value, fallback) of one finished hand.
+    """(AIVAT value, fallback) of one finished hand, with ``setup`` (None: this version's for ``game``).
 
     A hand without usable rows (a failed query, a missing row) keeps its raw
     value, as IO does, and is counted as an AIVAT fallback.
@@ -173,10 +173,11 @@ def hand_aivat_value(
     chips = float(hand.values[measured_position])
     if rows is None:
         return chips, True
+    how = AivatSetup.for_game(game) if setup is None else setup
     try:
         value = hand_aivat(game, hand.betting, hand.board, hand.hole[measured_position],
-                           measured_position, rows, equity, hand.hand_id,
-                           DEFAULT_SAMPLES if samples is None else samples, seed)
+                           measured_position, rows, equity, hand.hand_id, how.samples, seed,
+                           opponent_from=how.opponent_from, value=how.value)
     except (KeyError, ValueError):
         return chips, True
     if not math.isfinite(value.chips):

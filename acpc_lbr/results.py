@@ -5,10 +5,12 @@ One document per match (or per merged set of matches), described in
 
     {
       "schema": "acpc-lbr/results",
-      "version": 3,
+      "version": 4,
       "software": {"name": "acpc-lbr", "version": "0.1.0"},
       "config": {"game": ..., "players": [...], "measured": ..., "seed": ...,
-                 "hands": ..., "duplicate": ..., "lbr": {...} | null, "matches": [...]},
+                 "hands": ..., "duplicate": ..., "lbr": {...} | null, "matches": [...],
+                 "aivat": {"value_function": {...}, "opponent_from": ..., "samples": ...}
+                          | {"not_computed": reason} | null},
       "big_blind": 100,
       "estimators": {"raw": {...}, "duplicate": {...}, "io": {...},
                      "duplicate_io": {...}, "aivat": {...}, "duplicate_aivat": {...},
@@ -43,7 +45,15 @@ from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 
-from acpc_lbr.estimators import CHECKS, ESTIMATORS, HONESTY_ALPHA, HandOutcome, MatchEstimates
+from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
+from acpc_lbr.estimators import (
+    AIVAT_NAMES,
+    CHECKS,
+    ESTIMATORS,
+    HONESTY_ALPHA,
+    HandOutcome,
+    MatchEstimates,
+)
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer, equity_function
 from acpc_lbr.outcomes import (
     aivat_requests,
@@ -62,11 +72,12 @@ from protocol.wire import log_state_for
 #: The ``schema`` field of every results document.
 SCHEMA = "acpc-lbr/results"
 #: Bumped whenever a field changes meaning or disappears (2: ``trajectory``;
-#: 3: the AIVAT estimators and their honesty check).
-SCHEMA_VERSION = 3
+#: 3: the AIVAT estimators and their honesty check; 4: ``config.aivat``, the
+#: AIVAT value function the figures rest on).
+SCHEMA_VERSION = 4
 #: Versions :func:`merge_documents` and the report read (1 has no trajectory;
-#: 1 and 2 have no AIVAT, read as n = 0).
-READABLE_VERSIONS = (1, 2, 3)
+#: 1 and 2 have no AIVAT, read as n = 0; 1-3 do not record AIVAT's value function).
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 #: Counts every document carries (0 when unknown).
 COUNT_KEYS = (
@@ -124,6 +135,8 @@ class ResultsConfig(TypedDict, total=False):
     #: ``evaluate``: the opponent (its name or command) and the folder of its logs.
     opponent: str | None
     logs: str
+    #: The AIVAT setup the figures rest on (None: no AIVAT), or why there are no AIVAT figures.
+    aivat: AivatRecord | NotComputed | None
 
 
 class ResultsDocument(TypedDict):
@@ -196,6 +209,7 @@ def results_document(
         "hands": None,
         "duplicate": False,
         "lbr": None,
+        "aivat": None,
     }
     full_config.update(config)
     all_counts = {key: 0 for key in COUNT_KEYS}
@@ -246,11 +260,15 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> ResultsDocument:
     games = {doc["config"].get("game") for doc in docs}
     if len(big_blinds) > 1 or len(games) > 1:
         raise ValueError(f"cannot merge results of different games: {sorted(map(str, games))}")
+    aivat, refused = _merged_aivat(docs)
     estimates = MatchEstimates()
     counts: dict[str, int] = {}
     timings: dict[str, float] = {}
     for doc in docs:
-        estimates.merge(document_estimates(doc))
+        batch = document_estimates(doc)
+        if refused:
+            batch.drop_aivat()
+        estimates.merge(batch)
         for key, value in doc.get("counts", {}).items():
             counts[key] = counts.get(key, 0) + int(value)
         for key, value in doc.get("timings", {}).items():
@@ -261,7 +279,46 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> ResultsDocument:
     config["hands"] = sum(hands) if all(isinstance(h, int) for h in hands) else None
     config["matches"] = [m for doc in docs for m in doc["config"].get("matches", [])]
     config["merged_from"] = len(docs) + sum(max(int(doc["config"].get("merged_from", 1)), 1) - 1 for doc in docs)
+    config["aivat"] = aivat
+    if refused:
+        counts["aivat_fallbacks"] = 0
     return results_document(config, estimates, big_blinds.pop(), counts, timings)
+
+
+def _merged_aivat(docs: Sequence[Mapping[str, Any]]) -> tuple[AivatRecord | NotComputed | None, bool]:
+    """(``config.aivat`` of the merge, whether the AIVAT figures must be dropped).
+
+    AIVAT merges only when every batch with AIVAT figures records the same
+    setup (:class:`acpc_lbr.aivat.AivatSetup`): a batch that records none (a
+    version 1-3 document), an altered record, a batch whose AIVAT was not
+    computed, or two different setups give ``{"not_computed": reason}``.
+    """
+    recorded: list[tuple[int, AivatSetup]] = []
+    for index, doc in enumerate(docs, 1):
+        aivat = doc["config"].get("aivat")
+        units = any(doc["estimators"].get(name, {}).get("chips", {}).get("n", 0) for name in AIVAT_NAMES) or any(
+            item.get("aivat_chips") is not None for item in doc["estimators"].get("pending_halves", []))
+        reason = None
+        if aivat is None:
+            if units:
+                reason = f"a version {doc.get('version')} document: its AIVAT value function is not recorded"
+        elif isinstance(aivat, Mapping) and "not_computed" in aivat:
+            reason = str(aivat["not_computed"])
+        else:
+            try:
+                recorded.append((index, AivatSetup.from_record(aivat)))
+            except ValueError as error:
+                reason = str(error)
+        if reason is not None:
+            return {"not_computed": f"batch {index}: {reason}"}, True
+    if not recorded:
+        return None, False
+    first_index, first = recorded[0]
+    for index, setup in recorded[1:]:
+        if setup != first:
+            return {"not_computed": f"batches {first_index} and {index} used different AIVAT setups (value functions "
+                                    f"{first.value.digest()} and {setup.value.digest()})"}, True
+    return first.record(), False
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
@@ -342,6 +399,9 @@ def format_table(doc: Mapping[str, Any]) -> str:
             f"{_fmt(mbb['half_width_95']):>9} {_fmt(mbb['std']):>10} "
             f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}"
         )
+    aivat = config.get("aivat")
+    if isinstance(aivat, Mapping) and "not_computed" in aivat:
+        lines.append(f"AIVAT not computed: {aivat['not_computed']}")
     honesty = honesty_line(est)
     if honesty is not None:
         lines.append(honesty)

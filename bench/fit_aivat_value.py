@@ -74,12 +74,12 @@ def holdem_rows(game: GameDef, bot: str, deals: int, seed: int, bets: str, round
     captured: list[dict[str, Any]] = []
     original = results_module.hand_aivat_value
 
-    def capture(game_: GameDef, hand: Any, position: int, rows: Any, equity: Any, samples: Any = None,
+    def capture(game_: GameDef, hand: Any, position: int, rows: Any, equity: Any, setup: Any = None,
                 seed: int = 0) -> tuple[float, bool]:
         captured.append({"betting": hand.betting, "board": hand.board, "hole": hand.hole[position],
                          "position": position, "rows": rows, "equity": equity, "hand_id": hand.hand_id,
                          "samples": DEFAULT_SAMPLES, "seed": seed})
-        return original(game_, hand, position, rows, equity, samples, seed)
+        return original(game_, hand, position, rows, equity, setup, seed)
 
     policy, sample = opponent(game, bot)
     results_module.hand_aivat_value = capture  # type: ignore[assignment]

@@ -44,7 +44,7 @@ import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, NotRequired, Protocol, TextIO, TypedDict
 
@@ -53,7 +53,7 @@ import numpy.typing as npt
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from acpc_lbr.aivat import DEFAULT_SAMPLES
+from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import EquityFunction, equity_function
 from acpc_lbr.outcomes import (
@@ -93,8 +93,10 @@ FloatArray = npt.NDArray[np.float64]
 #: ``ask(seat, state, actions)`` -> rows ``(len(actions), num_hands)``; raises on failure.
 AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[FloatArray]]
 
-#: Version of the ``.queries`` file format.
-QUERY_LOG_VERSION = 1
+#: Version of the ``.queries`` file format (2: the header records the AIVAT setup, ``aivat_setup``).
+QUERY_LOG_VERSION = 2
+#: Versions :func:`read_query_log` reads (1 has no AIVAT setup: its AIVAT is not recomputed).
+READABLE_QUERY_LOG_VERSIONS = (1, 2)
 
 
 # -- AIVAT: rows of every listed action at every opponent decision ----------------------
@@ -145,7 +147,8 @@ class QueryLogHeader(TypedDict, total=False):
     half: int
     num_hands: int
     aivat: bool
-    aivat_samples: int
+    #: The AIVAT setup (:meth:`acpc_lbr.aivat.AivatSetup.record`; version 2 on, None without AIVAT).
+    aivat_setup: AivatRecord | None
 
 
 class DecisionRow(TypedDict):
@@ -288,7 +291,7 @@ def read_query_log(path: Path) -> QueryLogData:
                 break
             record = json.loads(line)
             if record.get("type") == "header":
-                if record.get("version") != QUERY_LOG_VERSION:
+                if record.get("version") not in READABLE_QUERY_LOG_VERSIONS:
                     raise ValueError(f"{path}: unknown query log version {record.get('version')!r}")
                 header = record
             elif record.get("type") == "hand":
@@ -385,7 +388,7 @@ def outcomes_of_hands(
     rows: dict[int, list[FloatArray] | None] | None,
     tally: Tally | None = None,
     aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None,
-    aivat_samples: int | None = None,
+    aivat_setup: AivatSetup | None = None,
     seed: int = 0,
 ) -> list[HandOutcome]:
     """Outcomes of one match's hands from the measured player's seat.
@@ -395,7 +398,7 @@ def outcomes_of_hands(
             without range answers (then there is no IO at all).
         aivat_rows: per hand its AIVAT rows (None or missing: failed); None
             for a match without AIVAT.
-        aivat_samples: AIVAT's sampled board completions (None: the default).
+        aivat_setup: AIVAT's value function and settings (None: this version's for ``game``).
         seed: the match's deal seed (AIVAT's sampling stream).
     """
     outcomes = []
@@ -414,7 +417,7 @@ def outcomes_of_hands(
         aivat = None
         if aivat_rows is not None and equity is not None:
             aivat, fallback = hand_aivat_value(game, hand, position, aivat_rows.get(hand.hand_id), equity,
-                                               aivat_samples, seed)
+                                               aivat_setup, seed)
             if tally is not None:
                 tally.aivat_fallbacks += fallback
         outcomes.append(HandOutcome(hand.hand_id, half, result.chips, io, aivat))
@@ -461,6 +464,8 @@ class MatchResults:
             raise ValueError("results are computed for heads-up matches only")
         self.game = game
         self.aivat = aivat
+        #: What fixes the AIVAT values besides cards and answers (recorded in the query log).
+        self.aivat_setup = AivatSetup.for_game(game) if aivat and ask is not None else None
         self.seed = seed
         self._equity: EquityFunction | None = None
         self.match_name = match_name
@@ -502,7 +507,8 @@ class MatchResults:
             self._query_log = QueryLog(
                 self._query_log_path,
                 {"match": self.match_name, "measured": self.measured, "half": self.half,
-                 "num_hands": self.game.num_hands, "aivat": self.aivat, "aivat_samples": DEFAULT_SAMPLES},
+                 "num_hands": self.game.num_hands, "aivat": self.aivat,
+                 "aivat_setup": None if self.aivat_setup is None else self.aivat_setup.record()},
                 append=self._append,
             )
         return self._query_log
@@ -545,7 +551,7 @@ class MatchResults:
         if self._equity is None:
             self._equity = equity_function(self.game)
         chips, fallback = hand_aivat_value(self.game, hand, position, aivat.rows, self._equity,
-                                           seed=self.seed)
+                                           self.aivat_setup, self.seed)
         self.tally.aivat_fallbacks += fallback
         return aivat, chips
 
@@ -698,6 +704,51 @@ def _match_base(path: Path) -> tuple[str, int]:
     return stem, 0
 
 
+class _AivatSetups:
+    """The AIVAT setup of a set of query logs: the one they all record, or why AIVAT is not recomputed.
+
+    A log that records no setup (version 1), an unknown or altered one, or
+    logs that differ: recomputing with any one function could print figures
+    the run did not have, so no AIVAT figure is given, and the reason is.
+    """
+
+    def __init__(self) -> None:
+        self.setup: AivatSetup | None = None
+        self.first = ""
+        self.refused: str | None = None
+        self.seen = False
+
+    def setup_of(self, path: Path, header: QueryLogHeader) -> AivatSetup | None:
+        """The setup to recompute ``path``'s AIVAT with (None: refused)."""
+        self.seen = True
+        if self.refused is not None:
+            return None
+        try:
+            record = header.get("aivat_setup")
+            if record is None:
+                raise ValueError(f"records no AIVAT value function (query log version {header.get('version')}, "
+                                 f"written before it was recorded); this version's could give other figures")
+            setup = AivatSetup.from_record(record)
+        except ValueError as error:
+            self.refused = f"{path.name}: {error}"
+            return None
+        if self.setup is None:
+            self.setup, self.first = setup, path.name
+        elif setup != self.setup:
+            self.refused = (f"{path.name} and {self.first} used different AIVAT setups (value functions "
+                            f"{setup.value.digest()} and {self.setup.value.digest()})")
+            return None
+        return setup
+
+    def config(self) -> AivatRecord | NotComputed | None:
+        """``config.aivat``: None without AIVAT, the setup, or ``{"not_computed": reason}``."""
+        if not self.seen:
+            return None
+        if self.refused is not None or self.setup is None:
+            return {"not_computed": self.refused or "no AIVAT setup"}
+        return self.setup.record()
+
+
 def results_from_files(
     paths: Sequence[Path], measured: str | None = None, lbr: LbrOptions | None = None
 ) -> ResultsDocument:
@@ -764,6 +815,7 @@ class _FoundResults:
     duplicate: bool = False
     outcomes: list[HandOutcome] = field(default_factory=list)
     matches: list[str] = field(default_factory=list)
+    setups: _AivatSetups = field(default_factory=lambda: _AivatSetups())
 
     def add_log(self, log: Path, half: int, query_path: Path, deal_offset: int) -> int:
         """Add one ``.log`` (and its ``.queries`` file, if there is one); returns its header's hands.
@@ -785,14 +837,14 @@ class _FoundResults:
         self.duplicate = self.duplicate or half == 1
         rows: dict[int, list[FloatArray] | None] | None = None
         aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None
-        samples: int | None = None
+        setup: AivatSetup | None = None
         who = self.measured
         if query_path.exists():
             queries = read_query_log(query_path)
             rows = queries.rows
             if queries.header.get("aivat"):
-                aivat_rows = queries.aivat
-                samples = queries.header.get("aivat_samples")
+                setup = self.setups.setup_of(query_path, queries.header)
+                aivat_rows = None if setup is None else queries.aivat
             self.tally.dealer_queries += queries.queries
             self.tally.query_errors += queries.failures
             who = who or queries.header.get("measured")
@@ -800,7 +852,7 @@ class _FoundResults:
         who = who or self.players[0]
         if self.measured is None:
             self.measured = who
-        for outcome in outcomes_of_hands(game, data.hands, who, half, rows, self.tally, aivat_rows, samples,
+        for outcome in outcomes_of_hands(game, data.hands, who, half, rows, self.tally, aivat_rows, setup,
                                          this_seed):
             self.outcomes.append(HandOutcome(outcome.deal + deal_offset, half,
                                              outcome.chips, outcome.io_chips, outcome.aivat_chips))
@@ -810,6 +862,9 @@ class _FoundResults:
     def document(self, lbr: LbrOptions | None) -> ResultsDocument:
         """The results document of every log added."""
         assert self.game is not None
+        if self.setups.refused is not None:  # no AIVAT figure from any of the logs
+            self.outcomes = [replace(o, aivat_chips=None) for o in self.outcomes]
+            self.tally.aivat_fallbacks = 0
         config: ResultsConfig = {
             "game": self.game_arg,
             "players": list(self.players),
@@ -819,6 +874,7 @@ class _FoundResults:
             "duplicate": self.duplicate,
             "lbr": lbr,
             "matches": self.matches,
+            "aivat": self.setups.config(),
         }
         tally = self.tally
         counts = {
@@ -974,6 +1030,7 @@ class ResultsGroup:
                 query_seconds += seat_counts.seconds
         counts["queries"] = queries
         counts["query_errors"] = query_errors
+        setup = self.results[0].aivat_setup if self.results else None
         config: ResultsConfig = {
             "game": first.game_arg,
             "players": list(first.names),
@@ -983,6 +1040,7 @@ class ResultsGroup:
             "duplicate": len(self.matches) > 1,
             "lbr": self.lbr,
             "matches": [m.config.name for m in self.matches],
+            "aivat": None if setup is None else setup.record(),
         }
         all_timings = {"query_seconds": query_seconds}
         all_timings.update(timings or {})

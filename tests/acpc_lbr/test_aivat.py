@@ -4,6 +4,7 @@ the per-hand function's edges."""
 
 from __future__ import annotations
 
+import json
 import math
 from itertools import combinations
 
@@ -13,6 +14,7 @@ import pytest
 from acpc_lbr.aivat import (
     FITTED,
     POT_SHARE,
+    AivatSetup,
     ValueFunction,
     completion_estimate,
     correction_actions,
@@ -331,11 +333,80 @@ def test_estimates_carry_aivat_through_pairs_and_merges() -> None:
     first = estimates_from_outcomes([o for o in outcomes if (o.deal, o.half) < (2, 1)])
     second = estimates_from_outcomes([o for o in outcomes if (o.deal, o.half) >= (2, 1)])
     assert first.pending and second.pending  # deal 2 is split across the batches
-    docs = [results_document({"game": "kuhn"}, part, 1) for part in (first, second)]
-    merged = document_estimates(merge_documents(docs))
+    setup = AivatSetup.for_game(KUHN).record()
+    docs = [results_document({"game": "kuhn", "aivat": setup}, part, 1) for part in (first, second)]
+    merged_doc = merge_documents(docs)
+    assert merged_doc["config"]["aivat"] == setup
+    merged = document_estimates(merged_doc)
     assert isinstance(merged, MatchEstimates)
     assert merged.duplicate_aivat.to_dict() == whole.duplicate_aivat.to_dict()
     assert merged.aivat_minus_raw.to_dict() == whole.aivat_minus_raw.to_dict()
+
+
+def _aivat_batches() -> tuple[dict[str, object], dict[str, object]]:
+    """Two Kuhn batches with AIVAT figures (deal 2's pair split across them), no setup recorded yet."""
+    outcomes = [HandOutcome(d, h, float(d + h), float(d), float(d - h)) for d in range(5) for h in (0, 1)]
+    first = estimates_from_outcomes([o for o in outcomes if (o.deal, o.half) < (2, 1)])
+    second = estimates_from_outcomes([o for o in outcomes if (o.deal, o.half) >= (2, 1)])
+    return results_document({"game": "kuhn"}, first, 1), results_document({"game": "kuhn"}, second, 1)
+
+
+@pytest.mark.parametrize("case", ["other coefficients", "other samples", "unrecorded", "altered", "not computed"])
+def test_merge_refuses_aivat_across_value_functions(case: str) -> None:
+    """The exact merge gives no AIVAT figure (trajectory and pending halves included) when the
+    batches do not all record the same AIVAT setup, says why, and merges every other estimator."""
+    from acpc_lbr.results import format_table, merge_documents
+
+    a, b = _aivat_batches()
+    setup = AivatSetup.for_game(KUHN)
+    a["config"]["aivat"] = setup.record()  # type: ignore[index]
+    other = setup.record()
+    if case == "other coefficients":
+        other = AivatSetup(ValueFunction(room_growth=(0.5,)), setup.opponent_from, setup.samples).record()
+    elif case == "other samples":
+        other = AivatSetup(setup.value, setup.opponent_from, setup.samples + 1).record()
+    elif case == "unrecorded":  # a version-3 document
+        other = None
+        b["version"] = 3
+    elif case == "altered":
+        other["value_function"]["room_growth"] = [0.25]
+    else:
+        other = {"not_computed": "m.queries: records no AIVAT value function"}
+    b["config"]["aivat"] = other  # type: ignore[index]
+    together = merge_documents([a, b])
+    assert merge_documents([a, a])["config"]["aivat"] == setup.record()  # the same setup merges
+    reason = together["config"]["aivat"]["not_computed"]
+    expected = {"other coefficients": "different AIVAT setups", "other samples": "different AIVAT setups",
+                "unrecorded": "version 3 document: its AIVAT value function is not recorded",
+                "altered": "digest does not match", "not computed": "records no AIVAT value function"}[case]
+    assert expected in reason and reason.startswith(("batch 2", "batches 1 and 2"))
+    estimators = together["estimators"]
+    for name in ("aivat", "duplicate_aivat", "aivat_minus_raw"):
+        assert estimators[name]["chips"]["n"] == 0
+        assert name not in together["trajectory"]["estimators"]
+    assert all(item["aivat_chips"] is None for item in estimators["pending_halves"])
+    assert estimators["raw"]["chips"]["n"] == 10 and estimators["duplicate_io"]["chips"]["n"] == 5
+    assert together["counts"]["aivat_fallbacks"] == 0
+    assert f"AIVAT not computed: {reason}" in format_table(together)
+
+
+def test_value_function_identity_round_trips_and_catches_edits() -> None:
+    """A value function's record gives back the same function; an unknown form or an edited
+    coefficient is refused."""
+    for value in (POT_SHARE, *FITTED.values(), ValueFunction((1.0,), (-0.25,), (0.1, 0.2), (3.0,))):
+        record = value.identity()
+        assert ValueFunction.from_identity(record) == value
+        assert ValueFunction.from_identity(json.loads(json.dumps(record))) == value
+    assert FITTED["nolimit"].identity()["digest"] != FITTED["leduc"].identity()["digest"]
+    record = FITTED["nolimit"].identity()
+    with pytest.raises(ValueError, match="unknown value function form"):
+        ValueFunction.from_identity({**record, "form": "pot-share/0"})
+    with pytest.raises(ValueError, match="digest"):
+        ValueFunction.from_identity({**record, "room_growth": [0.5, 0.4, 0.4, 0.3]})
+    with pytest.raises(ValueError, match="not a list of numbers"):
+        ValueFunction.from_identity({**record, "pot_growth": "0.1"})
+    with pytest.raises(ValueError, match="no AIVAT value function"):
+        AivatSetup.from_record({"opponent_from": 1, "samples": 4})
 
 
 def test_version_1_documents_still_merge() -> None:
@@ -343,17 +414,19 @@ def test_version_1_documents_still_merge() -> None:
     from acpc_lbr.results import merge_documents
 
     outcomes = [HandOutcome(d, 0, 1.0, None, 0.5) for d in range(4)]
-    new = results_document({"game": "kuhn"}, estimates_from_outcomes(outcomes), 1)
-    old = results_document({"game": "kuhn"}, estimates_from_outcomes(outcomes), 1)
+    setup = AivatSetup.for_game(KUHN).record()
+    new = results_document({"game": "kuhn", "aivat": setup}, estimates_from_outcomes(outcomes), 1)
+    old = results_document({"game": "kuhn"}, estimates_from_outcomes([HandOutcome(d, 0, 1.0) for d in range(4)]), 1)
     old["version"] = 1
     for name in ("aivat", "duplicate_aivat", "aivat_minus_raw"):
         del old["estimators"][name]
     for item in old["estimators"]["pending_halves"]:
         del item["aivat_chips"]
     merged = merge_documents([old, new])
-    assert merged["version"] == SCHEMA_VERSION == 3
+    assert merged["version"] == SCHEMA_VERSION == 4
     assert merged["estimators"]["raw"]["chips"]["n"] == 8
     assert merged["estimators"]["aivat"]["chips"]["n"] == 4
+    assert merged["config"]["aivat"] == setup
 
 
 def test_kuhn_enumeration_covers_every_deal() -> None:

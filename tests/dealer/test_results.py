@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Coroutine
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 import pytest_twisted
 
+from acpc_lbr.aivat import AivatSetup
 from acpc_lbr.commands.results import main as results_main
 from acpc_lbr.outcomes import log_values
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
@@ -154,18 +156,105 @@ def test_files_reproduce_the_live_aivat(tmp_path: Path, capsys: pytest.CaptureFi
     assert any(o.aivat_chips != o.chips for o in outcomes)
     assert len(ask.asked) == a.tally.dealer_queries + b.tally.dealer_queries
     header = read_query_log(tmp_path / "v.queries").header
-    assert header["aivat"] is True and header["aivat_samples"] >= 0
+    assert header["aivat"] is True and header["aivat_setup"] == AivatSetup.for_game(LEDUC).record()
     live_doc = results_document({}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
     offline = results_from_files([tmp_path / "v.log", tmp_path / "v.dup.log"])
     assert offline["estimators"]["aivat"]["chips"]["n"] == 300
     assert offline["estimators"]["duplicate_aivat"]["chips"]["n"] == 150
     assert dumps(offline["estimators"]) == dumps(live_doc["estimators"])
     assert offline["counts"]["dealer_queries"] == a.tally.dealer_queries + b.tally.dealer_queries
+    assert offline["config"]["aivat"] == header["aivat_setup"]
     assert results_main([str(tmp_path / "v.log"), str(tmp_path / "v.dup.log")]) == 0
     table = capsys.readouterr().out
     assert "duplicate + AIVAT" in table
     (check,) = [line for line in table.splitlines() if line.startswith("honesty check (AIVAT - raw):")]
     assert check.endswith("ok (flagged when p < 0.001)")
+
+
+def _rewrite_header(path: Path, change: Any) -> None:
+    """Apply ``change(header)`` to a query log's header line."""
+    import json
+
+    lines = path.read_text(encoding="ascii").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    change(header)
+    lines[0] = json.dumps(header) + "\n"
+    path.write_text("".join(lines), encoding="ascii")
+
+
+def test_files_recompute_aivat_with_the_recorded_value_function(tmp_path: Path) -> None:
+    """``results`` recomputes AIVAT with the function the query log records, not this version's:
+    a log recording the plain pot share gives the pot share's figures."""
+    from acpc_lbr.aivat import POT_SHARE
+
+    live = _play_match(tmp_path, "p", ("lbr", "bot"), 120, 4, _honest_ask(), aivat=True)
+    fitted = results_from_files([tmp_path / "p.log"])
+    assert fitted["config"]["aivat"] == AivatSetup.for_game(LEDUC).record()
+    live_doc = results_document({}, estimates_from_outcomes(live.outcomes), LEDUC.big_blind)
+    assert dumps(fitted["estimators"]) == dumps(live_doc["estimators"])
+    setup = AivatSetup.for_game(LEDUC)
+    plain = AivatSetup(POT_SHARE, setup.opponent_from, setup.samples)
+    assert plain.value != setup.value
+    _rewrite_header(tmp_path / "p.queries", lambda h: h.update(aivat_setup=plain.record()))
+    recomputed = results_from_files([tmp_path / "p.log"])
+    assert recomputed["config"]["aivat"] == plain.record()
+    assert recomputed["estimators"]["aivat"]["chips"]["n"] == 120
+    assert recomputed["estimators"]["aivat"]["chips"]["mean"] != fitted["estimators"]["aivat"]["chips"]["mean"]
+    # the same figures as the pipeline run with the pot share by hand
+    from acpc_lbr.lbr import equity_function
+    from acpc_lbr.outcomes import hand_aivat_value
+    from dealer.results import read_match_log
+
+    data = read_query_log(tmp_path / "p.queries")
+    hands = read_match_log(tmp_path / "p.log", LEDUC).hands
+    values = [hand_aivat_value(LEDUC, h, h.names.index("lbr"), data.aivat.get(h.hand_id), equity_function(LEDUC),
+                               plain, 4)[0] for h in hands]
+    assert recomputed["estimators"]["aivat"]["chips"]["exact"]["sum"] == str(sum(map(Fraction, values), Fraction(0)))
+
+
+@pytest.mark.parametrize("case", ["removed", "altered", "unknown form", "halves differ"])
+def test_files_refuse_aivat_without_a_trustworthy_value_function(
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A query log without the AIVAT setup (written before it was recorded), with an altered or
+    unknown one, or two halves with different ones: ``results`` gives no AIVAT figure and says
+    why; every other estimator still prints."""
+    ask = _honest_ask()
+    _play_match(tmp_path, "r", ("lbr", "bot"), 100, 5, ask, aivat=True)
+    _play_match(tmp_path, "r.dup", ("bot", "lbr"), 100, 5, ask, half=1, aivat=True)
+    before = results_from_files([tmp_path / "r.log", tmp_path / "r.dup.log"])
+    assert before["estimators"]["duplicate_aivat"]["chips"]["n"] == 100
+
+    def change(header: dict[str, Any]) -> None:
+        if case == "removed":  # as a version-1 log
+            del header["aivat_setup"]
+            header["version"] = 1
+        elif case == "altered":
+            header["aivat_setup"]["value_function"]["room_growth"][0] += 0.01
+        elif case == "unknown form":
+            header["aivat_setup"]["value_function"]["form"] = "equity-squared/7"
+        else:
+            header["aivat_setup"]["samples"] += 1
+
+    _rewrite_header(tmp_path / ("r.dup.queries" if case == "halves differ" else "r.queries"), change)
+    doc = results_from_files([tmp_path / "r.log", tmp_path / "r.dup.log"])
+    reason = doc["config"]["aivat"]["not_computed"]
+    expected = {"removed": "r.queries: records no AIVAT value function (query log version 1",
+                "altered": "r.queries: value function record: its digest does not match",
+                "unknown form": "r.queries: unknown value function form 'equity-squared/7'",
+                "halves differ": "r.queries used different AIVAT setups"}[case]
+    assert expected in reason
+    for name in ("aivat", "duplicate_aivat", "aivat_minus_raw"):
+        assert doc["estimators"][name]["chips"]["n"] == 0
+        assert name not in doc["trajectory"]["estimators"]
+    assert doc["counts"]["aivat_fallbacks"] == 0
+    for name in ("raw", "duplicate", "io", "duplicate_io", "io_minus_raw"):
+        assert dumps(doc["estimators"][name]) == dumps(before["estimators"][name])
+    assert results_main([str(tmp_path / "r.log"), str(tmp_path / "r.dup.log")]) == 0
+    table = capsys.readouterr().out
+    assert f"AIVAT not computed: {reason}" in table
+    assert "honesty check (AIVAT - raw)" not in table and "honesty check (IO - raw)" in table
+    assert [line.split()[-1] for line in table.splitlines() if line.startswith(("AIVAT ", "duplicate + AIVAT"))][:2] == ["-", "-"]
 
 
 def test_failed_aivat_queries_fall_back_to_raw(tmp_path: Path) -> None:
@@ -281,8 +370,10 @@ async def test_evaluate_with_aivat_end_to_end(tmp_path: Path) -> None:
     assert doc["estimators"]["duplicate_aivat"]["chips"]["n"] == 150
     assert doc["counts"]["aivat_fallbacks"] == 0
     assert doc["estimators"]["aivat"]["chips"]["std"] < doc["estimators"]["raw"]["chips"]["std"]
+    assert doc["config"]["aivat"] == AivatSetup.for_game(LEDUC).record()  # the function the run used
     offline = results_from_files(sorted(out.glob("*.log")))
     assert dumps(offline["estimators"]) == dumps(doc["estimators"])
+    assert offline["config"]["aivat"] == doc["config"]["aivat"]
 
 
 def test_running_aivat_estimate_is_published() -> None:
