@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from acpc_lbr.aivat import AivatSetup
 from acpc_lbr.estimators import ESTIMATORS
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.results import estimates_from_outcomes, results_document, simulate_lbr_match
@@ -72,7 +73,8 @@ def run(bot: str, game_name: str, deals: int, seed: int, options: str, rounds: s
                                   aivat=True)
     seconds = time.perf_counter() - started
     doc = results_document({"game": game_name, "players": ["lbr", bot], "measured": "lbr", "seed": seed,
-                            "hands": deals, "duplicate": True, "lbr": {"bets": options, "rounds": rounds}},
+                            "hands": deals, "duplicate": True, "lbr": {"bets": options, "rounds": rounds},
+                            "aivat": AivatSetup.for_game(game).record()},
                            estimates_from_outcomes(outcomes), game.big_blind, timings={"seconds": seconds})
     raw_width = doc["estimators"]["raw"]["mbb_per_game"]["half_width_95"]
     figures: dict[str, Any] = {}
