@@ -434,6 +434,7 @@ def simulate_lbr_match(
     sample: Callable[[State, Sequence[int], int, np.random.Generator], Action] | None = None,
     aivat: bool = False,
     timings: dict[str, float] | None = None,
+    aivat_setup: AivatSetup | None = None,
 ) -> list[HandOutcome]:
     """LBR against a bot playing ``policy``, dealt and seated as the dealer does.
 
@@ -461,6 +462,7 @@ def simulate_lbr_match(
             (:func:`acpc_lbr.outcomes.hand_aivat_value`, rows from ``answers``).
         timings: when given, seconds are added to ``aivat_answers`` (the
             bot answering AIVAT's rows) and ``aivat_compute`` (the estimator).
+        aivat_setup: AIVAT's value function and settings (None: this version's for ``game``).
 
     Returns:
         One :class:`HandOutcome` per hand played, with its IO value (and AIVAT value).
@@ -520,7 +522,7 @@ def simulate_lbr_match(
                     said = np.asarray(answer(d.state.to_state(game), d.state.board_cards, actions), dtype=np.float64)
                     aivat_rows.append({a.text(): said[j] for j, a in enumerate(actions)})
                 answered = time.perf_counter()
-                aivat_chips, _ = hand_aivat_value(game, record, me, aivat_rows, equity, seed=seed)
+                aivat_chips, _ = hand_aivat_value(game, record, me, aivat_rows, equity, setup=aivat_setup, seed=seed)
                 if timings is not None:
                     timings["aivat_answers"] = timings.get("aivat_answers", 0.0) + answered - began
                     timings["aivat_compute"] = timings.get("aivat_compute", 0.0) + time.perf_counter() - answered

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acpc_lbr.aivat import AivatSetup
+from acpc_lbr.aivat import POT_SHARE, AivatSetup
 from acpc_lbr.estimators import ESTIMATORS
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.results import estimates_from_outcomes, results_document, simulate_lbr_match
@@ -63,18 +63,25 @@ def opponent(game: GameDef, name: str) -> tuple[Policy, Sampler | None]:
     return from_sdk(game, strategy), sample
 
 
-def run(bot: str, game_name: str, deals: int, seed: int, options: str, rounds: str) -> dict[str, Any]:
-    """One bot's figures: each estimator's mean, half-width (mbb/g) and width ratio to raw."""
+def run(bot: str, game_name: str, deals: int, seed: int, options: str, rounds: str,
+        pot_share: bool = False) -> dict[str, Any]:
+    """One bot's figures: each estimator's mean, half-width (mbb/g) and width ratio to raw.
+
+    ``pot_share``: AIVAT with the plain pot share (no growth term), the unfitted baseline.
+    """
     game = load_game(game_name)
+    setup = AivatSetup.for_game(game)
+    if pot_share:
+        setup = AivatSetup(POT_SHARE, setup.opponent_from, setup.samples)
     policy, sample = opponent(game, bot)
     started = time.perf_counter()
     outcomes = simulate_lbr_match(game, policy, BettingOptions.parse(options), deals, seed, seed + 1,
                                   duplicate=True, sample=sample, active_rounds=ActiveRounds.parse(rounds),
-                                  aivat=True)
+                                  aivat=True, aivat_setup=setup)
     seconds = time.perf_counter() - started
     doc = results_document({"game": game_name, "players": ["lbr", bot], "measured": "lbr", "seed": seed,
                             "hands": deals, "duplicate": True, "lbr": {"bets": options, "rounds": rounds},
-                            "aivat": AivatSetup.for_game(game).record()},
+                            "aivat": setup.record()},
                            estimates_from_outcomes(outcomes), game.big_blind, timings={"seconds": seconds})
     raw_width = doc["estimators"]["raw"]["mbb_per_game"]["half_width_95"]
     figures: dict[str, Any] = {}
@@ -161,10 +168,12 @@ def main() -> int:
     parser.add_argument("--evaluate-pairs", type=int, default=2, metavar="P",
                         help="runs without and with --aivat, alternating (default 2 of each)")
     parser.add_argument("--json", metavar="FILE", help="write every figure (and documents) as JSON")
+    parser.add_argument("--pot-share", action="store_true",
+                        help="AIVAT with the plain pot share instead of the fitted value function (the baseline)")
     args = parser.parse_args()
     results = []
     for bot in args.bots.split(","):
-        result = run(bot, args.game, args.deals, args.seed, args.bets, args.rounds)
+        result = run(bot, args.game, args.deals, args.seed, args.bets, args.rounds, args.pot_share)
         print(f"{args.game}: LBR ({args.bets}, rounds {args.rounds}) vs {bot}, {result['hands']} hands "
               f"({args.deals} duplicate deals), {result['seconds']:.1f} s")
         print(f"  {'estimator':<16} {'n':>7} {'mbb/g':>10} {'± 95%':>9} {'width/raw':>9}")
