@@ -109,8 +109,20 @@ from protocol.rules import Action, ActionType, State
 FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
-    "DEFAULT_SAMPLES", "VALUE_FORM", "AivatRecord", "AivatSetup", "AivatValue", "NotComputed", "ValueFunctionRecord", "ValueFunction", "completion_estimate", "correction_actions",
-    "first_opponent_round", "hand_aivat", "sample_stream", "value_function",
+    "DEFAULT_SAMPLES",
+    "VALUE_FORM",
+    "AivatRecord",
+    "AivatSetup",
+    "AivatValue",
+    "NotComputed",
+    "ValueFunction",
+    "ValueFunctionRecord",
+    "completion_estimate",
+    "correction_actions",
+    "first_opponent_round",
+    "hand_aivat",
+    "sample_stream",
+    "value_function",
 ]
 
 
