@@ -395,24 +395,7 @@ class Match:
             config.name, config.names, [0.0] * len(self.seats),
             corrections=[0] * len(self.seats), ignored=[0] * len(self.seats),
         )
-        self._failure: MatchAborted | None = None
-        #: The hand being played and its decision point (see _play_hand).
-        self._hand: _Hand | None = None
-        self._turn: _Turn | None = None
-        #: The hand waits for a line of seat _waiter_seat (seat_line resumes it).
-        self._waiting = False
-        self._waiter_seat = -1
-        self._timer: Any = None  # IDelayedCall, None when not armed
-        self._timer_at = 0.0  # when it is set to fire (the clock's time)
-        self._wait_deadline: float | None = None
-        self._wait_paused = 0.0
-        self._idle_s = None if config.idle_timeout_ms is None else config.idle_timeout_ms / 1000.0
-        self._all_connected: defer.Deferred[None] = defer.Deferred()
-        self._log: RecordFile | None = None
-        self._tlog: RecordFile | None = None
-        #: The match's deals, once run() has skipped to its first hand.
-        self._deals: DealSource | None = None
-        self._seatings: dict[int, tuple[list[int], list[tuple[_Seat, int]]]] = {}
+        self._init_play_state()
         #: t_response, t_hand and the match budget (t_per_hand x hands), in seconds.
         self._limits = (config.t_response_ms / 1000.0, config.t_hand_ms / 1000.0,
                         config.t_per_hand_ms * config.hands / 1000.0)
@@ -432,6 +415,29 @@ class Match:
         # The limits are fixed for the match, so each seat's three timeout
         # messages are built once, not on every wait (see _deadline).
         self._deadline_messages = [self._timeout_messages(seat) for seat in self.seats]
+
+    def _init_play_state(self) -> None:
+        """The live state of play: the hand and decision point, the wait for a
+        seat's line and its timer, the log files and the deals (set as play goes)."""
+        config = self.config
+        self._failure: MatchAborted | None = None
+        #: The hand being played and its decision point (see _play_hand).
+        self._hand: _Hand | None = None
+        self._turn: _Turn | None = None
+        #: The hand waits for a line of seat _waiter_seat (seat_line resumes it).
+        self._waiting = False
+        self._waiter_seat = -1
+        self._timer: Any = None  # IDelayedCall, None when not armed
+        self._timer_at = 0.0  # when it is set to fire (the clock's time)
+        self._wait_deadline: float | None = None
+        self._wait_paused = 0.0
+        self._idle_s = None if config.idle_timeout_ms is None else config.idle_timeout_ms / 1000.0
+        self._all_connected: defer.Deferred[None] = defer.Deferred()
+        self._log: RecordFile | None = None
+        self._tlog: RecordFile | None = None
+        #: The match's deals, once run() has skipped to its first hand.
+        self._deals: DealSource | None = None
+        self._seatings: dict[int, tuple[list[int], list[tuple[_Seat, int]]]] = {}
 
     def _event_log(self, console: TextIO | None) -> EventLog:
         """The match's event log (``MATCH.events.jsonl`` unless --no_events; a resumed file's
@@ -1004,9 +1010,11 @@ class Match:
         return _Turn(seat, actor, expected, sent, paused)
 
     def _read_line(self, hand: _Hand, turn: _Turn, line: str) -> None:
-        """Take one line of the acting seat: its action, or a line to ignore."""
-        config = self.config
-        game = self.game
+        """Take one line of the acting seat: its action, or a line to ignore.
+
+        The common reply (the echoed state exactly as sent) is read inline;
+        the rare lines go to their own steps (_read_other_reply, _ignore_reply,
+        _note_correction)."""
         state = hand.state
         seat = turn.seat
         now = self.clock.seconds()
@@ -1015,34 +1023,19 @@ class Match:
         paused_now = relay.paused(seat.index, now) if relay.ever_paused[seat.index] else 0.0
         trace = self.trace
         if trace.messages:
-            if seat.trace_bytes < config.budget.trace_bytes_per_hand:
-                seat.trace_bytes += len(line)
-                trace.from_(seat.index, line)
-            else:
-                seat.untraced += 1
+            self._trace_reply(seat, line)
         problem: str | None = None
         expected = turn.expected
         if line.startswith(expected):
             # The usual case: the echoed state is exactly the one sent,
             # so only the action needs reading (parse_reply would replay
             # the whole betting through the rules again).
-            action, action_problem = read_reply_action(line[len(expected):], game)
+            action, action_problem = read_reply_action(line[len(expected):], self.game)
         else:
-            try:
-                reply = parse_reply(line, game)
-            except ParseError:
-                problem = "bad state format in response"
-                action, action_problem = None, None
-            else:
-                if reply is None:  # a comment: skipped and not charged, but counted
-                    turn.ignored += 1
-                    if turn.ignored > config.max_ignored:
-                        self._too_many_ignored(seat, turn.ignored, state.hand_id, "a comment line")
-                    return
-                if not same_decision_point(reply.state,
-                                           matchstate_for(state, hand.deal, turn.position)):
-                    problem = "ignoring un-requested response"
-                action, action_problem = reply.action, reply.problem
+            read = self._read_other_reply(hand, turn, line)
+            if read is None:  # a comment: skipped and not charged
+                return
+            action, action_problem, problem = read
         # Charge the time since the last charged line (the reference
         # charges from the send each time, counting some time twice).
         elapsed = now - turn.charged_to - (paused_now - turn.paused_mark)
@@ -1055,19 +1048,11 @@ class Match:
             self._check_budgets(seat, hand.t_hand, hand.t_match)
         hand_id = state.hand_id
         if problem is not None:
-            turn.ignored += 1
-            seat.ignored += 1
-            trace.line(f"WARNING: {problem}")
-            self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
-            if turn.ignored > config.max_ignored:
-                self._too_many_ignored(seat, turn.ignored, hand_id, problem)
+            self._ignore_reply(seat, turn, hand_id, problem)
             return
         applied, correction = correct_action(state, action, action_problem)
         if correction is not None:
-            message = correction.message
-            seat.corrections += 1
-            trace.line(f"WARNING: {message}")
-            self.events.emit(ev.ActionCorrected(seat=seat.index + 1, hand=hand_id, correction=message))
+            self._note_correction(seat, hand_id, correction.message)
         state.apply(applied)
         self._turn = None
         sent = turn.sent
@@ -1077,6 +1062,50 @@ class Match:
                                                corrected=correction is not None))
         if self._tlog is not None:
             self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
+
+    def _trace_reply(self, seat: _Seat, line: str) -> None:
+        """Trace a line of the seat (up to its trace bytes per hand; then only count it)."""
+        if seat.trace_bytes < self.config.budget.trace_bytes_per_hand:
+            seat.trace_bytes += len(line)
+            self.trace.from_(seat.index, line)
+        else:
+            seat.untraced += 1
+
+    def _read_other_reply(
+        self, hand: _Hand, turn: _Turn, line: str,
+    ) -> tuple[Action | None, str | None, str | None] | None:
+        """Read a line that does not echo the sent state verbatim: (action, its
+        problem, the reason to ignore the line or None); None for a comment
+        (skipped, not charged, but counted)."""
+        state = hand.state
+        try:
+            reply = parse_reply(line, self.game)
+        except ParseError:
+            return None, None, "bad state format in response"
+        if reply is None:
+            turn.ignored += 1
+            if turn.ignored > self.config.max_ignored:
+                self._too_many_ignored(turn.seat, turn.ignored, state.hand_id, "a comment line")
+            return None
+        problem = None
+        if not same_decision_point(reply.state, matchstate_for(state, hand.deal, turn.position)):
+            problem = "ignoring un-requested response"
+        return reply.action, reply.problem, problem
+
+    def _ignore_reply(self, seat: _Seat, turn: _Turn, hand_id: int, problem: str) -> None:
+        """Count, trace and publish an unusable line; too many in a row end the match."""
+        turn.ignored += 1
+        seat.ignored += 1
+        self.trace.line(f"WARNING: {problem}")
+        self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
+        if turn.ignored > self.config.max_ignored:
+            self._too_many_ignored(seat, turn.ignored, hand_id, problem)
+
+    def _note_correction(self, seat: _Seat, hand_id: int, message: str) -> None:
+        """Count, trace and publish an action the rules corrected."""
+        seat.corrections += 1
+        self.trace.line(f"WARNING: {message}")
+        self.events.emit(ev.ActionCorrected(seat=seat.index + 1, hand=hand_id, correction=message))
 
     def _too_many_ignored(self, seat: _Seat, count: int, hand_id: int, last: str) -> None:
         raise MatchAborted(
