@@ -282,43 +282,17 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
                options: argparse.Namespace | None = None) -> int:
     """Listen, print the port lines, run every match, print the results."""
     several = sum(len(g) for g in groups) > 1
-    matches: list[list[Match]] = []
-    port_lines = []
     progress = _progress(groups, options)
-    stderr = progress.proxy(sys.stderr)  # on a terminal, console lines go above the bar
+    matches: list[list[Match]] = []
     try:
-        for group in groups:
-            console = options is None or not (options.quiet or options.silent) or options.console
-            built = [
-                Match(c, reactor, stderr=stderr, trace_prefix=f"[{c.name}] " if several else "",
-                      console=console)
-                for c in group
-            ]
-            matches.append(built)
-            ports = [m.listen() for m in built]
-            if len(built) == 2:  # match + mirror: NAME1's and NAME2's ports in each
-                port_lines.append(" ".join(map(str, ports[0] + ports[1][::-1])))
-            else:
-                port_lines.append(" ".join(map(str, ports[0])))
+        port_lines = _listen_groups(groups, matches, reactor, options, progress, several)
     except MatchAborted as failure:
-        progress.close()
-        for group_matches in matches:
-            for m in group_matches:
-                m.stop_listening()
-                m.events.close()
-        print(f"ERROR: {failure.message}", file=sys.stderr)
-        return EXIT_FAILED
+        return _fail_setup(progress, matches, failure.message)
     try:
         # Before the port line: a launcher may look for the logs once it has read it.
         results_setup = _setup_results(matches, options, reactor, progress.stream is not None)
     except (ValueError, OSError, CannotListenError) as error:
-        progress.close()
-        for group_matches in matches:
-            for m in group_matches:
-                m.stop_listening()
-                m.events.close()
-        print(f"ERROR: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return _fail_setup(progress, matches, str(error))
     sys.stdout.write("".join(line + "\n" for line in port_lines))
     sys.stdout.flush()
 
@@ -335,24 +309,7 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
 
     def report(results: list[tuple[bool, Any]]) -> None:
         progress.close()
-        # Match.start never fails; a failure here is a dealer bug, but the other
-        # matches' SCORE lines must still be printed.
-        by_name = {r.name: r for ok, r in results if ok}
-        for m in all_matches:
-            if m.config.name not in by_name:
-                m.result.exit_code = EXIT_INTERNAL
-                by_name[m.config.name] = m.result
-        for group in matches:
-            for m in group:
-                result = by_name[m.config.name]
-                codes.append(result.exit_code)
-                score = result.score_line()
-                print(f"{m.config.name} {score}" if several else score)
-            if len(group) == 2:
-                print(paired_result(by_name[group[0].config.name], by_name[group[1].config.name]))
-        sys.stdout.flush()
-        if results_setup is not None:
-            results_setup.report(by_name)
+        _report(results, matches, several, results_setup, codes)
 
     done = defer.DeferredList([m.start() for m in all_matches], consumeErrors=True)
     done.addCallback(report)
@@ -362,6 +319,63 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
         results_setup.linger() if results_setup is not None else 0, reactor.stop))
     reactor.run()
     return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK
+
+
+def _listen_groups(groups: list[list[MatchConfig]], matches: list[list[Match]], reactor: Any,
+                   options: argparse.Namespace | None, progress: Any, several: bool) -> list[str]:
+    """Build and listen every group's matches (appended to ``matches`` as they are built,
+    so a caller can stop them on a failure); the port line of each group."""
+    stderr = progress.proxy(sys.stderr)  # on a terminal, console lines go above the bar
+    port_lines = []
+    for group in groups:
+        console = options is None or not (options.quiet or options.silent) or options.console
+        built = [
+            Match(c, reactor, stderr=stderr, trace_prefix=f"[{c.name}] " if several else "",
+                  console=console)
+            for c in group
+        ]
+        matches.append(built)
+        ports = [m.listen() for m in built]
+        if len(built) == 2:  # match + mirror: NAME1's and NAME2's ports in each
+            port_lines.append(" ".join(map(str, ports[0] + ports[1][::-1])))
+        else:
+            port_lines.append(" ".join(map(str, ports[0])))
+    return port_lines
+
+
+def _report(results: list[tuple[bool, Any]], matches: list[list[Match]], several: bool,
+            results_setup: Any, codes: list[int]) -> None:
+    """Print every match's SCORE line (and each pair's paired result) and the results;
+    append each match's exit code to ``codes``."""
+    # Match.start never fails; a failure here is a dealer bug, but the other
+    # matches' SCORE lines must still be printed.
+    by_name = {r.name: r for ok, r in results if ok}
+    for m in (m for group in matches for m in group):
+        if m.config.name not in by_name:
+            m.result.exit_code = EXIT_INTERNAL
+            by_name[m.config.name] = m.result
+    for group in matches:
+        for m in group:
+            result = by_name[m.config.name]
+            codes.append(result.exit_code)
+            score = result.score_line()
+            print(f"{m.config.name} {score}" if several else score)
+        if len(group) == 2:
+            print(paired_result(by_name[group[0].config.name], by_name[group[1].config.name]))
+    sys.stdout.flush()
+    if results_setup is not None:
+        results_setup.report(by_name)
+
+
+def _fail_setup(progress: Any, matches: list[list[Match]], message: str) -> int:
+    """Stop the matches built so far and print the error: the dealer could not start."""
+    progress.close()
+    for group_matches in matches:
+        for m in group_matches:
+            m.stop_listening()
+            m.events.close()
+    print(f"ERROR: {message}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _progress(groups: list[list[MatchConfig]], options: argparse.Namespace | None) -> Any:
