@@ -412,19 +412,50 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
     started = time.perf_counter()
     matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in here]
     processes: list[_OpponentProcess] = []
+    shutdown_trigger = reactor.addSystemEventTrigger(
+        "before", "shutdown", _interrupter(matches, processes, remote))
+    metrics, listening = _metrics_endpoint(config, progress)
+    group = _results_group(config, matches, evaluation, bar, metrics, here, seatings,
+                           on_outcome, remote)
+    agents, factories, finished = _seat_players(config, reactor, matches, evaluation, processes,
+                                                make_opponent, here)
+    try:
+        results = await defer.gatherResults(finished)
+        mirror = await remote.finished if remote is not None else None
+    finally:
+        bar.close()
+    reactor.removeSystemEventTrigger(shutdown_trigger)
+    await _wind_down(reactor, processes, factories)
+    evaluation.seconds = time.perf_counter() - started
+    _gather(evaluation, list(results), agents, matches, group, here, mirror,
+            estimators=seatings is None or on_outcome is None)
+    group.close()
+    if listening is not None:
+        await listening.stopListening()
+    return evaluation
 
+
+def _interrupter(matches: Sequence[Match], processes: list[_OpponentProcess],
+                 remote: seating.SeatingProcess | None) -> Callable[[], None]:
+    """What SIGINT/SIGTERM does: end the matches now (their logs get the reason and a
+    SCORE over the finished hands) and stop the opponent processes and the mirror."""
     def interrupted() -> None:
-        # SIGINT/SIGTERM: end the matches now (their logs get the reason and a
-        # SCORE over the finished hands) and stop the opponent processes.
         for match in matches:
             match.abort(MatchAborted(Cause.INTERRUPTED, "evaluate was stopped", None, EXIT_INTERNAL))
         for process in processes:
             process.stop()
         if remote is not None:
             remote.stop()
+    return interrupted
 
-    shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", interrupted)
-    metrics, listening = _metrics_endpoint(config, progress)
+
+def _results_group(config: EvaluationConfig, matches: Sequence[Match], evaluation: Evaluation,
+                   bar: _Progress, metrics: DealerMetrics | None, here: list[int],
+                   seatings: Sequence[int] | None,
+                   on_outcome: Callable[[HandOutcome], None] | None,
+                   remote: seating.SeatingProcess | None) -> ResultsGroup:
+    """The dealer's results of the matches played here, wired to the outcome sink, the
+    metrics, the progress and the mirror's outcomes."""
     # The dealer's results: the document's counts (showdowns, dealer queries, IO
     # fallbacks) are then the ones `acpc-lbr results` finds in the same files.
     group = ResultsGroup(matches, measured="lbr", metrics=metrics if config.io or config.aivat else None,
@@ -443,25 +474,16 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
             group.live.add(outcome)
             bar.hand(evaluation)
         remote.on_outcome = mirrored
-    agents, factories, finished = _seat_players(config, reactor, matches, evaluation, processes,
-                                                make_opponent, here)
-    try:
-        results = await defer.gatherResults(finished)
-        mirror = await remote.finished if remote is not None else None
-    finally:
-        bar.close()
-    reactor.removeSystemEventTrigger(shutdown_trigger)
+    return group
+
+
+async def _wind_down(reactor: EvaluateReactor, processes: list[_OpponentProcess],
+                     factories: Sequence[BotFactory]) -> None:
+    """Let the opponent processes exit (within the grace) and the clients see the close."""
     for process in processes:
         await process.finish(reactor, EXIT_GRACE_SECONDS)
     for factory in factories:  # the clients see the dealer's close before we return
         await factory.done
-    evaluation.seconds = time.perf_counter() - started
-    _gather(evaluation, list(results), agents, matches, group, here, mirror,
-            estimators=seatings is None or on_outcome is None)
-    group.close()
-    if listening is not None:
-        await listening.stopListening()
-    return evaluation
 
 
 def _metrics_endpoint(config: EvaluationConfig, progress: TextIO | None,
