@@ -541,6 +541,16 @@ def hand_aivat(
     state = State(game, hand_id)
     # The deal: E over LBR's cards of wp against the uniform range is 1/2 (so E[2 wp - 1] = 0).
     deal = (0.5 * state.pot - state.spent[position]) - view.value(state, view.range)
+    chance, opp = _replay_terms(view, state, betting, board, rows, opponent, first)
+    terminal = view.value(state, view.range)
+    return AivatValue(terminal + deal + chance + opp, terminal, deal, chance, opp, view.inconsistencies)
+
+
+def _replay_terms(view: _View, state: State, betting: Sequence[Sequence[Action]],
+                  board: Sequence[Sequence[int]], rows: Sequence[Mapping[str, FloatArray]],
+                  opponent: int, first: int) -> tuple[float, float]:
+    """Replay the hand's line from the deal (``state``, left at its end): the chance and
+    the opponent corrections (see :func:`hand_aivat`)."""
     chance = 0.0
     opp = 0.0
     decisions = list(rows)
@@ -573,8 +583,7 @@ def hand_aivat(
             chance += deal_rounds()
     if used != len(decisions):
         raise ValueError(f"{len(decisions)} rows for {used} opponent decisions")
-    terminal = view.value(state, view.range)
-    return AivatValue(terminal + deal + chance + opp, terminal, deal, chance, opp, view.inconsistencies)
+    return chance, opp
 
 
 def _chance_term(view: _View, state: State, cards: Sequence[int]) -> float:
