@@ -625,7 +625,3 @@ class QueryRelay:
             if self.dropped[seat] > logged:
                 self.events.emit(ev.QueryAnswersDropped(seat=seat + 1, dropped=self.dropped[seat],
                                                         not_logged=self.dropped[seat] - logged))
-
-    def counts_dict(self) -> list[dict[str, Any]]:
-        """Per-seat counters, JSON-ready."""
-        return [c.to_dict() for c in self.counts]
