@@ -45,7 +45,7 @@ CHECKS = ("io_minus_raw", "aivat_minus_raw")
 AIVAT_NAMES = ("aivat", "duplicate_aivat", "aivat_minus_raw")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HandOutcome:
     """One played hand, from the measured player's seat.
 
