@@ -557,6 +557,33 @@ def equity_vs_range(
     b = check_cards(board, "board", (0, 3, 4, 5))
     d = check_cards(dead, "dead", tuple(range(53)))
     used = _distinct(h, b, d)
+    hand_w = _villain_hand_weights(villain_hands, weights, used)
+    distinct = np.flatnonzero(hand_w)
+    if len(distinct) < _FEW_HANDS:
+        return _equity_hand_by_hand(h, b, used, hand_w, distinct)
+    if not b and not d:  # preflop: the same exact counts, from the precomputed table
+        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector  # lazy: see equity_vector
+
+        wins, ties = preflop_counts_vector(h)
+        count = NUM_BOARDS
+    else:
+        wins, ties, count = vector_counts(h, b, d)
+    total = hand_w.sum() * count
+    return (
+        float(hand_w @ wins) / total,
+        float(hand_w @ ties) / total,
+        float(hand_w @ (count - wins - ties)) / total,
+    )
+
+
+def _villain_hand_weights(
+    villain_hands: np.ndarray, weights: np.ndarray | None, used: list[int]
+) -> np.ndarray:
+    """(1326,) float64: each possible villain hand's total weight (0 for the impossible ones).
+
+    Raises:
+        EquityInputError: as :func:`equity_vs_range` (bad hands or weights, nothing possible).
+    """
     vh = np.asarray(villain_hands)
     if vh.dtype == np.bool_ or not np.issubdtype(vh.dtype, np.integer):
         raise EquityInputError(f"villain_hands must be integers, got dtype {vh.dtype}")
@@ -578,41 +605,36 @@ def equity_vs_range(
     ok = possible_hands(used)[idx] & (w > 0)
     if not np.any(ok):
         raise EquityInputError("no villain hand with positive weight is possible")
-    idx, w = idx[ok], w[ok]
-    hand_w = np.bincount(idx, weights=w, minlength=NUM_HANDS)
-    distinct = np.flatnonzero(hand_w)
-    if len(distinct) < _FEW_HANDS:
-        win = tie = loss = 0.0
-        deck_cards = set(range(52)) - set(used)
-        for hand in distinct:
-            c1, c2 = (int(x) for x in HAND_CARDS[hand])
-            deck = np.array(sorted(deck_cards - {c1, c2}), dtype=np.int64)
-            cw, ct, cl = _pair_counts(
-                TABLES,
-                np.array(h, dtype=np.int64),
-                np.array([c1, c2], dtype=np.int64),
-                np.array(b, dtype=np.int64),
-                deck,
-            )
-            n = cw + ct + cl
-            win += hand_w[hand] * cw / n
-            tie += hand_w[hand] * ct / n
-            loss += hand_w[hand] * cl / n
-        total = hand_w.sum()
-        return win / total, tie / total, loss / total
-    if not b and not d:  # preflop: the same exact counts, from the precomputed table
-        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector  # lazy: see equity_vector
+    # A hand listed twice (or in both card orders) adds its weights.
+    return np.bincount(idx[ok], weights=w[ok], minlength=NUM_HANDS)
 
-        wins, ties = preflop_counts_vector(h)
-        count = NUM_BOARDS
-    else:
-        wins, ties, count = vector_counts(h, b, d)
-    total = hand_w.sum() * count
-    return (
-        float(hand_w @ wins) / total,
-        float(hand_w @ ties) / total,
-        float(hand_w @ (count - wins - ties)) / total,
-    )
+
+def _equity_hand_by_hand(
+    h: list[int], b: list[int], used: list[int], hand_w: np.ndarray, distinct: np.ndarray
+) -> tuple[float, float, float]:
+    """(win, tie, loss) against a few villain hands, each enumerated on its own.
+
+    Below :data:`_FEW_HANDS` distinct hands this is cheaper than ranking all
+    1326 hands on every completion.
+    """
+    win = tie = loss = 0.0
+    deck_cards = set(range(52)) - set(used)
+    for hand in distinct:
+        c1, c2 = (int(x) for x in HAND_CARDS[hand])
+        deck = np.array(sorted(deck_cards - {c1, c2}), dtype=np.int64)
+        cw, ct, cl = _pair_counts(
+            TABLES,
+            np.array(h, dtype=np.int64),
+            np.array([c1, c2], dtype=np.int64),
+            np.array(b, dtype=np.int64),
+            deck,
+        )
+        n = cw + ct + cl
+        win += hand_w[hand] * cw / n
+        tie += hand_w[hand] * ct / n
+        loss += hand_w[hand] * cl / n
+    total = hand_w.sum()
+    return win / total, tie / total, loss / total
 
 
 __all__ = [

@@ -369,46 +369,71 @@ def decide(
         return Decision(Action.CALL, "inactive", pot=pot, asked=asked)
     size = state.game.num_hands
     e = _vector("equity", equity, size)
-    pi = _vector("range", range_, size)
-    total = float(pi.sum())
-    if not total > 0.0:
-        raise ValueError("the range has no probability mass")
-    pi = pi / total
+    pi = _normalised_range(range_, size)
     wp = float(pi @ e)
     utilities: list[tuple[Action, float]] = [(Action.CALL, wp * pot - (1.0 - wp) * asked)]
     raises = sorted(fold_probs, key=lambda a: a.size)
     fps: dict[Action, float] = {}
     for raise_action in raises:
-        if raise_action.type is not ActionType.RAISE or not state.is_legal(raise_action):
-            raise ValueError(f"{raise_action.text()} is not a legal raise here")
-        fold = _vector(
-            f"fold probabilities of {raise_action.text()}", fold_probs[raise_action], size
-        )
-        a = raise_amount(state, raise_action)
-        fp = float(pi @ fold)
-        continuing = pi * (1.0 - fold)
-        mass = float(continuing.sum())
-        if mass <= 0.0:  # fp = 1: the opponent always folds
-            fp = 1.0
-            value = float(pot)
-        else:
-            wp_call = float(continuing @ e) / mass
-            value = fp * pot + (1.0 - fp) * (wp_call * (pot + a) - (1.0 - wp_call) * (asked + a))
+        fold = _raise_fold_probs(state, raise_action, fold_probs, size)
+        fp, value = _raise_utility(pi, e, fold, pot, asked, raise_amount(state, raise_action))
         fps[raise_action] = fp
         utilities.append((raise_action, value))
     # Utilities that differ only by rounding (wp sums ~1e-16 short of 1) are
     # ties: compare with a tolerance far below one chip.
     largest = max((raise_amount(state, r) for r in raises), default=0)
     tolerance = TIE_TOLERANCE * max(1.0, float(pot + asked + largest))
-    best_action, best_value = utilities[0]
-    for candidate, value in utilities[1:]:
-        if value > best_value + tolerance:  # ties stay with the smaller commitment
-            best_action, best_value = candidate, value
+    best_action, best_value = _best_utility(utilities, tolerance)
     if best_value > tolerance:
         return Decision(best_action, "best", tuple(utilities), wp, fps, pot, asked)
     if asked > 0:
         return Decision(Action.FOLD, "fold", tuple(utilities), wp, fps, pot, asked)
     return Decision(Action.CALL, "check", tuple(utilities), wp, fps, pot, asked)
+
+
+def _normalised_range(range_: npt.ArrayLike, size: int) -> FloatArray:
+    """LBR's range as probabilities (``decide``'s argument may be unnormalised weights)."""
+    pi = _vector("range", range_, size)
+    total = float(pi.sum())
+    if not total > 0.0:
+        raise ValueError("the range has no probability mass")
+    return pi / total
+
+
+def _raise_fold_probs(
+    state: State, raise_action: Action, fold_probs: Mapping[Action, npt.ArrayLike], size: int
+) -> FloatArray:
+    """The opponent's fold probabilities after ``raise_action``, once the raise is known legal."""
+    if raise_action.type is not ActionType.RAISE or not state.is_legal(raise_action):
+        raise ValueError(f"{raise_action.text()} is not a legal raise here")
+    return _vector(f"fold probabilities of {raise_action.text()}", fold_probs[raise_action], size)
+
+
+def _raise_utility(
+    pi: FloatArray, e: FloatArray, fold: FloatArray, pot: int, asked: int, amount: int
+) -> tuple[float, float]:
+    """(fp, utility) of a raise by ``amount``: lbr.md's u(a) with the range ``pi``.
+
+    The opponent folds with probability fp (LBR takes the pot); otherwise it
+    calls with the range left after its folds, against which LBR's equity is
+    ``wp_call``.
+    """
+    fp = float(pi @ fold)
+    continuing = pi * (1.0 - fold)
+    mass = float(continuing.sum())
+    if mass <= 0.0:  # fp = 1: the opponent always folds
+        return 1.0, float(pot)
+    wp_call = float(continuing @ e) / mass
+    return fp, fp * pot + (1.0 - fp) * (wp_call * (pot + amount) - (1.0 - wp_call) * (asked + amount))
+
+
+def _best_utility(utilities: list[tuple[Action, float]], tolerance: float) -> tuple[Action, float]:
+    """The action of highest utility; within ``tolerance`` the earlier one (the smaller commitment)."""
+    best_action, best_value = utilities[0]
+    for candidate, value in utilities[1:]:
+        if value > best_value + tolerance:  # ties stay with the smaller commitment
+            best_action, best_value = candidate, value
+    return best_action, best_value
 
 
 # -- equity ------------------------------------------------------------------------
