@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
 from math import comb
@@ -221,89 +221,23 @@ def parse_gamedef(text: str) -> GameDef:
     Raises:
         GameDefError: naming the line and the problem.
     """
-    fields: dict[str, list[int]] = {}
-    lines_of: dict[str, int] = {}
-    betting = "limit"
-    for line_number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip("\r")
-        if not line or line.startswith("#"):
-            continue
-        lower = line.lower()
-        for prefix, field in _KEYS:
-            if lower.startswith(prefix):
-                break
-        else:
-            continue  # the reference ignores lines it does not know
-        if field == "end":
-            break
-        if field == "begin":
-            continue
-        if field in ("limit", "nolimit"):
-            betting = field
-            continue
-        fields[field] = _read_values(field, line[len(prefix) :], line_number, line)
-        lines_of[field] = line_number
-
-    def need(field: str, what: str) -> list[int]:
-        if field not in fields:
-            raise GameDefError(f"missing {what} line")
-        return fields[field]
-
-    def bad(field: str, message: str) -> GameDefError:
-        return GameDefError(message, None, lines_of.get(field))
-
-    num_players = need("num_players", "numPlayers")[0]
-    if not 2 <= num_players <= MAX_PLAYERS:
-        raise bad("num_players", f"numPlayers must be 2..{MAX_PLAYERS}, got {num_players}")
-    num_rounds = need("num_rounds", "numRounds")[0]
-    if not 1 <= num_rounds <= MAX_ROUNDS:
-        raise bad("num_rounds", f"numRounds must be 1..{MAX_ROUNDS}, got {num_rounds}")
-    stack = fields.get("stack", [INT32_MAX] * num_players)
-    if len(stack) < num_players:
-        raise bad("stack", f"only {len(stack)} stack sizes, need {num_players}")
-    blind = need("blind", "blind")
-    if len(blind) < num_players:
-        raise bad("blind", f"only {len(blind)} blinds, need {num_players}")
-    for p in range(num_players):
-        if not 0 <= blind[p] <= stack[p] or stack[p] <= 0 or stack[p] > INT32_MAX:
-            raise bad("blind", f"position {p + 1}: blind {blind[p]} and stack {stack[p]} are inconsistent")
-    raise_size: list[int] = []
-    if betting == "limit":
-        raise_size = need("raise_size", "raiseSize")
-        if len(raise_size) < num_rounds:
-            raise bad("raise_size", f"only {len(raise_size)} raise sizes, need {num_rounds}")
-        if any(r <= 0 for r in raise_size[:num_rounds]):
-            raise bad("raise_size", "raise sizes must be positive")
-    first_player = fields.get("first_player", [1] * num_rounds)
-    if len(first_player) < num_rounds:
-        raise bad("first_player", f"only {len(first_player)} first players, need {num_rounds}")
-    for r in range(num_rounds):
-        if not 1 <= first_player[r] <= num_players:
-            raise bad("first_player", f"round {r + 1}: first player must be 1..{num_players}")
-    max_raises = fields.get("max_raises", [UINT8_MAX] * num_rounds)
-    if len(max_raises) < num_rounds:
-        raise bad("max_raises", f"only {len(max_raises)} raise caps, need {num_rounds}")
-    if any(not 0 <= m <= UINT8_MAX for m in max_raises):
-        raise bad("max_raises", f"raise caps must be 0..{UINT8_MAX}")
-    num_suits = need("num_suits", "numSuits")[0]
-    if not 1 <= num_suits <= MAX_SUITS:
-        raise bad("num_suits", f"numSuits must be 1..{MAX_SUITS}, got {num_suits}")
-    num_ranks = need("num_ranks", "numRanks")[0]
-    if not 1 <= num_ranks <= MAX_RANKS:
-        raise bad("num_ranks", f"numRanks must be 1..{MAX_RANKS}, got {num_ranks}")
-    num_hole = need("num_hole_cards", "numHoleCards")[0]
-    if not 1 <= num_hole <= MAX_HOLE_CARDS:
-        raise bad("num_hole_cards", f"numHoleCards must be 1..{MAX_HOLE_CARDS}, got {num_hole}")
-    board = need("num_board_cards", "numBoardCards")
-    if len(board) < num_rounds:
-        raise bad("num_board_cards", f"only {len(board)} board counts, need {num_rounds}")
+    lines = _read_gamedef_lines(text)
+    num_players = lines.bounded("num_players", "numPlayers", 2, MAX_PLAYERS)
+    num_rounds = lines.bounded("num_rounds", "numRounds", 1, MAX_ROUNDS)
+    stack, blind = _stacks_and_blinds(lines, num_players)
+    raise_size = _raise_sizes(lines, num_rounds)
+    first_player, max_raises = _round_orders(lines, num_players, num_rounds)
+    num_suits = lines.bounded("num_suits", "numSuits", 1, MAX_SUITS)
+    num_ranks = lines.bounded("num_ranks", "numRanks", 1, MAX_RANKS)
+    num_hole = lines.bounded("num_hole_cards", "numHoleCards", 1, MAX_HOLE_CARDS)
+    board = lines.at_least("num_board_cards", "board counts", num_rounds, lines.need("num_board_cards", "numBoardCards"))
     if any(b < 0 for b in board) or sum(board[:num_rounds]) > MAX_BOARD_CARDS:
-        raise bad("num_board_cards", "board card counts out of range")
+        raise lines.error("num_board_cards", "board card counts out of range")
     used = num_hole * num_players + sum(board[:num_rounds])
     if used > num_suits * num_ranks:
         raise GameDefError(f"too many cards used: {used} > deck of {num_suits * num_ranks}")
     return GameDef(
-        betting=betting,
+        betting=lines.betting,
         num_players=num_players,
         num_rounds=num_rounds,
         stack=tuple(stack[:num_players]),
@@ -316,6 +250,104 @@ def parse_gamedef(text: str) -> GameDef:
         num_hole_cards=num_hole,
         num_board_cards=tuple(board[:num_rounds]),
     )
+
+
+@dataclass
+class _GameDefLines:
+    """The values of a gamedef's lines as read, before the checks (one parse's scratch).
+
+    Attributes:
+        betting: ``"limit"`` or ``"nolimit"`` (the last of those lines; limit without one).
+        values: each key's integers, from the last line that gave it.
+        line_of: each key's line number, so that an error names its line.
+    """
+
+    betting: str = "limit"
+    values: dict[str, list[int]] = field(default_factory=dict)
+    line_of: dict[str, int] = field(default_factory=dict)
+
+    def error(self, key: str, message: str) -> GameDefError:
+        """A :class:`GameDefError` pointing at ``key``'s line."""
+        return GameDefError(message, None, self.line_of.get(key))
+
+    def need(self, key: str, what: str) -> list[int]:
+        """``key``'s values; a ``missing <what> line`` error when the text has none."""
+        if key not in self.values:
+            raise GameDefError(f"missing {what} line")
+        return self.values[key]
+
+    def bounded(self, key: str, what: str, low: int, high: int) -> int:
+        """A required single count, checked to lie in ``low..high``."""
+        value = self.need(key, what)[0]
+        if not low <= value <= high:
+            raise self.error(key, f"{what} must be {low}..{high}, got {value}")
+        return value
+
+    def at_least(self, key: str, plural: str, count: int, values: list[int]) -> list[int]:
+        """``values`` (one per player or round), checked to hold at least ``count`` of them."""
+        if len(values) < count:
+            raise self.error(key, f"only {len(values)} {plural}, need {count}")
+        return values
+
+
+def _read_gamedef_lines(text: str) -> _GameDefLines:
+    """Every known key's values, from ``GAMEDEF`` to ``END GAMEDEF`` (or the end of the text)."""
+    lines = _GameDefLines()
+    for line_number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r")
+        if not line or line.startswith("#"):
+            continue
+        lower = line.lower()
+        for prefix, key in _KEYS:
+            if lower.startswith(prefix):
+                break
+        else:
+            continue  # the reference ignores lines it does not know
+        if key == "end":
+            break
+        if key == "begin":
+            continue
+        if key in ("limit", "nolimit"):
+            lines.betting = key
+            continue
+        lines.values[key] = _read_values(key, line[len(prefix) :], line_number, line)
+        lines.line_of[key] = line_number
+    return lines
+
+
+def _stacks_and_blinds(lines: _GameDefLines, num_players: int) -> tuple[list[int], list[int]]:
+    """Each position's stack (unlimited by default) and blind, checked against each other."""
+    stack = lines.at_least("stack", "stack sizes", num_players,
+                           lines.values.get("stack", [INT32_MAX] * num_players))
+    blind = lines.at_least("blind", "blinds", num_players, lines.need("blind", "blind"))
+    for p in range(num_players):
+        if not 0 <= blind[p] <= stack[p] or stack[p] <= 0 or stack[p] > INT32_MAX:
+            raise lines.error("blind", f"position {p + 1}: blind {blind[p]} and stack {stack[p]} are inconsistent")
+    return stack, blind
+
+
+def _raise_sizes(lines: _GameDefLines, num_rounds: int) -> list[int]:
+    """Each round's raise size in a limit game (required and positive); none in no-limit."""
+    if lines.betting != "limit":
+        return []
+    raise_size = lines.at_least("raise_size", "raise sizes", num_rounds, lines.need("raise_size", "raiseSize"))
+    if any(r <= 0 for r in raise_size[:num_rounds]):
+        raise lines.error("raise_size", "raise sizes must be positive")
+    return raise_size
+
+
+def _round_orders(lines: _GameDefLines, num_players: int, num_rounds: int) -> tuple[list[int], list[int]]:
+    """Each round's first player (1-based as written; 1 by default) and raise cap (255 by default)."""
+    first_player = lines.at_least("first_player", "first players", num_rounds,
+                                  lines.values.get("first_player", [1] * num_rounds))
+    for r in range(num_rounds):
+        if not 1 <= first_player[r] <= num_players:
+            raise lines.error("first_player", f"round {r + 1}: first player must be 1..{num_players}")
+    max_raises = lines.at_least("max_raises", "raise caps", num_rounds,
+                                lines.values.get("max_raises", [UINT8_MAX] * num_rounds))
+    if any(not 0 <= m <= UINT8_MAX for m in max_raises):
+        raise lines.error("max_raises", f"raise caps must be 0..{UINT8_MAX}")
+    return first_player, max_raises
 
 
 def format_gamedef(game: GameDef) -> str:
