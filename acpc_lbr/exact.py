@@ -442,64 +442,106 @@ def lbr_histories(
     probabilities sum to 1, so the expectation of any per-hand estimator is
     an exact sum over the histories.
     """
-    rounds = active_rounds if active_rounds is not None else ActiveRounds()
-    told = answers if answers is not None else policy
-    tree = _Tree(game, default_actions)
-    equity_fn = equity if equity is not None else (lambda hero, board: equity_vector_small(game, hero, board))
-    opponent = 1 - position
-    hands = tree.table.hand_cards
-    index = {cards: h for h, cards in enumerate(hands)}
+    walk = _LbrHistoryWalk(
+        game, policy, answers if answers is not None else policy, options, position,
+        active_rounds if active_rounds is not None else ActiveRounds(),
+        equity if equity is not None else (lambda hero, board: equity_vector_small(game, hero, board)),
+    )
+    hands = walk.table.hand_cards
+    pairs = [(a, b) for a in hands for b in hands if not set(a) & set(b)]
+    for mine, theirs in pairs:
+        hole = (mine, theirs) if position == 0 else (theirs, mine)
+        yield from walk.walk(State(game), (), hole, 1.0 / len(pairs), uniform_range(game, mine), ())
 
-    def by_round(board: tuple[int, ...], last: int) -> tuple[tuple[int, ...], ...]:
+
+class _LbrHistoryWalk(_Tree):
+    """The walk behind :func:`lbr_histories`: one node per call, its histories yielded in order.
+
+    Each node carries the betting ``state``, the ``board`` so far, both
+    positions' ``hole`` cards, the probability ``prob`` of getting there, LBR's
+    ``belief`` (its range over the opponent's hands, as the answers tell it)
+    and the opponent's answered ``rows`` so far.
+    """
+
+    def __init__(
+        self, game: GameDef, policy: Policy, told: Policy, options: BettingOptions, position: int,
+        rounds: ActiveRounds, equity: EquityFunction,
+    ) -> None:
+        super().__init__(game, default_actions)
+        self.policy = policy
+        self.told = told
+        self.options = options
+        self.position = position
+        self.rounds = rounds
+        self.equity = equity
+        self.index = {cards: h for h, cards in enumerate(self.table.hand_cards)}
+
+    def walk(
+        self, state: State, board: tuple[int, ...], hole: tuple[tuple[int, ...], ...], prob: float,
+        belief: FloatArray, rows: tuple[dict[str, FloatArray], ...],
+    ) -> Iterator[LbrHistory]:
+        count = self.cards_to_deal(state, board)
+        if count > 0:
+            yield from self._deal(count, state, board, hole, prob, belief, rows)
+        elif state.finished:
+            values = state.values(hole, board)
+            betting = tuple(tuple(actions) for actions in state.actions)
+            yield LbrHistory(prob, self.position, hole, self._by_round(board, state.round), betting, values, rows)
+        elif state.current_player == self.position:
+            yield from self.walk(_child(state, self._lbr_action(state, board, hole, belief)),
+                                 board, hole, prob, belief, rows)
+        else:
+            yield from self._opponent_acts(state, board, hole, prob, belief, rows)
+
+    def _deal(
+        self, count: int, state: State, board: tuple[int, ...], hole: tuple[tuple[int, ...], ...], prob: float,
+        belief: FloatArray, rows: tuple[dict[str, FloatArray], ...],
+    ) -> Iterator[LbrHistory]:
+        """Each of the ``count`` board cards chance can deal next, equally likely; LBR's belief drops blocked hands."""
+        mine = hole[self.position]
+        rest = [c for c in self.game.cards if c not in board and c not in hole[0] and c not in hole[1]]
+        deals = list(combinations(rest, count))
+        for cards in deals:
+            known = compatible_mask(self.game, mine + board + cards)
+            child_belief, _ = remove_cards(belief, self.game, cards, known)
+            yield from self.walk(state, board + cards, hole, prob / len(deals), child_belief, rows)
+
+    def _lbr_action(
+        self, state: State, board: tuple[int, ...], hole: tuple[tuple[int, ...], ...], belief: FloatArray,
+    ) -> Action:
+        """LBR's deterministic choice (:func:`acpc_lbr.lbr.decide`), fold probabilities from the answers."""
+        active = self.rounds.is_active(state.round)
+        raises = candidate_raises(state, self.options) if active else []
+        folds = {a: self.told(_child(state, a), board, [Action.FOLD])[0] for a in raises}
+        equity_vec = self.equity(hole[self.position], board) if active else np.zeros(0)
+        return decide(state, self.position, equity_vec, belief, folds, active=active).action
+
+    def _opponent_acts(
+        self, state: State, board: tuple[int, ...], hole: tuple[tuple[int, ...], ...], prob: float,
+        belief: FloatArray, rows: tuple[dict[str, FloatArray], ...],
+    ) -> Iterator[LbrHistory]:
+        """Each action the opponent plays with positive probability; LBR updates its belief on the answer."""
+        actions = default_actions(state)
+        true = np.asarray(self.policy(state, board, actions), dtype=np.float64)[:, self.index[hole[1 - self.position]]]
+        listed = correction_actions(state)
+        known = compatible_mask(self.game, hole[self.position] + board)
+        for action, p in zip(actions, true):
+            if p <= 0.0:
+                continue
+            # The answer covers AIVAT's correction actions as well as the played one.
+            asked = list({a.text(): a for a in [*listed, action]}.values())
+            said = np.asarray(self.told(state, board, asked), dtype=np.float64)
+            answer = {a.text(): said[j] for j, a in enumerate(asked)}
+            child_belief, _ = bayes_update(belief, answer[action.text()], known)
+            yield from self.walk(_child(state, action), board, hole, prob * float(p), child_belief, (*rows, answer))
+
+    def _by_round(self, board: tuple[int, ...], last: int) -> tuple[tuple[int, ...], ...]:
+        """The board cards split by the round that dealt them (as a ``STATE`` line shows them)."""
+        game = self.game
         return tuple(
             board[game.board_cards_before(r) - game.num_board_cards[r] : game.board_cards_before(r)]
             for r in range(last + 1)
         )
-
-    def walk(
-        state: State, board: tuple[int, ...], hole: tuple[tuple[int, ...], ...], prob: float,
-        belief: FloatArray, rows: tuple[dict[str, FloatArray], ...],
-    ) -> Iterator[LbrHistory]:
-        mine = hole[position]
-        count = tree.cards_to_deal(state, board)
-        if count > 0:
-            rest = [c for c in game.cards if c not in board and c not in hole[0] and c not in hole[1]]
-            deals = list(combinations(rest, count))
-            for cards in deals:
-                known = compatible_mask(game, mine + board + cards)
-                child_belief, _ = remove_cards(belief, game, cards, known)
-                yield from walk(state, board + cards, hole, prob / len(deals), child_belief, rows)
-            return
-        if state.finished:
-            values = state.values(hole, board)
-            betting = tuple(tuple(actions) for actions in state.actions)
-            yield LbrHistory(prob, position, hole, by_round(board, state.round), betting, values, rows)
-            return
-        if state.current_player == position:
-            active = rounds.is_active(state.round)
-            raises = candidate_raises(state, options) if active else []
-            folds = {a: told(_child(state, a), board, [Action.FOLD])[0] for a in raises}
-            equity_vec = equity_fn(mine, board) if active else np.zeros(0)
-            decision = decide(state, position, equity_vec, belief, folds, active=active)
-            yield from walk(_child(state, decision.action), board, hole, prob, belief, rows)
-            return
-        actions = default_actions(state)
-        true = np.asarray(policy(state, board, actions), dtype=np.float64)[:, index[hole[opponent]]]
-        listed = correction_actions(state)
-        known = compatible_mask(game, mine + board)
-        for action, p in zip(actions, true):
-            if p <= 0.0:
-                continue
-            asked = list({a.text(): a for a in [*listed, action]}.values())
-            said = np.asarray(told(state, board, asked), dtype=np.float64)
-            answer = {a.text(): said[j] for j, a in enumerate(asked)}
-            child_belief, _ = bayes_update(belief, answer[action.text()], known)
-            yield from walk(_child(state, action), board, hole, prob * float(p), child_belief, (*rows, answer))
-
-    pairs = [(a, b) for a in hands for b in hands if not set(a) & set(b)]
-    for mine, theirs in pairs:
-        hole = (mine, theirs) if position == 0 else (theirs, mine)
-        yield from walk(State(game), (), hole, 1.0 / len(pairs), uniform_range(game, mine), ())
 
 
 # -- two strategies ---------------------------------------------------------------------
