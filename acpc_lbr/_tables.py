@@ -221,22 +221,14 @@ def build_tables() -> dict[str, np.ndarray]:
         RuntimeError: if the rank keys do not give unique sums (cannot happen
             with the shipped constants; guards edits).
     """
-    keys = np.array(RANK_KEYS, dtype=np.int64)
-    groups, group_values = [], []
-    for n in (7, 6, 5):
-        counts = _rank_multisets(n)
-        k = counts @ keys + (7 - n) * PHANTOM_KEY
-        if len(np.unique(k)) != len(k):
-            raise RuntimeError(f"rank keys collide for {n}-card hands")
-        groups.append(k)
-        group_values.append([value_of_counts(tuple(int(x) for x in row)) for row in counts])
-
+    groups, group_values = _rank_multiset_keys()
     flush_masks = [m for m in range(1 << 13) if m.bit_count() >= 5]
     flush_values = [value_of_flush(m) for m in flush_masks]
 
     classes = sorted(set(flush_values).union(*map(set, group_values)))
     if len(classes) != NUM_CLASSES:
         raise RuntimeError(f"expected {NUM_CLASSES} hand classes, got {len(classes)}")
+    # Hand values (tuples) become dense ranks 1..NUM_CLASSES, higher is better.
     dense = {v: i + 1 for i, v in enumerate(classes)}
 
     flush_rank = np.zeros(1 << 13, dtype=np.int16)
@@ -248,6 +240,43 @@ def build_tables() -> dict[str, np.ndarray]:
         idx = offsets[k >> ROW_SHIFT] + (k & ROW_MASK)
         hash_values[idx] = [dense[v] for v in vals]
 
+    card_key, card_mask = _card_tables()
+    category_start = np.zeros(len(CATEGORY_NAMES), dtype=np.int16)
+    for cat in range(len(CATEGORY_NAMES)):
+        category_start[cat] = min(r for v, r in dense.items() if v[0] == cat)
+
+    return {
+        "card_key": card_key,
+        "card_mask": card_mask,
+        "flush_suit": _flush_suit_table(),
+        "flush_rank": flush_rank,
+        "hash_offsets": offsets.astype(np.int32),
+        "hash_values": hash_values,
+        "category_start": category_start,
+        "meta": np.array([FORMAT_VERSION, ROW_SHIFT, PHANTOM_KEY], dtype=np.int64),
+    }
+
+
+def _rank_multiset_keys() -> tuple[list[np.ndarray], list[list[_Tuple]]]:
+    """For 7, 6 and 5 cards: each rank multiset's key sum (phantom-padded to 7) and its hand value.
+
+    Raises:
+        RuntimeError: if two multisets share a key (the rank keys are not sum-unique).
+    """
+    keys = np.array(RANK_KEYS, dtype=np.int64)
+    groups, group_values = [], []
+    for n in (7, 6, 5):
+        counts = _rank_multisets(n)
+        k = counts @ keys + (7 - n) * PHANTOM_KEY
+        if len(np.unique(k)) != len(k):
+            raise RuntimeError(f"rank keys collide for {n}-card hands")
+        groups.append(k)
+        group_values.append([value_of_counts(tuple(int(x) for x in row)) for row in counts])
+    return groups, group_values
+
+
+def _card_tables() -> tuple[np.ndarray, np.ndarray]:
+    """``card_key`` (256,) int64 and ``card_mask`` (256,) uint64, as :func:`build_tables` describes."""
     # 256 entries so that any uint8 card index is a safe read (53..255 are zero).
     card_key = np.zeros(256, dtype=np.int64)
     for c in range(52):
@@ -256,27 +285,17 @@ def build_tables() -> dict[str, np.ndarray]:
     card_mask = np.zeros(256, dtype=np.uint64)
     for c in range(52):
         card_mask[c] = np.uint64(1) << np.uint64(16 * (c & 3) + (c >> 2))
+    return card_key, card_mask
 
+
+def _flush_suit_table() -> np.ndarray:
+    """``flush_suit`` (4096,) int8: the suit with 5+ cards in a suit-counter code, else -1."""
     flush_suit = np.full(1 << 12, -1, dtype=np.int8)
     for code in range(1 << 12):
         for s in range(4):
             if (code >> (3 * s)) & 7 >= 5:
                 flush_suit[code] = s
-
-    category_start = np.zeros(len(CATEGORY_NAMES), dtype=np.int16)
-    for cat in range(len(CATEGORY_NAMES)):
-        category_start[cat] = min(r for v, r in dense.items() if v[0] == cat)
-
-    return {
-        "card_key": card_key,
-        "card_mask": card_mask,
-        "flush_suit": flush_suit,
-        "flush_rank": flush_rank,
-        "hash_offsets": offsets.astype(np.int32),
-        "hash_values": hash_values,
-        "category_start": category_start,
-        "meta": np.array([FORMAT_VERSION, ROW_SHIFT, PHANTOM_KEY], dtype=np.int64),
-    }
+    return flush_suit
 
 
 def load_tables(path: Path = DATA_FILE) -> dict[str, np.ndarray]:
