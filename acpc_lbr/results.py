@@ -40,6 +40,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -54,7 +55,7 @@ from acpc_lbr.estimators import (
     HandOutcome,
     MatchEstimates,
 )
-from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer, equity_function
+from acpc_lbr.lbr import ActiveRounds, BettingOptions, EquityFunction, FloatArray, LbrPlayer, equity_function
 from acpc_lbr.outcomes import (
     aivat_requests,
     hand_aivat_value,
@@ -64,10 +65,10 @@ from acpc_lbr.outcomes import (
 )
 from acpc_lbr.strategies import Policy, default_actions
 from acpc_lbr.trajectory import Trajectory
-from protocol.deal import DealSource
+from protocol.deal import Deal, DealSource
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
-from protocol.wire import log_state_for
+from protocol.wire import LogState, log_state_for
 
 #: The ``schema`` field of every results document.
 SCHEMA = "acpc-lbr/results"
@@ -469,7 +470,7 @@ def simulate_lbr_match(
     """
     answer = answers if answers is not None else policy
     rounds = active_rounds if active_rounds is not None else ActiveRounds()
-    rng = np.random.default_rng(rng_seed)
+    bot = _SimulatedBot(policy, answer, sample, np.random.default_rng(rng_seed))
     equity = equity_function(game)
     lbr = LbrPlayer(game, options, rounds, equity)
     outcomes: list[HandOutcome] = []
@@ -483,32 +484,10 @@ def simulate_lbr_match(
             # Seat s plays position (s - h) mod 2, as the dealer rotates them.
             position_names = tuple(names_by_seat[(p + hand_id) % 2] for p in range(2))
             me = position_names.index("lbr")
-            opponent = 1 - me
-            opponent_hand = game.hand_of(deal.hole[opponent])
-            lbr.start_hand(me, deal.hole[me])
-            state = State(game, hand_id)
-            while not state.finished:
-                shown = deal.board_cards[: game.board_cards_before(state.round)]
-                if state.current_player == me:
-                    folds = {}
-                    for raise_ in lbr.candidates(state):
-                        after = state.clone()
-                        after.apply(raise_)
-                        folds[raise_] = answer(after, shown, [Action.FOLD])[0]
-                    state.apply(lbr.decide(state, shown, folds).action)
-                else:
-                    lbr.observe_board(shown)
-                    if sample is not None:
-                        played = sample(state, shown, opponent_hand, rng)
-                    else:
-                        actions = default_actions(state)
-                        probs = np.asarray(policy(state, shown, actions), dtype=np.float64)[:, opponent_hand]
-                        played = actions[int(rng.choice(len(actions), p=probs / probs.sum()))]
-                    lbr.observe_opponent(answer(state, shown, [played])[0])
-                    state.apply(played)
+            state = _play_simulated_hand(game, lbr, bot, deal, hand_id, me)
             values = log_values(state.values(deal.hole, deal.board_cards))
             record = log_state_for(state, deal, values, position_names)
-            decisions = opponent_decisions(game, record, opponent)
+            decisions = opponent_decisions(game, record, 1 - me)
             rows = [
                 np.asarray(answer(d.state.to_state(game), d.state.board_cards, [d.action]), dtype=np.float64)[0]
                 for d in decisions
@@ -516,15 +495,71 @@ def simulate_lbr_match(
             result = hand_io(game, record, me, rows)
             aivat_chips = None
             if aivat:
-                began = time.perf_counter()
-                aivat_rows = []
-                for d, actions in aivat_requests(game, record, opponent):
-                    said = np.asarray(answer(d.state.to_state(game), d.state.board_cards, actions), dtype=np.float64)
-                    aivat_rows.append({a.text(): said[j] for j, a in enumerate(actions)})
-                answered = time.perf_counter()
-                aivat_chips, _ = hand_aivat_value(game, record, me, aivat_rows, equity, setup=aivat_setup, seed=seed)
-                if timings is not None:
-                    timings["aivat_answers"] = timings.get("aivat_answers", 0.0) + answered - began
-                    timings["aivat_compute"] = timings.get("aivat_compute", 0.0) + time.perf_counter() - answered
+                aivat_chips = _simulated_aivat(game, record, me, answer, equity, aivat_setup, seed, timings)
             outcomes.append(HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips))
     return outcomes
+
+
+@dataclass
+class _SimulatedBot:
+    """The bot of :func:`simulate_lbr_match`: plays ``policy`` (or ``sample``), answers with ``answer``."""
+
+    policy: Policy
+    answer: Policy
+    sample: Callable[[State, Sequence[int], int, np.random.Generator], Action] | None
+    #: The bot's action sampling (the only draws of the match besides the deal).
+    rng: np.random.Generator
+
+    def fold_probs(self, lbr: LbrPlayer, state: State, shown: Sequence[int]) -> dict[Action, FloatArray]:
+        """The answered fold probabilities after each raise LBR considers at ``state``."""
+        folds = {}
+        for raise_ in lbr.candidates(state):
+            after = state.clone()
+            after.apply(raise_)
+            folds[raise_] = self.answer(after, shown, [Action.FOLD])[0]
+        return folds
+
+    def play(self, state: State, shown: Sequence[int], hand: int) -> Action:
+        """The bot's action at ``state`` holding ``hand`` (its hand index)."""
+        if self.sample is not None:
+            return self.sample(state, shown, hand, self.rng)
+        actions = default_actions(state)
+        probs = np.asarray(self.policy(state, shown, actions), dtype=np.float64)[:, hand]
+        return actions[int(self.rng.choice(len(actions), p=probs / probs.sum()))]
+
+
+def _play_simulated_hand(
+    game: GameDef, lbr: LbrPlayer, bot: _SimulatedBot, deal: Deal, hand_id: int, me: int
+) -> State:
+    """One hand of LBR (at position ``me``) against ``bot``, played to its end."""
+    opponent_hand = game.hand_of(deal.hole[1 - me])
+    lbr.start_hand(me, deal.hole[me])
+    state = State(game, hand_id)
+    while not state.finished:
+        shown = deal.board_cards[: game.board_cards_before(state.round)]
+        if state.current_player == me:
+            state.apply(lbr.decide(state, shown, bot.fold_probs(lbr, state, shown)).action)
+        else:
+            lbr.observe_board(shown)
+            played = bot.play(state, shown, opponent_hand)
+            lbr.observe_opponent(bot.answer(state, shown, [played])[0])
+            state.apply(played)
+    return state
+
+
+def _simulated_aivat(
+    game: GameDef, record: LogState, me: int, answer: Policy, equity: EquityFunction,
+    setup: AivatSetup | None, seed: int, timings: dict[str, float] | None,
+) -> float:
+    """The hand's AIVAT value, its rows answered by ``answer``; the seconds go into ``timings``."""
+    began = time.perf_counter()
+    aivat_rows = []
+    for d, actions in aivat_requests(game, record, 1 - me):
+        said = np.asarray(answer(d.state.to_state(game), d.state.board_cards, actions), dtype=np.float64)
+        aivat_rows.append({a.text(): said[j] for j, a in enumerate(actions)})
+    answered = time.perf_counter()
+    aivat_chips, _ = hand_aivat_value(game, record, me, aivat_rows, equity, setup=setup, seed=seed)
+    if timings is not None:
+        timings["aivat_answers"] = timings.get("aivat_answers", 0.0) + answered - began
+        timings["aivat_compute"] = timings.get("aivat_compute", 0.0) + time.perf_counter() - answered
+    return aivat_chips
