@@ -248,13 +248,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Drive one evaluation on Dask; the exit status of ``evaluate``."""
     try:
         batches = plan_batches(args.hands, args.batch_hands, args.seed)
-        if args.cluster == "slurm" and args.dry_run:
-            import dask_jobqueue  # noqa: F401  (a clear message below if absent)
-
-            print(slurm_cluster(_cluster_options(args.cluster_option)).job_script())
+        if _printed_job_script(args):
             return EXIT_OK
-        if args.dry_run:
-            raise ValueError("--dry-run prints the SLURM job script; it needs --cluster slurm")
         import distributed  # noqa: F401
     except ImportError:
         print(f"acpc-lbr evaluate: {INSTALL_HINT}", file=sys.stderr)
@@ -262,89 +257,142 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     except ValueError as problem:
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    from distributed import as_completed
-
-    out_dir = args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-")
-    base = batch_argv(argv)
-
-    def say(text: str) -> None:
-        if not args.quiet:
-            print(text, file=sys.stderr, flush=True)
-
+    driver = _Driver(args, batch_argv(argv), args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-"))
     started = time.perf_counter()
-    done: dict[int, dict[str, Any]] = {}
-    given_up: list[dict[str, Any]] = []
-    retries = 0
     with _client(args) as (client, workers):
-        if client.dashboard_link and _has_dashboard():
-            say(f"Dask dashboard: {client.dashboard_link}")
-        say(f"{len(batches)} batches of up to {args.batch_hands} deals on {workers} worker(s); "
-            f"logs in {out_dir}")
-        live = None
-        if args.metrics_port is not None:
-            live = _LiveMetrics(args.metrics_port, args.metrics_bind, "scaleout", workers,
-                                len(batches))
-            say(f"metrics: http://{args.metrics_bind}:{live.port}/metrics")
-        owner: dict[Any, tuple[Batch, int]] = {}
-        for batch in batches:
-            future = client.submit(run_batch, base, batch, out_dir, 0, pure=False,
-                                   key=f"acpc-lbr-batch-{batch.index}-try-0-{os.getpid()}")
-            owner[future] = (batch, 0)
-        queue = as_completed(list(owner))
-        for future in queue:
-            batch, attempt = owner.pop(future)
-            try:
-                done[batch.index] = future.result()
-            except BatchRefused as refused:
-                given_up.append({"index": batch.index, "seed": batch.seed, "error": str(refused)})
-                say(f"batch {batch.index} given up: {refused}")
-            # The edge of the run: whatever ended the task other than the evaluation's
-            # own verdict (KilledWorker, a lost connection, a cancelled future) is a
-            # failure of the machinery, and the same seed is run again.
-            except Exception as lost:  # noqa: BLE001
-                if attempt < args.max_retries:
-                    retries += 1
-                    say(f"batch {batch.index} lost ({type(lost).__name__}); rerunning its seed")
-                    again = client.submit(run_batch, base, batch, out_dir, attempt + 1, pure=False,
-                                          key=f"acpc-lbr-batch-{batch.index}-try-{attempt + 1}-"
-                                              f"{os.getpid()}")
-                    owner[again] = (batch, attempt + 1)
-                    queue.add(again)
-                else:
-                    given_up.append({"index": batch.index, "seed": batch.seed,
-                                     "error": f"{type(lost).__name__}: {lost}"})
-                    say(f"batch {batch.index} given up after {attempt + 1} attempts: {lost}")
-            states = {"in_flight": len(owner), "done": len(done), "given_up": len(given_up),
-                      "retried": retries}
-            if batch.index not in done:
-                if live is not None:
-                    live.update(None, 0, states)
-                continue
-            merged = merge_documents([done[i]["document"] for i in sorted(done)])
-            say(_progress(merged, done, len(batches), args.hands, len(owner)))
-            if live is not None:
-                live.update(merged, int(done[batch.index]["document"]["counts"].get("hands", 0)),
-                            states)
-    if not done:
+        driver.drive(client, workers, batches)
+    if not driver.done:
         print("acpc-lbr evaluate: no batch completed; no result", file=sys.stderr)
         return EXIT_FAILED
-    doc = merge_documents([done[i]["document"] for i in sorted(done)])
+    return _publish(args, driver, len(batches), workers, time.perf_counter() - started)
+
+
+def _printed_job_script(args: argparse.Namespace) -> bool:
+    """``--dry-run``: print the SLURM job script (True); without ``--cluster slurm`` it is a usage error.
+
+    Raises:
+        ImportError: dask-jobqueue is not installed (a clear message in :func:`run`).
+        ValueError: ``--dry-run`` without ``--cluster slurm``.
+    """
+    if args.cluster == "slurm" and args.dry_run:
+        import dask_jobqueue  # noqa: F401  (a clear message in run if absent)
+
+        print(slurm_cluster(_cluster_options(args.cluster_option)).job_script())
+        return True
+    if args.dry_run:
+        raise ValueError("--dry-run prints the SLURM job script; it needs --cluster slurm")
+    return False
+
+
+class _Driver:
+    """The batches of one run: submitted, collected as they complete, rerun when their worker is lost.
+
+    Attributes:
+        done: each completed batch's facts and results document (:func:`run_batch`), by index.
+        given_up: the batches that will not complete, with their error.
+        retries: how many times a batch was submitted again.
+    """
+
+    def __init__(self, args: argparse.Namespace, base: list[str], out_dir: str) -> None:
+        self.args = args
+        self.base = base
+        self.out_dir = out_dir
+        self.done: dict[int, dict[str, Any]] = {}
+        self.given_up: list[dict[str, Any]] = []
+        self.retries = 0
+        #: The futures in flight: the batch each runs and its attempt number.
+        self.owner: dict[Any, tuple[Batch, int]] = {}
+        self.live: _LiveMetrics | None = None
+
+    def say(self, text: str) -> None:
+        if not self.args.quiet:
+            print(text, file=sys.stderr, flush=True)
+
+    def drive(self, client: Any, workers: int, batches: list[Batch]) -> None:
+        """Run every batch to completion or to giving up."""
+        from distributed import as_completed  # optional extra, checked in run
+
+        args = self.args
+        if client.dashboard_link and _has_dashboard():
+            self.say(f"Dask dashboard: {client.dashboard_link}")
+        self.say(f"{len(batches)} batches of up to {args.batch_hands} deals on {workers} worker(s); "
+                 f"logs in {self.out_dir}")
+        if args.metrics_port is not None:
+            self.live = _LiveMetrics(args.metrics_port, args.metrics_bind, "scaleout", workers, len(batches))
+            self.say(f"metrics: http://{args.metrics_bind}:{self.live.port}/metrics")
+        for batch in batches:
+            self._submit(client, batch, 0)
+        queue = as_completed(list(self.owner))
+        for future in queue:
+            batch, again = self._collect(client, future)
+            if again is not None:
+                queue.add(again)
+            self._show(batch, len(batches))
+
+    def _submit(self, client: Any, batch: Batch, attempt: int) -> Any:
+        future = client.submit(run_batch, self.base, batch, self.out_dir, attempt, pure=False,
+                               key=f"acpc-lbr-batch-{batch.index}-try-{attempt}-{os.getpid()}")
+        self.owner[future] = (batch, attempt)
+        return future
+
+    def _collect(self, client: Any, future: Any) -> tuple[Batch, Any]:
+        """The batch of a finished ``future``, and the future of its rerun (None when there is none)."""
+        batch, attempt = self.owner.pop(future)
+        try:
+            self.done[batch.index] = future.result()
+        except BatchRefused as refused:
+            self.given_up.append({"index": batch.index, "seed": batch.seed, "error": str(refused)})
+            self.say(f"batch {batch.index} given up: {refused}")
+        # The edge of the run: whatever ended the task other than the evaluation's
+        # own verdict (KilledWorker, a lost connection, a cancelled future) is a
+        # failure of the machinery, and the same seed is run again.
+        except Exception as lost:  # noqa: BLE001
+            if attempt < self.args.max_retries:
+                self.retries += 1
+                self.say(f"batch {batch.index} lost ({type(lost).__name__}); rerunning its seed")
+                return batch, self._submit(client, batch, attempt + 1)
+            self.given_up.append({"index": batch.index, "seed": batch.seed,
+                                  "error": f"{type(lost).__name__}: {lost}"})
+            self.say(f"batch {batch.index} given up after {attempt + 1} attempts: {lost}")
+        return batch, None
+
+    def _show(self, batch: Batch, total: int) -> None:
+        """The progress line and the live gauges after ``batch``'s future ended."""
+        states = {"in_flight": len(self.owner), "done": len(self.done), "given_up": len(self.given_up),
+                  "retried": self.retries}
+        if batch.index not in self.done:
+            if self.live is not None:
+                self.live.update(None, 0, states)
+            return
+        merged = self.merged()
+        self.say(_progress(merged, self.done, total, self.args.hands, len(self.owner)))
+        if self.live is not None:
+            self.live.update(merged, int(self.done[batch.index]["document"]["counts"].get("hands", 0)), states)
+
+    def merged(self) -> ResultsDocument:
+        """The completed batches' documents merged, in batch order."""
+        return merge_documents([self.done[i]["document"] for i in sorted(self.done)])
+
+
+def _publish(args: argparse.Namespace, driver: _Driver, batches: int, workers: int, seconds: float) -> int:
+    """Print and write the merged document; EXIT_FAILED when a batch was given up."""
+    done = driver.done
+    doc = driver.merged()
     doc["config"]["seed"] = args.seed  # the run's seed; each batch's own is in scaleout.batches
     doc["scaleout"] = {
         "workers": workers, "batch_hands": args.batch_hands, "seed": args.seed,
         "batches": [{key: done[i][key] for key in ("index", "seed", "hands", "attempt", "seconds",
                                                     "host", "logs")} for i in sorted(done)],
-        "retries": retries, "given_up": given_up,
-        "wall_seconds": time.perf_counter() - started,
+        "retries": driver.retries, "given_up": driver.given_up,
+        "wall_seconds": seconds,
     }
     print(format_table(doc))
     if args.json:
         Path(args.json).write_text(dumps(doc))
     if getattr(args, "report", None):  # the merged run's report (acpc_lbr/report.py)
-
         Path(args.report).write_text(render([doc]), encoding="utf-8")
-    if given_up:
-        print(f"acpc-lbr evaluate: {len(given_up)} of {len(batches)} batches given up; the result "
+    if driver.given_up:
+        print(f"acpc-lbr evaluate: {len(driver.given_up)} of {batches} batches given up; the result "
               f"above covers only the {len(done)} completed ones (see the JSON's scaleout.given_up)",
               file=sys.stderr)
         return EXIT_FAILED
