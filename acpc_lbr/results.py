@@ -55,7 +55,13 @@ from acpc_lbr.estimators import (
     HandOutcome,
     MatchEstimates,
 )
-from acpc_lbr.lbr import ActiveRounds, BettingOptions, EquityFunction, FloatArray, LbrPlayer, equity_function
+from acpc_lbr.lbr import (
+    ActiveRounds,
+    BettingOptions,
+    FloatArray,
+    LbrPlayer,
+    equity_function,
+)
 from acpc_lbr.outcomes import (
     aivat_requests,
     hand_aivat_value,
@@ -468,35 +474,18 @@ def simulate_lbr_match(
     Returns:
         One :class:`HandOutcome` per hand played, with its IO value (and AIVAT value).
     """
-    answer = answers if answers is not None else policy
-    rounds = active_rounds if active_rounds is not None else ActiveRounds()
-    bot = _SimulatedBot(policy, answer, sample, np.random.default_rng(rng_seed))
-    equity = equity_function(game)
-    lbr = LbrPlayer(game, options, rounds, equity)
-    outcomes: list[HandOutcome] = []
-    halves = (0, 1) if duplicate else (0,)
-    seat_names = ("lbr", "bot")
+    match = _SimulatedMatch(
+        game,
+        LbrPlayer(game, options, active_rounds if active_rounds is not None else ActiveRounds(), equity_function(game)),
+        _SimulatedBot(policy, answers if answers is not None else policy, sample, np.random.default_rng(rng_seed)),
+        aivat, aivat_setup, seed, timings,
+    )
     source = DealSource(seed)
+    outcomes: list[HandOutcome] = []
     for hand_id in range(hands):
         deal = source.deal(game)
-        for half in halves:
-            names_by_seat = seat_names if half == 0 else seat_names[::-1]
-            # Seat s plays position (s - h) mod 2, as the dealer rotates them.
-            position_names = tuple(names_by_seat[(p + hand_id) % 2] for p in range(2))
-            me = position_names.index("lbr")
-            state = _play_simulated_hand(game, lbr, bot, deal, hand_id, me)
-            values = log_values(state.values(deal.hole, deal.board_cards))
-            record = log_state_for(state, deal, values, position_names)
-            decisions = opponent_decisions(game, record, 1 - me)
-            rows = [
-                np.asarray(answer(d.state.to_state(game), d.state.board_cards, [d.action]), dtype=np.float64)[0]
-                for d in decisions
-            ]
-            result = hand_io(game, record, me, rows)
-            aivat_chips = None
-            if aivat:
-                aivat_chips = _simulated_aivat(game, record, me, answer, equity, aivat_setup, seed, timings)
-            outcomes.append(HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips))
+        for half in (0, 1) if duplicate else (0,):
+            outcomes.append(match.outcome(deal, hand_id, half))
     return outcomes
 
 
@@ -528,38 +517,67 @@ class _SimulatedBot:
         return actions[int(self.rng.choice(len(actions), p=probs / probs.sum()))]
 
 
-def _play_simulated_hand(
-    game: GameDef, lbr: LbrPlayer, bot: _SimulatedBot, deal: Deal, hand_id: int, me: int
-) -> State:
-    """One hand of LBR (at position ``me``) against ``bot``, played to its end."""
-    opponent_hand = game.hand_of(deal.hole[1 - me])
-    lbr.start_hand(me, deal.hole[me])
-    state = State(game, hand_id)
-    while not state.finished:
-        shown = deal.board_cards[: game.board_cards_before(state.round)]
-        if state.current_player == me:
-            state.apply(lbr.decide(state, shown, bot.fold_probs(lbr, state, shown)).action)
-        else:
-            lbr.observe_board(shown)
-            played = bot.play(state, shown, opponent_hand)
-            lbr.observe_opponent(bot.answer(state, shown, [played])[0])
-            state.apply(played)
-    return state
+@dataclass
+class _SimulatedMatch:
+    """LBR and the bot of :func:`simulate_lbr_match`, and what each hand's outcome needs."""
 
+    game: GameDef
+    lbr: LbrPlayer
+    bot: _SimulatedBot
+    aivat: bool
+    aivat_setup: AivatSetup | None
+    #: The deal seed (AIVAT's sampling is seeded from it, as the dealer's pipeline does).
+    seed: int
+    timings: dict[str, float] | None
 
-def _simulated_aivat(
-    game: GameDef, record: LogState, me: int, answer: Policy, equity: EquityFunction,
-    setup: AivatSetup | None, seed: int, timings: dict[str, float] | None,
-) -> float:
-    """The hand's AIVAT value, its rows answered by ``answer``; the seconds go into ``timings``."""
-    began = time.perf_counter()
-    aivat_rows = []
-    for d, actions in aivat_requests(game, record, 1 - me):
-        said = np.asarray(answer(d.state.to_state(game), d.state.board_cards, actions), dtype=np.float64)
-        aivat_rows.append({a.text(): said[j] for j, a in enumerate(actions)})
-    answered = time.perf_counter()
-    aivat_chips, _ = hand_aivat_value(game, record, me, aivat_rows, equity, setup=setup, seed=seed)
-    if timings is not None:
-        timings["aivat_answers"] = timings.get("aivat_answers", 0.0) + answered - began
-        timings["aivat_compute"] = timings.get("aivat_compute", 0.0) + time.perf_counter() - answered
-    return aivat_chips
+    def outcome(self, deal: Deal, hand_id: int, half: int) -> HandOutcome:
+        """Play ``deal`` in seating ``half``; the hand's chips, IO value and AIVAT value."""
+        game, answer = self.game, self.bot.answer
+        names_by_seat = ("lbr", "bot") if half == 0 else ("bot", "lbr")
+        # Seat s plays position (s - h) mod 2, as the dealer rotates them.
+        position_names = tuple(names_by_seat[(p + hand_id) % 2] for p in range(2))
+        me = position_names.index("lbr")
+        state = self.play(deal, hand_id, me)
+        values = log_values(state.values(deal.hole, deal.board_cards))
+        record = log_state_for(state, deal, values, position_names)
+        rows = [
+            np.asarray(answer(d.state.to_state(game), d.state.board_cards, [d.action]), dtype=np.float64)[0]
+            for d in opponent_decisions(game, record, 1 - me)
+        ]
+        result = hand_io(game, record, me, rows)
+        aivat_chips = self.aivat_value(record, me) if self.aivat else None
+        return HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips)
+
+    def play(self, deal: Deal, hand_id: int, me: int) -> State:
+        """One hand of LBR (at position ``me``) against the bot, played to its end."""
+        game, lbr, bot = self.game, self.lbr, self.bot
+        opponent_hand = game.hand_of(deal.hole[1 - me])
+        lbr.start_hand(me, deal.hole[me])
+        state = State(game, hand_id)
+        while not state.finished:
+            shown = deal.board_cards[: game.board_cards_before(state.round)]
+            if state.current_player == me:
+                state.apply(lbr.decide(state, shown, bot.fold_probs(lbr, state, shown)).action)
+            else:
+                lbr.observe_board(shown)
+                played = bot.play(state, shown, opponent_hand)
+                lbr.observe_opponent(bot.answer(state, shown, [played])[0])
+                state.apply(played)
+        return state
+
+    def aivat_value(self, record: LogState, me: int) -> float:
+        """The hand's AIVAT value, its rows answered by the bot; the seconds go into ``timings``."""
+        game = self.game
+        began = time.perf_counter()
+        aivat_rows = []
+        for d, actions in aivat_requests(game, record, 1 - me):
+            said = np.asarray(self.bot.answer(d.state.to_state(game), d.state.board_cards, actions), dtype=np.float64)
+            aivat_rows.append({a.text(): said[j] for j, a in enumerate(actions)})
+        answered = time.perf_counter()
+        aivat_chips, _ = hand_aivat_value(game, record, me, aivat_rows, self.lbr.equity, setup=self.aivat_setup,
+                                          seed=self.seed)
+        if self.timings is not None:
+            timings = self.timings
+            timings["aivat_answers"] = timings.get("aivat_answers", 0.0) + answered - began
+            timings["aivat_compute"] = timings.get("aivat_compute", 0.0) + time.perf_counter() - answered
+        return aivat_chips
