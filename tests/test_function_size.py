@@ -26,15 +26,13 @@ ALLOWED: dict[str, str] = {
     # argparse parser builders: a flat list of add_argument calls, one per option;
     # splitting them would only scatter the options' help.
     "dealer/cli.py:build_parser": "argparse parser builder",
-    # Not yet split (issue 11 follow-up; no time in the s9-split round):
-    "acpc_lbr/results.py:simulate_lbr_match": "not split yet; another helper is editing results.py",
-    "acpc_lbr/commands/scaleout.py:run": "not split yet",
-    "acpc_lbr/equity.py:_vector_counts": "not split yet (numba kernel: splitting may cost speed)",
-    "acpc_lbr/equity.py:equity_vs_range": "not split yet",
-    "acpc_lbr/_tables.py:build_tables": "not split yet (table construction, run once)",
-    "acpc_lbr/exact.py:lbr_histories": "not split yet",
-    "acpc_lbr/lbr.py:decide": "not split yet",
-    "protocol/gamedef.py:parse_gamedef": "not split yet (one parser over the GAMEDEF keys)",
+    # The equity vector's numba kernel: one loop over the board completions whose
+    # body shares a dozen scratch arrays and running sums (orbit weight, hero's rank,
+    # the rank-pair table, the opponent hands); as separate kernels each step would
+    # take most of them as arguments (house style: kernels take short argument
+    # lists), and the loop is LBR's innermost one postflop. Its slow twin
+    # (tests/acpc_lbr/naive.py) and the NUMBA_DISABLE_JIT run check it.
+    "acpc_lbr/equity.py:_vector_counts": "numba kernel: one completion loop over shared scratch arrays",
 }
 
 
