@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import subprocess
@@ -387,3 +388,22 @@ async def test_a_mirror_process_that_dies_is_a_failed_match_named_as_such(
     assert mirror.exit_code != 0 and "mirrored seating's process ended (status 3)" in (mirror.message or "")
     assert evaluation.results[0].hands_played == 10
     assert "ended early" in format_report(evaluation)
+
+
+#: ``acpc-lbr evaluate --hands 200 --seed 5 --json`` as written before the results
+#: document's sections got their types (commit d51766b): the estimators and counts
+#: in full, the trajectory by the SHA-256 of its JSON text (it is 350 KB).
+GOLDEN_DOCUMENT = REPO / "tests" / "data" / "results" / "evaluate-hands200-seed5.json"
+
+
+def test_evaluate_json_is_byte_identical_to_the_recorded_document(tmp_path: Path) -> None:
+    """The typed estimator and trajectory sections write the same JSON text as the untyped ones did."""
+    done = _run(["--hands", "200", "--seed", "5", "--out", str(tmp_path / "logs"),
+                 "--json", str(tmp_path / "r.json"), "--quiet"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "r.json").read_text())
+    golden = json.loads(GOLDEN_DOCUMENT.read_text())
+    trajectory_text = json.dumps(written["trajectory"], indent=2, allow_nan=False)
+    for key in ("schema", "version", "big_blind", "estimators", "counts"):
+        assert json.dumps(written[key], indent=2) == json.dumps(golden[key], indent=2), key
+    assert hashlib.sha256(trajectory_text.encode()).hexdigest() == golden["trajectory_sha256"]
