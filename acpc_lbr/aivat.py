@@ -95,7 +95,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import TypedDict
+from typing import TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -275,6 +275,7 @@ class ValueFunctionRecord(TypedDict):
     digest: str
 
 
+@final
 class AivatRecord(TypedDict):
     """:meth:`AivatSetup.record`: the query log's ``aivat_setup``, the results' ``config.aivat``."""
 
@@ -283,6 +284,7 @@ class AivatRecord(TypedDict):
     samples: int
 
 
+@final
 class NotComputed(TypedDict):
     """``config.aivat`` when the files cannot say which AIVAT the run used: the reason."""
 

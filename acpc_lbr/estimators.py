@@ -23,11 +23,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
-from acpc_lbr.stats import RunningMean
+from acpc_lbr.stats import MeanFigures, RunningMean
 from acpc_lbr.trajectory import Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
@@ -37,12 +37,59 @@ from protocol.rules import showdown_values
 #: a thousand matches (at 5%, an honest SDK bot was flagged one run in twenty).
 HONESTY_ALPHA = 0.001
 
+EstimatorName = Literal["raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat"]
+CheckName = Literal["io_minus_raw", "aivat_minus_raw"]
+
 #: Names of the estimators, in the order they are reported.
-ESTIMATORS = ("raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat")
+ESTIMATORS: tuple[EstimatorName, ...] = ("raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat")
 #: The honesty checks: (estimator − raw) per hand, 0 in expectation for honest answers.
-CHECKS = ("io_minus_raw", "aivat_minus_raw")
+CHECKS: tuple[CheckName, ...] = ("io_minus_raw", "aivat_minus_raw")
 #: The figures that rest on AIVAT's value function (``config.aivat`` in a results document).
-AIVAT_NAMES = ("aivat", "duplicate_aivat", "aivat_minus_raw")
+AIVAT_NAMES: tuple[EstimatorName | CheckName, ...] = ("aivat", "duplicate_aivat", "aivat_minus_raw")
+
+
+class EstimatorFigures(TypedDict):
+    """One estimator in a results document: its units in chips (with the exact sums), mbb/g and bb/hand."""
+
+    chips: MeanFigures
+    mbb_per_game: MeanFigures
+    bb_per_hand: MeanFigures
+
+
+class CheckFigures(EstimatorFigures):
+    """An honesty check: the estimator's figures, and the test that its true mean is 0."""
+
+    #: None below two units; ±1e308 for an infinite z (JSON has no infinity).
+    z: float | None
+    p_value: float | None
+    flagged: bool
+
+
+class PendingHalf(TypedDict):
+    """A duplicate half whose partner was not played (yet): merged with it when it comes."""
+
+    deal: int
+    half: int
+    chips: float
+    io_chips: float | None
+    aivat_chips: float | None
+
+
+class EstimatorsSection(TypedDict):
+    """``estimators`` of a results document (:meth:`MatchEstimates.to_dict`), in this key order.
+
+    The AIVAT entries are absent from version 1 and 2 documents.
+    """
+
+    raw: EstimatorFigures
+    duplicate: EstimatorFigures
+    io: EstimatorFigures
+    duplicate_io: EstimatorFigures
+    aivat: NotRequired[EstimatorFigures]
+    duplicate_aivat: NotRequired[EstimatorFigures]
+    io_minus_raw: CheckFigures
+    aivat_minus_raw: NotRequired[CheckFigures]
+    pending_halves: list[PendingHalf]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,38 +187,56 @@ class MatchEstimates:
         stat: RunningMean = getattr(self, name)
         return stat
 
-    def to_dict(self, big_blind: int) -> dict[str, Any]:
+    def to_dict(self, big_blind: int) -> EstimatorsSection:
         """Every estimator in chips, mbb/g and bb/hand, plus the mergeable state."""
-        report: dict[str, Any] = {}
-        for name in (*ESTIMATORS, *CHECKS):
-            stat = self.estimator(name)
-            report[name] = {
-                "chips": stat.to_dict(),  # with the exact sums: documents merge exactly
-                "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(exact=False),
-                "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
-            }
-        for name in CHECKS:
-            z, p_value = self.estimator(name).z_test(0.0)
-            report[name]["z"] = None if math.isnan(z) else (
-                z if math.isfinite(z) else math.copysign(1e308, z))
-            report[name]["p_value"] = None if math.isnan(p_value) else p_value
-            report[name]["flagged"] = bool(p_value < HONESTY_ALPHA)
-        report["pending_halves"] = [
-            {"deal": deal, "half": half, "chips": chips, "io_chips": io, "aivat_chips": aivat}
-            for (deal, half), (chips, io, aivat) in sorted(self.pending.items())
-        ]
-        return report
+        return {
+            "raw": self.figures("raw", big_blind),
+            "duplicate": self.figures("duplicate", big_blind),
+            "io": self.figures("io", big_blind),
+            "duplicate_io": self.figures("duplicate_io", big_blind),
+            "aivat": self.figures("aivat", big_blind),
+            "duplicate_aivat": self.figures("duplicate_aivat", big_blind),
+            "io_minus_raw": self.check_figures("io_minus_raw", big_blind),
+            "aivat_minus_raw": self.check_figures("aivat_minus_raw", big_blind),
+            "pending_halves": [
+                {"deal": deal, "half": half, "chips": chips, "io_chips": io, "aivat_chips": aivat}
+                for (deal, half), (chips, io, aivat) in sorted(self.pending.items())
+            ],
+        }
+
+    def figures(self, name: EstimatorName | CheckName, big_blind: int) -> EstimatorFigures:
+        """One estimator's figures in chips (with the exact sums: documents merge exactly), mbb/g and bb/hand."""
+        stat = self.estimator(name)
+        return {
+            "chips": stat.to_dict(),
+            "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(exact=False),
+            "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
+        }
+
+    def check_figures(self, name: CheckName, big_blind: int) -> CheckFigures:
+        """An honesty check's figures, with z, the two-sided p-value and whether it is flagged."""
+        figures = self.figures(name, big_blind)
+        z, p_value = self.estimator(name).z_test(0.0)
+        return {
+            "chips": figures["chips"],
+            "mbb_per_game": figures["mbb_per_game"],
+            "bb_per_hand": figures["bb_per_hand"],
+            "z": None if math.isnan(z) else (z if math.isfinite(z) else math.copysign(1e308, z)),
+            "p_value": None if math.isnan(p_value) else p_value,
+            "flagged": bool(p_value < HONESTY_ALPHA),
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MatchEstimates:
+    def from_dict(cls, data: EstimatorsSection) -> MatchEstimates:
         """Rebuild from :meth:`to_dict` output (reads the chip figures).
 
         Estimators a document lacks (AIVAT in a version-1 document) are empty.
         """
         estimates = cls()
         for name in (*ESTIMATORS, *CHECKS):
-            if name in data:
-                setattr(estimates, name, RunningMean.from_dict(data[name]["chips"]))
+            figures = data.get(name)
+            if figures is not None:
+                setattr(estimates, name, RunningMean.from_dict(figures["chips"]))
         for item in data.get("pending_halves", []):
             io, aivat = item.get("io_chips"), item.get("aivat_chips")
             estimates.pending[(int(item["deal"]), int(item["half"]))] = (

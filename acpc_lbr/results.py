@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Literal, NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -52,6 +52,8 @@ from acpc_lbr.estimators import (
     CHECKS,
     ESTIMATORS,
     HONESTY_ALPHA,
+    CheckName,
+    EstimatorsSection,
     HandOutcome,
     MatchEstimates,
 )
@@ -70,7 +72,7 @@ from acpc_lbr.outcomes import (
     opponent_decisions,
 )
 from acpc_lbr.strategies import Policy, default_actions
-from acpc_lbr.trajectory import Trajectory
+from acpc_lbr.trajectory import Trajectory, TrajectorySection
 from protocol.deal import Deal, DealSource
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
@@ -154,10 +156,10 @@ class ResultsDocument(TypedDict):
     software: SoftwareInfo
     config: ResultsConfig
     big_blind: int
-    estimators: dict[str, Any]
+    estimators: EstimatorsSection
     counts: dict[str, int]
     timings: dict[str, float]
-    trajectory: dict[str, Any]
+    trajectory: TrajectorySection
     #: ``evaluate --probe``: what the probe adapters reported.
     probe: NotRequired[Mapping[str, object]]
     #: ``evaluate --workers``: the batches of a scaled-out run.
@@ -236,14 +238,14 @@ def results_document(
     }
 
 
-def document_estimates(doc: Mapping[str, Any]) -> MatchEstimates:
+def document_estimates(doc: ResultsDocument) -> MatchEstimates:
     """The mergeable estimators of a document, with its trajectory (version 2)."""
     estimates = MatchEstimates.from_dict(doc["estimators"])
     estimates.trajectory = Trajectory.from_dict(doc.get("trajectory"))
     return estimates
 
 
-def merge_documents(docs: Sequence[Mapping[str, Any]]) -> ResultsDocument:
+def merge_documents(docs: Sequence[ResultsDocument]) -> ResultsDocument:
     """Merge the documents of several batches into one with the same schema.
 
     Estimators merge exactly (count, mean and squared deviations, and the
@@ -278,12 +280,13 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> ResultsDocument:
         estimates.merge(batch)
         for key, value in doc.get("counts", {}).items():
             counts[key] = counts.get(key, 0) + int(value)
-        for key, value in doc.get("timings", {}).items():
-            if isinstance(value, (int, float)):
-                timings[key] = timings.get(key, 0.0) + float(value)
+        for key, seconds in doc.get("timings", {}).items():
+            if isinstance(seconds, (int, float)):
+                timings[key] = timings.get(key, 0.0) + float(seconds)
     config = cast(ResultsConfig, dict(docs[0]["config"]))  # JSON as read: the first document's keys
     hands = [doc["config"].get("hands") for doc in docs]
-    config["hands"] = sum(hands) if all(isinstance(h, int) for h in hands) else None
+    known = [h for h in hands if isinstance(h, int)]
+    config["hands"] = sum(known) if len(known) == len(hands) else None
     config["matches"] = [m for doc in docs for m in doc["config"].get("matches", [])]
     config["merged_from"] = len(docs) + sum(max(int(doc["config"].get("merged_from", 1)), 1) - 1 for doc in docs)
     config["aivat"] = aivat
@@ -292,7 +295,7 @@ def merge_documents(docs: Sequence[Mapping[str, Any]]) -> ResultsDocument:
     return results_document(config, estimates, big_blinds.pop(), counts, timings)
 
 
-def _merged_aivat(docs: Sequence[Mapping[str, Any]]) -> tuple[AivatRecord | NotComputed | None, bool]:
+def _merged_aivat(docs: Sequence[ResultsDocument]) -> tuple[AivatRecord | NotComputed | None, bool]:
     """(``config.aivat`` of the merge, whether the AIVAT figures must be dropped).
 
     AIVAT merges only when every batch with AIVAT figures records the same
@@ -303,7 +306,8 @@ def _merged_aivat(docs: Sequence[Mapping[str, Any]]) -> tuple[AivatRecord | NotC
     recorded: list[tuple[int, AivatSetup]] = []
     for index, doc in enumerate(docs, 1):
         aivat = doc["config"].get("aivat")
-        units = any(doc["estimators"].get(name, {}).get("chips", {}).get("n", 0) for name in AIVAT_NAMES) or any(
+        estimators = doc["estimators"]
+        units = any(name in estimators and estimators[name]["chips"]["n"] for name in AIVAT_NAMES) or any(
             item.get("aivat_chips") is not None for item in doc["estimators"].get("pending_halves", []))
         reason = None
         if aivat is None:
@@ -328,7 +332,7 @@ def _merged_aivat(docs: Sequence[Mapping[str, Any]]) -> tuple[AivatRecord | NotC
     return first.record(), False
 
 
-def dumps(doc: Mapping[str, Any]) -> str:
+def dumps(doc: ResultsDocument) -> str:
     """The document as JSON text (one fixed formatting, so runs compare byte for byte)."""
     return json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
 
@@ -339,7 +343,7 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
-def honesty_line(estimators: Mapping[str, Any], estimator: str = "io") -> str | None:
+def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"] = "io") -> str | None:
     """The honesty check of ``estimator`` (``io`` or ``aivat``) as one line (None when it has no units).
 
     The statistic is the mean of IO − raw (or AIVAT − raw) per hand; z and the two-sided p-value
@@ -351,9 +355,12 @@ def honesty_line(estimators: Mapping[str, Any], estimator: str = "io") -> str | 
     >>> honesty_line(est.to_dict(2))
     'honesty check (IO - raw): +0.0 ± 156.9 mbb/g over 40 hands, z = +0.00, p = 1: ok (flagged when p < 0.001)'
     """
-    check = estimators.get(f"{estimator}_minus_raw", {})
-    n = check.get("chips", {}).get("n", 0)
-    if not estimators.get(estimator, {}).get("chips", {}).get("n", 0) or n < 2:
+    check_name: CheckName = "io_minus_raw" if estimator == "io" else "aivat_minus_raw"
+    check, measured = estimators.get(check_name), estimators.get(estimator)
+    if check is None or measured is None:  # a version-1 document: no AIVAT
+        return None
+    n = check["chips"]["n"]
+    if not measured["chips"]["n"] or n < 2:
         return None
     mbb = check["mbb_per_game"]
     z, p_value = check.get("z"), check.get("p_value")
@@ -371,7 +378,7 @@ def honesty_line(estimators: Mapping[str, Any], estimator: str = "io") -> str | 
     return f"honesty check ({label} - raw): {figures}: {verdict}"
 
 
-def format_table(doc: Mapping[str, Any]) -> str:
+def format_table(doc: ResultsDocument) -> str:
     """The estimators side by side, for a terminal.
 
     One row per estimator: units, mean ± 95% half-width in mbb/g, the

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -75,6 +75,28 @@ def _exact(partials: list[float], base: Fraction) -> Fraction:
     denominator = max(d for _, d in ratios)
     total = Fraction(sum(n * (denominator // d) for n, d in ratios), denominator)
     return base + total if base else total
+
+
+class ExactSums(TypedDict):
+    """The exact Σx and Σx² of a sample, each as a fraction's text (``"p/q"`` or ``"p"``)."""
+
+    sum: str
+    sum_sq: str
+
+
+class MeanFigures(TypedDict):
+    """:meth:`RunningMean.to_dict`: one sample's figures in a results document.
+
+    ``std`` and ``half_width_95`` are None below two units; ``exact`` is written
+    for the chip figures only (what a merge reads).
+    """
+
+    n: int
+    mean: float
+    m2: float
+    std: float | None
+    half_width_95: float | None
+    exact: NotRequired[ExactSums]
 
 
 class RunningMean:
@@ -252,13 +274,13 @@ class RunningMean:
 
     # -- documents -------------------------------------------------------------------
 
-    def to_dict(self, exact: bool = True) -> dict[str, Any]:
+    def to_dict(self, exact: bool = True) -> MeanFigures:
         """The figures (NaN written as None), plus the exact sums when ``exact``."""
 
         def clean(x: float) -> float | None:
             return None if math.isnan(x) else x
 
-        report: dict[str, Any] = {
+        report: MeanFigures = {
             "n": self.n,
             "mean": self.mean,
             "m2": self.m2,
@@ -282,7 +304,7 @@ class RunningMean:
         return stat
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunningMean:
+    def from_dict(cls, data: MeanFigures) -> RunningMean:
         """Rebuild from :meth:`to_dict` output (the exact sums when present, else n, mean, m2)."""
         stat = cls(int(data["n"]), float(data["mean"]), float(data["m2"]))
         exact = data.get("exact")

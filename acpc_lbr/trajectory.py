@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TypedDict
 
 from acpc_lbr.stats import RunningMean
 
@@ -45,6 +45,32 @@ from acpc_lbr.stats import RunningMean
 MAX_POINTS = 512
 
 Stats = Mapping[str, RunningMean]
+
+
+class ExactColumns(TypedDict):
+    """Each point's exact Σx and Σx² (fractions as text), what a merge reads."""
+
+    sum: list[str]
+    sum_sq: list[str]
+
+
+class TrajectoryColumn(TypedDict):
+    """One estimator's running figures, one entry per point (half-width None below two units)."""
+
+    n: list[int]
+    mean: list[float]
+    half_width_95: list[float | None]
+    exact: ExactColumns
+
+
+class TrajectorySection(TypedDict):
+    """``trajectory`` of a results document (:meth:`Trajectory.to_dict`), in this key order."""
+
+    unit: str
+    #: A point was taken every ``stride`` hands.
+    stride: int
+    hands: list[int]
+    estimators: dict[str, TrajectoryColumn]
 
 
 def _thin(points: list[tuple[int, dict[str, RunningMean]]]) -> list[tuple[int, dict[str, RunningMean]]]:
@@ -103,7 +129,7 @@ class Trajectory:
             self.points = _thin(self.points)
             self.stride *= 2
 
-    def to_dict(self, hands: int, stats: Stats) -> dict[str, Any]:
+    def to_dict(self, hands: int, stats: Stats) -> TrajectorySection:
         """The points as columns, ending with the final figures (``hands``, ``stats``).
 
         Returns:
@@ -114,7 +140,7 @@ class Trajectory:
         points = [p for p in self.points if p[0] < hands]
         if hands:
             points.append((hands, dict(stats)))
-        columns: dict[str, Any] = {}
+        columns: dict[str, TrajectoryColumn] = {}
         for name in stats:
             if not any(snapshot[name].n for _, snapshot in points if name in snapshot):
                 continue
@@ -129,7 +155,7 @@ class Trajectory:
         return {"unit": "chips", "stride": self.stride, "hands": [h for h, _ in points], "estimators": columns}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Trajectory:
+    def from_dict(cls, data: TrajectorySection | None) -> Trajectory:
         """Rebuild from :meth:`to_dict` output (None: an empty trajectory).
 
         Raises:

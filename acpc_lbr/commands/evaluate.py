@@ -984,11 +984,11 @@ def format_report(evaluation: Evaluation) -> str:
         lines.append(f"NO BOUND: {refusal}.")
     else:
         lines += _bound_lines(evaluation)
-    estimators = evaluation.document["estimators"] if evaluation.document is not None else {}
-    for estimator in ("io", "aivat"):
-        honesty = honesty_line(estimators, estimator) if estimators else None
-        if honesty is not None:
-            lines.append(honesty)
+    if evaluation.document is not None:
+        estimators = evaluation.document["estimators"]
+        for honesty in (honesty_line(estimators, "io"), honesty_line(estimators, "aivat")):
+            if honesty is not None:
+                lines.append(honesty)
     lines.append("")
     lines += _time_lines(evaluation, hands)
     lines.append(_counts_line(evaluation))

@@ -39,10 +39,11 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from acpc_lbr.estimators import CHECKS, ESTIMATORS
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render
 from acpc_lbr.results import ResultsDocument, dumps, format_table, merge_documents
@@ -228,8 +229,9 @@ class _LiveMetrics:
         if doc is None:
             return
         self.metrics.hands.labels(self.name).inc(hands)
-        for estimator, est in doc["estimators"].items():
-            if isinstance(est, dict) and est["mbb_per_game"]["n"]:
+        for estimator in (*ESTIMATORS, *CHECKS):
+            est = doc["estimators"].get(estimator)
+            if est is not None and est["mbb_per_game"]["n"]:
                 mbb = est["mbb_per_game"]
                 self.match.publish_estimate(estimator, mbb["mean"], mbb["half_width_95"] or 0.0,
                                             mbb["n"])
@@ -237,7 +239,7 @@ class _LiveMetrics:
 
 def _progress(doc: ResultsDocument, done: dict[int, dict[str, Any]], total: int, hands: int,
               in_flight: int) -> str:
-    best = "duplicate" if doc["estimators"].get("duplicate", {}).get("chips", {}).get("n") else "raw"
+    best: Literal["duplicate", "raw"] = "duplicate" if doc["estimators"]["duplicate"]["chips"]["n"] else "raw"
     estimate = doc["estimators"][best]["mbb_per_game"]
     played = sum(done[i]["hands"] for i in done)
     return (f"batches {len(done)}/{total} ({in_flight} in flight), deals {played}/{hands}: "

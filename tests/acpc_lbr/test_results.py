@@ -10,7 +10,15 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from acpc_lbr.estimators import HandOutcome
+from acpc_lbr.estimators import (
+    CHECKS,
+    CheckFigures,
+    ESTIMATORS as ALL_ESTIMATORS,
+    EstimatorFigures,
+    EstimatorsSection,
+    HandOutcome,
+    PendingHalf,
+)
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import BettingOptions
 from acpc_lbr.outcomes import hand_io, log_values, opponent_decisions
@@ -23,7 +31,9 @@ from acpc_lbr.results import (
     results_document,
     simulate_lbr_match,
 )
+from acpc_lbr.stats import MeanFigures
 from acpc_lbr.strategies import default_actions
+from acpc_lbr.trajectory import TrajectoryColumn, TrajectorySection
 from agents.adapters import from_sdk
 from agents.bots import BOTS, random_bot
 from agents.sdk import Mix, PublicView
@@ -281,6 +291,28 @@ def test_document_schema_and_units() -> None:
     assert json.loads(dumps(doc)) == doc
     assert doc["software"]["version"]
 
+
+def _keys(typed: type) -> set[str]:
+    return set(typed.__required_keys__) | set(typed.__optional_keys__)  # type: ignore[attr-defined]
+
+
+def test_the_typed_sections_name_exactly_the_written_keys() -> None:
+    """The TypedDicts of estimators and trajectory list every key a document writes, in its order."""
+    outcomes = [*_outcomes(1, 50), HandOutcome(50, 0, 1.0, 2.0, 3.0)]  # a half without its partner
+    doc = results_document({"game": "nolimit"}, estimates_from_outcomes(outcomes), 100)
+    estimators = doc["estimators"]
+    assert list(estimators) == list(EstimatorsSection.__annotations__)
+    assert list(estimators) == [*ALL_ESTIMATORS, *CHECKS, "pending_halves"]
+    for name in ALL_ESTIMATORS:
+        assert set(estimators[name]) == _keys(EstimatorFigures)
+        assert set(estimators[name]["chips"]) == _keys(MeanFigures)
+        assert set(estimators[name]["mbb_per_game"]) == _keys(MeanFigures) - {"exact"}
+    for check in CHECKS:
+        assert list(estimators[check]) == list(CheckFigures.__annotations__)
+    assert estimators["pending_halves"] and set(estimators["pending_halves"][0]) == _keys(PendingHalf)
+    trajectory = doc["trajectory"]
+    assert list(trajectory) == list(TrajectorySection.__annotations__)
+    assert set(trajectory["estimators"]["raw"]) == _keys(TrajectoryColumn)
 
 def test_merge_documents_equals_one_run() -> None:
     """Documents of batches (pairs split across them) merge into the one-run document's figures."""
