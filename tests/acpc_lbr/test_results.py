@@ -13,11 +13,13 @@ import pytest
 from acpc_lbr.estimators import (
     CHECKS,
     CheckFigures,
-    ESTIMATORS as ALL_ESTIMATORS,
     EstimatorFigures,
     EstimatorsSection,
     HandOutcome,
     PendingHalf,
+)
+from acpc_lbr.estimators import (
+    ESTIMATORS as ALL_ESTIMATORS,
 )
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import BettingOptions
