@@ -56,7 +56,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -77,6 +77,7 @@ from dealer.events import (
     drop_partial_line,
     open_record_file,
 )
+from dealer.interfaces import Clock, DelayedCall, ListeningPort, MatchReactor
 from dealer.relay import DEFAULT_T_QUERY_MS, QueryFailed, QueryRelay  # noqa: F401 (QueryFailed: ask_seat raises it)
 from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 from protocol.deal import Deal, DealSource
@@ -280,7 +281,7 @@ class _Seat:
         self.index = index
         self.name = name
         self.factory = factory
-        self.port: Any = None  # IListeningPort
+        self.port: ListeningPort | None = None
         self.protocol: SeatProtocol | None = None
         self.queue: deque[str] = deque()
         self.queued_bytes = 0
@@ -368,8 +369,8 @@ class Match:
     def __init__(
         self,
         config: MatchConfig,
-        reactor: Any,
-        clock: Any = None,
+        reactor: MatchReactor,
+        clock: Clock | None = None,
         stderr: TextIO | None = None,
         trace_prefix: str = "",
         console: bool = True,
@@ -378,8 +379,7 @@ class Match:
         self.config = config
         self.game = config.game
         self.reactor = reactor
-        # IReactorTime; typed Any because zope interfaces confuse mypy.
-        self.clock: Any = clock if clock is not None else reactor
+        self.clock: Clock = clock if clock is not None else reactor
         self.trace = Trace(stderr, config.trace_messages, trace_prefix)
         self.opener = opener
         # A connection must send VERSION within the handshake limit (or --idle_timeout if shorter).
@@ -427,7 +427,7 @@ class Match:
         #: The hand waits for a line of seat _waiter_seat (seat_line resumes it).
         self._waiting = False
         self._waiter_seat = -1
-        self._timer: Any = None  # IDelayedCall, None when not armed
+        self._timer: DelayedCall | None = None  # None when not armed
         self._timer_at = 0.0  # when it is set to fire (the clock's time)
         self._wait_deadline: float | None = None
         self._wait_paused = 0.0

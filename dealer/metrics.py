@@ -19,18 +19,17 @@ exported sample name.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics import MetricWrapperBase
-from twisted.internet.address import IPv4Address
-from twisted.internet.defer import Deferred
 from twisted.web.resource import Resource
 
 from acpc_lbr.estimators import ESTIMATORS, MatchEstimates
 from dealer import events as ev
 from dealer.events import Cause, EventRecord, QueryCause
+from dealer.interfaces import ListeningPort
 
 if TYPE_CHECKING:  # twisted.web.server costs the dealer ~90 ms of imports at start-up
     from twisted.web.server import Request
@@ -250,14 +249,6 @@ def metric_names(metrics: DealerMetrics) -> set[str]:
         else:
             names.add(family.name)
     return names
-
-
-class ListeningPort(Protocol):
-    """The endpoint's port (``IListeningPort``; zope interfaces are opaque to mypy)."""
-
-    def getHost(self) -> IPv4Address: ...
-
-    def stopListening(self) -> Deferred[None]: ...
 
 
 class MetricsPage(Resource):

@@ -59,6 +59,7 @@ from twisted.internet import defer
 from dealer import events as ev
 from dealer.budget import BotBudget
 from dealer.events import EventLog, QueryCause
+from dealer.interfaces import Clock
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
 from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
@@ -238,13 +239,13 @@ class QueryRelay:
             without announcing it.
     """
 
-    def __init__(self, game: GameDef, seat_names: Sequence[str], budget: BotBudget, clock: Any,
+    def __init__(self, game: GameDef, seat_names: Sequence[str], budget: BotBudget, clock: Clock,
                  events: EventLog, current_hand: Callable[[], CurrentHand | None],
                  over_budget: Callable[[int, str], None],
                  t_query_ms: int = DEFAULT_T_QUERY_MS, queryable_names: Sequence[str] = ()) -> None:
         self.game = game
         self.budget = budget
-        self.clock = clock  # IReactorTime
+        self.clock = clock
         self.events = events
         self.current_hand = current_hand
         self.over_budget = over_budget

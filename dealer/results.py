@@ -46,7 +46,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, NotRequired, Protocol, TextIO, TypedDict
+from typing import IO, NotRequired, TextIO, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -75,8 +75,9 @@ from acpc_lbr.results import (
     results_document,
 )
 from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
+from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
-from dealer.metrics import DealerMetrics, ListeningPort, MatchMetrics, serve_metrics
+from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
 from dealer.relay import QueryRelay
 from protocol.deal import Deal
 from protocol.gamedef import GameDef, load_game
@@ -1052,12 +1053,6 @@ class ResultsGroup:
             part.close()
 
 
-class DelayedCalls(Protocol):
-    """What :class:`DealerResults` needs of the reactor: delayed calls (``IReactorTime``)."""
-
-    def callLater(self, delay: float, callable: Callable[[], object]) -> object: ...
-
-
 class DealerResults:
     """Results and metrics of every heads-up match of a dealer process (``dealer/cli.py``).
 
@@ -1079,7 +1074,7 @@ class DealerResults:
     def __init__(
         self,
         matches: Sequence[Sequence[Match]],
-        reactor: DelayedCalls,
+        reactor: Clock,
         measure: str | None = None,
         results_json: str | None = None,
         metrics_port: int | None = None,

@@ -56,7 +56,6 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, TypedDict, cast
 
 from twisted.internet import defer, protocol
-from twisted.internet.base import DelayedCall
 from twisted.internet.error import ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
 
@@ -79,8 +78,9 @@ from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
 from dealer.events import Cause, EventRecord, HandFinished
+from dealer.interfaces import ListeningPort, MatchReactor
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
-from dealer.metrics import DealerMetrics, ListeningPort, serve_metrics
+from dealer.metrics import DealerMetrics, serve_metrics
 from dealer.relay import QueryCounts
 from dealer.results import ResultsGroup
 from protocol.gamedef import GameDef, load_game
@@ -107,15 +107,11 @@ class _Process(Protocol):
     def signalProcess(self, signalID: str | int) -> None: ...
 
 
-class EvaluateReactor(Protocol):
+class EvaluateReactor(MatchReactor, Protocol):
     """What an evaluation needs of its Twisted reactor (its ``IReactor*`` interfaces; a
-    Protocol because zope interfaces are opaque to mypy)."""
-
-    def callLater(self, delay: float, callable: Callable[..., object], *args: object) -> DelayedCall: ...
+    Protocol because zope interfaces are opaque to mypy): a match's, and more."""
 
     def connectTCP(self, host: str, port: int, factory: BotFactory) -> object: ...
-
-    def listenTCP(self, port: int, factory: object, backlog: int = ..., interface: str = ...) -> ListeningPort: ...
 
     def spawnProcess(self, processProtocol: protocol.ProcessProtocol, executable: str,
                      args: list[str], env: dict[str, str]) -> _Process: ...
