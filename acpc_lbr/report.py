@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from acpc_lbr import estimators
-from acpc_lbr.results import READABLE_VERSIONS, SCHEMA
+from acpc_lbr.results import READABLE_VERSIONS, SCHEMA, aivat_not_computed
 
 #: One line for a missing plotting library.
 MISSING_MATPLOTLIB = "the report needs matplotlib: pip install 'acpc-lbr[report]' (or pip install matplotlib)"
@@ -318,12 +318,15 @@ def _headline(doc: Mapping[str, Any], i: int) -> str:
 
 def _estimator_table(doc: Mapping[str, Any], i: int) -> str:
     raw_width = doc["estimators"].get("raw", {}).get("mbb_per_game", {}).get("half_width_95")
+    # The run refused AIVAT (config.aivat says why, as `acpc-lbr results` prints it).
+    aivat_reason = aivat_not_computed(doc["config"])
     rows = []
     for name in [*estimator_names(doc), *checks(doc)]:
         block = doc["estimators"][name]
         mbb, bb, base = block["mbb_per_game"], block["bb_per_hand"], f"estimators.{name}"
         if block["chips"]["n"] == 0:
-            rows.append(f"<tr><td>{_esc(label(name))}</td><td>0</td><td colspan=5>not computed</td></tr>")
+            why = " (the reason is below the table)" if aivat_reason is not None and name in estimators.AIVAT_NAMES else ""
+            rows.append(f"<tr><td>{_esc(label(name))}</td><td>0</td><td colspan=5>not computed{why}</td></tr>")
             continue
         interval = "–"
         if mbb["half_width_95"] is not None:
@@ -339,9 +342,11 @@ def _estimator_table(doc: Mapping[str, Any], i: int) -> str:
             f"<td>{_num(i, base + '.bb_per_hand.mean', bb['mean'], 2, 100.0, sign=True)}</td>"
             f"<td>{ratio}</td></tr>"
         )
+    refusal = ("" if aivat_reason is None else
+               f'<p class="aivat-not-computed" id="aivat-not-computed-{i}">AIVAT not computed: {_esc(aivat_reason)}</p>')
     return ("<table><thead><tr><th>estimator</th><th>n</th><th>mbb/g</th><th>95%</th><th>interval</th>"
             "<th>bb/100</th><th>width / raw</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
-            '<p class="muted">n counts hands, or duplicate pairs for the duplicate estimators; '
+            + refusal + '<p class="muted">n counts hands, or duplicate pairs for the duplicate estimators; '
             "intervals are mean ± 1.96·s/√n.</p>")
 
 

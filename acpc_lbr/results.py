@@ -378,6 +378,20 @@ def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"
     return f"honesty check ({label} - raw): {figures}: {verdict}"
 
 
+def aivat_not_computed(config: ResultsConfig) -> str | None:
+    """Why a document has no AIVAT figures (its ``config.aivat`` is ``{"not_computed": reason}``), or None.
+
+    >>> aivat_not_computed({"aivat": {"not_computed": "no value function recorded"}})
+    'no value function recorded'
+    >>> aivat_not_computed({"aivat": None}) is None
+    True
+    """
+    aivat = config.get("aivat")
+    if isinstance(aivat, Mapping) and "not_computed" in aivat:
+        return str(aivat["not_computed"])
+    return None
+
+
 def format_table(doc: ResultsDocument) -> str:
     """The estimators side by side, for a terminal.
 
@@ -413,9 +427,9 @@ def format_table(doc: ResultsDocument) -> str:
             f"{_fmt(mbb['half_width_95']):>9} {_fmt(mbb['std']):>10} "
             f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}"
         )
-    aivat = config.get("aivat")
-    if isinstance(aivat, Mapping) and "not_computed" in aivat:
-        lines.append(f"AIVAT not computed: {aivat['not_computed']}")
+    reason = aivat_not_computed(config)
+    if reason is not None:
+        lines.append(f"AIVAT not computed: {reason}")
     honesty = honesty_line(est)
     if honesty is not None:
         lines.append(honesty)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 import json
 import math
 import re
@@ -18,7 +19,14 @@ from acpc_lbr.commands import report as report_command
 from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.report import estimator_names, render
-from acpc_lbr.results import dumps, estimates_from_outcomes, results_document, simulate_lbr_match
+from acpc_lbr.results import (
+    dumps,
+    estimates_from_outcomes,
+    format_table,
+    merge_documents,
+    results_document,
+    simulate_lbr_match,
+)
 from agents.adapters import from_sdk
 from agents.bots import random_bot
 from protocol.gamedef import load_game
@@ -194,6 +202,26 @@ def test_a_flagged_check_keeps_the_headline_to_answer_free_estimators() -> None:
     assert "duplicate_io" not in headline and "estimators.duplicate." in headline
     assert "FLAGGED" in page
     assert (0, "estimators.io_minus_raw.p_value") in _check_numbers(page, [doc])
+
+
+def test_a_refused_aivat_shows_its_reason_as_results_does() -> None:
+    """AIVAT refused by a merge (a version-3 batch records no value function): the report's AIVAT
+    rows say "not computed" and the page gives the reason, the line `acpc-lbr results` prints."""
+    policy = from_sdk(LEDUC, random_bot)
+    outcomes = simulate_lbr_match(LEDUC, policy, BettingOptions.parse("fcpa"), 40, 7, 8, duplicate=True, aivat=True)
+    batch = json.loads(dumps(results_document({"game": "leduc", "players": ["lbr", "random"], "measured": "lbr"},
+                                              estimates_from_outcomes(outcomes), LEDUC.big_blind)))
+    batch["version"] = 3  # before config.aivat: its AIVAT figures rest on an unknown value function
+    merged = json.loads(dumps(merge_documents([batch])))
+    reason = merged["config"]["aivat"]["not_computed"]
+    assert "value function is not recorded" in reason
+    printed = [line for line in format_table(merged).splitlines() if line.startswith("AIVAT not computed")]
+    assert printed == [f"AIVAT not computed: {reason}"]
+    page = render([merged])
+    assert f'id="aivat-not-computed-0">{html.escape(printed[0])}</p>' in page
+    table = page[page.index("<h3>Estimators</h3>"):page.index("</table>", page.index("<h3>Estimators</h3>"))]
+    assert table.count("not computed (the reason is below the table)") == 3  # aivat, duplicate_aivat, the check
+    assert "aivat-not-computed" not in render([_leduc_document(1)])  # no refusal, no line
 
 
 def test_without_matplotlib_report_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
