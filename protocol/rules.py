@@ -209,17 +209,6 @@ class State:
     def _num_raises(self) -> int:
         return [a.type for a in self.actions[self.round]].count(_RAISE)
 
-    def _num_called(self) -> int:
-        called = 0
-        spent, stack = self.spent, self.game.stack
-        for action, p in zip(reversed(self.actions[self.round]), reversed(self.actors[self.round])):
-            kind = action.type
-            if kind is _RAISE:
-                return called + (1 if spent[p] < stack[p] else 0)
-            if kind is _CALL and spent[p] < stack[p]:
-                called += 1
-        return called
-
     @property
     def pot(self) -> int:
         """Chips committed by everyone so far."""
@@ -339,70 +328,97 @@ class State:
         """
         if self.finished:
             raise IllegalActionError("the hand is over", action.text())
-        # The dealer applies every action of every match here, so this is
-        # current_player and _check written out, with a call's check (it
-        # is always legal in a live hand) left out.
+        # The dealer applies every action of every match here, so the player
+        # to act and the end of the round are worked out inline (one call per
+        # action, not four), and a call's check (it is always legal in a live
+        # hand) is left out. tests/protocol/test_fast_paths.py holds the slow
+        # twin (the rules as written in acpc.md) and compares them.
         game = self.game
         round_ = self.round
         round_actors = self.actors[round_]
-        p = self._next_player(round_actors[-1] if round_actors else game.first_player[round_] - 1)
+        n = game.num_players
+        folded, spent, stack = self.folded, self.spent, game.stack
+        p = round_actors[-1] if round_actors else game.first_player[round_] - 1
+        for _ in range(n):
+            p += 1
+            if p >= n:
+                p -= n
+            if not folded[p] and spent[p] < stack[p]:
+                break
         kind = action.type
         if kind is not _CALL or action.size:
             self._check(action, p)
         actions = self.actions
-        if self._betting_shape != (len(actions), len(actions[-1])):
+        round_actions = actions[round_]
+        rounds, last = len(actions), actions[-1]
+        if self._betting_shape != (rounds, len(last)):
             self._rebuild_betting()  # bring the cache up to date before it grows
-        actions[round_].append(action)
+        round_actions.append(action)
         round_actors.append(p)
         if kind is _CALL:
             self._betting += "c"
-            self.spent[p] = min(self.max_spent, game.stack[p])
+            max_spent = self.max_spent
+            spent[p] = max_spent if max_spent < stack[p] else stack[p]
         elif kind is _FOLD:
             self._betting += "f"
-            self.folded[p] = True
+            folded[p] = True
         else:
             self._betting += action.text()
             if game.is_limit:
-                self.max_spent = min(self.max_spent + game.raise_size[round_], game.stack[p])
+                self.max_spent = min(self.max_spent + game.raise_size[round_], stack[p])
             else:
                 self.min_raise_to = max(self.min_raise_to, 2 * action.size - self.max_spent)
                 self.max_spent = action.size
-            self.spent[p] = self.max_spent
-        self._close_round_if_done()
-        actions = self.actions
-        self._betting_shape = (len(actions), len(actions[-1]))
+            spent[p] = self.max_spent
+        self._betting_shape = (rounds, len(last))
+        # Does the hand, or the round, end here?
+        if folded.count(True) + 1 >= n:
+            self.finished = True
+            return action
+        active = 0
+        for q in range(n):
+            if not folded[q] and spent[q] < stack[q]:
+                active += 1
+        # The calls since the round's last raise, and the raiser, by players not all-in.
+        called = 0
+        i = len(round_actions)
+        while i:
+            i -= 1
+            done = round_actions[i].type
+            q = round_actors[i]
+            if done is _RAISE:
+                if spent[q] < stack[q]:
+                    called += 1
+                break
+            if done is _CALL and spent[q] < stack[q]:
+                called += 1
+        if called >= active:
+            self._end_round(active)
         return action
+
+    def _end_round(self, active: int) -> None:
+        """Every player who can act has called the last raise (or checked): the
+        next round begins, or the hand ends; ``active`` players can still act."""
+        game = self.game
+        if active > 1:
+            if self.round + 1 < game.num_rounds:
+                self._next_round()
+                self.min_raise_to = max(max(game.blind), 1) + self.max_spent
+            else:
+                self.finished = True
+        else:
+            # Everyone left is all-in (or one can act against all-ins):
+            # jump to the last round for the showdown.
+            while self.round + 1 < game.num_rounds:
+                self._next_round()
+            self.finished = True
 
     def _next_round(self) -> None:
         self.round += 1
         self.actions.append([])
         self.actors.append([])
         self._betting += "/"
-
-    def _close_round_if_done(self) -> None:
-        game = self.game
-        folded = self.folded
-        if sum(folded) + 1 >= game.num_players:
-            self.finished = True
-            return
-        spent, stack = self.spent, game.stack
-        active = 0
-        for p in range(len(spent)):
-            if not folded[p] and spent[p] < stack[p]:
-                active += 1
-        if self._num_called() >= active:
-            if active > 1:
-                if self.round + 1 < game.num_rounds:
-                    self._next_round()
-                    self.min_raise_to = max(max(game.blind), 1) + self.max_spent
-                else:
-                    self.finished = True
-            else:
-                # Everyone left is all-in (or one can act against all-ins):
-                # jump to the last round for the showdown.
-                while self.round + 1 < game.num_rounds:
-                    self._next_round()
-                self.finished = True
+        self._betting_shape = (len(self.actions), 0)
 
     # -- results -----------------------------------------------------------
 

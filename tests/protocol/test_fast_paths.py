@@ -462,3 +462,71 @@ def test_batched_draws_are_the_generators_outputs_one_by_one() -> None:
             count = rng.choice([1, 2, 9, 17, 300, 5000])
             expected = [int(plain.randint(0, 2**32, dtype=np.uint32)) for _ in range(count)]
             assert source.draws(count) == expected
+
+
+def naive_apply(state: State, action: Action) -> None:
+    """A legal ``action`` applied to ``state`` step by step, as acpc.md states the rules
+    (the slow twin of State.apply's inline player-to-act and end-of-round test)."""
+    game = state.game
+    n = game.num_players
+    p = naive_current_player(state)
+    state.actions[state.round].append(action)
+    state.actors[state.round].append(p)
+    if action.type is ActionType.CALL:
+        state.spent[p] = min(state.max_spent, game.stack[p])
+    elif action.type is ActionType.FOLD:
+        state.folded[p] = True
+    else:
+        if game.is_limit:
+            state.max_spent = min(state.max_spent + game.raise_size[state.round], game.stack[p])
+        else:
+            state.min_raise_to = max(state.min_raise_to, 2 * action.size - state.max_spent)
+            state.max_spent = action.size
+        state.spent[p] = state.max_spent
+    if sum(state.folded) + 1 >= n:
+        state.finished = True
+        return
+    can_act = [not state.folded[q] and state.spent[q] < game.stack[q] for q in range(n)]
+    # Calls since the round's last raise by players who can still act, and the raiser.
+    called = 0
+    for done, q in reversed(list(zip(state.actions[state.round], state.actors[state.round]))):
+        if done.type is ActionType.RAISE:
+            called += can_act[q]
+            break
+        if done.type is ActionType.CALL:
+            called += can_act[q]
+    if called < sum(can_act):
+        return
+    if sum(can_act) > 1 and state.round + 1 < game.num_rounds:
+        state.round += 1
+        state.actions.append([])
+        state.actors.append([])
+        state.min_raise_to = max(max(game.blind), 1) + state.max_spent
+        return
+    while state.round + 1 < game.num_rounds:  # all-in (or the last round): showdown
+        state.round += 1
+        state.actions.append([])
+        state.actors.append([])
+    state.finished = True
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_apply_matches_naive_rules_on_random_play(name: str) -> None:
+    """State.apply leaves every field as the naive step-by-step rules do, at every action
+    of seeded random play (folds, all-ins, every round), in every bundled game."""
+    game = GAMES[name]
+    rng = random.Random(31)
+    finished = all_in = 0
+    for hand_id in range(HANDS_PER_GAME):
+        state = State(game, hand_id)
+        twin = State(game, hand_id)
+        while not state.finished:
+            action = random_action(state, rng)
+            state.apply(action)
+            naive_apply(twin, action)
+            assert state == twin, (name, state.betting_string())
+            assert state.betting_string() == naive_betting(twin.actions)
+        finished += 1
+        all_in += any(s >= st for s, st in zip(state.spent, game.stack))
+    assert finished == HANDS_PER_GAME
+    assert all_in > 0 or game.is_limit  # no-limit play reaches all-ins
