@@ -329,9 +329,9 @@ class State:
         if self.finished:
             raise IllegalActionError("the hand is over", action.text())
         # The dealer applies every action of every match here, so the player
-        # to act and the end of the round are worked out inline (one call per
-        # action, not four), and a call's check (it is always legal in a live
-        # hand) is left out. tests/protocol/test_fast_paths.py holds the slow
+        # to act is worked out inline and the end of the round in one step
+        # (two calls per action, not four), and a call's check (it is always
+        # legal in a live hand) is left out. tests/protocol/test_fast_paths.py holds the slow
         # twin (the rules as written in acpc.md) and compares them.
         game = self.game
         round_ = self.round
@@ -371,10 +371,17 @@ class State:
                 self.max_spent = action.size
             spent[p] = self.max_spent
         self._betting_shape = (rounds, len(last))
-        # Does the hand, or the round, end here?
+        self._close_round_if_done(round_actions, round_actors)
+        return action
+
+    def _close_round_if_done(self, round_actions: list[Action], round_actors: list[int]) -> None:
+        """After an action: end the hand if one player is left, the round if
+        everyone who can act has called the last raise (or checked)."""
+        folded, spent, stack = self.folded, self.spent, self.game.stack
+        n = len(spent)
         if folded.count(True) + 1 >= n:
             self.finished = True
-            return action
+            return
         active = 0
         for q in range(n):
             if not folded[q] and spent[q] < stack[q]:
@@ -394,7 +401,6 @@ class State:
                 called += 1
         if called >= active:
             self._end_round(active)
-        return action
 
     def _end_round(self, active: int) -> None:
         """Every player who can act has called the last raise (or checked): the
