@@ -942,7 +942,7 @@ class Match:
             if turn is None:
                 if state.finished:
                     self._hand = None
-                    self._end_hand(state, hand.deal, hand.ordered, hand.seat_of)
+                    self._end_hand(hand)
                     following = self._following_hand(hand)
                     if following is None:
                         hand.done.callback((state, hand.deal))
@@ -1141,11 +1141,12 @@ class Match:
             raise MatchAborted(Cause.OUT_OF_TIME, f"{seat.label()} ran out of time "
                                f"({seat.match_time:.3f} s in the match; budget {t_match:g})", seat.index)
 
-    def _end_hand(self, state: State, deal: Deal, ordered: Sequence[tuple[_Seat, int]],
-                  seat_of: Sequence[int]) -> None:
+    def _end_hand(self, hand: _Hand) -> None:
+        state = hand.state
         messages = self.trace.messages
-        for seat, position in ordered:
-            text = matchstate_text(state, deal, position)
+        texts = hand.lines.texts()
+        for seat, position in hand.ordered:
+            text = texts[position]
             if seat.protocol is not None:
                 # Sent with the next hand's first state (or when the match ends).
                 seat.protocol.queue_line(text)
@@ -1157,7 +1158,7 @@ class Match:
                                 f"in hand {state.hand_id} not traced (limit trace_bytes_per_hand "
                                 f"{self.config.budget.trace_bytes_per_hand})")
                 seat.untraced = 0
-        self._record_hand(state, deal, seat_of, write=True)
+        self._record_hand(state, hand.deal, hand.seat_of, write=True)
         hand_id = state.hand_id
         if hand_id % 100 == 0:
             for seat in self.seats:

@@ -93,14 +93,15 @@ class DealSource:
     def deal(self, game: GameDef) -> Deal:
         """Deal the next hand of ``game``."""
         deck = list(game.deck)
+        left = len(deck)
         hole_cards = game.num_hole_cards
         num_players = game.num_players
         cards = []
         for output in self.draws(hole_cards * num_players + game.total_board_cards):
-            slot = output % len(deck)
+            slot = output % left
             cards.append(deck[slot])
-            deck[slot] = deck[-1]
-            deck.pop()
+            left -= 1
+            deck[slot] = deck[left]  # the last card still in the deck fills the hole
         hole = tuple([tuple(cards[i : i + hole_cards])
                       for i in range(0, hole_cards * num_players, hole_cards)])
         board = []

@@ -128,15 +128,18 @@ class State:
     def __post_init__(self) -> None:
         game = self.game
         if not self.spent:
+            # A new hand (the dealer makes one per hand): the betting string
+            # and its shape keep their defaults ("" for one empty round).
             self.spent = list(game.blind)
             self.folded = [False] * game.num_players
-            self.max_spent = max(game.blind)
+            self.max_spent = max_spent = max(game.blind)
             if game.is_limit:
                 self.min_raise_to = 0
             else:
-                self.min_raise_to = 2 * self.max_spent if self.max_spent else 1
+                self.min_raise_to = 2 * max_spent if max_spent else 1
             self.actions = [[]]
             self.actors = [[]]
+            return
         self._rebuild_betting()
 
     def _rebuild_betting(self) -> None:

@@ -710,20 +710,31 @@ class HandLines:
     True
     """
 
-    __slots__ = ("_deal", "_heads", "_state", "_tails")
+    __slots__ = ("_boards", "_deal", "_heads", "_own", "_round", "_state", "_tails")
 
     def __init__(self, state: State, deal: Deal) -> None:
         self._state = state
         self._deal = deal
         texts = _deal_text(deal)
+        #: The tails of round _round (most hands end before the last round: each
+        #: round's are built when the hand reaches it).
+        self._round = -1
+        self._tails: list[str] = []
         if len(texts.own) != state.game.num_players:
             self._heads: list[str] = []  # odd input: every line the plain way
-            self._tails: list[list[str]] = []
             return
         hand_id = state.hand_id
-        boards = texts.boards
+        self._own = texts.own
+        self._boards = texts.boards
         self._heads = [f"{PREFIX}{position}:{hand_id}:" for position in range(len(texts.own))]
-        self._tails = [[":" + own + board for board in boards] for own in texts.own]
+
+    def _tails_of(self, round_: int) -> list[str]:
+        """``:<cards>`` of every position in round ``round_`` (before a showdown)."""
+        if round_ != self._round:
+            board = self._boards[round_]
+            self._tails = [":" + own + board for own in self._own]
+            self._round = round_
+        return self._tails
 
     def texts(self) -> list[str]:
         """The line of every position now, in position order."""
@@ -732,8 +743,7 @@ class HandLines:
         if not heads or (state.finished and state.is_showdown):
             return [matchstate_text(state, self._deal, p) for p in range(state.game.num_players)]
         betting = state.betting_string()
-        round_ = state.round
-        return [head + betting + tails[round_] for head, tails in zip(heads, self._tails)]
+        return [head + betting + tail for head, tail in zip(heads, self._tails_of(state.round))]
 
     def text(self, position: int) -> str:
         """The line for ``position`` now (``matchstate_text`` of the hand's state)."""
@@ -741,7 +751,7 @@ class HandLines:
         heads = self._heads
         if not 0 <= position < len(heads) or (state.finished and state.is_showdown):
             return matchstate_text(state, self._deal, position)
-        return heads[position] + state.betting_string() + self._tails[position][state.round]
+        return heads[position] + state.betting_string() + self._tails_of(state.round)[position]
 
 
 # -- replies ---------------------------------------------------------------
