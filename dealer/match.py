@@ -978,26 +978,22 @@ class Match:
         state = hand.state
         actor = state.current_player
         texts = hand.lines.texts()
-        messages = self.trace.messages
+        text = texts[actor]
         # A hand's first states go to every seat at once; with range queries in
         # play, every state does (queries and answers are about them).
-        defer_others = not hand.first_turn and not any(self.relay.queryable)
-        hand.first_turn = False
-        expected = ""
-        for seat, position in hand.ordered:
-            text = texts[position]
-            protocol = seat.protocol
-            if position == actor:
-                expected = text + ":"
+        if hand.first_turn or True in self.relay.queryable:
+            hand.first_turn = False
+            self._send_states(hand, texts, actor, defer_others=False)
+        elif self.trace.messages:
+            self._send_states(hand, texts, actor, defer_others=True)
+        else:  # the usual case, as _send_states but without the trace
+            for seat, position in hand.ordered:
+                protocol = seat.protocol
                 if protocol is not None:
-                    protocol.send_line(text)
-            elif protocol is not None:
-                if defer_others:
-                    protocol.queue_line(text)
-                else:
-                    protocol.send_line(text)
-            if messages:
-                self.trace.to(seat.index, text)
+                    if position == actor:
+                        protocol.send_line(text)
+                    else:
+                        protocol.queue_line(texts[position])
         seat = self.seats[hand.seat_of[actor]]
         sent = self.clock.seconds()
         relay = self.relay
@@ -1007,7 +1003,22 @@ class Match:
             # (up to the budget's pause caps per decision and per hand).
             relay.begin_decision(seat.index, sent)
             paused = relay.paused(seat.index, sent)
-        return _Turn(seat, actor, expected, sent, paused)
+        return _Turn(seat, actor, text + ":", sent, paused)
+
+    def _send_states(self, hand: _Hand, texts: list[str], actor: int, defer_others: bool) -> None:
+        """Send the acting seat its state, and every other seat its own now or
+        with its next send (``defer_others``), tracing them, in seat order."""
+        messages = self.trace.messages
+        for seat, position in hand.ordered:
+            text = texts[position]
+            protocol = seat.protocol
+            if protocol is not None:
+                if position != actor and defer_others:
+                    protocol.queue_line(text)
+                else:
+                    protocol.send_line(text)
+            if messages:
+                self.trace.to(seat.index, text)
 
     def _read_line(self, hand: _Hand, turn: _Turn, line: str) -> None:
         """Take one line of the acting seat: its action, or a line to ignore.

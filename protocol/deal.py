@@ -21,6 +21,7 @@ The generator is explicit: :class:`DealSource` owns it, and nothing else in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class Deal:
     @property
     def board_cards(self) -> tuple[int, ...]:
         """All board cards of the hand, in dealing order."""
-        return tuple(card for round_cards in self.board for card in round_cards)
+        return tuple(chain.from_iterable(self.board))
 
     def text(self) -> str:
         """Cards as a log line shows them: ``hole|hole/flop/turn/river``.
