@@ -11,11 +11,14 @@ connection in the legacy log of an exception; the reactor still logs such an
 exception, as its ``_readOrWrite`` always does. The context cost ~3.5 us of
 CPU per socket event, about a fifth of the dealer's work per action.
 
-The asyncio event loop under it is uvloop's (libuv, in C) when uvloop is
-installed -- it is a dependency on POSIX -- and the standard library's
-otherwise, or when ``ACPC_LBR_EVENT_LOOP=asyncio`` is set. Both are asyncio
-loops for the same reactor; uvloop runs a socket event's dispatch in C, about
-3.5 us of CPU less per event here (``bench/bench_dealer.py``).
+The asyncio event loop under it is the standard library's, except for a
+command that asks for uvloop's (libuv, in C; a dependency on POSIX): the
+dealer, which spends a good part of its CPU in the loop's dispatch of socket
+events (uvloop takes ~3.5 us of CPU less per event here). Not for commands
+that start processes: Twisted learns that a child exited from its SIGCHLD
+handler, which uvloop's own signal handling keeps from running (``acpc-lbr
+evaluate`` then waits forever for its opponent's exit). ``ACPC_LBR_EVENT_LOOP=asyncio``
+puts the dealer on the standard library's loop too.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ from typing import Any
 from twisted.internet import tcp  # not the reactor: importing it installs none
 
 
-#: Environment variable choosing the event loop: ``uvloop`` (the default when
-#: installed) or ``asyncio`` (the standard library's).
+#: Environment variable choosing the event loop of a command that prefers uvloop:
+#: ``uvloop`` (the default when installed) or ``asyncio`` (the standard library's).
 EVENT_LOOP_ENV = "ACPC_LBR_EVENT_LOOP"
 
 
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """A fresh asyncio event loop: uvloop's unless it is missing or ``ACPC_LBR_EVENT_LOOP=asyncio``.
+def new_event_loop(prefer_uvloop: bool = False) -> asyncio.AbstractEventLoop:
+    """A fresh asyncio event loop: the standard library's, or with ``prefer_uvloop``
+    uvloop's unless it is missing or ``ACPC_LBR_EVENT_LOOP=asyncio``.
+
+    Never prefer uvloop in a process that starts child processes (see the module).
 
     Raises:
         SystemExit: (a one-line error) ``ACPC_LBR_EVENT_LOOP`` names another
@@ -41,6 +47,8 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     """
     import os
 
+    if not prefer_uvloop:
+        return asyncio.new_event_loop()
     choice = os.environ.get(EVENT_LOOP_ENV, "")
     if choice not in ("", "uvloop", "asyncio"):
         raise SystemExit(f"error: {EVENT_LOOP_ENV} must be uvloop or asyncio, not {choice!r}")
@@ -55,7 +63,7 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
-def install_asyncio_reactor() -> None:
+def install_asyncio_reactor(prefer_uvloop: bool = False) -> None:
     """Install the asyncio reactor on a fresh event loop (:func:`new_event_loop`; idempotent)."""
     import sys
 
@@ -67,7 +75,7 @@ def install_asyncio_reactor() -> None:
         return
     from twisted.internet.main import installReactor
 
-    loop = new_event_loop()
+    loop = new_event_loop(prefer_uvloop)
     asyncio.set_event_loop(loop)
     installReactor(lean_reactor_class()(loop))  # type: ignore[no-untyped-call]
 

@@ -272,7 +272,7 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
 
-    install_asyncio_reactor()
+    install_asyncio_reactor(prefer_uvloop=True)  # the dealer starts no processes (see there)
     from twisted.internet import defer, reactor
 
     return run_groups(groups, reactor, defer, _options)

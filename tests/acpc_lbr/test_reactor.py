@@ -79,7 +79,7 @@ def test_other_transports_and_closed_connections_use_write() -> None:
 _LEAN_SCRIPT = r"""
 import socket, sys
 from acpc_lbr.reactor import install_asyncio_reactor, lean_reactor_class
-install_asyncio_reactor()
+install_asyncio_reactor(prefer_uvloop=True)
 from twisted.internet import asyncioreactor, protocol, reactor
 from twisted.python import log
 assert type(reactor).__name__ == "LeanAsyncioReactor", type(reactor)
@@ -151,7 +151,30 @@ def test_an_unknown_event_loop_is_a_one_line_error() -> None:
 
     env = {**os.environ, "ACPC_LBR_EVENT_LOOP": "trio"}
     done = subprocess.run([sys.executable, "-c", "from acpc_lbr.reactor import install_asyncio_reactor; "
-                           "install_asyncio_reactor()"], capture_output=True, text=True,
-                          timeout=60, check=False, env=env)
+                           "install_asyncio_reactor(prefer_uvloop=True)"], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
     assert done.returncode == 1
     assert done.stderr.strip() == "error: ACPC_LBR_EVENT_LOOP must be uvloop or asyncio, not 'trio'"
+
+
+def test_only_a_command_that_asks_gets_uvloop() -> None:
+    """Without prefer_uvloop (commands that start processes) the loop is the standard
+    library's, whatever ACPC_LBR_EVENT_LOOP says; the dealer's CLI asks for uvloop."""
+    import asyncio
+    import os
+    from pathlib import Path
+    from unittest import mock
+
+    from acpc_lbr.reactor import EVENT_LOOP_ENV, new_event_loop
+
+    with mock.patch.dict(os.environ, {EVENT_LOOP_ENV: "uvloop"}):
+        plain = new_event_loop()
+        fast = new_event_loop(prefer_uvloop=True)
+    try:
+        assert isinstance(plain, asyncio.SelectorEventLoop)
+        assert type(fast).__module__.split(".")[0] == "uvloop"
+    finally:
+        plain.close()
+        fast.close()
+    cli = (Path(__file__).resolve().parents[2] / "dealer" / "cli.py").read_text()
+    assert "install_asyncio_reactor(prefer_uvloop=True)" in cli
