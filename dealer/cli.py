@@ -38,7 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from twisted.internet.error import CannotListenError
+from twisted.internet.error import CannotListenError, ReactorNotRunning
 
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from acpc_lbr.progress import Progress, best_estimate
@@ -316,9 +316,18 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
     done.addErrback(lambda failure: codes.append(EXIT_INTERNAL))
     # With metrics on, the endpoint stays up for --metrics-grace after the end.
     done.addBoth(lambda _: reactor.callLater(
-        results_setup.linger() if results_setup is not None else 0, reactor.stop))
+        results_setup.linger() if results_setup is not None else 0, _stop, reactor))
     reactor.run()
     return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK
+
+
+def _stop(reactor: Any) -> None:
+    """Stop the reactor unless it is stopping already (a signal stopped it: on uvloop's
+    loop this call may still run during the shutdown)."""
+    try:
+        reactor.stop()
+    except ReactorNotRunning:
+        pass
 
 
 def _listen_groups(groups: list[list[MatchConfig]], matches: list[list[Match]], reactor: Any,

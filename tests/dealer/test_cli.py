@@ -359,3 +359,25 @@ def test_cli_aivat_computes_aivat_for_every_hand(tmp_path: Path) -> None:
     assert document["counts"]["aivat_fallbacks"] == 0 and document["counts"]["dealer_queries"] > 0
     offline = results_from_files([tmp_path / "v.log"])
     assert dumps(offline["estimators"]) == dumps(document["estimators"])
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+def test_cli_sigterm_ends_the_match_cleanly_on_either_loop(tmp_path: Path, loop: str) -> None:
+    """SIGTERM while waiting for the bots: exit 4, the ERROR and SCORE lines, no traceback,
+    on uvloop's event loop (the dealer's default) and on the standard library's."""
+    import os
+    import signal
+
+    env = {**os.environ, "ACPC_LBR_EVENT_LOOP": loop}
+    proc = subprocess.Popen([str(ACPC_LBR), "dealer", "m", "nolimit", "10", "1", "a", "b", "-q"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    assert proc.stdout is not None
+    assert re.fullmatch(r"\d+ \d+\n", proc.stdout.readline())
+    time.sleep(1.0)  # the port line comes just before the reactor (and its signal handlers) runs
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 4, err
+    assert "Traceback" not in err, err
+    assert "ERROR: the dealer was stopped" in err + out
+    assert out.strip().splitlines()[-1] == "SCORE:0|0:a|b"
