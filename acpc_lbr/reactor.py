@@ -29,7 +29,6 @@ from typing import Any
 
 from twisted.internet import tcp  # not the reactor: importing it installs none
 
-
 #: Environment variable choosing the event loop of a command that prefers uvloop:
 #: ``uvloop`` (the default when installed) or ``asyncio`` (the standard library's).
 EVENT_LOOP_ENV = "ACPC_LBR_EVENT_LOOP"

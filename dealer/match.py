@@ -92,7 +92,6 @@ from protocol.wire import (
     log_header,
     log_state_text,
     matchstate_for,
-    matchstate_text,
     parse_action,
     parse_reply,
     read_reply_action,
@@ -929,38 +928,35 @@ class Match:
         dealer bug -- fails the hand's Deferred, so run() handles it.
         """
         try:
-            self._play_on(hand, line)
+            state = hand.state
+            while True:
+                turn = self._turn
+                if turn is None:
+                    if state.finished:
+                        self._hand = None
+                        self._end_hand(hand)
+                        following = self._following_hand(hand)
+                        if following is None:
+                            hand.done.callback((state, hand.deal))
+                            return
+                        hand, state = following, following.state
+                        continue
+                    if self._failure is not None:
+                        raise self._failure
+                    turn = self._turn = self._begin_turn(hand)
+                if line is None:
+                    seat = turn.seat
+                    if seat.queue and self._failure is None:
+                        line = self._pop_queued(seat)
+                    else:
+                        self._wait_for_line(hand, turn)
+                        return
+                self._read_line(hand, turn, line)
+                line = None
         except Exception:  # noqa: BLE001 (run() sorts out the failure)
             self._waiting = False
             self._hand = self._turn = None
             hand.done.errback(Failure())  # type: ignore[no-untyped-call]
-
-    def _play_on(self, hand: _Hand, line: str | None) -> None:
-        state = hand.state
-        while True:
-            turn = self._turn
-            if turn is None:
-                if state.finished:
-                    self._hand = None
-                    self._end_hand(hand)
-                    following = self._following_hand(hand)
-                    if following is None:
-                        hand.done.callback((state, hand.deal))
-                        return
-                    hand, state = following, following.state
-                    continue
-                if self._failure is not None:
-                    raise self._failure
-                turn = self._turn = self._begin_turn(hand)
-            if line is None:
-                seat = turn.seat
-                if seat.queue and self._failure is None:
-                    line = self._pop_queued(seat)
-                else:
-                    self._wait_for_line(hand, turn)
-                    return
-            self._read_line(hand, turn, line)
-            line = None
 
     def _begin_turn(self, hand: _Hand) -> _Turn:
         """Send the states of a new decision point: one send, to the seat to act.

@@ -162,13 +162,14 @@ class SeatProtocol(twisted_protocol.Protocol):
             self._buffer += data
             return
         self._busy_receiving = True
-        if data and not self._buffer and not self.paused and data.find(b"\n") == len(data) - 1:
+        end = len(data) - 1
+        if end >= 0 and not self._buffer and not self.paused and data.find(b"\n") == end:
             # The usual read: exactly one whole line.
             try:
-                if len(data) > self.MAX_LENGTH + 1:
+                if end > self.MAX_LENGTH:
                     self.lineLengthExceeded(data)
                     return
-                self.lineReceived(data[:-1])
+                self.lineReceived(data[:end])
             finally:
                 self._busy_receiving = False
             if self._buffer:  # fed in by the handler

@@ -361,7 +361,7 @@ class State:
         if kind is _CALL:
             self._betting += "c"
             max_spent = self.max_spent
-            spent[p] = max_spent if max_spent < stack[p] else stack[p]
+            spent[p] = min(stack[p], max_spent)
         elif kind is _FOLD:
             self._betting += "f"
             folded[p] = True

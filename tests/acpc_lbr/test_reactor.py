@@ -150,9 +150,9 @@ def test_an_unknown_event_loop_is_a_one_line_error() -> None:
     import sys
 
     env = {**os.environ, "ACPC_LBR_EVENT_LOOP": "trio"}
-    done = subprocess.run([sys.executable, "-c", "from acpc_lbr.reactor import install_asyncio_reactor; "
-                           "install_asyncio_reactor(prefer_uvloop=True)"], capture_output=True,
-                          text=True, timeout=60, check=False, env=env)
+    script = "from acpc_lbr.reactor import install_asyncio_reactor; install_asyncio_reactor(True)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False, env=env)
     assert done.returncode == 1
     assert done.stderr.strip() == "error: ACPC_LBR_EVENT_LOOP must be uvloop or asyncio, not 'trio'"
 
