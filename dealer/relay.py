@@ -89,6 +89,8 @@ from protocol.wire import MatchState
 FloatArray = npt.NDArray[np.float64]
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
 AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
+#: One query: the decision point (as the asked seat would see it) and the actions asked about.
+Question = tuple[MatchState, Sequence[Action]]
 #: The hand being played: (live state, deal, seat of each position), or None between hands.
 CurrentHand = tuple[State, Deal, list[int]]
 
@@ -211,6 +213,11 @@ class _Outstanding:
     sent: float
     answer: defer.Deferred[tuple[FloatArray, str]]
     timer: Any
+
+
+def _values_or_errors(results: list[tuple[bool, Any]]) -> list[FloatArray | Exception]:
+    """A settled DeferredList of queries: each one's checked array, or its exception."""
+    return [value[0] if ok else value.value for ok, value in results]
 
 
 def blocked_mask(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
@@ -341,27 +348,49 @@ class QueryRelay:
 
         Fails with :class:`QueryFailed`.
         """
+        return self._send_queries(seat, [(state, actions)])[0]
+
+    def ask_all(self, seat: int, questions: Sequence[Question]) -> defer.Deferred[list[FloatArray | Exception]]:
+        """Send several queries to ``seat`` in one write; fires once all are settled.
+
+        Each query has its own deadline (``t_query`` from now); the bot answers
+        them in order. Fires with, per query in order, its checked array
+        ``(len(actions), num_hands)`` or the :class:`QueryFailed` it failed with.
+        """
+        settled = defer.DeferredList(self._send_queries(seat, questions), consumeErrors=True)
+        return settled.addCallback(_values_or_errors)
+
+    def _send_queries(self, seat: int, questions: Sequence[Question]
+                      ) -> list[defer.Deferred[tuple[FloatArray, str]]]:
         if self._closed:
-            return defer.fail(QueryFailed("the match is over", QueryCause.CLOSED))
+            return [defer.fail(QueryFailed("the match is over", QueryCause.CLOSED)) for _ in questions]
         protocol = self._protocols[seat]
         if not self.queryable[seat] or protocol is None:
-            self._count_failure(seat, QueryCause.NOT_QUERYABLE, NOT_QUERYABLE, 0.0)
-            return defer.fail(QueryFailed(NOT_QUERYABLE, QueryCause.NOT_QUERYABLE))
-        self._next_qid += 1
-        qid = f"d{self._next_qid}"
-        actions = tuple(actions)
-        query = Query(qid, public_state(state), actions)
-        answer: defer.Deferred[tuple[FloatArray, str]] = defer.Deferred()
+            failed = []
+            for _ in questions:
+                self._count_failure(seat, QueryCause.NOT_QUERYABLE, NOT_QUERYABLE, 0.0)
+                failed.append(defer.fail(QueryFailed(NOT_QUERYABLE, QueryCause.NOT_QUERYABLE)))
+            return failed
         clock = self.clock
-        timer = clock.callLater(self.t_query, self._expire, qid)
-        self._outstanding[qid] = _Outstanding(
-            seat, actions, state.board_cards, clock.seconds(), answer, timer)
-        if self._asked[seat] == 0:
-            self._asked_since[seat] = clock.seconds()
-        self._asked[seat] += 1
-        protocol.send_line(query.text())
-        answer.addCallback(self._notify_hooks, state, actions)
-        return answer
+        now = clock.seconds()
+        lines: list[str] = []
+        answers: list[defer.Deferred[tuple[FloatArray, str]]] = []
+        for state, asked in questions:
+            self._next_qid += 1
+            qid = f"d{self._next_qid}"
+            actions = tuple(asked)
+            lines.append(Query(qid, public_state(state), actions).text())
+            answer: defer.Deferred[tuple[FloatArray, str]] = defer.Deferred()
+            timer = clock.callLater(self.t_query, self._expire, qid)
+            self._outstanding[qid] = _Outstanding(seat, actions, state.board_cards, now, answer, timer)
+            if self._asked[seat] == 0:
+                self._asked_since[seat] = now
+            self._asked[seat] += 1
+            answer.addCallback(self._notify_hooks, state, actions)
+            answers.append(answer)
+        if lines:
+            protocol.send_line("\r\n".join(lines))
+        return answers
 
     def _notify_hooks(self, result: tuple[FloatArray, str], state: MatchState,
                       actions: tuple[Action, ...]) -> tuple[FloatArray, str]:

@@ -51,7 +51,6 @@ from typing import IO, NotRequired, TextIO, TypedDict
 import numpy as np
 import numpy.typing as npt
 from twisted.internet import defer
-from twisted.python.failure import Failure
 
 from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
@@ -78,7 +77,7 @@ from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeIncons
 from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
 from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
-from dealer.relay import QueryRelay
+from dealer.relay import Question, QueryRelay
 from protocol.deal import Deal
 from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State
@@ -91,8 +90,9 @@ from protocol.wire import (
 )
 
 FloatArray = npt.NDArray[np.float64]
-#: ``ask(seat, state, actions)`` -> rows ``(len(actions), num_hands)``; raises on failure.
-AskFunction = Callable[[int, MatchState, Sequence[Action]], Awaitable[FloatArray]]
+#: ``ask(seat, [(state, actions), ...])``: queries sent together (``QueryRelay.ask_all``); per
+#: query in order, its rows ``(len(actions), num_hands)`` or the exception it failed with.
+AskFunction = Callable[[int, Sequence[Question]], Awaitable[list[FloatArray | Exception]]]
 
 #: Version of the ``.queries`` file format (2: the header records the AIVAT setup, ``aivat_setup``).
 QUERY_LOG_VERSION = 2
@@ -437,7 +437,7 @@ class MatchResults:
         measured: the measured player's name.
         half: 0, or 1 for the mirrored match of a duplicate pair.
         query_log: where to write the rows (None: nowhere).
-        ask: the dealer's own query primitive (``Match.ask_seat``); None
+        ask: the dealer's own query primitive (``QueryRelay.ask_all``); None
             when the match has no queryable opponent machinery.
         queryable: ``queryable(seat) -> bool``: whether asking is worth it.
         notify: tells the subscribers (metrics) of an event (``EventLog.notify``).
@@ -558,28 +558,34 @@ class MatchResults:
 
     async def _io_rows(self, hand: LogState, opponent: int, opponent_seat: int,
                        asked: set[tuple[int, str, str]]) -> _IoRows:
-        """The σ rows of every opponent decision of a showdown: kept answers, else asked one by one.
+        """The σ rows of every opponent decision of a showdown: kept answers, else asked.
 
+        The missing rows are asked together, in one write (one round trip per
+        hand); the first failure on the line leaves the hand without rows.
         ``asked``: the keys of the rows the dealer asked for AIVAT (their source is ``aivat``).
         """
         io = _IoRows(opponent_decisions(self.game, hand, opponent))
+        keys = [(hand.hand_id, d.state.betting_text(), d.action.text()) for d in io.decisions]
+        kept = [self._answers.get(key) for key in keys]  # before asking: answers are kept too
+        missing = [i for i, row in enumerate(kept) if row is None]
+        replies: dict[int, FloatArray | Exception] = {}
+        if missing:
+            assert self.ask is not None
+            questions = [(io.decisions[i].state, [io.decisions[i].action]) for i in missing]
+            replies = dict(zip(missing, await self.ask(opponent_seat, questions)))
         rows: list[FloatArray] = []
-        for decision in io.decisions:
-            key = (hand.hand_id, decision.state.betting_text(), decision.action.text())
-            row = self._answers.get(key)
+        for index, (key, row) in enumerate(zip(keys, kept)):
             if row is not None:
                 rows.append(row)
                 io.sources.append("aivat" if key in asked else "relayed")
                 continue
-            assert self.ask is not None
-            try:
-                answer = await self.ask(opponent_seat, decision.state, [decision.action])
-            except Exception as error:  # noqa: BLE001 (QueryFailed or a closed match: no IO for this hand)
-                io.failure = str(getattr(error, "reason", error)) or type(error).__name__
+            reply = replies[index]
+            if isinstance(reply, Exception):  # QueryFailed or a closed match: no IO for this hand
+                io.failure = str(getattr(reply, "reason", reply)) or type(reply).__name__
                 self.tally.query_errors += 1
                 return io  # rows None
             self.tally.dealer_queries += 1
-            rows.append(np.asarray(answer, dtype=np.float64)[0])
+            rows.append(np.asarray(reply, dtype=np.float64)[0])
             io.sources.append("asked")
         io.rows = rows
         self.any_rows = True
@@ -612,7 +618,7 @@ class MatchResults:
         decisions = [decision for decision, _ in requests]
         found: list[dict[str, FloatArray]] = []
         asked_texts: list[list[str]] = []
-        pending: list[tuple[int, list[Action], defer.Deferred[FloatArray]]] = []
+        pending: list[tuple[int, list[Action]]] = []
         for index, (decision, actions) in enumerate(requests):
             betting = decision.state.betting_text()
             rows: dict[str, FloatArray] = {}
@@ -626,38 +632,36 @@ class MatchResults:
             found.append(rows)
             asked_texts.append([a.text() for a in missing])
             if missing:
-                assert self.ask is not None
-                # Sent at once (the relay pipelines them): one round trip per hand, not per decision.
-                pending.append((index, missing, defer.ensureDeferred(_awaited(self.ask(opponent_seat, decision.state, missing)))))
-        results = await defer.DeferredList([d for _, _, d in pending], consumeErrors=True)
+                pending.append((index, missing))
+        replies: list[FloatArray | Exception] = []
+        if pending:
+            assert self.ask is not None
+            # Sent together, in one write: one round trip per hand, not per decision.
+            replies = await self.ask(opponent_seat, [(requests[i][0].state, missing) for i, missing in pending])
         failure: str | None = None
         answered: list[list[str]] = [[] for _ in requests]
-        for (index, missing, _), (ok, value) in zip(pending, results):
-            if not ok:  # as for IO: no AIVAT for this hand
+        for (index, missing), reply in zip(pending, replies):
+            if isinstance(reply, Exception):  # as for IO: no AIVAT for this hand
                 self.tally.query_errors += 1
-                error = value.value if isinstance(value, Failure) else value  # consumeErrors: a Failure
-                failure = failure or str(getattr(error, "reason", error)) or type(error).__name__
+                failure = failure or str(getattr(reply, "reason", reply)) or type(reply).__name__
                 continue
             self.tally.dealer_queries += 1
             answered[index] = asked_texts[index]
             betting = requests[index][0].state.betting_text()
-            array = np.asarray(value, dtype=np.float64)
+            array = np.asarray(reply, dtype=np.float64)
             for action, row in zip(missing, array):
                 found[index][action.text()] = row
                 self._answers[(hand.hand_id, betting, action.text())] = row
                 asked.add((hand.hand_id, betting, action.text()))
         if failure is not None:
-            return AivatRows(decisions, None, answered, failure, errors=len(pending) - sum(1 for ok, _ in results if ok))
+            errors = sum(1 for reply in replies if isinstance(reply, Exception))
+            return AivatRows(decisions, None, answered, failure, errors=errors)
         return AivatRows(decisions, found, asked_texts)
 
     def close(self) -> None:
         """Close the query log."""
         if self._query_log is not None:
             self._query_log.close()
-
-
-async def _awaited(awaitable: Awaitable[FloatArray]) -> FloatArray:
-    return await awaitable
 
 
 class LiveEstimates:
@@ -947,7 +951,7 @@ class ResultsGroup:
             part = MatchResults(
                 self.game, config.name, self.measured, half,
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
-                ask=match.ask_seat if io else None, queryable=queryable,
+                ask=match.relay.ask_all if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
                 aivat=aivat, seed=config.seed,
             )

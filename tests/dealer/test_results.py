@@ -48,8 +48,8 @@ def _play_match(tmp_path: Path, name: str, names: tuple[str, str], hands: int, s
     results side after each hand (rotating seats like the dealer)."""
     rng = np.random.default_rng(seed + half)
     source = DealSource(seed)
-    results = MatchResults(LEDUC, name, measured, half, query_log=tmp_path / f"{name}.queries", ask=ask,
-                           aivat=aivat, seed=seed)
+    results = MatchResults(LEDUC, name, measured, half, query_log=tmp_path / f"{name}.queries",
+                           ask=None if ask is None else _together(ask), aivat=aivat, seed=seed)
     totals = [0.0, 0.0]
     with open(tmp_path / f"{name}.log", "w", encoding="ascii") as log:
         log.write("".join(line + "\n" for line in log_header(name, "leduc", hands, seed, 600000, 600000, 7000)))
@@ -70,6 +70,21 @@ def _play_match(tmp_path: Path, name: str, names: tuple[str, str], hands: int, s
         log.write(Score(tuple(totals), names).text() + "\n")
     results.close()
     return results
+
+
+def _together(one: Any) -> Any:
+    """The dealer's query primitive (``QueryRelay.ask_all``: several queries, each one's rows or
+    its exception) from a coroutine function answering one query, asked in order."""
+    async def ask(seat: int, questions: Any) -> list[Any]:
+        replies = []
+        for state, actions in questions:
+            try:
+                replies.append(await one(seat, state, actions))
+            except Exception as error:  # noqa: BLE001 (as the relay: the failure is the reply)
+                replies.append(error)
+        return replies
+
+    return ask
 
 
 def _honest_ask(bot: str = "random") -> Any:
