@@ -31,8 +31,8 @@ from acpc_lbr.aivat import AivatSetup, correction_actions, first_opponent_round,
 from acpc_lbr.estimators import imaginary_observation
 from acpc_lbr.lbr import EquityFunction
 from protocol.gamedef import GameDef
-from protocol.lines import decision_points
-from protocol.rules import Action
+from protocol.lines import decision_points, line_views
+from protocol.rules import Action, State
 from protocol.wire import LogState, MatchState, format_chips, parse_chips
 
 FloatArray = npt.NDArray[np.float64]
@@ -71,8 +71,16 @@ class OpponentDecision:
         return (self.state.betting_text(), self.action.text())
 
 
-def opponent_decisions(game: GameDef, hand: LogState, opponent_position: int) -> list[OpponentDecision]:
-    """Every decision of ``opponent_position`` on the line of a finished hand, in order."""
+def opponent_decisions(game: GameDef, hand: LogState, opponent_position: int,
+                       state: State | None = None) -> list[OpponentDecision]:
+    """Every decision of ``opponent_position`` on the line of a finished hand, in order.
+
+    ``state``: the hand's finished state, when the caller has it (the live
+    dealer): the views are then read from it without a replay (the same views).
+    """
+    if state is not None:
+        board = [card for cards in hand.board for card in cards]
+        return [OpponentDecision(view, action) for view, action in line_views(state, board, opponent_position)]
     return [OpponentDecision(p.view, p.action) for p in decision_points(game, hand, opponent_position)]
 
 
@@ -106,7 +114,8 @@ class HandIO:
 
 
 def hand_io(
-    game: GameDef, hand: LogState, measured_position: int, rows: Sequence[FloatArray] | None
+    game: GameDef, hand: LogState, measured_position: int, rows: Sequence[FloatArray] | None,
+    state: State | None = None,
 ) -> HandIO:
     """IO of one finished hand.
 
@@ -116,6 +125,7 @@ def hand_io(
         measured_position: the measured player's position in this hand.
         rows: σ(s, ·, a) for each of :func:`opponent_decisions` (in order),
             or None when they are not available.
+        state: the hand's finished state, if the caller has it (else ``hand`` is replayed).
     """
     chips = float(hand.values[measured_position])
     opponent = 1 - measured_position
@@ -123,7 +133,8 @@ def hand_io(
     if rows is not None:
         true_hand = game.hand_of(hand.hole[opponent])
         inconsistencies = sum(1 for row in rows if not row[true_hand] > 0.0)
-    state = hand.to_state(game)
+    if state is None:
+        state = hand.to_state(game)
     if not state.is_showdown:
         return HandIO(chips, chips, False, False, inconsistencies)
     if rows is None:

@@ -514,12 +514,13 @@ class MatchResults:
             )
         return self._query_log
 
-    async def after_hand(self, hand: LogState, seat_of: Sequence[int]) -> HandOutcome:
+    async def after_hand(self, hand: LogState, seat_of: Sequence[int], state: State | None = None) -> HandOutcome:
         """Account for a finished hand; asks the opponent for missing rows first.
 
         Args:
             hand: the hand as written to the ``.log``.
             seat_of: seat of each position in this hand.
+            state: the hand's finished state, if the caller has it (else ``hand`` is replayed).
         """
         position = hand.names.index(self.measured)
         opponent = 1 - position
@@ -533,17 +534,18 @@ class MatchResults:
         if can_ask and self.aivat:
             # First, so that one query per decision serves both AIVAT and IO.
             aivat, aivat_chips = await self._aivat_value(hand, position, opponent_seat, asked)
-        io_line = can_ask and hand.to_state(self.game).is_showdown
+        final = hand.to_state(self.game) if state is None else state
+        io_line = can_ask and final.is_showdown
         io = _IoRows()
         if io_line:
-            io = await self._io_rows(hand, opponent, opponent_seat, asked)
+            io = await self._io_rows(hand, opponent, opponent_seat, asked, final)
         if io_line or aivat is not None:
             log = self._log()
             if log is not None:
                 log.hand(hand.hand_id, opponent, io.decisions, io.rows, io.sources, io.failure,
                          io=io_line, aivat=aivat)
         self._answers = {k: v for k, v in self._answers.items() if k[0] > hand.hand_id}
-        return self._account(hand, position, io.rows, can_ask, aivat_chips)
+        return self._account(hand, position, io.rows, can_ask, aivat_chips, final)
 
     async def _aivat_value(self, hand: LogState, position: int, opponent_seat: int,
                            asked: set[tuple[int, str, str]]) -> tuple[AivatRows, float]:
@@ -557,14 +559,14 @@ class MatchResults:
         return aivat, chips
 
     async def _io_rows(self, hand: LogState, opponent: int, opponent_seat: int,
-                       asked: set[tuple[int, str, str]]) -> _IoRows:
+                       asked: set[tuple[int, str, str]], state: State) -> _IoRows:
         """The σ rows of every opponent decision of a showdown: kept answers, else asked.
 
         The missing rows are asked together, in one write (one round trip per
         hand); the first failure on the line leaves the hand without rows.
         ``asked``: the keys of the rows the dealer asked for AIVAT (their source is ``aivat``).
         """
-        io = _IoRows(opponent_decisions(self.game, hand, opponent))
+        io = _IoRows(opponent_decisions(self.game, hand, opponent, state))
         keys = [(hand.hand_id, d.state.betting_text(), d.action.text()) for d in io.decisions]
         kept = [self._answers.get(key) for key in keys]  # before asking: answers are kept too
         missing = [i for i, row in enumerate(kept) if row is None]
@@ -592,9 +594,9 @@ class MatchResults:
         return io
 
     def _account(self, hand: LogState, position: int, rows: list[FloatArray] | None, can_ask: bool,
-                 aivat_chips: float | None) -> HandOutcome:
+                 aivat_chips: float | None, state: State) -> HandOutcome:
         """The hand's outcome (IO from ``rows``), counted, told to the subscribers and the sink."""
-        result = hand_io(self.game, hand, position, rows)
+        result = hand_io(self.game, hand, position, rows, state)
         self.tally.showdowns += result.showdown
         self.tally.io_fallbacks += result.fallback and can_ask
         self.tally.range_inconsistencies += result.inconsistencies
@@ -991,12 +993,9 @@ class ResultsGroup:
             if not part.will_ask(opponent_seat):
                 part.plain_hand(state.hand_id, values[position], state.is_showdown)
                 return
-            hand = log_state_for(state, deal, values, names)
-            protocol = match.seats[opponent_seat].protocol
-            if (state.is_showdown or part.aivat) and protocol is not None:
-                # The hand's final state (queued for the next send) goes first.
-                protocol.flush_lines()
-            await part.after_hand(hand, seat_of)
+            # (The hand's final state, queued for the opponent's next send, goes out
+            # before any query: a query is sent with the lines queued before it.)
+            await part.after_hand(log_state_for(state, deal, values, names), seat_of, state)
 
         async def after_hand(state: State, deal: Deal, seat_of: Sequence[int]) -> None:
             previous = tail[0]
