@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
@@ -274,6 +275,7 @@ def imaginary_observation(
     board: Sequence[int],
     spent: Sequence[int],
     opponent_weights: np.ndarray,
+    equity: np.ndarray | None = None,
 ) -> float:
     """The measured player's expected showdown value over the opponent's possible hands.
 
@@ -286,6 +288,10 @@ def imaginary_observation(
         opponent_weights: shape (num_hands,): Π of σ(s, h, a) over the
             opponent's actions on the line, for every private hand h (any value
             for hands that collide with known cards: they get weight 0 here).
+        equity: the measured player's equity against every hand on this
+            complete board (LBR's equity vector, :func:`acpc_lbr.lbr.equity_function`:
+            exactly 1, 1/2 or 0 for a win, a tie or a loss), if the caller has
+            it; else the hands are ranked here. The value is the same to the bit.
 
     Returns:
         Σ_h w(h)·u(h) / Σ_h w(h), or NaN when no possible hand has weight.
@@ -296,19 +302,28 @@ def imaginary_observation(
     total = weights.sum()
     if not total > 0.0:
         return float("nan")
+    win, tie, loss = _showdown_outcomes(tuple(spent), measured_position)
+    # A hand that is not possible has weight 0: its value is the win's, as if ranked 0.
+    if equity is not None:
+        values = np.where(possible, np.where(equity > 0.5, win, np.where(equity == 0.5, tie, loss)), win)
+    else:
+        # One ranking call: the opponent's possible hands, then the measured hand.
+        ranks = showdown_ranks(game, np.concatenate([hands[possible], np.asarray([measured_cards], dtype=hands.dtype)]),
+                               board)
+        hero_rank = ranks[-1]
+        values = np.full(len(hands), win, dtype=np.float64)
+        opponent_ranks = ranks[:-1]
+        values[possible] = np.where(hero_rank > opponent_ranks, win, np.where(hero_rank == opponent_ranks, tie, loss))
+    return float((weights * values).sum() / total)
+
+
+@lru_cache(maxsize=1024)
+def _showdown_outcomes(spent: tuple[int, ...], measured_position: int) -> tuple[float, float, float]:
+    """The measured player's value at a heads-up showdown it wins, ties and loses."""
     opponent = 1 - measured_position
-    # One ranking call: the opponent's possible hands, then the measured hand.
-    ranks = showdown_ranks(game, np.concatenate([hands[possible], np.asarray([measured_cards], dtype=hands.dtype)]),
-                           board)
-    hero_rank = ranks[-1]
-    outcome: dict[int, float] = {}
-    for sign, order in ((1, (1, 0)), (0, (0, 0)), (-1, (0, 1))):
+    outcome: list[float] = []
+    for order in ((1, 0), (0, 0), (0, 1)):
         by_position = [0, 0]
         by_position[measured_position], by_position[opponent] = order
-        outcome[sign] = showdown_values(spent, by_position)[measured_position]
-    # A hand that is not possible has weight 0: its value is the win's, as if ranked 0.
-    values = np.full(len(hands), outcome[1], dtype=np.float64)
-    opponent_ranks = ranks[:-1]
-    values[possible] = np.where(hero_rank > opponent_ranks, outcome[1],
-                                np.where(hero_rank == opponent_ranks, outcome[0], outcome[-1]))
-    return float((weights * values).sum() / total)
+        outcome.append(showdown_values(spent, by_position)[measured_position])
+    return outcome[0], outcome[1], outcome[2]

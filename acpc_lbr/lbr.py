@@ -496,6 +496,11 @@ def equity_vector_small(
     return _equity_small_cached(game, tuple(hero_hand), tuple(board))
 
 
+def has_fast_equity(game: GameDef) -> bool:
+    """Whether :func:`equity_function` of ``game`` is the compute core's (hold'em) rather than enumeration."""
+    return game.deck_size == 52 and game.num_hole_cards == 2 and game.total_board_cards == 5
+
+
 @lru_cache(maxsize=8)
 def equity_function(game: GameDef) -> EquityFunction:
     """The equity function LBR uses in ``game``: one per game and process.
@@ -507,7 +512,7 @@ def equity_function(game: GameDef) -> EquityFunction:
     same vector: the LBR agents of ``acpc-lbr evaluate`` compute the turn and
     river vectors the dealer's AIVAT then reads.
     """
-    if game.deck_size == 52 and game.num_hole_cards == 2 and game.total_board_cards == 5:
+    if has_fast_equity(game):
         from acpc_lbr.equity import equity_vector  # lazy: numba kernels, compiled on first use only
 
         @lru_cache(maxsize=256)  # LBR and the results pipeline in one process share vectors

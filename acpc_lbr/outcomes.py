@@ -116,6 +116,7 @@ class HandIO:
 def hand_io(
     game: GameDef, hand: LogState, measured_position: int, rows: Sequence[FloatArray] | None,
     state: State | None = None,
+    equity: EquityFunction | None = None,
 ) -> HandIO:
     """IO of one finished hand.
 
@@ -126,6 +127,10 @@ def hand_io(
         rows: σ(s, ·, a) for each of :func:`opponent_decisions` (in order),
             or None when they are not available.
         state: the hand's finished state, if the caller has it (else ``hand`` is replayed).
+        equity: LBR's equity function of the game, when it is the compute
+            core's (:func:`acpc_lbr.lbr.has_fast_equity`): on a complete board
+            its vector says which hands the measured player beats, and its cache
+            is shared with the LBR agents of the process (no ranking again).
     """
     chips = float(hand.values[measured_position])
     opponent = 1 - measured_position
@@ -140,9 +145,9 @@ def hand_io(
     if rows is None:
         return HandIO(chips, chips, True, True, inconsistencies)
     board = [card for cards in hand.board for card in cards]
-    io = imaginary_observation(
-        game, measured_position, hand.hole[measured_position], board, state.spent, line_weights(game, rows)
-    )
+    mine = hand.hole[measured_position]
+    vector = equity(mine, board) if equity is not None and len(board) == game.total_board_cards else None
+    io = imaginary_observation(game, measured_position, mine, board, state.spent, line_weights(game, rows), vector)
     if math.isnan(io):  # no hand of the opponent has weight
         return HandIO(chips, chips, True, True, inconsistencies)
     return HandIO(chips, io, True, False, inconsistencies)

@@ -54,7 +54,7 @@ from twisted.internet import defer
 
 from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
-from acpc_lbr.lbr import EquityFunction, equity_function
+from acpc_lbr.lbr import EquityFunction, equity_function, has_fast_equity
 from acpc_lbr.outcomes import (
     OpponentDecision,
     aivat_requests,
@@ -551,12 +551,20 @@ class MatchResults:
                            asked: set[tuple[int, str, str]]) -> tuple[AivatRows, float]:
         """The hand's AIVAT rows (asked for first) and its AIVAT value in chips."""
         aivat = await self._aivat_rows(hand, 1 - position, opponent_seat, asked)
-        if self._equity is None:
-            self._equity = equity_function(self.game)
-        chips, fallback = hand_aivat_value(self.game, hand, position, aivat.rows, self._equity,
+        chips, fallback = hand_aivat_value(self.game, hand, position, aivat.rows, self._equity_function(),
                                            self.aivat_setup, self.seed)
         self.tally.aivat_fallbacks += fallback
         return aivat, chips
+
+    def _equity_function(self) -> EquityFunction:
+        """LBR's equity function of the game (one per process: the LBR agents' cache)."""
+        if self._equity is None:
+            self._equity = equity_function(self.game)
+        return self._equity
+
+    def _fast_equity(self) -> EquityFunction | None:
+        """The equity function when it is the compute core's (IO reads its river vectors)."""
+        return self._equity_function() if has_fast_equity(self.game) else None
 
     async def _io_rows(self, hand: LogState, opponent: int, opponent_seat: int,
                        asked: set[tuple[int, str, str]], state: State) -> _IoRows:
@@ -596,7 +604,7 @@ class MatchResults:
     def _account(self, hand: LogState, position: int, rows: list[FloatArray] | None, can_ask: bool,
                  aivat_chips: float | None, state: State) -> HandOutcome:
         """The hand's outcome (IO from ``rows``), counted, told to the subscribers and the sink."""
-        result = hand_io(self.game, hand, position, rows, state)
+        result = hand_io(self.game, hand, position, rows, state, self._fast_equity())
         self.tally.showdowns += result.showdown
         self.tally.io_fallbacks += result.fallback and can_ask
         self.tally.range_inconsistencies += result.inconsistencies

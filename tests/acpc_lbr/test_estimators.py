@@ -107,6 +107,29 @@ def test_io_matches_slow_reference(game_name: str) -> None:
         assert math.isclose(fast, slow, rel_tol=1e-9, abs_tol=1e-9)
 
 
+def test_io_from_lbrs_river_equity_is_the_ranked_io_to_the_bit() -> None:
+    """On a complete hold'em board, IO read from LBR's equity vector (the live dealer's way)
+    equals IO from ranking every hand, bit for bit: ties, both positions, uneven commitments."""
+    from acpc_lbr.lbr import equity_function
+
+    game = load_game("nolimit")
+    equity = equity_function(game)
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        cards = [int(c) for c in rng.permutation(52)]
+        hero, board = cards[:2], cards[2:7]
+        if trial % 4 == 0:  # a board that plays: many ties
+            board = cards_from_text("AsKsQsJsTs") if trial % 8 == 0 else cards_from_text("2c2d2h2s3c")
+            hero = [c for c in cards if c not in board][:2]
+        weights = rng.random(game.num_hands) * (rng.random(game.num_hands) < 0.5)
+        spent = [int(rng.integers(100, 20001)), int(rng.integers(100, 20001))] if trial % 3 == 0 else [700, 700]
+        position = trial % 2
+        vector = equity(hero, board)
+        ranked = imaginary_observation(game, position, hero, board, spent, weights)
+        read = imaginary_observation(game, position, hero, board, spent, weights, vector)
+        assert np.float64(read).tobytes() == np.float64(ranked).tobytes(), (trial, read, ranked)
+
+
 def test_io_with_a_known_hand_is_the_outcome() -> None:
     """If the answers single out the opponent's real hand, IO equals the real outcome."""
     game = load_game("nolimit")
