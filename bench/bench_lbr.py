@@ -30,6 +30,7 @@ Usage::
 
     .venv/bin/python bench/bench_lbr.py [--hands 2000] [--mode processes|inprocess|cli]
         [--bets fcpa] [--rounds 3-4] [--opponent always-call] [--separate-bot] [--main-job]
+        [--repeat N]
 
 Figures (2026-11-24, shared 2-vCPU machine, other engineers' test runs in
 parallel, load average 3-5, so wall times are pessimistic) are recorded in
@@ -215,13 +216,49 @@ def run_profile(args: argparse.Namespace, command: list[str], env: dict[str, str
 
 def run_cli(args: argparse.Namespace) -> dict[str, Any]:
     """evaluate with IO (the default), with --no-io, and with IO in one process (--one-process,
-    the layout before the mirror got a process of its own), in the same run."""
+    the layout before the mirror got a process of its own), in the same run; with ``--repeat N``,
+    N pairs of IO and --no-io alternately (no --one-process run)."""
+    if args.repeat > 1:
+        pairs = []
+        for _ in range(args.repeat):
+            pair = {"io": run_cli_once(args, True), "no_io": run_cli_once(args, False)}
+            pairs.append(pair)
+        return {"mode": "cli", "pairs": pairs}
     on = run_cli_once(args, True)
     off = run_cli_once(args, False)
     one = run_cli_once(args, True, one_process=True)
     return {"mode": "cli", "io": on, "no_io": off, "one_process": one,
             "io_cost": 1.0 - on["hands_per_second"] / off["hands_per_second"],
             "speedup": on["hands_per_second"] / one["hands_per_second"]}
+
+
+def _run_line(key: str, run: dict[str, Any]) -> str:
+    per = " + ".join(f"{c:.1f}" for c in run["process_cpu_seconds"])
+    return (f"{key}: {run['hands']} hands in {run['wall_seconds']:.1f} s from launch to exit "
+            f"({run['evaluate_seconds']:.1f} s of play) = {run['hands_per_second']:.0f} hands/s; "
+            f"evaluate's CPU {run['cpu_seconds']:.1f} s (per process: {per}); load average "
+            f"before {run['load_before']:.1f}, after {run['load_after']:.1f}")
+
+
+def print_pairs(figures: dict[str, Any]) -> None:
+    """``--repeat``: each pair's figures and IO's cost, in throughput and in CPU, and their medians."""
+    import statistics
+
+    costs, cpu_costs = [], []
+    for number, pair in enumerate(figures["pairs"], 1):
+        on, off = pair["io"], pair["no_io"]
+        cost = 1.0 - on["hands_per_second"] / off["hands_per_second"]
+        # The busier process sets the pace when both seatings run at once.
+        cpu_cost = max(on["process_cpu_seconds"]) / max(off["process_cpu_seconds"]) - 1.0
+        costs.append(cost)
+        cpu_costs.append(cpu_cost)
+        print(_run_line(f"pair {number} io", on))
+        print(_run_line(f"pair {number} no_io", off))
+        print(f"pair {number}: IO costs {100 * cost:.1f}% of the throughput, "
+              f"{100 * cpu_cost:.1f}% of the busier process's CPU\n")
+    print(f"IO costs {100 * statistics.median(costs):.1f}% of the throughput of --no-io (median of "
+          f"{len(costs)} pairs: {', '.join(f'{100 * c:.1f}' for c in costs)}); "
+          f"{100 * statistics.median(cpu_costs):.1f}% of the busier process's CPU")
 
 
 def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
@@ -275,20 +312,21 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="cli: then run the IO evaluation once more under py-spy and say whose work "
                         "its CPU time was (dealer, LBR agent, bot, results, start-up)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="cli: N pairs of IO and --no-io runs, alternately; IO's cost per pair and the median")
     parser.add_argument("--bets", default="fcpa")
     parser.add_argument("--rounds", default="3-4")
     parser.add_argument("--opponent", default="always-call")
     args = parser.parse_args()
     if args.mode == "cli":
         figures = run_cli(args)
+        if "pairs" in figures:
+            print_pairs(figures)
+            return
         for key in ("io", "no_io", "one_process"):
             run = figures[key]
             print(run.pop("report").rstrip())
-            per = " + ".join(f"{c:.1f}" for c in run["process_cpu_seconds"])
-            print(f"{key}: {run['hands']} hands in {run['wall_seconds']:.1f} s from launch to exit "
-                  f"({run['evaluate_seconds']:.1f} s of play) = {run['hands_per_second']:.0f} hands/s; "
-                  f"evaluate's CPU {run['cpu_seconds']:.1f} s (per process: {per}); load average "
-                  f"before {run['load_before']:.1f}, after {run['load_after']:.1f}\n")
+            print(_run_line(key, run) + "\n")
         print(f"IO costs {100 * figures['io_cost']:.0f}% of the throughput of the same run with --no-io")
         print(f"the mirror in its own process: {figures['speedup']:.2f}x the hands/s of --one-process "
               "(same run, IO on)")
