@@ -28,7 +28,7 @@ from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
-from acpc_lbr.stats import MeanFigures, RunningMean
+from acpc_lbr.stats import LiveMean, MeanFigures, RunningMean
 from acpc_lbr.trajectory import Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
@@ -143,6 +143,15 @@ class MatchEstimates:
             self.aivat_minus_raw.add(outcome.aivat_chips - outcome.chips)
         self._pair(outcome.deal, outcome.half, (outcome.chips, outcome.io_chips, outcome.aivat_chips))
         self.trajectory.observe(self.raw.n, self.stats)
+
+    @classmethod
+    def live_only(cls) -> MatchEstimates:
+        """Estimators that keep only the running (Welford) figures: for live displays, read with
+        ``live()`` after every hand (:class:`~acpc_lbr.stats.LiveMean`; exact figures are refused)."""
+        estimates = cls()
+        for name in (*ESTIMATORS, *CHECKS):
+            setattr(estimates, name, LiveMean())
+        return estimates
 
     def stats(self) -> dict[str, RunningMean]:
         """Every estimator and the honesty checks, by name (the figures a document reports)."""

@@ -315,6 +315,52 @@ class RunningMean:
         return stat
 
 
+class LiveMean(RunningMean):
+    """Only Welford's running figures (:meth:`RunningMean.live`) and the count, for live displays.
+
+    A dealer's running estimate is read after every hand through ``live()``;
+    its documents are recomputed exactly from the outcomes at the end. Without
+    the exact sums (a Python loop per unit) adding costs a few operations.
+    Anything that needs the exact figures (``mean``, ``m2``, documents,
+    merging) raises :class:`TypeError` instead of answering from nothing.
+    """
+
+    __slots__ = ()
+
+    def add(self, x: float) -> None:
+        """Add one unit (Welford only)."""
+        x = float(x)
+        self.n += 1
+        delta = x - self._live_mean
+        self._live_mean += delta / self.n
+        self._live_m2 += delta * (x - self._live_mean)
+
+    def copy(self) -> LiveMean:
+        """An independent copy."""
+        result = LiveMean.__new__(LiveMean)
+        result.n = self.n
+        result._sum, result._sq = [], []
+        result._base_sum = result._base_sq = Fraction(0)
+        result._live_mean = self._live_mean
+        result._live_m2 = self._live_m2
+        result._cache = None
+        return result
+
+    def exact_sums(self) -> tuple[Fraction, Fraction]:
+        """Refused: a live mean keeps no exact sums."""
+        raise TypeError(_NO_EXACT_SUMS)
+
+    def _figures(self) -> tuple[float, float]:
+        raise TypeError(_NO_EXACT_SUMS)  # mean, m2 and documents come from the exact sums
+
+    def merge(self, other: RunningMean) -> None:
+        """Refused: merging needs the exact sums."""
+        raise TypeError(_NO_EXACT_SUMS)
+
+
+_NO_EXACT_SUMS = "a LiveMean keeps only Welford's running figures (live()), not exact sums"
+
+
 def mbb_per_game(chips: float, big_blind: int) -> float:
     """Milli big blinds per game of a per-hand amount in chips."""
     return 1000.0 * chips / big_blind

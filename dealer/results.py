@@ -696,7 +696,8 @@ class LiveEstimates:
     def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None) -> None:
         self.name = name
         self.big_blind = big_blind
-        self.running = MatchEstimates()
+        #: Read after every hand with ``live()`` only (the document is recomputed exactly).
+        self.running = MatchEstimates.live_only()
         self.outcomes: list[HandOutcome] = []
         self.publish = publish
         self._final: tuple[int, MatchEstimates] | None = None

@@ -8,7 +8,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acpc_lbr.stats import Z95, RunningMean
+import pytest
+
+from acpc_lbr.stats import Z95, LiveMean, RunningMean
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 
@@ -112,3 +114,24 @@ def test_exact_sums_equal_the_rational_sum_of_the_units() -> None:
             assert total == sum((Fraction(x) for x in units), Fraction(0))
             if not tiny:
                 assert squares == sum((Fraction(x) ** 2 for x in units), Fraction(0))
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=0, max_size=40))
+def test_live_mean_has_the_running_figures_and_refuses_exact_ones(xs: list[float]) -> None:
+    """A LiveMean gives the same live() figures and count as a RunningMean fed the same units,
+    copies stay live-only, and the exact figures are refused rather than made up."""
+    full, live = RunningMean(), LiveMean()
+    for x in xs:
+        full.add(x)
+        live.add(x)
+    assert live.n == full.n
+    assert np.array_equal(np.array(live.live()), np.array(full.live()), equal_nan=True)
+    copy = live.copy()
+    assert isinstance(copy, LiveMean) and copy.n == live.n
+    assert np.array_equal(np.array(copy.live()), np.array(live.live()), equal_nan=True)
+    with pytest.raises(TypeError):
+        _ = live.mean
+    with pytest.raises(TypeError):
+        live.to_dict()
+    with pytest.raises(TypeError):
+        live.merge(full)
