@@ -258,6 +258,31 @@ def test_ask_seat_returns_the_checked_array_or_raises(in_tmp: Path, valid: bool)
         assert failure.value.cause == "range_error"
 
 
+def test_ask_all_sends_every_query_in_one_write_and_gives_each_its_answer_or_failure(in_tmp: Path) -> None:
+    """QueryRelay.ask_all (the dealer's IO queries of a hand): one write to the bot; once every
+    query is settled, per query in order its checked rows or the QueryFailed it failed with."""
+    t = table(in_tmp)
+    state = parse_matchstate("MATCHSTATE:1:0::|2hAc", t.match.game)
+    writes: list[bytes] = []
+    transport = t.transports[1]
+    original = transport.write
+    transport.write = lambda data: (writes.append(data), original(data))[1]  # type: ignore[method-assign]
+    results: list[Any] = []
+    t.match.relay.ask_all(1, [(state, [Action.CALL]), (state, [Action.FOLD]), (state, [Action.FOLD, Action.CALL])]
+                          ).addCallback(results.append)
+    assert len(writes) == 1
+    qids = [line.split(":")[1] for line in t.take(1)]
+    assert len(qids) == 3 and len(set(qids)) == 3
+    t.feed(1, f"RANGE:{qids[0]}:{rows('c=0.75')}\r\n")
+    t.feed(1, f"RANGEERROR:{qids[1]}:no\r\n")
+    assert results == []  # not before every query is settled
+    t.feed(1, f"RANGE:{qids[2]}:{rows('f=0.25', 'c=0.75')}\r\n")
+    (replies,) = results
+    assert replies[0].shape == (1, N) and replies[0][0].tolist() == [0.75] * N
+    assert isinstance(replies[1], QueryFailed) and replies[1].cause == "range_error"
+    assert replies[2].shape == (2, N) and replies[2][0].tolist() == [0.25] * N
+
+
 def test_ask_seat_refuses_a_seat_that_does_not_answer_queries(in_tmp: Path) -> None:
     """Asking a plain ACPC bot fails at once with cause not_queryable; nothing is sent."""
     t = table(in_tmp, announce=False)
