@@ -78,7 +78,7 @@ from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeIncons
 from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
 from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
-from dealer.relay import Question, QueryRelay
+from dealer.relay import QueryRelay, Question
 from protocol.deal import Deal
 from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pytest
 
 from acpc_lbr.stats import Z95, LiveMean, RunningMean
 
