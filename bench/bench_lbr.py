@@ -11,7 +11,12 @@ Three set-ups:
   baseline of the same run. ``--separate-bot``
   runs the opponent as its own process (``--opponent-cmd "acpc-lbr play
   BOT ..."``) instead of inside evaluate's; ``--main-job`` runs the README's
-  main job (``acpc-lbr evaluate`` with no options) instead.
+  main job (``acpc-lbr evaluate`` with no options) instead. ``--repeat N``
+  runs N pairs of IO and ``--no-io`` (no ``--one-process`` run) and gives
+  IO's cost per pair and the median; ``--together`` runs each pair's two
+  evaluations at the same time, so that other jobs on a shared machine slow
+  both alike (each then has about half the cores: compare the two, not the
+  hands/s with other figures).
 
 * ``--mode processes`` (default): ``acpc-lbr dealer``, ``acpc-lbr play
   always-call`` and ``acpc-lbr play lbr --timing FILE`` as three processes on
@@ -30,7 +35,7 @@ Usage::
 
     .venv/bin/python bench/bench_lbr.py [--hands 2000] [--mode processes|inprocess|cli]
         [--bets fcpa] [--rounds 3-4] [--opponent always-call] [--separate-bot] [--main-job]
-        [--repeat N]
+        [--repeat N] [--together]
 
 Figures (2026-11-24, shared 2-vCPU machine, other engineers' test runs in
 parallel, load average 3-5, so wall times are pessimistic) are recorded in
@@ -218,10 +223,17 @@ def run_cli(args: argparse.Namespace) -> dict[str, Any]:
     """evaluate with IO (the default), with --no-io, and with IO in one process (--one-process,
     the layout before the mirror got a process of its own), in the same run; with ``--repeat N``,
     N pairs of IO and --no-io alternately (no --one-process run)."""
-    if args.repeat > 1:
+    if args.repeat > 1 or args.together:
         pairs = []
         for _ in range(args.repeat):
-            pair = {"io": run_cli_once(args, True), "no_io": run_cli_once(args, False)}
+            if args.together:  # both at once: whatever else loads the machine loads both alike
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(2) as pool:
+                    on, off = pool.map(lambda io: run_cli_once(args, io), (True, False))
+                pair = {"io": on, "no_io": off}
+            else:
+                pair = {"io": run_cli_once(args, True), "no_io": run_cli_once(args, False)}
             pairs.append(pair)
         return {"mode": "cli", "pairs": pairs}
     on = run_cli_once(args, True)
@@ -314,6 +326,9 @@ def main() -> None:
                         "its CPU time was (dealer, LBR agent, bot, results, start-up)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="cli: N pairs of IO and --no-io runs, alternately; IO's cost per pair and the median")
+    parser.add_argument("--together", action="store_true",
+                        help="cli: run each pair's IO and --no-io evaluations at the same time (four processes "
+                        "sharing the cores alike: a fairer comparison on a busy machine)")
     parser.add_argument("--bets", default="fcpa")
     parser.add_argument("--rounds", default="3-4")
     parser.add_argument("--opponent", default="always-call")
