@@ -604,9 +604,11 @@ class MatchResults:
                 io.failure = str(getattr(reply, "reason", reply)) or type(reply).__name__
                 self.tally.query_errors += 1
                 return io  # rows None
-            self.tally.dealer_queries += 1
             rows.append(np.asarray(reply, dtype=np.float64)[0])
             io.sources.append("asked")
+        # Counted once the hand has its rows, as the query log counts them (a failed
+        # hand's log line records no rows, so none of its answers count there either).
+        self.tally.dealer_queries += len(missing)
         io.rows = rows
         self.any_rows = True
         return io
