@@ -115,8 +115,8 @@ def drive():
         handlers = [key.data[0]._callback for key in loop._selector.get_map().values() if key.data[0]]
         assert log.callWithLogger not in handlers, handlers
         assert sum(getattr(h, "__self__", None) is reactor for h in handlers) >= 2, handlers
+    got.append(echoed)  # before "boom" goes out: the reactor's thread appends what it reads
     client.sendall(b"boom\n")
-    got.append(echoed)
 
 reactor.callLater(0.05, lambda: reactor.callInThread(drive))
 reactor.callLater(10, reactor.stop)
