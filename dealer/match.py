@@ -725,6 +725,12 @@ class Match:
                 for hook in self.hand_hooks:
                     await hook(state, deal, self._position_to_seat(state.hand_id))
                 hand_id = state.hand_id + 1
+            failure = self._failure
+            if failure is not None and failure.cause is not Cause.DISCONNECT:
+                # A bot that broke a rule while the last hand's hooks waited on it (e.g. a
+                # comment flood during that hand's IO queries) is charged as in any other
+                # hand; leaving after the last hand is what bots do, so that one is not.
+                raise failure
             result.completed = True
         except MatchAborted as failure:
             self._record_failure(failure)
