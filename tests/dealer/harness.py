@@ -15,6 +15,7 @@ from dealer.events import Opener, open_record_file
 from dealer.match import Match, MatchConfig, MatchResult
 from dealer.seat import SeatProtocol
 from protocol.gamedef import load_game
+from protocol.wire import parse_matchstate
 from tests.dealer.bots import TestBot, connect
 
 
@@ -52,6 +53,31 @@ def log_lines(config: MatchConfig) -> list[str]:
 
 #: Matches started by :class:`MemoryTable`; the conftest aborts those a test leaves running.
 OPEN_MATCHES: list[Match] = []
+
+
+def call_round(table: Any) -> tuple[list[str], bool]:
+    """One pass over both seats of an in-memory ``table`` (``match``, ``transports``,
+    ``take``, ``feed``): a seat to act on a MATCHSTATE calls; a closed seat is skipped.
+
+    Returns the QUERY lines the bot in seat 1 was sent, and whether a seat acted.
+    """
+    game = table.match.game
+    queries: list[str] = []
+    moved = False
+    for seat in (0, 1):
+        if table.transports[seat].disconnecting:
+            continue
+        for line in table.take(seat):
+            if line.startswith("QUERY:"):
+                assert seat == 1
+                queries.append(line)
+            elif line.startswith("MATCHSTATE:"):
+                view = parse_matchstate(line, game)
+                state = view.to_state(game)
+                if not state.finished and state.current_player == view.position:
+                    table.feed(seat, line + ":c\r\n")
+                    moved = True
+    return queries, moved
 
 
 class MemoryTable:

@@ -34,8 +34,8 @@ from acpc_lbr.results import dumps
 from dealer.match import MatchResult
 from dealer.results import ResultsGroup, read_query_log, results_from_files
 from protocol.gamedef import load_game
-from protocol.wire import parse_log_state, parse_matchstate
-from tests.dealer.harness import MemoryTable, make_config
+from protocol.wire import parse_log_state
+from tests.dealer.harness import MemoryTable, call_round, make_config
 
 N = 1326
 T_QUERY_MS = 500
@@ -58,23 +58,8 @@ class IoTable:
 
     def play_until_queried(self, rounds: int = 200) -> list[str]:
         """Both seats check/call until the bot gets QUERY lines (returned); [] if the match ends first."""
-        game = self.t.match.game
         for _ in range(rounds):
-            queries: list[str] = []
-            moved = False
-            for seat in (0, 1):
-                if self.t.transports[seat].disconnecting:
-                    continue
-                for line in self.t.take(seat):
-                    if line.startswith("QUERY:"):
-                        assert seat == 1
-                        queries.append(line)
-                    elif line.startswith("MATCHSTATE:"):
-                        view = parse_matchstate(line, game)
-                        state = view.to_state(game)
-                        if not state.finished and state.current_player == view.position:
-                            self.t.feed(seat, line + ":c\r\n")
-                            moved = True
+            queries, moved = call_round(self.t)
             if queries:
                 return queries
             if not moved:

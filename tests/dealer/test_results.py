@@ -458,21 +458,10 @@ class _MemoryTable:
 
     def call_until_queried(self) -> list[str]:
         """Both seats check/call until the dealer sends the bot QUERY lines; returns them."""
-        from protocol.wire import parse_matchstate
+        from tests.dealer.harness import call_round
 
-        game = self.match.game
         for _ in range(100):
-            queries = []
-            for seat in (0, 1):
-                for line in self.take(seat):
-                    if line.startswith("QUERY:"):
-                        assert seat == 1
-                        queries.append(line)
-                    elif line.startswith("MATCHSTATE:"):
-                        view = parse_matchstate(line, game)
-                        state = view.to_state(game)
-                        if not state.finished and state.current_player == view.position:
-                            self.feed(seat, line + ":c\r\n")
+            queries, _moved = call_round(self)
             if queries:
                 return queries
         raise AssertionError("no query came")
