@@ -62,6 +62,20 @@ def new_event_loop(prefer_uvloop: bool = False) -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
+def event_loop_of(reactor: Any) -> asyncio.AbstractEventLoop:
+    """The asyncio event loop under Twisted's asyncio ``reactor``.
+
+    Raises:
+        TypeError: ``reactor`` is not Twisted's asyncio reactor.
+    """
+    from twisted.internet import asyncioreactor
+
+    if not isinstance(reactor, asyncioreactor.AsyncioSelectorReactor):
+        raise TypeError(f"not Twisted's asyncio reactor: {type(reactor).__name__}")
+    loop: asyncio.AbstractEventLoop = reactor._asyncioEventloop
+    return loop
+
+
 def install_asyncio_reactor(prefer_uvloop: bool = False) -> None:
     """Install the asyncio reactor on a fresh event loop (:func:`new_event_loop`; idempotent)."""
     import sys

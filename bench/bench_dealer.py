@@ -11,7 +11,7 @@ Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
-        [--events] [--matches N] [--costs] [--profile FILE] [--sample FILE]
+        [--events] [--matches N] [--no-poll] [--costs] [--profile FILE] [--sample FILE]
 
 Bots (the same bots play against both dealers):
 
@@ -32,6 +32,9 @@ faster.
 
 ``--matches N`` also plays N matches at once in one process of ours (``--match``,
 each with its own two bots) and prints its hands/s over one match's.
+``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
+docs/dealer.md) and prints the ratio on / off of each run.
+
 ``--costs`` also plays ours with the per-hand extras all off (``-q -l
 --no_events``) and then with one of them on at a time (the ``.log``, the events
 file, the trace), and prints the dealer CPU each one adds per hand.
@@ -320,6 +323,8 @@ def main() -> int:
     parser.add_argument("--matches", type=int, default=1,
                         help="also run this many matches at once in one process of ours "
                              "and compare its hands/s with one match's")
+    parser.add_argument("--no-poll", dest="no_poll", action="store_true",
+                        help="also play ours with busy polling off (--busy_poll 0) in each run")
     parser.add_argument("--costs", action="store_true",
                         help="also run ours with nothing switched off but one per-hand extra "
                              "(.log, events, trace) at a time and report what each costs")
@@ -349,6 +354,8 @@ def main() -> int:
     variants.append(("ours", "ours", None, 1))
     if options.matches > 1:
         variants.append((f"ours x{options.matches}", "ours", None, options.matches))
+    if options.no_poll:
+        variants.append(("no poll", "ours", [*dealer_flags(options), "--busy_poll", "0"], 1))
     if options.costs:
         base = ["-q", "-l", "--no_events"]
         variants += [("all off", "ours", base, 1),
@@ -391,6 +398,11 @@ def main() -> int:
 
     if options.reference is not None:
         print(f"  ratio ours/reference, hands/s: {ratio('ours', 'reference')}")
+    if options.no_poll:
+        print(f"  busy polling on / off, hands/s: {ratio('ours', 'no poll')}")
+        if options.reference is not None:
+            print(f"  ratio ours without busy polling/reference, hands/s: "
+                  f"{ratio('no poll', 'reference')}")
     if options.matches > 1:
         print(f"  {options.matches} matches in one process / one match, hands/s: "
               f"{ratio(f'ours x{options.matches}', 'ours')}")

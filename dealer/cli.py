@@ -42,8 +42,9 @@ from twisted.internet.error import CannotListenError, ReactorNotRunning
 
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from acpc_lbr.progress import Progress, best_estimate
-from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.reactor import event_loop_of, install_asyncio_reactor
 from dealer.budget import BotBudget
+from dealer.busypoll import DEFAULT_BUDGET_US, MAX_BUDGET_US, BusyPoll
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import (
     DEFAULT_START_TIMEOUT_MS,
@@ -106,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--idle_timeout", type=int, default=None, metavar="MS",
                         help="end the match when the bot the dealer waits for has sent nothing "
                         "for MS (default: off; --t_response still applies)")
+    parser.add_argument("--busy_poll", type=int, default=DEFAULT_BUDGET_US, metavar="USEC",
+                        help="after asking a bot that answered within USEC last time, keep "
+                        f"polling for its answer for up to USEC before sleeping (default "
+                        f"{DEFAULT_BUDGET_US}; 0: off; see docs/dealer.md)")
     parser.add_argument("--bind", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     parser.add_argument("--duplicate", action="store_true",
                         help="also play the mirrored match MATCH.dup (seats reversed) on two more ports")
@@ -206,6 +211,8 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
         raise _UsageError(f"--max_line must be in 1..{LARGEST_MAX_LINE}")
     if options.idle_timeout is not None and options.idle_timeout <= 0:
         raise _UsageError("--idle_timeout must be positive")
+    if not 0 <= options.busy_poll <= MAX_BUDGET_US:
+        raise _UsageError(f"--busy_poll must be in 0..{MAX_BUDGET_US} microseconds")
     specs: list[tuple[list[str], tuple[int, ...]]] = []
     if options.positional:
         specs.append((list(options.positional), ports))
@@ -336,11 +343,15 @@ def _listen_groups(groups: list[list[MatchConfig]], matches: list[list[Match]], 
     so a caller can stop them on a failure); the port line of each group."""
     stderr = progress.proxy(sys.stderr)  # on a terminal, console lines go above the bar
     port_lines = []
+    # One poller for the process: several matches poll no more than one does.
+    busy_poll = None
+    if options is not None and options.busy_poll > 0:
+        busy_poll = BusyPoll(event_loop_of(reactor).call_soon, options.busy_poll / 1e6)
     for group in groups:
         console = options is None or not (options.quiet or options.silent) or options.console
         built = [
             Match(c, reactor, stderr=stderr, trace_prefix=f"[{c.name}] " if several else "",
-                  console=console)
+                  console=console, busy_poll=busy_poll)
             for c in group
         ]
         matches.append(built)

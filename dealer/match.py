@@ -67,6 +67,7 @@ from twisted.python.failure import Failure
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import events as ev
 from dealer.budget import BotBudget
+from dealer.busypoll import BusyPoll
 from dealer.events import (
     Cause,
     EventLog,
@@ -264,6 +265,7 @@ class _Seat:
         "ignored",
         "index",
         "last_refusal",
+        "last_reply_s",
         "lost",
         "match_time",
         "name",
@@ -297,6 +299,9 @@ class _Seat:
         self.ignored = 0
         self.trace_bytes = 0  # FROM trace bytes in this hand
         self.untraced = 0  # lines not traced in this hand (over the budget)
+        #: How long its last action took from the send (0 before the first): the
+        #: busy poll polls only for a seat that answered within its budget.
+        self.last_reply_s = 0.0
 
     def label(self) -> str:
         return f"seat {self.index + 1} ({self.name})"
@@ -332,7 +337,7 @@ class _Turn:
     """One decision point: the acting seat's wait for its action."""
 
     __slots__ = ("charged_to", "expected", "heard", "ignored", "paused_at_send", "paused_mark",
-                 "position", "seat", "sent")
+                 "polled", "position", "seat", "sent")
 
     def __init__(self, seat: _Seat, position: int, expected: str, sent: float,
                  paused: float) -> None:
@@ -350,6 +355,8 @@ class _Turn:
         self.heard = sent
         #: Lines ignored (unparsable, stale, comments) while this decision is pending.
         self.ignored = 0
+        #: Whether the busy poll polled for this wait (None: it did not decide).
+        self.polled: bool | None = None
 
 
 class Match:
@@ -363,6 +370,8 @@ class Match:
         trace_prefix: put before every trace line (several matches per process).
         console: also write the readable event lines (structlog) to ``stderr``.
         opener: opens the log files (tests give files that fail).
+        busy_poll: keeps the event loop polling while a fast seat is to act
+            (dealer/busypoll.py; shared by the matches of a process).
     """
 
     def __init__(
@@ -374,8 +383,10 @@ class Match:
         trace_prefix: str = "",
         console: bool = True,
         opener: Opener = open_record_file,
+        busy_poll: BusyPoll | None = None,
     ) -> None:
         self.config = config
+        self.busy_poll = busy_poll
         self.game = config.game
         self.reactor = reactor
         self.clock: Clock = clock if clock is not None else reactor
@@ -801,6 +812,11 @@ class Match:
         self._waiting = True
         self._waiter_seat = index
         self._wait_deadline = deadline
+        busy_poll = self.busy_poll
+        if busy_poll is not None and turn.polled is None and busy_poll.worth_it(seat.last_reply_s):
+            turn.polled = polled = busy_poll.decide()
+            if polled:
+                busy_poll.arm()
         # One watchdog timer, not one per wait: replies come in microseconds,
         # so the timer is left armed and re-armed only when it fires early or
         # when this wait must end sooner than it is set for. (_timer is None
@@ -1063,6 +1079,10 @@ class Match:
         if problem is not None:
             self._ignore_reply(seat, turn, hand_id, problem)
             return
+        answer_s = seat.last_reply_s = now - turn.sent
+        polled = turn.polled
+        if polled is not None and self.busy_poll is not None:
+            self.busy_poll.record(polled, answer_s)
         applied, correction = correct_action(state, action, action_problem)
         if correction is not None:
             self._note_correction(seat, hand_id, correction.message)

@@ -11,6 +11,7 @@ from twisted.internet.address import IPv4Address
 from twisted.internet.testing import StringTransport
 from twisted.test import iosim
 
+from dealer.busypoll import BusyPoll
 from dealer.events import Opener, open_record_file
 from dealer.match import Match, MatchConfig, MatchResult
 from dealer.seat import SeatProtocol
@@ -27,11 +28,12 @@ def make_config(name: str, game: str = "nolimit", hands: int = 10, seed: int = 7
                        names=tuple(names), **options)
 
 
-async def play(config: MatchConfig, bots: Sequence[Any], stderr: Any = None) -> MatchResult:
+async def play(config: MatchConfig, bots: Sequence[Any], stderr: Any = None,
+               busy_poll: BusyPoll | None = None) -> MatchResult:
     """Listen, connect ``bots`` seat by seat, and play the match to its end."""
     from twisted.internet import reactor
 
-    match = Match(config, reactor, stderr=stderr)
+    match = Match(config, reactor, stderr=stderr, busy_poll=busy_poll)
     ports = match.listen()
     finished = match.start()
     for bot, port in zip(bots, ports):

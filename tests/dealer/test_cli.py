@@ -52,12 +52,17 @@ def finish(proc: subprocess.Popen[str], bots: list[subprocess.Popen[bytes]]) -> 
     return proc.returncode, out
 
 
-@pytest.mark.parametrize(("name", "game"), [("nl1000", "holdem.nolimit.2p.reverse_blinds.game"),
-                                          ("lim1000", "holdem.limit.2p.reverse_blinds.game")])
-def test_cli_replays_reference_match_byte_for_byte(tmp_path: Path, name: str, game: str) -> None:
-    """`acpc-lbr dealer` with bots replaying a reference log writes that .log exactly."""
+@pytest.mark.parametrize(("name", "game", "busy_poll"),
+                         [("nl1000", "holdem.nolimit.2p.reverse_blinds.game", "100"),
+                          ("nl1000", "holdem.nolimit.2p.reverse_blinds.game", "0"),
+                          ("lim1000", "holdem.limit.2p.reverse_blinds.game", "1000")])
+def test_cli_replays_reference_match_byte_for_byte(tmp_path: Path, name: str, game: str,
+                                                   busy_poll: str) -> None:
+    """`acpc-lbr dealer` with bots replaying a reference log writes that .log exactly
+    (busy polling on, the default, or off)."""
     reference = REFERENCE / "logs" / f"{name}.log"
-    proc, [ports] = start_dealer([name, game, "1000", "42", "p1", "p2", "-q"], tmp_path)
+    proc, [ports] = start_dealer([name, game, "1000", "42", "p1", "p2", "-q",
+                                  "--busy_poll", busy_poll], tmp_path)
     bots = [start_bot(port, game, "--replay", str(reference)) for port in ports]
     code, out = finish(proc, bots)
     assert code == 0
@@ -118,7 +123,9 @@ def test_cli_bot_failure_exit_code(tmp_path: Path) -> None:
 def test_cli_usage_errors_exit_1(tmp_path: Path) -> None:
     """Too few arguments or an unknown game: usage on stdout and exit 1, as the reference."""
     for args in (["m", "nolimit", "10"], ["m", "no-such-game", "10", "1", "a", "b"],
-                 ["m", "nolimit", "0", "1", "a", "b"]):
+                 ["m", "nolimit", "0", "1", "a", "b"],
+                 ["m", "nolimit", "10", "1", "a", "b", "--busy_poll", "-1"],
+                 ["m", "nolimit", "10", "1", "a", "b", "--busy_poll", "1001"]):
         done = subprocess.run([str(ACPC_LBR), "dealer", *args], cwd=tmp_path, capture_output=True,
                               text=True, timeout=TIMEOUT, check=False)
         assert done.returncode == 1

@@ -1,0 +1,154 @@
+"""Busy polling: the event loop keeps polling for a short while after the dealer
+asks a fast bot to act, instead of going to sleep at once -- when, and only
+when, that is measured to bring the answers sooner.
+
+Why. With fast bots a match is a chain of round trips, dealer -> bot -> dealer,
+and on a virtual machine much of each trip can be wake-ups rather than work: a
+processor with nothing to run halts, and waking it again (an interrupt through
+the hypervisor) can cost tens of microseconds, after which the dealer's
+interpreter runs on cold caches. ``python bench/bench_wakeup.py`` shows it on
+the machine at hand: a line echoed by a C process that sleeps in ``read``
+against one that polls. When the dealer keeps its processor busy for the few
+tens of microseconds a fast bot takes to answer, the answer is read without a
+wake-up. On a machine where wake-ups are cheap, or where the cores are
+shared with other work, polling only takes processor time from the bots.
+
+How. :meth:`BusyPoll.arm` keeps a callback queued on the asyncio loop under
+Twisted's reactor (``call_soon``) until a deadline ``budget_s`` ahead: with a
+callback ready, the loop polls its sockets without blocking, so a reply is
+dispatched by the reactor as usual, only sooner. The reactor still owns every
+socket, timer and callback; play, time limits and logs are unchanged (the
+tests compare the logs with and without it).
+
+When. Only for a seat whose last action came within the budget (a slow bot,
+such as the LBR agent, is never polled for), and only while polling is
+measured to pay (:meth:`BusyPoll.decide`): the waits come in cycles; each
+begins with an exploration, blocks of waits with and without polling in turn,
+and the rest of the cycle polls if the median time to the answer was at least
+:data:`REQUIRED_GAIN` shorter with polling than without. So the dealer follows
+the machine it runs on, and a change of load, within one cycle.
+
+What it costs. At most ``budget_s`` of CPU per wait it polls for. Every match
+of a process shares one poller, so several matches poll no more than one does.
+``--busy_poll 0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+#: The dealer's default polling budget per wait, in microseconds (``--busy_poll``).
+DEFAULT_BUDGET_US = 100
+#: The largest budget ``--busy_poll`` takes: a millisecond of polling per wait is
+#: already more than any wake-up costs.
+MAX_BUDGET_US = 1000
+#: Polling is kept on only if it cuts the median time to an answer by this share.
+REQUIRED_GAIN = 0.1
+
+
+class BusyPoll:
+    """Keep an event loop polling, without sleeping, until a moving deadline,
+    and find out whether doing so pays.
+
+    Args:
+        call_soon: the loop's ``call_soon`` (a callable queued there runs on
+            the loop's next turn, and a loop with one queued does not block).
+        budget_s: how long after :meth:`arm` the loop keeps polling.
+        clock: a monotonic clock in seconds.
+        block: waits per exploration block (polled, then not, in turn).
+        explore_blocks: blocks in an exploration (even: as many of each).
+        cycle_blocks: blocks in a cycle, the exploration included.
+    """
+
+    __slots__ = (
+        "_block",
+        "_call_soon",
+        "_clock",
+        "_cycle",
+        "_explore",
+        "_exploring",
+        "_queued",
+        "_samples",
+        "_trials",
+        "_until",
+        "arms",
+        "budget_s",
+        "conclusions",
+        "polling",
+        "spins",
+    )
+
+    def __init__(self, call_soon: Callable[[Callable[[], None]], object], budget_s: float,
+                 clock: Callable[[], float] = time.perf_counter, block: int = 32,
+                 explore_blocks: int = 4, cycle_blocks: int = 32) -> None:
+        if budget_s <= 0.0:
+            raise ValueError(f"the busy-poll budget must be positive, not {budget_s}")
+        if block < 1 or explore_blocks < 2 or explore_blocks % 2 or cycle_blocks <= explore_blocks:
+            raise ValueError("need block >= 1, an even explore_blocks >= 2 and "
+                             "cycle_blocks > explore_blocks")
+        self.budget_s = budget_s
+        #: Waits polled for, and loop turns spent polling (figures for tests and benchmarks).
+        self.arms = 0
+        self.spins = 0
+        #: Whether the waits after the last exploration are polled for, and the
+        #: explorations concluded so far.
+        self.polling = False
+        self.conclusions = 0
+        self._call_soon = call_soon
+        self._clock = clock
+        self._block = block
+        self._explore = block * explore_blocks
+        self._cycle = block * cycle_blocks
+        self._trials = 0
+        self._exploring = False
+        #: The times to an answer seen while exploring: [not polled, polled].
+        self._samples: tuple[list[float], list[float]] = ([], [])
+        self._queued = False
+        self._until = 0.0
+
+    def worth_it(self, last_reply_s: float) -> bool:
+        """Whether polling can help for a seat whose last action took ``last_reply_s``."""
+        return last_reply_s <= self.budget_s
+
+    def decide(self) -> bool:
+        """Whether to poll for this wait (for a seat :meth:`worth_it`); counts the wait."""
+        phase = self._trials % self._cycle
+        self._trials += 1
+        if phase == self._explore:
+            self._conclude()
+        self._exploring = phase < self._explore
+        if self._exploring:
+            return (phase // self._block) % 2 == 0
+        return self.polling
+
+    def record(self, polled: bool, answer_s: float) -> None:
+        """The time from the send to the answer of a wait :meth:`decide` decided."""
+        if self._exploring:
+            samples = self._samples[polled]
+            if len(samples) < self._explore:
+                samples.append(answer_s)
+
+    def _conclude(self) -> None:
+        without, with_ = self._samples
+        if without and with_:
+            self.polling = statistics.median(with_) < (1.0 - REQUIRED_GAIN) * statistics.median(without)
+            self.conclusions += 1
+        without.clear()
+        with_.clear()
+
+    def arm(self) -> None:
+        """Poll until ``budget_s`` from now (a later deadline than any armed before)."""
+        self._until = self._clock() + self.budget_s
+        self.arms += 1
+        if not self._queued:
+            self._queued = True
+            self._call_soon(self._spin)
+
+    def _spin(self) -> None:
+        if self._clock() < self._until:
+            self.spins += 1
+            self._call_soon(self._spin)
+        else:
+            self._queued = False
