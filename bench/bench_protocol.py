@@ -438,6 +438,12 @@ def random_hands(game: GameDef, count: int, seed: int) -> list[Hand]:
     return hands
 
 
+def previous_correct_action(state: PreviousState, action: Action) -> tuple[Action, None]:
+    """``correct_action`` on a PreviousState for the bench's legal play (the
+    compiled ``correct_action`` takes only a ``State``): the same legality check."""
+    return (action if state.is_legal(action) else Action.CALL), None
+
+
 def decision_states(game: GameDef, hands: Sequence[Hand], cls: type) -> list[list[Any]]:
     """Per hand, a copy of the state at each decision point and at the end."""
     per_hand = []
@@ -544,6 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log_state_text(final, hand.deal, vals, names)
 
     def dealer(state_cls: type, text: Callable[..., str], read: Callable[..., object],
+               correct: Callable[..., tuple[Action, object]],
                log: Callable[..., str]) -> Callable[[], None]:
         def run() -> None:
             for hand in hands:
@@ -557,7 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if p == actor:
                             prefix = line + ":"
                     read(action.text(), game)
-                    applied, _ = correct_action(state, action)
+                    applied, _ = correct(state, action)
                     state.apply(applied)
                     assert prefix
                 for p in positions:
@@ -575,8 +582,10 @@ def main(argv: Sequence[str] | None = None) -> int:
          [("log_state_for().text()", log_record), ("log_state_text()", log_fast)]),
         ("dealer protocol work",
          ("previous", dealer(PreviousState, previous_matchstate_text,
-                             previous_read_reply_action, previous_log_text)),
-         [("current", dealer(State, matchstate_text, read_reply_action, log_state_text))]),
+                             previous_read_reply_action, previous_correct_action,
+                             previous_log_text)),
+         [("current", dealer(State, matchstate_text, read_reply_action, correct_action,
+                             log_state_text))]),
     ]
     scale = 1e6 / len(hands)
     print(f"{'':32s} {'µs/hand':>9s}  previous/this")

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
+from protocol._variant import record_reduce
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
 
@@ -40,6 +42,9 @@ class Deal:
 
     hole: tuple[tuple[int, ...], ...]
     board: tuple[tuple[int, ...], ...]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return record_reduce(self)
 
     @property
     def board_cards(self) -> tuple[int, ...]:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from protocol._variant import record_reduce
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
 from protocol.wire import LogState, MatchState
@@ -44,6 +46,9 @@ class DecisionPoint:
     state: State
     view: MatchState
     action: Action
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return record_reduce(self)
 
 
 def decision_points(game: GameDef, hand: LogState, position: int) -> Iterator[DecisionPoint]:

@@ -19,10 +19,11 @@ here: it is the separate, named step :func:`correct_action`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from enum import Enum
-from typing import ClassVar
+from typing import Any, ClassVar, final
 
+from protocol._variant import record_reduce
 from protocol.errors import IllegalActionError
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
@@ -39,21 +40,52 @@ class ActionType(Enum):
     RAISE = "r"
 
 
-@dataclass(frozen=True)
+@final
 class Action:
     """One action. ``size`` is the raise-to total in no-limit, else 0.
+
+    An immutable record, equal and hashed by value, like a frozen dataclass;
+    a plain class because mypyc cannot compile a dataclass with the
+    ``FOLD``/``CALL``/``RAISE`` constants set after it. It pickles and copies
+    by its constructor arguments.
 
     Attributes:
         type: fold, call or raise.
         size: for a no-limit raise, the raiser's total commitment after it.
     """
 
+    __slots__ = ("size", "type")
+
     type: ActionType
-    size: int = 0
+    size: int
 
     FOLD: ClassVar[Action]
     CALL: ClassVar[Action]
     RAISE: ClassVar[Action]
+
+    def __init__(self, type: ActionType, size: int = 0) -> None:
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "size", size)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Action):
+            return NotImplemented
+        return self.type is other.type and self.size == other.size
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.size))
+
+    def __repr__(self) -> str:
+        return f"Action(type={self.type!r}, size={self.size!r})"
+
+    def __reduce__(self) -> tuple[Any, tuple[ActionType, int]]:
+        return Action, (self.type, self.size)
 
     @staticmethod
     def raise_to(size: int) -> Action:
@@ -505,6 +537,9 @@ class Correction:
     original: Action
     corrected: Action
     message: str
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return record_reduce(self)
 
 
 def correct_action(

@@ -29,10 +29,13 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from protocol._variant import record_reduce
 from protocol.cards import CARD_TEXT, DECK_SIZE, card_from_text, cards_to_text
 from protocol.deal import Deal
 from protocol.errors import IllegalActionError, ParseError
@@ -457,6 +460,12 @@ class MatchState:
     betting: Betting
     hole: Cards
     board: Cards
+    # The line, rendered once (matchstate_for sets it along the fast path).
+    # A declared field: a compiled record has no __dict__ to cache it in.
+    _text: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return record_reduce(self)
 
     @property
     def round(self) -> int:
@@ -488,7 +497,8 @@ class MatchState:
         """The line as the dealer sends it (without the line ending)."""
         # A record is frozen, so its text never changes: matchstate_for
         # renders it along the fast path, and any other is rendered once.
-        cached: str | None = self.__dict__.get("_text")
+        # (getattr: a compiled record leaves an init=False field unset.)
+        cached: str | None = getattr(self, "_text", None)
         if cached is None:
             cached = PREFIX + self.body()
             object.__setattr__(self, "_text", cached)
@@ -777,6 +787,9 @@ class Reply:
     problem: str | None
     text: str
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return record_reduce(self)
+
 
 def read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | None]:
     """Read the action part of a reply as the reference's ``readAction`` does.
@@ -914,6 +927,9 @@ class LogState:
     values: tuple[float, ...]
     names: tuple[str, ...]
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return record_reduce(self)
+
     def text(self) -> str:
         """The line as the reference writes it (without the line ending)."""
         return (
@@ -1021,6 +1037,9 @@ class Score:
 
     totals: tuple[float, ...]
     names: tuple[str, ...]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return record_reduce(self)
 
     def text(self) -> str:
         """The line as the reference writes it, e.g. ``'SCORE:-211082|211082:p1|p2'``."""

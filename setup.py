@@ -1,0 +1,124 @@
+"""Build: compile the protocol core's hot modules with mypyc, or fall back to the sources.
+
+The metadata lives in pyproject.toml; this file adds one step to build_ext.
+The modules of ``protocol._variant.GROUP`` are compiled as one mypyc group,
+and ``protocol/_native_build.json`` records the SHA-256 of each source they
+were built from (``protocol/__init__.py`` checks it before using them). If mypyc
+or the C compiler fails, or ``ACPC_LBR_PURE`` is set, the install goes on with
+the pure sources and says so. mypyc runs only in build_ext, so the metadata
+steps of an install stay quick.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _variant() -> Any:
+    """protocol/_variant.py, loaded by path (importing the package would pick a variant)."""
+    spec = importlib.util.spec_from_file_location("_acpc_lbr_variant", ROOT / "protocol" / "_variant.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses looks the module up
+    spec.loader.exec_module(module)
+    return module
+
+
+VARIANT = _variant()
+#: Stands for the mypyc extensions until build_ext makes them: it marks the
+#: distribution as having extensions (a platform wheel, build_ext runs).
+PLACEHOLDER = Extension(f"protocol.{VARIANT.SHARED_LIB}", sources=[])
+
+
+def _why(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).strip()[:300]}"
+
+
+def _say(message: str) -> None:
+    print(f"acpc-lbr build: {message}", file=sys.stderr, flush=True)
+
+
+class BuildNative(build_ext):
+    """build_ext that compiles the protocol group with mypyc, or records why not."""
+
+    def finalize_options(self) -> None:
+        # mypyc type-checks the group and writes its C here, so that
+        # build_ext's own preparation sees the real extensions.
+        self.start = time.monotonic()
+        self.problem = self._generate()
+        super().finalize_options()
+
+    def _generate(self) -> str | None:
+        """Generate the C code and set the extensions; why not, or None."""
+        self.distribution.ext_modules = []
+        if VARIANT.pure_forced():
+            return f"{VARIANT.PURE_ENV} is set"
+        try:
+            from mypyc.build import mypycify  # lazy: only build_ext needs mypy
+        except ImportError as error:
+            return f"mypyc is not available: {error}"
+        sources = [f"protocol/{name}.py" for name in VARIANT.GROUP]
+        cwd = os.getcwd()
+        os.chdir(ROOT)  # mypyc writes its C files under build/ and names modules by path
+        try:
+            # --no-site-packages: numpy's stubs are not needed (it is only an
+            # object to the compiled code), so the build is the same with or
+            # without build isolation.
+            self.distribution.ext_modules = mypycify(
+                ["--no-site-packages", "--ignore-missing-imports", *sources],
+                opt_level="3", group_name=VARIANT.GROUP_NAME,
+            )
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - any failure means: pure
+            return _why(error)
+        finally:
+            os.chdir(cwd)
+        self.extensions = self.distribution.ext_modules
+        return None
+
+    def run(self) -> None:
+        if self.problem is None:
+            try:
+                super().run()
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - compiler failed: pure
+                self.problem = _why(error)
+        manifest: dict[str, Any]
+        if self.problem is None:
+            manifest = {
+                "compiled": True,
+                "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
+                "sources": VARIANT.source_hashes(ROOT / "protocol"),
+            }
+            _say(f"compiled protocol/{{{','.join(VARIANT.GROUP)}}}.py with mypyc "
+                 f"in {time.monotonic() - self.start:.0f} s")
+        else:
+            manifest = {"compiled": False, "reason": self.problem}
+            _say(f"NOT compiled ({self.problem}); the pure-Python protocol core will be used")
+        self._write_manifest(manifest)
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Next to the built modules (the wheel's tree), and the sources' for an in-place build."""
+        places = [Path(self.build_lib) / "protocol"]
+        if self.inplace:
+            places.append(ROOT / "protocol")
+        for place in places:
+            place.mkdir(parents=True, exist_ok=True)
+            (place / VARIANT.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+
+    def get_outputs(self) -> list[str]:
+        outputs = super().get_outputs()
+        return [*outputs, str(Path(self.build_lib) / "protocol" / VARIANT.MANIFEST)]
+
+
+setup(ext_modules=[PLACEHOLDER], cmdclass={"build_ext": BuildNative})
