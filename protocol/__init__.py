@@ -11,9 +11,9 @@ sources have not changed since; see :mod:`protocol._variant`.
 from protocol import _variant
 
 #: True when the mypyc-compiled modules of :data:`protocol._variant.GROUP` are in use.
-COMPILED: bool = _variant.select()
+COMPILED, _WHY = _variant.select()
 
 
 def variant() -> str:
-    """``'compiled'`` or ``'pure'``: which protocol core this process runs."""
-    return "compiled" if COMPILED else "pure"
+    """Which protocol core runs, and why: ``'compiled (mypyc)'``, ``'pure (not built)'``, ..."""
+    return f"{'compiled' if COMPILED else 'pure'} ({_WHY})"

@@ -85,24 +85,27 @@ def compiled_problem(package_dir: Path, manifest: dict[str, Any]) -> str | None:
     return None
 
 
-def choose(package_dir: Path) -> tuple[bool, str | None]:
-    """Whether to use the compiled group, and the notice to print (None: no notice).
+def choose(package_dir: Path) -> tuple[bool, str, str | None]:
+    """Whether to use the compiled group, why (for ``acpc-lbr --version``), and
+    the notice to print (None: no notice).
 
     No manifest (a plain source tree) or a build that fell back to the sources
     (it said so when it ran) selects the sources quietly.
     """
     if pure_forced():
-        return False, None
+        return False, f"{PURE_ENV} is set", None
     manifest = read_manifest(package_dir)
-    if manifest is None or not manifest.get("compiled"):
-        return False, None
+    if manifest is None:
+        return False, "not built", None
+    if not manifest.get("compiled"):
+        return False, f"the build did not compile: {manifest.get('reason')}", None
     problem = compiled_problem(package_dir, manifest)
     if problem is not None:
-        return False, (
+        return False, problem, (
             f"acpc-lbr: {problem}; using the pure-Python protocol core "
             f"(rebuild: {REBUILD}; silence: {PURE_ENV}=1)"
         )
-    return True, None
+    return True, "mypyc", None
 
 
 class PureFinder(importlib.abc.MetaPathFinder):
@@ -120,17 +123,17 @@ class PureFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, source)
 
 
-def select(package_dir: Path = PACKAGE_DIR) -> bool:
-    """Choose the variant for this process; True when the compiled group is used.
+def select(package_dir: Path = PACKAGE_DIR) -> tuple[bool, str]:
+    """Choose the variant for this process: (compiled group in use, why).
 
     Must run before any module of the group is imported.
     """
-    compiled, notice = choose(package_dir)
+    compiled, why, notice = choose(package_dir)
     if notice is not None:
         print(notice, file=sys.stderr)
     if not compiled and not any(isinstance(f, PureFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, PureFinder(package_dir))
-    return compiled
+    return compiled, why
 
 
 def record_reduce(record: Any) -> tuple[Any, tuple[Any, ...]]:

@@ -1,0 +1,272 @@
+"""The compiled protocol core and its pure twin: both run, both are tested, neither hides.
+
+protocol/_variant.py picks the mypyc-compiled modules of the group or their
+sources. Here: the build's modules are the ones loaded when it produced them;
+the rules' reference-log replays, the fast-path twins and the doctests pass on
+the pure sources too (a subprocess with ``ACPC_LBR_PURE=1``) and on the compiled
+modules; a stale, partial or foreign build falls back to the sources, whole,
+with a notice; the frozen records pickle and copy in either variant.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import doctest
+import importlib
+import json
+import os
+import pickle
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import protocol
+from protocol import _variant
+from protocol.deal import DealSource
+from protocol.gamedef import load_game
+from protocol.lines import decision_points
+from protocol.rules import Action, ActionType, State, correct_action
+from protocol.wire import matchstate_for, parse_log_state, parse_reply, parse_score
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = _variant.PACKAGE_DIR
+
+
+def _loaded_file(name: str) -> str:
+    return str(importlib.import_module(f"protocol.{name}").__file__)
+
+
+def _c_compiler() -> str | None:
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc)
+
+
+def test_loaded_variant_is_the_one_selected() -> None:
+    """protocol.COMPILED says what runs: every module of the group from one kind of file."""
+    suffix = ".py" if not protocol.COMPILED else str(_variant.read_manifest(PACKAGE)["ext_suffix"])
+    files = {name: _loaded_file(name) for name in _variant.GROUP}
+    assert all(f.endswith(suffix) for f in files.values()), files
+    if _variant.pure_forced():
+        assert not protocol.COMPILED
+
+
+def test_compiled_modules_are_loaded_when_the_build_produced_them() -> None:
+    """A build that compiled is used; a build that failed with a C compiler at hand fails here."""
+    manifest = _variant.read_manifest(PACKAGE)
+    if manifest is None:
+        pytest.skip("this tree was not built (no protocol/_native_build.json)")
+    if not manifest["compiled"]:
+        reason = manifest["reason"]
+        if _variant.PURE_ENV in reason or _c_compiler() is None:
+            pytest.skip(f"built without compiling: {reason}")
+        pytest.fail(f"the build did not compile the protocol core: {reason}")
+    if _variant.pure_forced():
+        pytest.skip(f"{_variant.PURE_ENV} is set")
+    assert protocol.COMPILED
+    for name in _variant.GROUP:
+        assert _loaded_file(name).endswith(manifest["ext_suffix"])
+    assert f"protocol.{_variant.SHARED_LIB}" in sys.modules
+
+
+def _doctests(name: str) -> list[doctest.DocTest]:
+    """The doctests written in the source of group module ``name``, bound to the loaded module."""
+    module = importlib.import_module(f"protocol.{name}")
+    path = PACKAGE / f"{name}.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes: list[Any] = [tree, *ast.walk(tree)]
+    parser = doctest.DocTestParser()
+    tests = []
+    for node in nodes:
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        text = ast.get_docstring(node, clean=False)
+        if text and ">>>" in text:
+            where = getattr(node, "name", name)
+            tests.append(parser.get_doctest(text, dict(vars(module)), f"{name}.{where}",
+                                            str(path), getattr(node, "lineno", 0)))
+    return tests
+
+
+@pytest.mark.parametrize("name", _variant.GROUP)
+def test_doctests_of_the_loaded_modules(name: str) -> None:
+    """The examples in the group's docstrings hold for the modules that run (compiled ones too;
+    pytest's own doctest collector runs them on the sources)."""
+    tests = _doctests(name)
+    if name in ("wire", "rules", "deal"):
+        assert tests, f"protocol/{name}.py lost its doctests"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in tests:
+        runner.run(test)
+    assert runner.failures == 0, f"{runner.failures} doctest failure(s) in protocol/{name}.py"
+
+
+#: The pure twin's run: the rules' reference-log replays, the fast paths against
+#: their slow twins, the rules, this file (but this test) and the doctests.
+PURE_TWIN_RUN = [
+    "tests/protocol/test_replay_reference_logs.py",
+    "tests/protocol/test_fast_paths.py",
+    "tests/protocol/test_rules.py",
+    "tests/protocol/test_wire.py",
+    "tests/protocol/test_variant.py",
+    *(f"protocol/{name}.py" for name in _variant.GROUP),
+]
+
+
+def test_pure_twin_passes_the_rules_tests() -> None:
+    """The same rules tests, on the pure sources, in a subprocess with ACPC_LBR_PURE=1."""
+    env = {**os.environ, _variant.PURE_ENV: "1"}
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+               "-k", "not test_pure_twin", *PURE_TWIN_RUN]
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, f"{shlex.join(command)}\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+    assert " passed" in done.stdout.splitlines()[-1]
+
+
+# -- staleness -------------------------------------------------------------
+
+PROBE = ("import protocol, protocol.rules, protocol.wire; "
+         "print(protocol.COMPILED, protocol.rules.__file__, protocol.wire.__file__)")
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path) -> Path:
+    """A copy of the protocol package (compiled modules and manifest included) in tmp_path.
+
+    In a tree that was not built, the copy gets a manifest of the current
+    sources and empty files in place of the compiled modules: loading them
+    would fail, so a test that passes with them never loaded them.
+    """
+    target = tmp_path / "protocol"
+    shutil.copytree(PACKAGE, target, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = _variant.read_manifest(target)
+    if manifest is None or not manifest["compiled"]:
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        for name in (*_variant.GROUP, _variant.SHARED_LIB):
+            (target / f"{name}{suffix}").write_bytes(b"")
+        (target / _variant.MANIFEST).write_text(json.dumps(
+            {"compiled": True, "ext_suffix": suffix, "sources": _variant.source_hashes(target)}))
+    return tmp_path
+
+
+def _probe(root: Path, **env: str) -> tuple[list[str], list[str]]:
+    clean = {k: v for k, v in os.environ.items() if k != _variant.PURE_ENV}
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env={**clean, **env},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split(), done.stderr.splitlines()
+
+
+def _real_build() -> bool:
+    manifest = _variant.read_manifest(PACKAGE)
+    return bool(manifest and manifest["compiled"]) and protocol.COMPILED
+
+
+def test_copy_of_a_fresh_build_runs_compiled(package_copy: Path) -> None:
+    """The control for the tests below: an untouched copy of a real build loads compiled."""
+    if not _real_build():
+        pytest.skip("no compiled build in this tree")
+    (compiled, rules, wire), notices = _probe(package_copy)
+    assert compiled == "True" and rules.startswith(str(package_copy)) and not rules.endswith(".py")
+    assert notices == []
+
+
+def test_edited_source_loads_the_whole_group_pure_with_a_notice(package_copy: Path) -> None:
+    rules = package_copy / "protocol" / "rules.py"
+    rules.write_text(rules.read_text() + "\n# edited after the build\n")
+    (compiled, rules_file, wire_file), notices = _probe(package_copy)
+    assert compiled == "False"
+    assert rules_file == str(rules) and wire_file == str(package_copy / "protocol" / "wire.py")
+    assert len(notices) == 1
+    assert "protocol/rules.py changed" in notices[0] and "pip install" in notices[0]
+
+
+def test_missing_compiled_module_loads_pure_with_a_notice(package_copy: Path) -> None:
+    suffix = _variant.read_manifest(package_copy / "protocol")["ext_suffix"]
+    (package_copy / "protocol" / f"lines{suffix}").unlink()
+    (compiled, rules_file, _), notices = _probe(package_copy)
+    assert compiled == "False" and rules_file.endswith("rules.py")
+    assert len(notices) == 1 and "lines" in notices[0]
+
+
+def test_compiled_modules_without_a_manifest_are_never_used(package_copy: Path) -> None:
+    (package_copy / "protocol" / _variant.MANIFEST).unlink()
+    (compiled, rules_file, wire_file), notices = _probe(package_copy)
+    assert compiled == "False" and rules_file.endswith("rules.py") and wire_file.endswith("wire.py")
+    assert notices == []
+
+
+def test_pure_env_forces_the_sources_quietly(package_copy: Path) -> None:
+    (compiled, rules_file, _), notices = _probe(package_copy, **{_variant.PURE_ENV: "1"})
+    assert compiled == "False" and rules_file.endswith("rules.py")
+    assert notices == []
+
+
+# -- the records in either variant -----------------------------------------
+
+
+def _records() -> dict[str, object]:
+    game = load_game("nolimit")
+    state = State(game)
+    state.apply(Action.raise_to(300))
+    state.apply(Action.CALL)
+    deal = DealSource(7).deal(game)
+    hand = parse_log_state("STATE:0:r300c/cc/cc/cc:Td4d|As9d/6s5h4c/2c/3c:300|-300:a|b", game)
+    return {
+        "action": Action.raise_to(300),
+        "constant": Action.CALL,
+        "state": state,
+        "deal": deal,
+        "matchstate": matchstate_for(state, deal, 0),
+        "reply": parse_reply("MATCHSTATE:1:0::|Td4d:r300", game),
+        "log_state": hand,
+        "score": parse_score("SCORE:100|-100:a|b"),
+        "correction": correct_action(State(game), Action.raise_to(10))[1],
+        "decision_point": next(decision_points(game, hand, 0)),
+    }
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "copy"])
+def test_records_pickle_and_copy_by_value(how: str) -> None:
+    clone = {
+        "pickle": lambda o: pickle.loads(pickle.dumps(o)),
+        "deepcopy": copy.deepcopy,
+        "copy": copy.copy,
+    }[how]
+    for name, record in _records().items():
+        assert record is not None
+        twin = clone(record)
+        assert twin == record and type(twin) is type(record), name
+        if name == "matchstate":
+            assert twin.text() == record.text()  # type: ignore[attr-defined]
+
+
+def test_action_is_an_immutable_value() -> None:
+    action = Action(ActionType.RAISE, 300)
+    assert action == Action.raise_to(300) and hash(action) == hash(Action.raise_to(300))
+    assert action != Action.CALL and action != (ActionType.RAISE, 300)
+    assert {action, Action.raise_to(300)} == {action}
+    assert repr(Action.CALL) == "Action(type=<ActionType.CALL: 'c'>, size=0)"
+    assert (Action.FOLD.text(), Action.CALL.text(), Action.RAISE.text(), action.text()) == (
+        "f", "c", "r", "r300")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        action.size = 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del action.type
+    assert action.size == 300
+
+
+def test_frozen_records_stay_frozen() -> None:
+    for name, record in _records().items():
+        if dataclasses.is_dataclass(record) and name != "state":
+            first = dataclasses.fields(record)[0].name
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(record, first, None)
