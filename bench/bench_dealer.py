@@ -11,7 +11,7 @@ Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
-        [--events] [--matches N] [--no-poll] [--costs] [--profile FILE] [--sample FILE]
+        [--events] [--matches N] [--variants compiled,pure] [--no-poll] [--costs] [--profile FILE] [--sample FILE]
 
 Bots (the same bots play against both dealers):
 
@@ -32,6 +32,9 @@ faster.
 
 ``--matches N`` also plays N matches at once in one process of ours (``--match``,
 each with its own two bots) and prints its hands/s over one match's.
+``--variants compiled,pure`` also plays ours on the pure-Python protocol core
+(``ACPC_LBR_PURE=1``; "ours" then must run the compiled one) and prints the
+ratio compiled / pure of each run. The header names the core "ours" runs.
 ``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
 docs/dealer.md) and prints the ratio on / off of each run.
 
@@ -57,6 +60,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import protocol  # which protocol core runs (this loads no rules)
+from protocol._variant import PURE_ENV
 
 ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
 
@@ -239,7 +245,7 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
     The actions are counted in the ``.log`` files: None when there are none (``-l``).
 
     Args:
-        dealer: ``reference`` or ``ours``.
+        dealer: ``reference``, ``ours`` or ``ours-pure`` (ours on the pure protocol core).
         flags: our dealer's switches (default: :func:`dealer_flags`).
         matches: matches played at once by our dealer (``--match``), each
             with its own bots and ``options.hands`` hands.
@@ -265,8 +271,9 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
     for name in names:
         (workdir / f"{name}.log").unlink(missing_ok=True)
     with open(workdir / "dealer.err", "w") as err:
+        env = {**os.environ, PURE_ENV: "1"} if dealer == "ours-pure" else None
         process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err,
-                                   text=True)
+                                   text=True, env=env)
         assert process.stdout is not None
         port_lines = [process.stdout.readline().split() for _ in range(matches)]
         start = time.perf_counter()
@@ -323,6 +330,8 @@ def main() -> int:
     parser.add_argument("--matches", type=int, default=1,
                         help="also run this many matches at once in one process of ours "
                              "and compare its hands/s with one match's")
+    parser.add_argument("--variants", default=None,
+                        help="compiled,pure: also play ours on the pure-Python protocol core")
     parser.add_argument("--no-poll", dest="no_poll", action="store_true",
                         help="also play ours with busy polling off (--busy_poll 0) in each run")
     parser.add_argument("--costs", action="store_true",
@@ -346,6 +355,9 @@ def main() -> int:
         return 0
     if options.bots == "example" and options.reference is None:
         parser.error("--bots example needs --reference DIR")
+    if options.variants and (options.variants != "compiled,pure" or not protocol.COMPILED):
+        parser.error(f"--variants takes compiled,pure, and needs the compiled protocol core "
+                     f"(here: {protocol.variant()})")
     compile_project()
     # (label, dealer, flags of ours, matches at once): played in this order in each run.
     variants: list[tuple[str, str, list[str] | None, int]] = []
@@ -354,6 +366,8 @@ def main() -> int:
     variants.append(("ours", "ours", None, 1))
     if options.matches > 1:
         variants.append((f"ours x{options.matches}", "ours", None, options.matches))
+    if options.variants:
+        variants.append(("pure", "ours-pure", None, 1))
     if options.no_poll:
         variants.append(("no poll", "ours", [*dealer_flags(options), "--busy_poll", "0"], 1))
     if options.costs:
@@ -382,7 +396,7 @@ def main() -> int:
                       f"{counted}", flush=True)
     mode = " ".join(dealer_flags(options)) or "trace, .log and events on"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
-          f"{options.runs} runs")
+          f"{options.runs} runs; ours on the protocol core {protocol.variant()}")
     for label, *_ in variants:
         rates = figures[label]["rate"]
         print(f"  {label:10}: hands/s min/median/max {min(rates):.0f} / "
@@ -398,6 +412,8 @@ def main() -> int:
 
     if options.reference is not None:
         print(f"  ratio ours/reference, hands/s: {ratio('ours', 'reference')}")
+    if options.variants:
+        print(f"  ours compiled / pure protocol core, hands/s: {ratio('ours', 'pure')}")
     if options.no_poll:
         print(f"  busy polling on / off, hands/s: {ratio('ours', 'no poll')}")
         if options.reference is not None:

@@ -19,7 +19,12 @@ implementation it replaced, measured in the same run:
 Usage::
 
     .venv/bin/python bench/bench_protocol.py [--game nolimit] [--hands 2000]
-        [--repeats 5] [--seed 1]
+        [--repeats 5] [--seed 1] [--variants compiled,pure [--rounds 3]]
+
+``--variants compiled,pure`` times the protocol core both ways in one run: each
+round runs this script once per variant, alternating, in a subprocess with
+``ACPC_LBR_PURE`` set or not, and the summary gives each row's median over the
+rounds and the pure/compiled ratio (see docs/architecture.md, "Compiled core").
 
 Times are the best of ``--repeats`` in process CPU time, per hand (µs);
 ratios are previous / this. Measured 2026-11-24 on the shared 2-vCPU machine
@@ -41,13 +46,19 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
+import os
 import random
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import protocol
+from protocol._variant import PURE_ENV
 from protocol.cards import card_to_text
 from protocol.deal import Deal, DealSource
 from protocol.errors import IllegalActionError
@@ -475,7 +486,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--variants", default=None,
+                        help="compare protocol cores in subprocesses: compiled,pure")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="with --variants: runs of each variant, alternating")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.variants:
+        return compare_variants(options, sys.argv[1:] if argv is None else argv)
     game = load_game(options.game)
     hands = random_hands(game, options.hands, options.seed)
     n = game.num_players
@@ -484,9 +502,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     new_states = decision_states(game, hands, State)
     old_states = decision_states(game, hands, PreviousState)
     decisions = sum(len(h.actions) for h in hands)
-    print(f"{options.game}: {len(hands)} hands, {decisions / len(hands):.2f} actions/hand, "
-          f"{(decisions + len(hands)) * n / len(hands):.1f} MATCHSTATE lines/hand; "
-          f"best of {options.repeats}", flush=True)
+    if not options.json:
+        print(f"{options.game}: {len(hands)} hands, {decisions / len(hands):.2f} actions/hand, "
+              f"{(decisions + len(hands)) * n / len(hands):.1f} MATCHSTATE lines/hand; "
+              f"best of {options.repeats}; protocol core {protocol.variant()}", flush=True)
 
     def text_previous() -> None:
         for hand, states in zip(hands, old_states):
@@ -588,13 +607,57 @@ def main(argv: Sequence[str] | None = None) -> int:
                              log_state_text))]),
     ]
     scale = 1e6 / len(hands)
-    print(f"{'':32s} {'µs/hand':>9s}  previous/this")
+    results: dict[str, float] = {}
+    if not options.json:
+        print(f"{'':32s} {'µs/hand':>9s}  previous/this")
     for name, (base_label, baseline), variants in rows:
         base = best_time(baseline, options.repeats)
-        print(f"{name}\n    {base_label:28s} {base * scale:9.1f}", flush=True)
+        results[f"{name}: {base_label}"] = base * scale
+        if not options.json:
+            print(f"{name}\n    {base_label:28s} {base * scale:9.1f}", flush=True)
         for label, run in variants:
             took = best_time(run, options.repeats)
-            print(f"    {label:28s} {took * scale:9.1f}  x{base / took:.2f}", flush=True)
+            results[f"{name}: {label}"] = took * scale
+            if not options.json:
+                print(f"    {label:28s} {took * scale:9.1f}  x{base / took:.2f}", flush=True)
+    if options.json:
+        print(json.dumps({"compiled": protocol.COMPILED, "us_per_hand": results}))
+    return 0
+
+
+def compare_variants(options: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Run this benchmark per protocol variant in subprocesses, alternating; print medians."""
+    wanted = options.variants.split(",")
+    if not set(wanted) <= {"compiled", "pure"}:
+        raise SystemExit("--variants takes compiled and/or pure")
+    if "compiled" in wanted and not protocol.COMPILED and not os.environ.get(PURE_ENV):
+        raise SystemExit(f"the compiled protocol core is not in use here ({protocol.variant()})")
+    args = list(argv)
+    at = args.index("--variants")
+    del args[at : at + 2]
+    clean = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    times: dict[str, dict[str, list[float]]] = {v: {} for v in wanted}
+    for round_ in range(options.rounds):
+        for variant in wanted:
+            env = {**clean, PURE_ENV: "1"} if variant == "pure" else clean
+            done = subprocess.run([sys.executable, __file__, *args, "--json"], env=env,
+                                  capture_output=True, text=True, check=True)
+            report = json.loads(done.stdout.splitlines()[-1])
+            if report["compiled"] != (variant == "compiled"):
+                raise SystemExit(f"the {variant} run did not run {variant}: {done.stderr}")
+            for row, took in report["us_per_hand"].items():
+                times[variant].setdefault(row, []).append(took)
+            print(f"round {round_ + 1} {variant:8}: dealer protocol work, current "
+                  f"{report['us_per_hand']['dealer protocol work: current']:.1f} µs/hand",
+                  flush=True)
+    print(f"\n{options.game}, {options.hands} hands, best of {options.repeats}, "
+          f"median of {options.rounds} rounds, µs/hand")
+    print(f"{'':52s} " + " ".join(f"{v:>9s}" for v in wanted)
+          + ("  pure/compiled" if len(wanted) == 2 else ""))
+    for row in times[wanted[0]]:
+        medians = [statistics.median(times[v][row]) for v in wanted]
+        ratio = f"  x{medians[-1] / medians[0]:.2f}" if len(wanted) == 2 else ""
+        print(f"{row:52s} " + " ".join(f"{m:9.1f}" for m in medians) + ratio)
     return 0
 
 
