@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 from math import comb
+from operator import index
+from typing import SupportsIndex
 
 from protocol.errors import ParseError
 
@@ -33,23 +35,29 @@ NUM_SUITS = 4
 DECK_SIZE = NUM_RANKS * NUM_SUITS
 
 
+# The functions that take card indices take any integer, numpy's included
+# (SupportsIndex): the compiled module (docs/architecture.md) checks types, and
+# the numpy side of acpc_lbr hands them numpy integers.
+
+
 def make_card(rank: int, suit: int) -> int:
     """Return the card index of ``rank`` (0 = deuce) and ``suit`` (0 = clubs)."""
     return rank * NUM_SUITS + suit
 
 
-def card_rank(card: int) -> int:
+def card_rank(card: SupportsIndex) -> int:
     """Return the rank (0 = deuce ... 12 = ace) of a card index."""
-    return card // NUM_SUITS
+    return index(card) // NUM_SUITS
 
 
-def card_suit(card: int) -> int:
+def card_suit(card: SupportsIndex) -> int:
     """Return the suit (0 = clubs ... 3 = spades) of a card index."""
-    return card % NUM_SUITS
+    return index(card) % NUM_SUITS
 
 
-def card_to_text(card: int) -> str:
+def card_to_text(card: SupportsIndex) -> str:
     """Return the two-character text of a card index, e.g. ``'Td'``."""
+    card = index(card)
     if not 0 <= card < DECK_SIZE:
         raise ParseError("card index out of range", str(card))
     return RANKS[card // NUM_SUITS] + SUITS[card % NUM_SUITS]
@@ -71,10 +79,11 @@ CARD_TEXT: tuple[str, ...] = tuple(
     RANKS[c // NUM_SUITS] + SUITS[c % NUM_SUITS] for c in range(DECK_SIZE)
 )
 # The same as a dict, so that a lookup fails (rather than wraps) off the deck.
-_CARD_TEXT_BY_INDEX: dict[int, str] = dict(enumerate(CARD_TEXT))
+# Keyed by SupportsIndex: numpy's integers hash and compare as Python's do.
+_CARD_TEXT_BY_INDEX: dict[SupportsIndex, str] = dict(enumerate(CARD_TEXT))
 
 
-def cards_to_text(cards: Iterable[int]) -> str:
+def cards_to_text(cards: Iterable[SupportsIndex]) -> str:
     """Return the concatenated text of several cards, e.g. ``'7d3d'``."""
     if not isinstance(cards, (tuple, list)):
         cards = tuple(cards)
@@ -105,13 +114,13 @@ def deck_for(num_ranks: int, num_suits: int) -> tuple[int, ...]:
     )
 
 
-def hand_index(positions: Sequence[int]) -> int:
+def hand_index(positions: Sequence[SupportsIndex]) -> int:
     """Return the colex index of a private hand given by its cards' numbers.
 
     For two cards ``c1 < c2`` this is ``c2 * (c2 - 1) // 2 + c1``; for one card it
     is the card's position. The positions need not be sorted.
     """
-    return sum(comb(c, i + 1) for i, c in enumerate(sorted(positions)))
+    return sum(comb(c, i + 1) for i, c in enumerate(sorted(index(p) for p in positions)))
 
 
 def all_hands(deck_size: int, hole_cards: int) -> list[tuple[int, ...]]:

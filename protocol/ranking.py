@@ -18,6 +18,8 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import index
+from typing import SupportsIndex
 
 CATEGORIES = (
     "high card",
@@ -66,11 +68,15 @@ def _encode(category: int, kickers: Iterable[int]) -> int:
     return value
 
 
-def rank_hand(cards: Iterable[int]) -> int:
-    """Return an integer rank of the best hand in ``cards``; higher is better."""
+def rank_hand(cards: Iterable[SupportsIndex]) -> int:
+    """Return an integer rank of the best hand in ``cards``; higher is better.
+
+    Cards are any integers, numpy's included (the compiled module checks types).
+    """
     counts = [0] * 13
     by_suit: list[list[int]] = [[], [], [], []]
-    for card in cards:
+    for given in cards:
+        card = index(given)
         rank = card >> 2
         counts[rank] += 1
         by_suit[card & 3].append(rank)

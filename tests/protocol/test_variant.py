@@ -291,3 +291,21 @@ def test_protocol_bench_compares_the_variants() -> None:
     table = lines[lines.index(next(line for line in lines if "pure/compiled" in line)) + 1 :]
     assert len(table) == 12, done.stdout
     assert all(re.search(r" [0-9.]+ +[0-9.]+  x[0-9.]+$", line) for line in table), done.stdout
+
+
+def test_card_functions_take_numpy_integers() -> None:
+    """The numpy side of acpc_lbr passes numpy integers; compiled code checks types, so the
+    card functions take any integer (SupportsIndex) and give what Python ints give."""
+    import numpy as np
+
+    from protocol.cards import card_rank, card_suit, card_to_text, cards_to_text, hand_index
+    from protocol.ranking import rank_hand
+
+    cards = np.array([0, 5, 9, 13, 17, 21, 51], dtype=np.int64)
+    plain = cards.tolist()
+    assert rank_hand(cards) == rank_hand(plain)
+    assert cards_to_text(cards) == cards_to_text(plain) == "2c3d4d5d6d7dAs"
+    assert [card_rank(c) for c in cards] == [card_rank(c) for c in plain]
+    assert [card_suit(c) for c in cards] == [card_suit(c) for c in plain]
+    assert card_to_text(cards[-1]) == "As"
+    assert hand_index(cards[:2]) == hand_index(plain[:2])
