@@ -27,13 +27,16 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import protocol
 from protocol import _variant
+from protocol.cards import card_rank, card_suit, card_to_text, cards_to_text, hand_index
 from protocol.deal import DealSource
 from protocol.gamedef import load_game
 from protocol.lines import decision_points
+from protocol.ranking import rank_hand
 from protocol.rules import Action, ActionType, State, correct_action
 from protocol.wire import matchstate_for, parse_log_state, parse_reply, parse_score
 
@@ -296,11 +299,6 @@ def test_protocol_bench_compares_the_variants() -> None:
 def test_card_functions_take_numpy_integers() -> None:
     """The numpy side of acpc_lbr passes numpy integers; compiled code checks types, so the
     card functions take any integer (SupportsIndex) and give what Python ints give."""
-    import numpy as np
-
-    from protocol.cards import card_rank, card_suit, card_to_text, cards_to_text, hand_index
-    from protocol.ranking import rank_hand
-
     cards = np.array([0, 5, 9, 13, 17, 21, 51], dtype=np.int64)
     plain = cards.tolist()
     assert rank_hand(cards) == rank_hand(plain)
