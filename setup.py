@@ -43,7 +43,9 @@ PLACEHOLDER = Extension(f"protocol.{VARIANT.SHARED_LIB}", sources=[])
 
 
 def _why(error: BaseException) -> str:
-    return f"{type(error).__name__}: {str(error).strip()[:300]}"
+    """The failure in one short line (a compiler error's text is its whole command line)."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:160]}{'...' if len(text) > 160 else ''}"
 
 
 def _say(message: str) -> None:
