@@ -40,7 +40,7 @@ SHARED_LIB = "_native__mypyc"
 MANIFEST = "_native_build.json"
 #: Set (to anything but "" or "0") to load the pure sources.
 PURE_ENV = "ACPC_LBR_PURE"
-REBUILD = "pip install -e . (or pip install .)"
+REBUILD = "pip install -e ."
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
