@@ -641,7 +641,9 @@ def compare_variants(options: argparse.Namespace, argv: Sequence[str]) -> int:
         for variant in wanted:
             env = {**clean, PURE_ENV: "1"} if variant == "pure" else clean
             done = subprocess.run([sys.executable, __file__, *args, "--json"], env=env,
-                                  capture_output=True, text=True, check=True)
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise SystemExit(f"the {variant} run failed: {done.stderr.strip()[-2000:]}")
             report = json.loads(done.stdout.splitlines()[-1])
             if report["compiled"] != (variant == "compiled"):
                 raise SystemExit(f"the {variant} run did not run {variant}: {done.stderr}")
