@@ -234,6 +234,8 @@ def dealer_flags(options: argparse.Namespace) -> list[str]:
         flags.append("-l")
     if not options.events:
         flags.append("--no_events")
+    if options.busy_poll is not None:
+        flags += ["--busy_poll", str(options.busy_poll)]
     return flags
 
 
@@ -332,6 +334,8 @@ def main() -> int:
                              "and compare its hands/s with one match's")
     parser.add_argument("--variants", default=None,
                         help="compiled,pure: also play ours on the pure-Python protocol core")
+    parser.add_argument("--busy-poll", dest="busy_poll", type=int, default=None, metavar="USEC",
+                        help="our dealer's --busy_poll (default: the dealer's default)")
     parser.add_argument("--no-poll", dest="no_poll", action="store_true",
                         help="also play ours with busy polling off (--busy_poll 0) in each run")
     parser.add_argument("--costs", action="store_true",
