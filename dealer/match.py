@@ -104,6 +104,14 @@ FloatArray = npt.NDArray[np.float64]
 #: The protocol version this dealer speaks.
 VERSION = (2, 0, 0)
 _VERSION_LINE = re.compile(r"VERSION:\s*\+?(\d+)\.\s*\+?(\d+)\.\s*\+?(\d+)")
+
+
+def _version_number(digits: str) -> int:
+    """A VERSION field's value (int() refuses over 4300 digits; 11 significant ones top any version)."""
+    significant = digits.lstrip("0")
+    return int(significant or "0") if len(significant) <= 10 else 10**10
+
+
 #: The command line's default ``--start_timeout``: bots must connect within a
 #: minute (the reference waits forever; ``--start_timeout -1`` does too).
 DEFAULT_START_TIMEOUT_MS = 60_000
@@ -578,7 +586,7 @@ class Match:
             self._refuse_candidate(seat, other, f"{other.peer_label()} to {seat.label()} closed: "
                                    "another connection sent VERSION first")
         self.events.emit(ev.SeatConnected(seat=seat_index + 1, name=seat.name, peer=protocol.peer_label()))
-        major, minor, _ = (int(g) for g in match.groups())
+        major, minor, _ = (_version_number(g) for g in match.groups())
         if major != VERSION[0] or minor > VERSION[1]:
             self.trace.line("ERROR: this server is currently using version 2.0.0")
             self.events.emit(ev.VersionMismatch(seat=seat.index + 1, line=line[:100]))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
-from protocol.wire import MatchState, ReplayCache, parse_matchstate_replayed
+from protocol.wire import INT32_MAX, MatchState, ReplayCache, parse_matchstate_replayed
 
 _QID = re.compile(r"[A-Za-z0-9]+\Z")
 #: The states query bettings reached: a run of queries about one hand shares
@@ -76,10 +76,13 @@ def parse_action_token(token: str) -> Action:
     if token == "r":
         return Action.RAISE
     if token[:1] == "r" and token[1:].isdigit() and token[1:].isascii():
-        size = int(token[1:])
-        if size <= 0:
+        digits = token[1:].lstrip("0")
+        if not digits:
             raise ParseError("a raise-to total is positive", token)
-        return Action.raise_to(size)
+        # As in betting text, at most INT32_MAX (and int() refuses over 4300 digits).
+        if len(digits) > 10 or int(digits) > INT32_MAX:
+            raise ParseError(f"a raise-to total is at most {INT32_MAX}", token)
+        return Action.raise_to(int(digits))
     raise ParseError("not an action token (f, c, r or r<total>)", token)
 
 

@@ -132,9 +132,11 @@ def _strip_line_end(line: str) -> str:
 
 def _unsigned(token: str, what: str, limit: int, line: str) -> int:
     """Read a decimal integer in ``0..limit`` made of ASCII digits only."""
-    if not _UNSIGNED.fullmatch(token) or len(token.lstrip("0")) > len(str(limit)):
+    digits = token.lstrip("0")
+    if not _UNSIGNED.fullmatch(token) or len(digits) > len(str(limit)):
         raise ParseError(f"{what} must be an integer in 0..{limit}, got {token!r}", line)
-    value = int(token)
+    # Only the significant digits: int() refuses more than 4300 (leading zeros count).
+    value = int(digits or "0")
     if value > limit:
         raise ParseError(f"{what} must be an integer in 0..{limit}, got {token!r}", line)
     return value

@@ -126,6 +126,17 @@ def test_old_version_only_warns(in_tmp: Path) -> None:
     assert result.exit_code == EXIT_OK and result.hands_played == 5
 
 
+def test_version_numbers_of_any_length_are_read(in_tmp: Path) -> None:
+    """A VERSION with more digits than int() reads (leading zeros or not) is read, not a dealer crash:
+    a huge major is warned about, a zero-padded 2 is not; both matches are played."""
+    config = make_config("m", hands=5, max_line=20_000, events=True)
+    huge, padded = "VERSION:" + "9" * 5000 + ".0.0", "VERSION:" + "0" * 5000 + "2.0.0"
+    result = play(config, [TestBot(config.game, version=huge), TestBot(config.game, version=padded)])
+    assert result.exit_code == EXIT_OK and result.hands_played == 5
+    warned = [line for line in Path("m.events.jsonl").read_text().splitlines() if "version_mismatch" in line]
+    assert len(warned) == 1 and '"seat": 1' in warned[0], warned
+
+
 def test_timeout_while_acting(in_tmp: Path) -> None:
     """A bot that stops answering is given up after t_response; earlier hands are kept."""
     config = make_config("m", hands=10, t_response_ms=300)

@@ -100,6 +100,15 @@ def test_non_ascii_query_is_refused_and_the_agent_stays(in_tmp: Path) -> None:
     assert t.take(0)[0] == "MATCHSTATE:0:0:f:7d3d|"
 
 
+def test_a_long_zero_padded_reply_from_a_range_query_seat_is_read(in_tmp: Path) -> None:
+    """A seat that announced range queries may send 1 MiB lines: a reply whose hand id has more
+    leading zeros than int() reads is the state it names (as scanf reads it), not a dealer error."""
+    t = table(in_tmp)
+    t.feed(1, "MATCHSTATE:1:" + "0" * 5000 + "0::|2hAc:f\r\n")
+    assert t.take(0)[0] == "MATCHSTATE:0:0:f:7d3d|"
+    assert not t.done.called
+
+
 def test_a_handler_error_ends_the_match_not_the_connection(in_tmp: Path) -> None:
     """Defence in depth: if handling a line raises, the match ends as an internal error, naming the seat."""
     t = started()

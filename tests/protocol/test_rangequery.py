@@ -169,6 +169,18 @@ def test_action_tokens() -> None:
             parse_action_token(token)
 
 
+def test_action_token_sizes_are_bounded_as_in_betting() -> None:
+    """A raise-to total is read past any leading zeros and is at most INT32_MAX, however long its digits."""
+    zeros = "0" * 5000  # more digits than int() reads
+    assert parse_action_token(f"r{zeros}250") == Action.raise_to(250)
+    assert parse_action_token("r2147483647") == Action.raise_to(2147483647)
+    for token in ("r2147483648", "r" + "9" * 30, "r" + "9" * 5000, f"r{zeros}", f"r{zeros}2147483648"):
+        with pytest.raises(ParseError):
+            parse_action_token(token)
+    with pytest.raises(ParseError, match="at most 2147483647"):
+        read_query("QUERY:q1:1:0::|:f,c,r" + "9" * 5000, GAMES["nolimit"])
+
+
 def test_a_state_read_again_is_a_fresh_copy_and_per_game() -> None:
     """read_query keeps the states it parsed; a second read gets its own copy, in its own game.
 

@@ -317,3 +317,29 @@ def test_parse_action_reads_exactly_one() -> None:
     for text, game in (("", NL), ("cc", NL), ("c/", NL), ("x", NL), ("r300", LIMIT), ("r", NL)):
         with pytest.raises(ParseError):
             parse_action(text, game)
+
+
+#: More leading zeros than int() reads (it refuses over 4300 digits, zeros included).
+ZEROS = "0" * 5000
+
+
+def test_zero_padded_numbers_read_as_their_value() -> None:
+    """Leading zeros do not count toward a number's limit, however many (scanf reads them so)."""
+    view = parse_matchstate(f"MATCHSTATE:{ZEROS}1:{ZEROS}7:r{ZEROS}300:|Td4d", NL)
+    assert (view.position, view.hand_id, view.betting) == (1, 7, ((Action.raise_to(300),),))
+    reply = parse_reply(f"MATCHSTATE:1:{ZEROS}7::|Td4d:c", NL)
+    assert reply is not None and reply.state.hand_id == 7 and reply.action == Action.CALL
+    assert parse_log_state(f"STATE:{ZEROS}2:f:4d6c|QsJh:50|-50:p1|p2", NL).hand_id == 2
+    assert parse_betting(f"r{ZEROS}300c", NL) == ((Action.raise_to(300), Action.CALL),)
+    assert parse_action(f"r{ZEROS}300", NL) == Action.raise_to(300)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [f"MATCHSTATE:1:{ZEROS}4294967296::|Td4d", f"MATCHSTATE:{ZEROS}2:0::|Td4d",
+     f"MATCHSTATE:1:0:r{ZEROS}2147483648:|Td4d", f"MATCHSTATE:1:0:r{ZEROS}:|Td4d"],
+)
+def test_zero_padded_numbers_out_of_range_are_parse_errors(line: str) -> None:
+    """Past the zeros, the limits hold: over 32 bits, off the table, over INT32_MAX, below the minimum."""
+    with pytest.raises(ParseError):
+        parse_matchstate(line, NL)
