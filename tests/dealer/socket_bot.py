@@ -1,6 +1,11 @@
 """A plain-socket bot for subprocess tests: always call, or replay a reference log.
 
 Usage: python tests/dealer/socket_bot.py HOST PORT GAME [--replay LOG] [--close-at HAND]
+                                         [--stall-at HAND --stall SECONDS [--partial]]
+
+With ``--stall-at`` the bot waits ``--stall`` seconds before its first answer
+in that hand (with ``--partial``, after sending the first half of the answer),
+printing ``stall`` and ``resume`` on stdout as the wait begins and ends.
 """
 
 from __future__ import annotations
@@ -8,6 +13,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -25,6 +31,9 @@ def main() -> int:
     parser.add_argument("game")
     parser.add_argument("--replay", default=None)
     parser.add_argument("--close-at", type=int, default=None)
+    parser.add_argument("--stall-at", type=int, default=None)
+    parser.add_argument("--stall", type=float, default=0.0)
+    parser.add_argument("--partial", action="store_true")
     args = parser.parse_args()
     game = load_game(args.game)
     actions = actions_from_log(Path(args.replay)) if args.replay else None
@@ -43,7 +52,16 @@ def main() -> int:
         action = "c"
         if actions is not None:
             action = actions[view.hand_id][sum(len(a) for a in state.actions)]
-        sock.sendall(f"{line}:{action}\r\n".encode("ascii"))
+        reply = f"{line}:{action}\r\n".encode("ascii")
+        if view.hand_id == args.stall_at:
+            args.stall_at = None
+            print("stall", flush=True)
+            if args.partial:
+                sock.sendall(reply[: len(reply) // 2])
+                reply = reply[len(reply) // 2 :]
+            time.sleep(args.stall)
+            print("resume", flush=True)
+        sock.sendall(reply)
     return 0
 
 

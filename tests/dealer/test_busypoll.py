@@ -4,6 +4,10 @@ and changes nothing of play."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,9 +16,10 @@ import pytest_twisted
 from twisted.internet import reactor as global_reactor
 
 from acpc_lbr.reactor import event_loop_of
-from dealer.busypoll import BusyPoll
+from dealer.busypoll import MAX_BUDGET_US, BusyPoll
 from tests.dealer.bots import REFERENCE, TestBot, actions_from_log, replay_strategy
 from tests.dealer.harness import call_bots, log_lines, make_config, play
+from tests.dealer.test_cli import SOCKET_BOT, finish, start_bot, start_dealer
 
 
 class FakeLoop:
@@ -167,3 +172,36 @@ async def test_a_seat_that_answers_slower_than_the_budget_is_not_polled_for(in_t
     assert fast_poll.arms > 6  # the same match with fast bots: every wait of the first block
 
 
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a live process so far (/proc/PID/stat: utime, stime in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads a process's CPU from /proc")
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_stalled_bot_costs_the_polling_dealer_no_cpu(tmp_path: Path, partial: bool) -> None:
+    """The dealer, at the largest budget, waits for a bot that stalls 2 s on the match's first
+    decision (a wait it polls for: nothing is known of the seat, and an exploration polls its
+    first block), with half its answer sent or none: polling stops within the budget, so the
+    dealer's CPU over the stall is near zero (a poll that kept spinning would take all 2 s;
+    other load on the machine can only lower a process's own CPU time)."""
+    proc, [ports] = start_dealer(["s", "nolimit", "3", "1", "a", "b", "-q", "--busy_poll",
+                                  str(MAX_BUDGET_US)], tmp_path)
+    # In hand 0 seat 2 (the button) acts first.
+    stalling = subprocess.Popen([sys.executable, str(SOCKET_BOT), "127.0.0.1", str(ports[1]), "nolimit",
+                                 "--stall-at", "0", "--stall", "2", *(["--partial"] if partial else [])],
+                                stdout=subprocess.PIPE, text=True)
+    bots = [start_bot(ports[0], "nolimit"), stalling]
+    assert stalling.stdout is not None
+    assert stalling.stdout.readline() == "stall\n"
+    time.sleep(0.1)  # past any budget
+    start, cpu = time.monotonic(), _cpu_seconds(proc.pid)
+    assert stalling.stdout.readline() == "resume\n"
+    wall, cpu = time.monotonic() - start, _cpu_seconds(proc.pid) - cpu
+    code, _ = finish(proc, bots)
+    assert code == 0
+    assert sum(line.startswith("STATE:") for line in (tmp_path / "s.log").read_text().splitlines()) == 3
+    assert wall > 1.5 and cpu < 0.3 * wall, f"dealer CPU {cpu:.2f} s over a {wall:.2f} s stall"
