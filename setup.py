@@ -90,6 +90,8 @@ class BuildNative(build_ext):
         return None
 
     def run(self) -> None:
+        # setuptools clears inplace while it builds, and leaves it cleared when the build fails.
+        inplace = bool(self.inplace)
         if self.problem is None:
             try:
                 super().run()
@@ -107,12 +109,12 @@ class BuildNative(build_ext):
         else:
             manifest = {"compiled": False, "reason": self.problem}
             _say(f"NOT compiled ({self.problem}); the pure-Python protocol core will be used")
-        self._write_manifest(manifest)
+        self._write_manifest(manifest, inplace)
 
-    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+    def _write_manifest(self, manifest: dict[str, Any], inplace: bool) -> None:
         """Next to the built modules (the wheel's tree), and the sources' for an in-place build."""
         places = [Path(self.build_lib) / "protocol"]
-        if self.inplace:
+        if inplace:
             places.append(ROOT / "protocol")
         for place in places:
             place.mkdir(parents=True, exist_ok=True)

@@ -219,6 +219,44 @@ def test_pure_env_forces_the_sources_quietly(package_copy: Path) -> None:
     assert notices == []
 
 
+def test_a_compiler_failure_in_place_records_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """setup.py's build_ext in place (an editable install) when the C compiler fails
+    (``CC=/bin/false``): the manifest next to the sources says why the protocol core is pure.
+
+    setuptools clears ``inplace`` while it builds and leaves it cleared when the
+    compiler fails; the manifest must still go next to the sources, or
+    ``acpc-lbr --version`` says "not built" instead of the build's reason.
+    """
+    import runpy
+
+    import setuptools
+    from setuptools.command import build_ext as setuptools_build_ext
+    from setuptools.errors import CompileError
+
+    shutil.copy(REPO / "setup.py", tmp_path)
+    (tmp_path / "protocol").mkdir()
+    shutil.copy(PACKAGE / "_variant.py", tmp_path / "protocol")
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    monkeypatch.delitem(sys.modules, "_acpc_lbr_variant", raising=False)
+    build_native = runpy.run_path(str(tmp_path / "setup.py"))["BuildNative"]
+
+    def compiler_fails(self: Any) -> None:
+        raise CompileError("command '/bin/false' failed with exit code 1")
+
+    # Under setuptools' run, which clears and restores inplace around it.
+    monkeypatch.setattr(setuptools_build_ext._build_ext, "run", compiler_fails)
+    command = build_native(setuptools.Distribution({"name": "probe"}))
+    command.inplace, command.build_lib = 1, str(tmp_path / "build")
+    command.problem, command.start = None, 0.0
+    command.run()
+    for place in (tmp_path / "protocol", tmp_path / "build" / "protocol"):
+        manifest = _variant.read_manifest(place)
+        assert manifest is not None, f"no manifest in {place}"
+        assert manifest["compiled"] is False and "CompileError" in manifest["reason"]
+    compiled, why, notice = _variant.choose(tmp_path / "protocol")
+    assert not compiled and why.startswith("the build did not compile: CompileError") and notice is None
+
+
 # -- the records in either variant -----------------------------------------
 
 
