@@ -238,6 +238,7 @@ def test_a_compiler_failure_in_place_records_why(tmp_path: Path, monkeypatch: py
     shutil.copy(PACKAGE / "_variant.py", tmp_path / "protocol")
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
     monkeypatch.delitem(sys.modules, "_acpc_lbr_variant", raising=False)
+    monkeypatch.delenv(_variant.PURE_ENV, raising=False)  # it would skip the build
     build_native = runpy.run_path(str(tmp_path / "setup.py"))["BuildNative"]
 
     def compiler_fails(self: Any) -> None:
