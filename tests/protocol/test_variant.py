@@ -18,6 +18,7 @@ import importlib
 import json
 import os
 import pickle
+import random
 import re
 import shlex
 import shutil
@@ -34,11 +35,25 @@ import protocol
 from protocol import _variant
 from protocol.cards import card_rank, card_suit, card_to_text, cards_to_text, hand_index
 from protocol.deal import DealSource
+from protocol.errors import ProtocolError
 from protocol.gamedef import load_game
 from protocol.lines import decision_points
 from protocol.ranking import rank_hand
 from protocol.rules import Action, ActionType, State, correct_action
-from protocol.wire import matchstate_for, parse_log_state, parse_reply, parse_score
+from protocol.wire import (
+    ReplayCache,
+    log_state_text,
+    matchstate_for,
+    matchstate_text,
+    parse_action,
+    parse_betting,
+    parse_log_state,
+    parse_matchstate,
+    parse_matchstate_replayed,
+    parse_reply,
+    parse_score,
+    read_reply_action,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = _variant.PACKAGE_DIR
@@ -351,3 +366,100 @@ def test_card_functions_take_numpy_integers() -> None:
     assert [card_suit(c) for c in cards] == [card_suit(c) for c in plain]
     assert card_to_text(cards[-1]) == "As"
     assert hand_index(cards[:2]) == hand_index(plain[:2])
+
+
+# -- hostile bot text in either variant -------------------------------------
+
+#: Text a bot may slip into a line: every byte the dealer can decode (it reads
+#: latin-1), numbers past every limit, with zeros, signs and spaces, and separators.
+HOSTILE_TOKENS = [chr(byte) for byte in range(256)] + [
+    "r99999999999999999999999", "r2147483648", "r2147483647", "r-5", "r+5", "r 5", "r\t5", "r",
+    "b", "k", "/", ":", "|", "9" * 30, "0" * 5000 + "1", "4294967296", "As", "aS", "Xx", "²",
+    "٣", "\u2028",
+]
+
+
+def _hostile_lines(seed: int, hands: int) -> list[tuple[str, str]]:
+    """(game, line): the MATCHSTATE and STATE lines of random hands, and each one mutated."""
+    rng = random.Random(seed)
+    deals = DealSource(seed)
+    out = []
+    for _ in range(hands):
+        name = rng.choice(["nolimit", "limit", "leduc", "holdem.nolimit.3p"])
+        game = load_game(name)
+        state, deal = State(game, rng.randint(0, 3)), deals.deal(game)
+        lines = []
+        while not state.finished:
+            lines.append(matchstate_text(state, deal, rng.randrange(game.num_players)))
+            kind = rng.choice(state.legal_actions())
+            if kind is ActionType.RAISE and not game.is_limit:
+                state.apply(Action.raise_to(rng.randint(*state.raise_range())))
+            else:
+                state.apply(Action(kind))
+        lines.append(log_state_text(state, deal, [0.0] * game.num_players,
+                                    [f"p{i}" for i in range(game.num_players)]))
+        for line in lines:
+            chars = list(line)
+            for _ in range(rng.randint(1, 3)):
+                i = rng.randint(0, len(chars))
+                how = rng.random()
+                if how < 0.5:
+                    chars.insert(i, rng.choice(HOSTILE_TOKENS))
+                elif chars:
+                    chars[min(i, len(chars) - 1)] = rng.choice(HOSTILE_TOKENS) if how < 0.8 else ""
+            # And one of its numbers (position, hand, raise size) padded or blown up.
+            numbers = list(re.finditer(r"[0-9]+", line))
+            number = rng.choice(numbers) if numbers else None
+            big = rng.choice(["0" * 5000, "9" * 30, "-", "+", " "])
+            padded = line if number is None else line[: number.start()] + big + line[number.start() :]
+            out += [(name, line), (name, "".join(chars)), (name, padded)]
+    return out
+
+
+def _outcome(parse: Any, *args: Any) -> list[str]:
+    """What a parser made of its input: its result (repr and text) or its error (type, message)."""
+    try:
+        result = parse(*args)
+    except ProtocolError as error:
+        return ["error", type(error).__name__, str(error)]
+    except Exception as error:  # noqa: BLE001 - the finding this test looks for
+        return ["ESCAPED", type(error).__name__, str(error)[:300]]
+    text = getattr(result, "text", None)
+    return ["ok", repr(result) + ("|" + text() if callable(text) else "")]
+
+
+def _hostile_outcomes(seed: int = 5, hands: int = 60) -> list[list[str]]:
+    """Every reader of bot text in the group, on every hostile line."""
+    cache = ReplayCache()
+    out = []
+    for name, line in _hostile_lines(seed, hands):
+        game = load_game(name)
+        action = line.rsplit(":", 1)[-1]
+        for parser, args in ((parse_matchstate, (line, game)), (parse_reply, (line, game)),
+                             (parse_reply, (f"{line}:{action}", game)),
+                             (read_reply_action, (action, game)),
+                             (parse_matchstate_replayed, (line, game, cache)),
+                             (parse_log_state, (line, game)), (parse_score, (line,)),
+                             (parse_betting, (action, game)), (parse_action, (action, game))):
+            out.append([parser.__name__, name, line, *_outcome(parser, *args)])
+    return out
+
+
+def test_hostile_text_reads_alike_in_both_variants_and_raises_only_protocol_errors() -> None:
+    """Random and mutated bot lines (every latin-1 byte, huge and zero-padded numbers, stray
+    separators) through every reader of bot text: only ProtocolError escapes, and the compiled
+    modules give what the pure sources give (the same result, or the same error and message)."""
+    outcomes = _hostile_outcomes()
+    escaped = [o for o in outcomes if o[3] == "ESCAPED"]
+    assert not escaped, escaped[:5]
+    assert sum(o[3] == "ok" for o in outcomes) > len(outcomes) // 5  # not all refused at once
+    if not protocol.COMPILED:
+        return  # the sources run here: nothing to compare them with
+    code = "import json; from tests.protocol.test_variant import _hostile_outcomes as h; print(json.dumps(h()))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**os.environ, _variant.PURE_ENV: "1"},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    pure = json.loads(done.stdout)
+    assert len(pure) == len(outcomes)
+    differ = [(c, p) for c, p in zip(outcomes, pure) if c != p]
+    assert not differ, differ[:3]
