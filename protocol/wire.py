@@ -312,6 +312,12 @@ def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
     return state
 
 
+#: ReplayCache looks this many actions back for a prefix it has seen, and keeps
+#: the states after this many last actions of a betting (a hand's betting has
+#: fewer actions than this; hostile betting, as many as its line has room for).
+_REPLAY_LOOK_BACK = 64
+
+
 class ReplayCache:
     """The states that betting prefixes reach, kept for lines that share their prefixes.
 
@@ -347,35 +353,41 @@ class ReplayCache:
         Raises:
             ParseError: as :func:`_replay`.
         """
-        # Walk back over the tokens of the text to a prefix seen before.
+        # Walk back over the tokens of the text to a prefix seen before (a
+        # few tokens at most: each step copies the text, and hostile betting
+        # can be as long as a line).
         prefix = text
         stripped = 0  # actions stripped off the end
         start: State | None = None
-        while prefix:
-            if prefix[-1] == "/":
-                prefix = prefix[:-1]
-                continue
+        while stripped < _REPLAY_LOOK_BACK:
+            prefix = prefix.rstrip("/")
+            if not prefix:
+                break
             start = self._get(game, hand_id, prefix)
             if start is not None:
                 break
             prefix = prefix.rstrip("0123456789")[:-1]
             stripped += 1
         flat = [(round_, action) for round_, actions in enumerate(betting) for action in actions]
-        if stripped > len(flat):  # text and betting disagree: replay in full
+        if start is None or stripped > len(flat):  # nothing seen, or text and betting disagree
             start, stripped = None, len(flat)
         state = State(game, hand_id) if start is None else start.clone()
-        if stripped:
-            # The text prefixes of the actions still to apply, to keep their states under.
-            ends = []
-            rest = text
-            for _ in range(stripped):
-                rest = rest.rstrip("/")
-                ends.append(rest)
-                rest = rest.rstrip("0123456789")[:-1]
-            ends.reverse()
-            for (round_, action), end in zip(flat[len(flat) - stripped :], ends):
-                _apply_in_round(state, round_, action, line)
-                self._put(game, hand_id, end, state)
+        todo = flat[len(flat) - stripped :]
+        # The states after the last few actions are kept, under the text prefixes
+        # that end with them; the actions before those are applied only.
+        kept = min(stripped, _REPLAY_LOOK_BACK)
+        for round_, action in todo[: stripped - kept]:
+            _apply_in_round(state, round_, action, line)
+        ends = []
+        rest = text
+        for _ in range(kept):
+            rest = rest.rstrip("/")
+            ends.append(rest)
+            rest = rest.rstrip("0123456789")[:-1]
+        ends.reverse()
+        for (round_, action), end in zip(todo[stripped - kept :], ends):
+            _apply_in_round(state, round_, action, line)
+            self._put(game, hand_id, end, state)
         _check_rounds_shown(state, len(betting), line)
         return state
 

@@ -14,6 +14,7 @@ import random
 import re
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,9 +48,11 @@ from protocol.wire import (
     matchstate_for,
     matchstate_text,
     parse_matchstate,
+    parse_matchstate_replayed,
     parse_reply,
     read_reply_action,
 )
+from tests.protocol.test_rangecodec import cpu_seconds
 
 GAMES = {name: load_game(name) for name in bundled_games()}
 HANDS_PER_GAME = 150
@@ -530,3 +533,53 @@ def test_apply_matches_naive_rules_on_random_play(name: str) -> None:
         all_in += any(s >= st for s, st in zip(state.spent, game.stack))
     assert finished == HANDS_PER_GAME
     assert all_in > 0 or game.is_limit  # no-limit play reaches all-ins
+
+
+def test_replay_cache_on_a_long_betting_matches_full_replay() -> None:
+    """Bettings longer than the cache looks back (a min-raise war: 198 raises in one round)
+    replay as from scratch, errors included, whether a near prefix was seen or none was."""
+    game = GAMES["holdem.nolimit.2p.reverse_blinds"]
+    tokens = [f"r{size}" for size in range(200, 20_001, 100)] + ["c/"]
+    texts = ["".join(tokens[:i]) for i in range(0, len(tokens) + 1, 7)] + ["".join(tokens)]
+    texts += [texts[-1] + bad for bad in ("cc", "r1", "f", "/")] + [texts[-2] + "r1"]
+    rng = random.Random(5)
+    for order in (texts, rng.sample(texts, len(texts))):
+        cache = ReplayCache(size=100)
+        for text in order:
+            betting = _parse_betting(text, game, text)
+            expected = _replayed(lambda: _replay(betting, game, 3, text))
+            assert _replayed(lambda: cache.replay(text, betting, game, 3, text)) == expected, text
+
+
+def _peak_bytes(function: Callable[[], object]) -> int:
+    """The most memory ``function()`` held at once (tracemalloc: allocations counted, not timed)."""
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(("unit", "small"), [("c/", 500), ("/", 8000), ("cr300/", 200)])
+def test_replay_cache_reads_hostile_betting_in_linear_time_and_memory(unit: str, small: int) -> None:
+    """A range query's betting is bot text up to a line long: with the cache, 32x the betting
+    costs at most 3x32 times the CPU time, and the cache holds at most 4x the memory of a
+    replay without it (the cache once kept a text prefix per action -- quadratic memory: a
+    dealer killed for it at 320 KB -- and copied the text once per trailing '/')."""
+    game = GAMES["holdem.nolimit.2p.reverse_blinds"]
+
+    def read(k: int, cache: bool = True) -> Callable[[], object]:
+        line = "MATCHSTATE:0:0:" + unit * k + ":Td4d|"
+
+        def go() -> object:
+            try:
+                return parse_matchstate_replayed(line, game, ReplayCache() if cache else None)
+            except ParseError:
+                return None
+
+        return go
+
+    factor = 32
+    assert _peak_bytes(read(small * factor)) <= 4 * _peak_bytes(read(small * factor, cache=False))
+    assert cpu_seconds(read(small * factor)) <= 3 * factor * max(cpu_seconds(read(small)), 1e-4)
