@@ -625,7 +625,8 @@ def console_processors() -> list[Processor]:
     return [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="%H:%M:%S", utc=True),
-        _exception_renderer(),
+        # The renderer formats exc_info itself, as plain text without locals (a
+        # structured exception from ExceptionRenderer is a list it cannot print).
         structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback),
     ]
 

@@ -964,8 +964,7 @@ class Match:
                 if turn is None:
                     if state.finished:
                         self._hand = None
-                        self._end_hand(hand)
-                        following = self._following_hand(hand)
+                        following = self._next_hand_begun(hand)
                         if following is None:
                             hand.done.callback((state, hand.deal))
                             return
@@ -987,6 +986,35 @@ class Match:
             self._waiting = False
             self._hand = self._turn = None
             hand.done.errback(Failure())  # type: ignore[no-untyped-call]
+
+    def _next_hand_begun(self, hand: _Hand) -> _Hand | None:
+        """End ``hand`` (finished) and begin the hand after it, if it may begin at once.
+
+        Returns the following hand with its first decision point sent, or None
+        when there is none now (see :meth:`_following_hand`).
+
+        Without the trace, the finished hand is recorded (its values, the
+        ``.log``, the hand's events) right after the next hand's first states
+        are out, while the bot to act thinks, instead of before: with fast
+        bots the hand boundary is the longest step of a match, and the bots
+        see the same lines in the same order either way (a hand's final
+        states are queued now and go out ahead of the next hand's first). It
+        is recorded even if beginning the next hand fails. The reference
+        too sends a hand's final states before it logs the hand. With the
+        trace, everything of the finished hand comes first, so the trace reads
+        as the reference's.
+        """
+        if self.trace.messages:
+            self._end_hand(hand)
+            return self._following_hand(hand)
+        self._queue_final_states(hand)
+        try:
+            following = self._following_hand(hand)
+            if following is not None:
+                self._turn = self._begin_turn(following)
+        finally:
+            self._record_end(hand)
+        return following
 
     def _begin_turn(self, hand: _Hand) -> _Turn:
         """Send the states of a new decision point: one send, to the seat to act.
@@ -1183,16 +1211,26 @@ class Match:
                                f"({seat.match_time:.3f} s in the match; budget {t_match:g})", seat.index)
 
     def _end_hand(self, hand: _Hand) -> None:
-        state = hand.state
+        """Queue ``hand``'s final states and record it."""
+        self._queue_final_states(hand)
+        self._record_end(hand)
+
+    def _queue_final_states(self, hand: _Hand) -> None:
+        """Queue the final state of ``hand`` for every seat: each goes out with the
+        seat's next line (the next hand's first state, or at the end of the match)."""
         messages = self.trace.messages
         texts = hand.lines.texts()
         for seat, position in hand.ordered:
             text = texts[position]
             if seat.protocol is not None:
-                # Sent with the next hand's first state (or when the match ends).
                 seat.protocol.queue_line(text)
             if messages:
                 self.trace.to(seat.index, text)
+
+    def _record_end(self, hand: _Hand) -> None:
+        """Record the finished ``hand``: its values and SCORE totals, the ``.log``,
+        its events, and the trace's end-of-hand lines."""
+        state = hand.state
         for seat in self.seats:
             if seat.untraced:
                 self.trace.line(f"WARNING: {seat.untraced} more lines from seat {seat.index + 1} "

@@ -100,6 +100,43 @@ def test_non_ascii_query_is_refused_and_the_agent_stays(in_tmp: Path) -> None:
     assert t.take(0)[0] == "MATCHSTATE:0:0:f:7d3d|"
 
 
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_finished_hand_is_recorded_even_if_the_next_one_cannot_begin(
+        in_tmp: Path, trace: bool) -> None:
+    """Without the trace the dealer records a hand right after the next hand's first states
+    are out (with it, before). If sending them fails -- a dealer bug -- the match ends as an
+    internal error and the finished hand is still in the .log, the SCORE and the result; the
+    console shows the error with its traceback, as plain text."""
+    stderr = io.StringIO()
+    t = MemoryTable(make_config("next", hands=3, seed=42, names=("p1", "p2"), trace_messages=trace),
+                    stderr=stderr)
+    t.feed(0, "VERSION:2.0.0\r\n")
+    t.feed(1, "VERSION:2.0.0\r\n")
+    assert t.take(1) == ["MATCHSTATE:1:0::|2hAc"]
+
+    sends: list[bytes] = []
+
+    def broken_once(data: bytes, write: Any = t.transports[1].write) -> None:
+        sends.append(data)
+        if len(sends) == 1:  # the next hand's first state; the close's flush goes out
+            raise RuntimeError("the send broke")
+        write(data)
+
+    t.transports[1].write = broken_once  # type: ignore[method-assign]
+    t.feed(1, "MATCHSTATE:1:0::|2hAc:f\r\n")
+    result = ended(t)
+    assert (result.exit_code, result.cause) == (EXIT_INTERNAL, "internal")
+    assert result.hands_played == 1
+    (state,) = [line for line in log_lines(t.match.config) if line.startswith("STATE:")]
+    assert state.startswith("STATE:0:f:7d3d|2hAc:")
+    values = state.split(":")[4].split("|")
+    assert list(result.totals) == [float(v) for v in values]
+    assert log_lines(t.match.config)[-1] == f"SCORE:{values[0]}|{values[1]}:p1|p2"
+    console = stderr.getvalue()
+    assert "internal_error" in console and "RuntimeError: the send broke" in console
+    assert ("TO 2 at" in console) is trace
+
+
 def test_a_long_zero_padded_reply_from_a_range_query_seat_is_read(in_tmp: Path) -> None:
     """A seat that announced range queries may send 1 MiB lines: a reply whose hand id has more
     leading zeros than int() reads is the state it names (as scanf reads it), not a dealer error."""

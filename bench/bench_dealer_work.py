@@ -1,0 +1,165 @@
+"""The dealer's own work per hand, in memory: no sockets, no wake-ups, no other processes.
+
+``bench/bench_dealer.py`` measures what users see -- the dealer and its bots as
+separate processes on loopback -- but on a virtual machine its figures move
+with the host's wake-up costs (docs/dealer.md, "Busy polling"). This bench
+isolates the part that is the dealer's code alone: a ``Match`` whose seats are
+in-memory transports (Twisted's ``StringTransport``) on a fake clock, with two
+bots in the same process playing the reference example player's mix (fold
+0.06 when legal, the rest split evenly between call and raise, the raise size
+uniform over the legal range; seeded, so both sides of a comparison see the
+same lines). Only the dealer's handling of each bot line is timed: framing,
+reading the action, the rules, the next lines and their (in-memory) sends,
+the end of a hand and the start of the next. ``-q -l``-like: no trace, no
+logs, no events.
+
+``--baseline DIR`` times the same workload, in the same run and alternating,
+with the ``dealer`` package found in DIR (e.g. ``git archive REV dealer | tar
+-x -C DIR``) and prints the ratio baseline / current per round: above 1.0
+means the current code does less work. The protocol core is the installed one
+in both (compiled or pure, as ``acpc-lbr --version`` says).
+
+Usage::
+
+    .venv/bin/python bench/bench_dealer_work.py [--hands 3000] [--repeats 5]
+        [--rounds 3] [--seed 1] [--baseline DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def dealer_work(hands: int, seed: int) -> dict[str, float]:
+    """Play ``hands`` hands in memory; the dealer's time per hand and per action (µs)."""
+    from twisted.internet import task
+    from twisted.internet.testing import StringTransport
+
+    import protocol
+    from dealer.match import Match, MatchConfig
+    from protocol.gamedef import load_game
+    from protocol.wire import parse_matchstate
+
+    game = load_game("nolimit")
+    config = MatchConfig(name="work", game_arg="nolimit", game=game, hands=hands, seed=seed,
+                         names=("a", "b"), write_log=False, trace_messages=False, events=False)
+    match = Match(config, reactor=None, clock=task.Clock())
+    done = match.start()
+    seats: list[Any] = []
+    transports: list[StringTransport] = []
+    for seat in match.seats:
+        seat_protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
+        transport = StringTransport()
+        seat_protocol.makeConnection(transport)
+        seats.append(seat_protocol)
+        transports.append(transport)
+    rng = random.Random(seed)
+    clock = time.perf_counter_ns
+    spent = 0
+    actions = 0
+    pending: list[tuple[int, bytes]] = [(0, b"VERSION:2.0.0\r\n"), (1, b"VERSION:2.0.0\r\n")]
+    while pending:
+        for index, data in pending:
+            start = clock()
+            seats[index].dataReceived(data)
+            spent += clock() - start
+        actions += len(pending)
+        pending = []
+        for index, transport in enumerate(transports):
+            raw = transport.value()
+            transport.clear()
+            for line in raw.decode("ascii").split("\r\n")[:-1]:
+                view = parse_matchstate(line, game)
+                state = view.to_state(game)
+                if state.finished or state.current_player != view.position:
+                    continue
+                pending.append((index, f"{line}:{_example_choice(state, game, rng)}\r\n".encode()))
+    if not done.called:
+        raise SystemExit("the in-memory match did not finish")
+    actions -= 2  # the VERSION lines
+    return {"us_per_hand": spent / 1000 / hands, "us_per_action": spent / 1000 / actions,
+            "actions_per_hand": actions / hands, "variant": protocol.variant()}
+
+
+def _example_choice(state: Any, game: Any, rng: random.Random) -> str:
+    """The reference example player's mix (see bench_dealer.py's ``random`` bot)."""
+    from protocol.rules import Action, ActionType
+
+    weights = {ActionType.FOLD: 0.06 if state.can_fold() else 0.0, ActionType.CALL: 0.47,
+               ActionType.RAISE: 0.47 if state.can_raise() else 0.0}
+    kind = rng.choices(list(weights), weights=list(weights.values()))[0]
+    if kind is ActionType.RAISE:
+        bounds = state.raise_range()
+        action = Action.RAISE if game.is_limit else Action.raise_to(rng.randint(*bounds))
+    else:
+        action = Action.FOLD if kind is ActionType.FOLD else Action.CALL
+    return str(action.text())
+
+
+def best_of(hands: int, seed: int, repeats: int) -> dict[str, float]:
+    """The fastest of ``repeats`` runs (the others met the machine's noise)."""
+    runs = [dealer_work(hands, seed) for _ in range(repeats)]
+    return min(runs, key=lambda run: run["us_per_hand"])
+
+
+def in_subprocess(dealer_dir: Path | None, hands: int, seed: int, repeats: int) -> dict[str, Any]:
+    """:func:`best_of` in a fresh interpreter, with ``dealer`` from ``dealer_dir`` if given."""
+    env = dict(os.environ)
+    if dealer_dir is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(dealer_dir), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, __file__, "--child", "--hands", str(hands), "--seed",
+                          str(seed), "--repeats", str(repeats)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hands", type=int, default=3000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--baseline", type=Path, help="a directory holding a baseline dealer/ package")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        print(json.dumps(best_of(options.hands, options.seed, options.repeats)))
+        return 0
+    if options.baseline is not None and not (options.baseline / "dealer" / "match.py").is_file():
+        parser.error(f"--baseline {options.baseline}: no dealer/match.py there")
+    current: list[float] = []
+    baseline: list[float] = []
+    for number in range(1, options.rounds + 1):
+        run = in_subprocess(None, options.hands, options.seed, options.repeats)
+        current.append(run["us_per_hand"])
+        line = (f"round {number}: current {run['us_per_hand']:.1f} µs/hand "
+                f"({run['us_per_action']:.2f} µs/action, {run['actions_per_hand']:.2f} actions/hand)")
+        if options.baseline is not None:
+            base = in_subprocess(options.baseline, options.hands, options.seed, options.repeats)
+            baseline.append(base["us_per_hand"])
+            line += (f"; baseline {base['us_per_hand']:.1f} µs/hand; "
+                     f"baseline/current {base['us_per_hand'] / run['us_per_hand']:.2f}")
+        print(line, flush=True)
+    print(f"\nnolimit, {options.hands} hands x best of {options.repeats}, {options.rounds} rounds; "
+          f"protocol core {run['variant']}")
+    print(f"  current : median {statistics.median(current):.1f} µs of dealer work per hand")
+    if baseline:
+        ratios = [b / c for b, c in zip(baseline, current)]
+        print(f"  baseline: median {statistics.median(baseline):.1f} µs per hand")
+        print(f"  baseline/current: median {statistics.median(ratios):.2f} "
+              f"(per round {', '.join(f'{r:.2f}' for r in ratios)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
