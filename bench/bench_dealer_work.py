@@ -38,17 +38,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from twisted.internet import task
+from twisted.internet.testing import StringTransport
+
+import protocol
+from dealer.match import Match, MatchConfig
+from protocol.gamedef import load_game
+from protocol.rules import Action, ActionType
+from protocol.wire import parse_matchstate
+
 
 def dealer_work(hands: int, seed: int) -> dict[str, float]:
     """Play ``hands`` hands in memory; the dealer's time per hand and per action (µs)."""
-    from twisted.internet import task
-    from twisted.internet.testing import StringTransport
-
-    import protocol
-    from dealer.match import Match, MatchConfig
-    from protocol.gamedef import load_game
-    from protocol.wire import parse_matchstate
-
     game = load_game("nolimit")
     config = MatchConfig(name="work", game_arg="nolimit", game=game, hands=hands, seed=seed,
                          names=("a", "b"), write_log=False, trace_messages=False, events=False)
@@ -92,8 +93,6 @@ def dealer_work(hands: int, seed: int) -> dict[str, float]:
 
 def _example_choice(state: Any, game: Any, rng: random.Random) -> str:
     """The reference example player's mix (see bench_dealer.py's ``random`` bot)."""
-    from protocol.rules import Action, ActionType
-
     weights = {ActionType.FOLD: 0.06 if state.can_fold() else 0.0, ActionType.CALL: 0.47,
                ActionType.RAISE: 0.47 if state.can_raise() else 0.0}
     kind = rng.choices(list(weights), weights=list(weights.values()))[0]
