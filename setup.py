@@ -1,9 +1,10 @@
-"""Build: compile the protocol core's hot modules with mypyc, or fall back to the sources.
+"""Build: compile the hot modules with mypyc, or fall back to the sources.
 
 The metadata lives in pyproject.toml; this file adds one step to build_ext.
-The modules of ``protocol._variant.GROUP`` are compiled as one mypyc group,
-and ``protocol/_native_build.json`` records the SHA-256 of each source they
-were built from (``protocol/__init__.py`` checks it before using them). If mypyc
+The modules of ``protocol._variant.GROUP`` (the protocol core and the dealer's
+hot path) are compiled as one mypyc group, and ``protocol/_native_build.json``
+records the SHA-256 of each source they were built from
+(``protocol/__init__.py`` checks it before using them). If mypyc
 or the C compiler fails, or ``ACPC_LBR_PURE`` is set, the install goes on with
 the pure sources and says so. mypyc runs only in build_ext, so the metadata
 steps of an install stay quick.
@@ -39,7 +40,7 @@ def _variant() -> Any:
 VARIANT = _variant()
 #: Stands for the mypyc extensions until build_ext makes them: it marks the
 #: distribution as having extensions (a platform wheel, build_ext runs).
-PLACEHOLDER = Extension(f"protocol.{VARIANT.SHARED_LIB}", sources=[])
+PLACEHOLDER = Extension(VARIANT.SHARED_LIB, sources=[])
 
 
 def _why(error: BaseException) -> str:
@@ -53,7 +54,7 @@ def _say(message: str) -> None:
 
 
 class BuildNative(build_ext):
-    """build_ext that compiles the protocol group with mypyc, or records why not."""
+    """build_ext that compiles the group with mypyc, or records why not."""
 
     def finalize_options(self) -> None:
         # mypyc type-checks the group and writes its C here, so that
@@ -71,15 +72,17 @@ class BuildNative(build_ext):
             from mypyc.build import mypycify  # lazy: only build_ext needs mypy
         except ImportError as error:
             return f"mypyc is not available: {error}"
-        sources = [f"protocol/{name}.py" for name in VARIANT.GROUP]
+        sources = [VARIANT.source_path(Path(), name).as_posix() for name in VARIANT.GROUP]
         cwd = os.getcwd()
         os.chdir(ROOT)  # mypyc writes its C files under build/ and names modules by path
         try:
-            # --no-site-packages: numpy's stubs are not needed (it is only an
-            # object to the compiled code), so the build is the same with or
-            # without build isolation.
+            # The group is checked with the types the test suite checks it with
+            # (numpy's and Twisted's come from [build-system].requires, so the
+            # build is the same with or without build isolation). The modules it
+            # imports stay Python; mypy reads them for their types but reports
+            # only the group's errors (tests/test_typing.py checks the rest).
             self.distribution.ext_modules = mypycify(
-                ["--no-site-packages", "--ignore-missing-imports", *sources],
+                ["--follow-imports=silent", "--ignore-missing-imports", *sources],
                 opt_level="3", group_name=VARIANT.GROUP_NAME,
             )
         except (Exception, SystemExit) as error:  # noqa: BLE001 - any failure means: pure
@@ -102,27 +105,27 @@ class BuildNative(build_ext):
             manifest = {
                 "compiled": True,
                 "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
-                "sources": VARIANT.source_hashes(ROOT / "protocol"),
+                "sources": VARIANT.source_hashes(ROOT),
             }
-            _say(f"compiled protocol/{{{','.join(VARIANT.GROUP)}}}.py with mypyc "
+            _say(f"compiled {', '.join(VARIANT.GROUP)} with mypyc "
                  f"in {time.monotonic() - self.start:.0f} s")
         else:
             manifest = {"compiled": False, "reason": self.problem}
-            _say(f"NOT compiled ({self.problem}); the pure-Python protocol core will be used")
+            _say(f"NOT compiled ({self.problem}); the pure-Python {VARIANT.LABEL} will be used")
         self._write_manifest(manifest, inplace)
 
     def _write_manifest(self, manifest: dict[str, Any], inplace: bool) -> None:
         """Next to the built modules (the wheel's tree), and the sources' for an in-place build."""
-        places = [Path(self.build_lib) / "protocol"]
+        places = [VARIANT.manifest_dir(Path(self.build_lib))]
         if inplace:
-            places.append(ROOT / "protocol")
+            places.append(VARIANT.manifest_dir(ROOT))
         for place in places:
             place.mkdir(parents=True, exist_ok=True)
             (place / VARIANT.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
 
     def get_outputs(self) -> list[str]:
         outputs = super().get_outputs()
-        return [*outputs, str(Path(self.build_lib) / "protocol" / VARIANT.MANIFEST)]
+        return [*outputs, str(VARIANT.manifest_dir(Path(self.build_lib)) / VARIANT.MANIFEST)]
 
 
 setup(ext_modules=[PLACEHOLDER], cmdclass={"build_ext": BuildNative})

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 import protocol
+from protocol import _variant
 from acpc_lbr import __version__
 from acpc_lbr.exit_codes import EXIT_USAGE
 
@@ -36,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
         description="ACPC poker dealer and Local Best Response exploitability measurement.",
         epilog="Run 'acpc-lbr COMMAND --help' for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"acpc-lbr {__version__}; protocol core: {protocol.variant()}")
+    parser.add_argument("--version", action="version", version=f"acpc-lbr {__version__}; {_variant.LABEL}: {protocol.variant()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in SUBCOMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)

@@ -32,9 +32,10 @@ faster.
 
 ``--matches N`` also plays N matches at once in one process of ours (``--match``,
 each with its own two bots) and prints its hands/s over one match's.
-``--variants compiled,pure`` also plays ours on the pure-Python protocol core
-(``ACPC_LBR_PURE=1``; "ours" then must run the compiled one) and prints the
-ratio compiled / pure of each run. The header names the core "ours" runs.
+``--variants compiled,pure`` also plays ours on the pure-Python sources of the
+compiled core, the protocol core and the dealer's hot path (``ACPC_LBR_PURE=1``;
+"ours" then must run the compiled one) and prints the ratio compiled / pure of
+each run. The header names the variant "ours" runs.
 ``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
 docs/dealer.md) and prints the ratio on / off of each run.
 
@@ -61,7 +62,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import protocol  # which protocol core runs (this loads no rules)
+import protocol  # which variant of the compiled core runs (this loads no rules)
+from protocol import _variant
 from protocol._variant import PURE_ENV
 
 ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
@@ -247,7 +249,7 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
     The actions are counted in the ``.log`` files: None when there are none (``-l``).
 
     Args:
-        dealer: ``reference``, ``ours`` or ``ours-pure`` (ours on the pure protocol core).
+        dealer: ``reference``, ``ours`` or ``ours-pure`` (ours on the pure sources).
         flags: our dealer's switches (default: :func:`dealer_flags`).
         matches: matches played at once by our dealer (``--match``), each
             with its own bots and ``options.hands`` hands.
@@ -333,7 +335,7 @@ def main() -> int:
                         help="also run this many matches at once in one process of ours "
                              "and compare its hands/s with one match's")
     parser.add_argument("--variants", default=None,
-                        help="compiled,pure: also play ours on the pure-Python protocol core")
+                        help="compiled,pure: also play ours on the pure-Python sources")
     parser.add_argument("--busy-poll", dest="busy_poll", type=int, default=None, metavar="USEC",
                         help="our dealer's --busy_poll (default: the dealer's default)")
     parser.add_argument("--no-poll", dest="no_poll", action="store_true",
@@ -360,7 +362,7 @@ def main() -> int:
     if options.bots == "example" and options.reference is None:
         parser.error("--bots example needs --reference DIR")
     if options.variants and (options.variants != "compiled,pure" or not protocol.COMPILED):
-        parser.error(f"--variants takes compiled,pure, and needs the compiled protocol core "
+        parser.error(f"--variants takes compiled,pure, and needs the compiled core "
                      f"(here: {protocol.variant()})")
     compile_project()
     # (label, dealer, flags of ours, matches at once): played in this order in each run.
@@ -400,7 +402,7 @@ def main() -> int:
                       f"{counted}", flush=True)
     mode = " ".join(dealer_flags(options)) or "trace, .log and events on"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
-          f"{options.runs} runs; ours on the protocol core {protocol.variant()}")
+          f"{options.runs} runs; ours on the {_variant.LABEL}: {protocol.variant()}")
     for label, *_ in variants:
         rates = figures[label]["rate"]
         print(f"  {label:10}: hands/s min/median/max {min(rates):.0f} / "
@@ -417,7 +419,7 @@ def main() -> int:
     if options.reference is not None:
         print(f"  ratio ours/reference, hands/s: {ratio('ours', 'reference')}")
     if options.variants:
-        print(f"  ours compiled / pure protocol core, hands/s: {ratio('ours', 'pure')}")
+        print(f"  ours compiled / pure, hands/s: {ratio('ours', 'pure')}")
     if options.no_poll:
         print(f"  busy polling on / off, hands/s: {ratio('ours', 'no poll')}")
         if options.reference is not None:

@@ -4,16 +4,19 @@ Nothing in this package does I/O (beyond reading bundled game files) or
 draws random numbers on its own: every reader of the game -- the dealer,
 the agents, the log tools -- goes through these modules.
 
-Its hot modules run compiled (mypyc) when the install built them and their
-sources have not changed since; see :mod:`protocol._variant`.
+Its hot modules, with the dealer's per-action path, run compiled (mypyc) when
+the install built them and their sources have not changed since; see
+:mod:`protocol._variant`.
 """
 
 from protocol import _variant
 
-#: True when the mypyc-compiled modules of :data:`protocol._variant.GROUP` are in use.
+#: True when the mypyc-compiled modules of :data:`protocol._variant.GROUP` are in use
+#: (all of them: the protocol core and the dealer's hot path).
 COMPILED, _WHY = _variant.select()
 
 
 def variant() -> str:
-    """Which protocol core runs, and why: ``'compiled (mypyc)'``, ``'pure (not built)'``, ..."""
+    """Which variant of the compiled core (protocol core + dealer hot path) runs, and why:
+    ``'compiled (mypyc)'``, ``'pure (not built)'``, ..."""
     return f"{'compiled' if COMPILED else 'pure'} ({_WHY})"

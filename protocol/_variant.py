@@ -1,15 +1,17 @@
-"""Which variant of the protocol core runs: the mypyc-compiled modules or their sources.
+"""Which variant of the compiled core runs: the mypyc-compiled modules or their sources.
 
-The hot modules of this package (:data:`GROUP`) are compiled with mypyc when
-the package is installed (setup.py); the ``.py`` files stay the rules and the
-compiled modules are built from them. The build records each source's SHA-256
-in :data:`MANIFEST`. :func:`select` runs when :mod:`protocol` is imported,
-before any module of the group is: the compiled modules are used only if the
-manifest says they were built, every one of them is there for this
-interpreter, and every source still has the hash it was built from. Otherwise
-the whole group is loaded from its sources -- never a mix, since the modules of
-one mypyc group share native classes -- and a stale or partial build says so
-in one line on stderr. ``ACPC_LBR_PURE=1`` forces the sources.
+The hot modules of the protocol core and the dealer's per-action path
+(:data:`GROUP`) are compiled with mypyc, as one group, when the package is
+installed (setup.py); the ``.py`` files stay the rules and the compiled modules
+are built from them. The build records each source's SHA-256 in
+:data:`MANIFEST`. :func:`select` runs when :mod:`protocol` is imported (and
+:mod:`dealer` imports :mod:`protocol` first thing), before any module of the
+group is: the compiled modules are used only if the manifest says they were
+built, every one of them is there for this interpreter, and every source still
+has the hash it was built from. Otherwise the whole group is loaded from its
+sources -- never a mix, since the modules of one mypyc group share native
+classes -- and a stale or partial build says so in one line on stderr.
+``ACPC_LBR_PURE=1`` forces the sources.
 
 Nothing here imports a module of the group; setup.py loads this file by path.
 """
@@ -30,12 +32,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-#: The modules compiled together (one mypyc group), in build order.
-GROUP = ("cards", "ranking", "rules", "deal", "wire", "lines")
-#: The group's shared library (mypyc's ``group_name`` plus ``__mypyc``).
+#: The modules compiled together (one mypyc group), in build order: the
+#: protocol core, then the dealer's hot path (dealer/seat.py subclasses a
+#: Twisted class and stays pure).
+GROUP = (
+    "protocol.cards", "protocol.ranking", "protocol.rules", "protocol.deal", "protocol.wire",
+    "protocol.lines", "dealer.match", "dealer.busypoll",
+)
+#: What the group is, for ``acpc-lbr --version``, the benchmarks and the notice.
+LABEL = "protocol core + dealer hot path"
+#: The group's shared library (mypyc's ``group_name`` plus ``__mypyc``), in protocol/.
 GROUP_NAME = "protocol._native"
-SHARED_LIB = "_native__mypyc"
-#: The build's record, next to the modules: {"compiled": bool, "ext_suffix": str,
+SHARED_LIB = "protocol._native__mypyc"
+#: The build's record, in protocol/: {"compiled": bool, "ext_suffix": str,
 #: "sources": {module: sha256}} or {"compiled": false, "reason": str}.
 MANIFEST = "_native_build.json"
 #: Set (to anything but "" or "0") to load the pure sources.
@@ -43,20 +52,38 @@ PURE_ENV = "ACPC_LBR_PURE"
 REBUILD = "pip install -e ."
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+#: The directory that holds the packages of the group (protocol/, dealer/).
+ROOT = PACKAGE_DIR.parent
 
 
-def source_hashes(package_dir: Path) -> dict[str, str]:
-    """The SHA-256 of each group module's source, by module name."""
+def source_path(root: Path, module: str) -> Path:
+    """The source of ``module`` (a dotted name) under ``root``."""
+    return root.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def compiled_path(root: Path, module: str, suffix: str) -> Path:
+    """The compiled module ``module`` (a dotted name) under ``root``, for ``suffix``."""
+    *package, name = module.split(".")
+    return root.joinpath(*package, f"{name}{suffix}")
+
+
+def manifest_dir(root: Path) -> Path:
+    """Where the build's manifest lives (next to the group's shared library)."""
+    return root / "protocol"
+
+
+def source_hashes(root: Path) -> dict[str, str]:
+    """The SHA-256 of each group module's source, by dotted module name."""
     return {
-        name: hashlib.sha256((package_dir / f"{name}.py").read_bytes()).hexdigest()
+        name: hashlib.sha256(source_path(root, name).read_bytes()).hexdigest()
         for name in GROUP
     }
 
 
-def read_manifest(package_dir: Path) -> dict[str, Any] | None:
+def read_manifest(root: Path) -> dict[str, Any] | None:
     """The build's manifest, or None when there is none (or it is unreadable)."""
     try:
-        data = json.loads((package_dir / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads((manifest_dir(root) / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -67,25 +94,26 @@ def pure_forced() -> bool:
     return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
-def compiled_problem(package_dir: Path, manifest: dict[str, Any]) -> str | None:
+def compiled_problem(root: Path, manifest: dict[str, Any]) -> str | None:
     """Why a build that says it compiled cannot be used here; None when it can."""
     suffix = manifest.get("ext_suffix")
-    if suffix not in importlib.machinery.EXTENSION_SUFFIXES:
+    if not isinstance(suffix, str) or suffix not in importlib.machinery.EXTENSION_SUFFIXES:
         return f"its compiled modules were built for another Python ({suffix})"
-    missing = [n for n in (*GROUP, SHARED_LIB) if not (package_dir / f"{n}{suffix}").is_file()]
+    missing = [n for n in (*GROUP, SHARED_LIB) if not compiled_path(root, n, suffix).is_file()]
     if missing:
         return f"compiled module(s) missing: {', '.join(missing)}"
     built = manifest.get("sources", {})
     try:
-        changed = [n for n, h in source_hashes(package_dir).items() if built.get(n) != h]
+        changed = [n for n, h in source_hashes(root).items() if built.get(n) != h]
     except OSError as error:
         return f"a source cannot be read ({error})"
     if changed:
-        return f"protocol/{changed[0]}.py changed since its compiled module was built"
+        where = source_path(Path(), changed[0]).as_posix()
+        return f"{where} changed since its compiled module was built"
     return None
 
 
-def choose(package_dir: Path) -> tuple[bool, str, str | None]:
+def choose(root: Path) -> tuple[bool, str, str | None]:
     """Whether to use the compiled group, why (for ``acpc-lbr --version``), and
     the notice to print (None: no notice).
 
@@ -94,15 +122,15 @@ def choose(package_dir: Path) -> tuple[bool, str, str | None]:
     """
     if pure_forced():
         return False, f"{PURE_ENV} is set", None
-    manifest = read_manifest(package_dir)
+    manifest = read_manifest(root)
     if manifest is None:
         return False, "not built", None
     if not manifest.get("compiled"):
         return False, f"the build did not compile: {manifest.get('reason')}", None
-    problem = compiled_problem(package_dir, manifest)
+    problem = compiled_problem(root, manifest)
     if problem is not None:
         return False, problem, (
-            f"acpc-lbr: {problem}; using the pure-Python protocol core "
+            f"acpc-lbr: {problem}; using the pure-Python sources of the {LABEL} "
             f"(rebuild: {REBUILD}; silence: {PURE_ENV}=1)"
         )
     return True, "mypyc", None
@@ -111,8 +139,8 @@ def choose(package_dir: Path) -> tuple[bool, str, str | None]:
 class PureFinder(importlib.abc.MetaPathFinder):
     """Loads the group's modules from their ``.py`` files, ahead of any compiled file."""
 
-    def __init__(self, package_dir: Path) -> None:
-        self.paths = {f"protocol.{name}": package_dir / f"{name}.py" for name in GROUP}
+    def __init__(self, root: Path) -> None:
+        self.paths = {name: source_path(root, name) for name in GROUP}
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -123,16 +151,16 @@ class PureFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, source)
 
 
-def select(package_dir: Path = PACKAGE_DIR) -> tuple[bool, str]:
+def select(root: Path = ROOT) -> tuple[bool, str]:
     """Choose the variant for this process: (compiled group in use, why).
 
     Must run before any module of the group is imported.
     """
-    compiled, why, notice = choose(package_dir)
+    compiled, why, notice = choose(root)
     if notice is not None:
         print(notice, file=sys.stderr)
     if not compiled and not any(isinstance(f, PureFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, PureFinder(package_dir))
+        sys.meta_path.insert(0, PureFinder(root))
     return compiled, why
 
 

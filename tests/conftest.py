@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, settings
 from protocol import _variant
 from tests.reference import REFERENCE_DIR
 
-# A protocol source edited since the build (an editable checkout): this process
-# said so once and runs the pure sources; the dealers and bots the tests start
-# run them too, told so by ACPC_LBR_PURE, so their stderr carries no notice.
-if _variant.choose(_variant.PACKAGE_DIR)[2] is not None:
+# A source of the compiled group edited since the build (an editable checkout):
+# this process said so once and runs the pure sources; the dealers and bots the
+# tests start run them too, told so by ACPC_LBR_PURE, so their stderr carries no notice.
+if _variant.choose(_variant.ROOT)[2] is not None:
     os.environ[_variant.PURE_ENV] = "1"
 
 # "ci" keeps the whole protocol suite well under a minute on two shared cores;

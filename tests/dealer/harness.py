@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,11 @@ def make_config(name: str, game: str = "nolimit", hands: int = 10, seed: int = 7
 
 
 async def play(config: MatchConfig, bots: Sequence[Any], stderr: Any = None,
-               busy_poll: BusyPoll | None = None) -> MatchResult:
+               busy_poll: BusyPoll | None = None, opener: Opener = open_record_file) -> MatchResult:
     """Listen, connect ``bots`` seat by seat, and play the match to its end."""
     from twisted.internet import reactor
 
-    match = Match(config, reactor, stderr=stderr, busy_poll=busy_poll)
+    match = Match(config, reactor, stderr=stderr, busy_poll=busy_poll, opener=opener)
     ports = match.listen()
     finished = match.start()
     for bot, port in zip(bots, ports):
@@ -127,9 +127,13 @@ class MemoryRun:
         self.pumps: list[iosim.IOPump] = []
         self._port = 40000
 
-    def start(self, config: MatchConfig, bots: Sequence[Any], stderr: Any = None) -> defer.Deferred[MatchResult]:
-        """Start ``config`` and connect ``bots`` seat by seat (None: that seat never connects)."""
+    def start(self, config: MatchConfig, bots: Sequence[Any], stderr: Any = None,
+              prepare: Callable[[Match], None] | None = None) -> defer.Deferred[MatchResult]:
+        """Start ``config`` and connect ``bots`` seat by seat (None: that seat never connects);
+        ``prepare`` gets the match first (to subscribe to its events, add hand hooks...)."""
         match = Match(config, reactor=None, clock=self.clock, stderr=stderr)
+        if prepare is not None:
+            prepare(match)
         done = match.start()
         OPEN_MATCHES.append(match)
         for seat, bot in zip(match.seats, bots):
@@ -161,9 +165,10 @@ class MemoryRun:
             self.clock.advance(max(0.0, min(c.getTime() for c in calls) - self.clock.seconds()))
         raise AssertionError("the matches did not finish")
 
-    def play(self, config: MatchConfig, bots: Sequence[Any], stderr: Any = None) -> MatchResult:
-        """Play one match to its end and return its result."""
-        done = self.start(config, bots, stderr)
+    def play(self, config: MatchConfig, bots: Sequence[Any], stderr: Any = None,
+             prepare: Callable[[Match], None] | None = None) -> MatchResult:
+        """Play one match to its end and return its result (``prepare``: see :meth:`start`)."""
+        done = self.start(config, bots, stderr, prepare)
         self.run(done)
         result: MatchResult = done.result
         return result

@@ -176,16 +176,27 @@ async def test_event_hook_sees_actions_and_hands(in_tmp: Path) -> None:
 
 
 @pytest_twisted.ensureDeferred
-async def test_internal_error_traceback_has_no_locals(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A dealer bug ends the match with exit 4; its traceback is logged without locals (no cards)."""
-    import dealer.match
+async def test_internal_error_traceback_has_no_locals(in_tmp: Path) -> None:
+    """A dealer bug ends the match with exit 4; its traceback is logged without locals (no cards).
 
-    def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("simulated dealer bug")
+    The bug: the .log's write raises an unexpected error on the first hand's STATE line
+    (injected through the opener, so that it reaches the compiled Match too); the
+    frames it passes through hold that line, the deal and the hand's state."""
+    from dealer.events import RecordFile, open_record_file
 
-    monkeypatch.setattr(dealer.match, "log_state_text", broken)
+    class BuggyLog(RecordFile):
+        def write(self, text: str) -> None:
+            if text.startswith("STATE:"):
+                raise RuntimeError("simulated dealer bug")
+            super().write(text)
+
+    def opener(path: Path, append: bool) -> RecordFile:
+        if path.suffix != ".log":
+            return open_record_file(path, append)
+        return BuggyLog(path, open(path, "ab" if append else "wb", buffering=0))  # noqa: SIM115
+
     config = make_config("bug", hands=3, events=True)
-    result = await play(config, call_bots(config))
+    result = await play(config, call_bots(config), opener=opener)
     assert result.exit_code == 4 and result.cause == "internal"
     events = [json.loads(line) for line in Path("bug.events.jsonl").read_text().splitlines()]
     error = next(e for e in events if e["event"] == "internal_error")

@@ -234,35 +234,41 @@ def test_queued_lines_go_out_first_in_one_send_and_never_pile_up() -> None:
 
 
 @pytest.mark.parametrize("hooked", [False, True])
-def test_hands_follow_one_another_without_a_deferred_unless_hooks_wait(
-        in_tmp: Path, monkeypatch: pytest.MonkeyPatch, hooked: bool) -> None:
-    """Without hand hooks one series of hands plays the whole match (no Deferred per hand);
-    with one, it runs after every hand, in order, and the logs are the same."""
+def test_hands_follow_one_another_without_a_deferred_unless_hooks_wait(in_tmp: Path, hooked: bool) -> None:
+    """Without hand hooks one series of hands plays the whole match (one Deferred for all
+    its hands); with one, every hand has its own, the hook runs after every hand, in order,
+    and the logs are the same.
+
+    Seen from outside, so that it holds for the compiled Match too: every action's event
+    notes the Deferred its hand fires when over."""
+    from dealer.events import ActionPlayed, EventRecord
     from dealer.match import Match
     from tests.dealer.harness import MemoryRun, call_bots, log_lines
 
-    series: list[int] = []
-    play_hand = Match._play_hand
-
-    def counted(match: Match, state: Any, deal: Any) -> Any:
-        series.append(state.hand_id)
-        return play_hand(match, state, deal)
-
-    monkeypatch.setattr(Match, "_play_hand", counted)
+    done_of: dict[int, Any] = {}  # hand id -> the Deferred its series fires
     hooked_hands: list[int] = []
-    real_init = Match.__init__
 
-    def with_hook(match: Match, *args: Any, **kwargs: Any) -> None:
-        real_init(match, *args, **kwargs)
+    def prepare(match: Match) -> None:
+        def seen(event: EventRecord) -> None:
+            if isinstance(event, ActionPlayed):
+                hand = match._hand
+                assert hand is not None and hand.state.hand_id == event.hand
+                done_of.setdefault(event.hand, hand.done)
+
+        match.events.subscribe(seen)
         if hooked:
             async def hook(state: Any, deal: Any, seat_of: list[int]) -> None:
                 hooked_hands.append(state.hand_id)
             match.hand_hooks.append(hook)
 
-    monkeypatch.setattr(Match, "__init__", with_hook)
     config = make_config("chain", hands=7)
-    result = MemoryRun().play(config, call_bots(config))
+    result = MemoryRun().play(config, call_bots(config), prepare=prepare)
     assert result.completed and result.hands_played == 7
+    assert sorted(done_of) == list(range(7))
+    series: list[int] = []  # the hands that begin a series (a new Deferred)
+    for hand_id in range(7):
+        if all(done_of[hand_id] is not done_of[first] for first in series):
+            series.append(hand_id)
     assert series == (list(range(7)) if hooked else [0])
     assert hooked_hands == (list(range(7)) if hooked else [])
     assert sum(line.startswith("STATE:") for line in log_lines(config)) == 7

@@ -1,10 +1,12 @@
-"""The compiled protocol core and its pure twin: both run, both are tested, neither hides.
+"""The compiled core (protocol core + dealer hot path) and its pure twin: both run, both
+are tested, neither hides.
 
 protocol/_variant.py picks the mypyc-compiled modules of the group or their
 sources. Here: the build's modules are the ones loaded when it produced them;
-the rules' reference-log replays, the fast-path twins and the doctests pass on
-the pure sources too (a subprocess with ``ACPC_LBR_PURE=1``) and on the compiled
-modules; a stale, partial or foreign build falls back to the sources, whole,
+the rules' reference-log replays, the fast-path twins, the doctests and the
+dealer's in-memory matches pass on the pure sources too (a subprocess with
+``ACPC_LBR_PURE=1``) and on the compiled modules; a stale, partial or foreign
+build falls back to the sources, whole (protocol and dealer modules alike),
 with a notice; the frozen records pickle and copy in either variant.
 """
 
@@ -56,11 +58,13 @@ from protocol.wire import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGE = _variant.PACKAGE_DIR
+ROOT = _variant.ROOT
+#: The group's packages, as directories under ROOT.
+PACKAGES = sorted({name.split(".")[0] for name in _variant.GROUP})
 
 
 def _loaded_file(name: str) -> str:
-    return str(importlib.import_module(f"protocol.{name}").__file__)
+    return str(importlib.import_module(name).__file__)
 
 
 def _c_compiler() -> str | None:
@@ -70,7 +74,7 @@ def _c_compiler() -> str | None:
 
 def test_loaded_variant_is_the_one_selected() -> None:
     """protocol.COMPILED says what runs: every module of the group from one kind of file."""
-    suffix = ".py" if not protocol.COMPILED else str(_variant.read_manifest(PACKAGE)["ext_suffix"])
+    suffix = ".py" if not protocol.COMPILED else str(_variant.read_manifest(ROOT)["ext_suffix"])
     files = {name: _loaded_file(name) for name in _variant.GROUP}
     assert all(f.endswith(suffix) for f in files.values()), files
     if _variant.pure_forced():
@@ -79,31 +83,31 @@ def test_loaded_variant_is_the_one_selected() -> None:
 
 def test_compiled_modules_are_loaded_when_the_build_produced_them() -> None:
     """A build that compiled is used; a build that failed with a C compiler at hand fails here."""
-    manifest = _variant.read_manifest(PACKAGE)
+    manifest = _variant.read_manifest(ROOT)
     if manifest is None:
         pytest.skip("this tree was not built (no protocol/_native_build.json)")
     if not manifest["compiled"]:
         reason = manifest["reason"]
         if _variant.PURE_ENV in reason or _c_compiler() is None:
             pytest.skip(f"built without compiling: {reason}")
-        pytest.fail(f"the build did not compile the protocol core: {reason}")
+        pytest.fail(f"the build did not compile the {_variant.LABEL}: {reason}")
     if _variant.pure_forced():
         pytest.skip(f"{_variant.PURE_ENV} is set")
-    if _variant.source_hashes(PACKAGE) != manifest["sources"]:
-        # An editable checkout with a protocol source edited since the build:
+    if _variant.source_hashes(ROOT) != manifest["sources"]:
+        # An editable checkout with a source of the group edited since the build:
         # the sources run (and said so on stderr); a fresh build (CI) never skips.
-        pytest.skip(f"protocol sources edited since the build; rebuild ({_variant.REBUILD}) "
+        pytest.skip(f"sources of the group edited since the build; rebuild ({_variant.REBUILD}) "
                     "to test the compiled modules")
     assert protocol.COMPILED, protocol.variant()
     for name in _variant.GROUP:
         assert _loaded_file(name).endswith(manifest["ext_suffix"])
-    assert f"protocol.{_variant.SHARED_LIB}" in sys.modules
+    assert _variant.SHARED_LIB in sys.modules
 
 
 def _doctests(name: str) -> list[doctest.DocTest]:
     """The doctests written in the source of group module ``name``, bound to the loaded module."""
-    module = importlib.import_module(f"protocol.{name}")
-    path = PACKAGE / f"{name}.py"
+    module = importlib.import_module(name)
+    path = _variant.source_path(ROOT, name)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     nodes: list[Any] = [tree, *ast.walk(tree)]
     parser = doctest.DocTestParser()
@@ -124,28 +128,33 @@ def test_doctests_of_the_loaded_modules(name: str) -> None:
     """The examples in the group's docstrings hold for the modules that run (compiled ones too;
     pytest's own doctest collector runs them on the sources)."""
     tests = _doctests(name)
-    if name in ("wire", "rules", "deal"):
-        assert tests, f"protocol/{name}.py lost its doctests"
+    if name in ("protocol.wire", "protocol.rules", "protocol.deal"):
+        assert tests, f"{name} lost its doctests"
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     for test in tests:
         runner.run(test)
-    assert runner.failures == 0, f"{runner.failures} doctest failure(s) in protocol/{name}.py"
+    assert runner.failures == 0, f"{runner.failures} doctest failure(s) in {name}"
 
 
 #: The pure twin's run: the rules' reference-log replays, the fast paths against
-#: their slow twins, the rules, this file (but this test) and the doctests.
+#: their slow twins, the rules, this file (but this test), the doctests, the
+#: dealer's in-memory matches and two reference matches replayed byte for byte.
 PURE_TWIN_RUN = [
     "tests/protocol/test_replay_reference_logs.py",
     "tests/protocol/test_fast_paths.py",
     "tests/protocol/test_rules.py",
     "tests/protocol/test_wire.py",
     "tests/protocol/test_variant.py",
-    *(f"protocol/{name}.py" for name in _variant.GROUP),
+    *(_variant.source_path(Path(), name).as_posix() for name in _variant.GROUP
+      if name.startswith("protocol.")),  # pytest collects doctests under protocol/ only
+    "tests/dealer/test_memory.py",
+    "tests/dealer/test_matches.py::test_replayed_reference_match_gives_identical_log[nl1000]",
+    "tests/dealer/test_matches.py::test_replayed_reference_match_gives_identical_log[nl3p_100]",
 ]
 
 
 def test_pure_twin_passes_the_rules_tests() -> None:
-    """The same rules tests, on the pure sources, in a subprocess with ACPC_LBR_PURE=1."""
+    """The same rules and dealer tests, on the pure sources, in a subprocess with ACPC_LBR_PURE=1."""
     env = {**os.environ, _variant.PURE_ENV: "1"}
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                "-k", "not test_pure_twin", *PURE_TWIN_RUN]
@@ -157,86 +166,117 @@ def test_pure_twin_passes_the_rules_tests() -> None:
 
 # -- staleness -------------------------------------------------------------
 
-PROBE = ("import protocol, protocol.rules, protocol.wire; "
-         "print(protocol.COMPILED, protocol.rules.__file__, protocol.wire.__file__)")
+#: The modules the probe reports where they were loaded from.
+PROBED = ("dealer.match", "dealer.busypoll", "protocol.rules", "protocol.wire")
+#: dealer.match first: importing the dealer must pick the variant before any module of the
+#: group loads (dealer/__init__.py imports protocol).
+PROBE = ("import dealer.match, dealer.busypoll, protocol, protocol.rules, protocol.wire, sys; "
+         f"print(protocol.COMPILED, *(sys.modules[m].__spec__.origin for m in {PROBED!r}))")
 
 
 @pytest.fixture
 def package_copy(tmp_path: Path) -> Path:
-    """A copy of the protocol package (compiled modules and manifest included) in tmp_path.
+    """A copy of the group's packages (compiled modules and manifest included) in tmp_path.
 
     In a tree that was not built, the copy gets a manifest of the current
     sources and empty files in place of the compiled modules: loading them
     would fail, so a test that passes with them never loaded them.
     """
-    target = tmp_path / "protocol"
-    shutil.copytree(PACKAGE, target, ignore=shutil.ignore_patterns("__pycache__"))
-    manifest = _variant.read_manifest(target)
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = _variant.read_manifest(tmp_path)
     if manifest is None or not manifest["compiled"]:
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         for name in (*_variant.GROUP, _variant.SHARED_LIB):
-            (target / f"{name}{suffix}").write_bytes(b"")
-        (target / _variant.MANIFEST).write_text(json.dumps(
-            {"compiled": True, "ext_suffix": suffix, "sources": _variant.source_hashes(target)}))
+            _variant.compiled_path(tmp_path, name, suffix).write_bytes(b"")
+        (_variant.manifest_dir(tmp_path) / _variant.MANIFEST).write_text(json.dumps(
+            {"compiled": True, "ext_suffix": suffix, "sources": _variant.source_hashes(tmp_path)}))
     return tmp_path
 
 
-def _probe(root: Path, **env: str) -> tuple[list[str], list[str]]:
+def _probe(root: Path, **env: str) -> tuple[bool, dict[str, str], list[str]]:
+    """In a subprocess run in ``root``: whether the group runs compiled, where each module
+    of PROBED was loaded from, and the lines on stderr."""
     clean = {k: v for k, v in os.environ.items() if k != _variant.PURE_ENV}
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env={**clean, **env},
-                          capture_output=True, text=True, timeout=60, check=False)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    return done.stdout.split(), done.stderr.splitlines()
+    compiled, *files = done.stdout.split()
+    assert compiled in ("True", "False") and len(files) == len(PROBED), done.stdout
+    return compiled == "True", dict(zip(PROBED, files)), done.stderr.splitlines()
+
+
+def _all_sources(root: Path, files: dict[str, str]) -> bool:
+    """Every probed module was loaded from its source in ``root``."""
+    return all(files[name] == str(_variant.source_path(root, name)) for name in PROBED)
 
 
 def _real_build() -> bool:
-    manifest = _variant.read_manifest(PACKAGE)
+    manifest = _variant.read_manifest(ROOT)
     return bool(manifest and manifest["compiled"]) and protocol.COMPILED
 
 
 def test_copy_of_a_fresh_build_runs_compiled(package_copy: Path) -> None:
-    """The control for the tests below: an untouched copy of a real build loads compiled."""
+    """The control for the tests below: an untouched copy of a real build loads compiled,
+    the dealer's modules as well as the protocol core's."""
     if not _real_build():
         pytest.skip("no compiled build in this tree")
-    (compiled, rules, _), notices = _probe(package_copy)
-    assert compiled == "True" and rules.startswith(str(package_copy)) and not rules.endswith(".py")
+    compiled, files, notices = _probe(package_copy)
+    assert compiled, files
+    suffix = _variant.read_manifest(package_copy)["ext_suffix"]
+    assert all(f.startswith(str(package_copy)) and f.endswith(suffix) for f in files.values()), files
     assert notices == []
 
 
-def test_edited_source_loads_the_whole_group_pure_with_a_notice(package_copy: Path) -> None:
-    rules = package_copy / "protocol" / "rules.py"
-    rules.write_text(rules.read_text() + "\n# edited after the build\n")
-    (compiled, rules_file, wire_file), notices = _probe(package_copy)
-    assert compiled == "False"
-    assert rules_file == str(rules) and wire_file == str(package_copy / "protocol" / "wire.py")
+@pytest.mark.parametrize("module", ["protocol.rules", "dealer.match"])
+def test_edited_source_loads_the_whole_group_pure_with_a_notice(package_copy: Path, module: str) -> None:
+    """An edit to any source of the group, protocol's or the dealer's, sends every module
+    of the group (both packages) to its source, with one line saying why."""
+    source = _variant.source_path(package_copy, module)
+    source.write_text(source.read_text() + "\n# edited after the build\n")
+    compiled, files, notices = _probe(package_copy)
+    assert not compiled and _all_sources(package_copy, files), files
     assert len(notices) == 1
-    assert "protocol/rules.py changed" in notices[0] and "pip install" in notices[0]
+    where = _variant.source_path(Path(), module).as_posix()
+    assert f"{where} changed" in notices[0] and "pip install" in notices[0]
 
 
-def test_missing_compiled_module_loads_pure_with_a_notice(package_copy: Path) -> None:
-    suffix = _variant.read_manifest(package_copy / "protocol")["ext_suffix"]
-    (package_copy / "protocol" / f"lines{suffix}").unlink()
-    (compiled, rules_file, _), notices = _probe(package_copy)
-    assert compiled == "False" and rules_file.endswith("rules.py")
-    assert len(notices) == 1 and "lines" in notices[0]
+@pytest.mark.parametrize("module", ["protocol.lines", "dealer.busypoll"])
+def test_missing_compiled_module_loads_pure_with_a_notice(package_copy: Path, module: str) -> None:
+    suffix = _variant.read_manifest(package_copy)["ext_suffix"]
+    _variant.compiled_path(package_copy, module, suffix).unlink()
+    compiled, files, notices = _probe(package_copy)
+    assert not compiled and _all_sources(package_copy, files), files
+    assert len(notices) == 1 and f"missing: {module}" in notices[0]
 
 
 def test_compiled_modules_without_a_manifest_are_never_used(package_copy: Path) -> None:
-    (package_copy / "protocol" / _variant.MANIFEST).unlink()
-    (compiled, rules_file, wire_file), notices = _probe(package_copy)
-    assert compiled == "False" and rules_file.endswith("rules.py") and wire_file.endswith("wire.py")
+    (_variant.manifest_dir(package_copy) / _variant.MANIFEST).unlink()
+    compiled, files, notices = _probe(package_copy)
+    assert not compiled and _all_sources(package_copy, files), files
+    assert notices == []
+
+
+def test_a_build_that_did_not_compile_runs_pure_quietly(package_copy: Path) -> None:
+    """No C compiler at install: the build recorded why, and every module of the group
+    (the dealer's too) runs from its source, with no notice (the install said so)."""
+    (_variant.manifest_dir(package_copy) / _variant.MANIFEST).write_text(json.dumps(
+        {"compiled": False, "reason": "CompileError: command 'cc' failed"}))
+    compiled, files, notices = _probe(package_copy)
+    assert not compiled and _all_sources(package_copy, files), files
     assert notices == []
 
 
 def test_pure_env_forces_the_sources_quietly(package_copy: Path) -> None:
-    (compiled, rules_file, _), notices = _probe(package_copy, **{_variant.PURE_ENV: "1"})
-    assert compiled == "False" and rules_file.endswith("rules.py")
+    compiled, files, notices = _probe(package_copy, **{_variant.PURE_ENV: "1"})
+    assert not compiled and _all_sources(package_copy, files), files
     assert notices == []
 
 
 def test_a_compiler_failure_in_place_records_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """setup.py's build_ext in place (an editable install) when the C compiler fails
-    (``CC=/bin/false``): the manifest next to the sources says why the protocol core is pure.
+    (``CC=/bin/false``): the manifest next to the sources says why the group is pure.
 
     setuptools clears ``inplace`` while it builds and leaves it cleared when the
     compiler fails; the manifest must still go next to the sources, or
@@ -250,7 +290,7 @@ def test_a_compiler_failure_in_place_records_why(tmp_path: Path, monkeypatch: py
 
     shutil.copy(REPO / "setup.py", tmp_path)
     (tmp_path / "protocol").mkdir()
-    shutil.copy(PACKAGE / "_variant.py", tmp_path / "protocol")
+    shutil.copy(_variant.PACKAGE_DIR / "_variant.py", tmp_path / "protocol")
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
     monkeypatch.delitem(sys.modules, "_acpc_lbr_variant", raising=False)
     monkeypatch.delenv(_variant.PURE_ENV, raising=False)  # it would skip the build
@@ -265,11 +305,11 @@ def test_a_compiler_failure_in_place_records_why(tmp_path: Path, monkeypatch: py
     command.inplace, command.build_lib = 1, str(tmp_path / "build")
     command.problem, command.start = None, 0.0
     command.run()
-    for place in (tmp_path / "protocol", tmp_path / "build" / "protocol"):
+    for place in (tmp_path, tmp_path / "build"):
         manifest = _variant.read_manifest(place)
         assert manifest is not None, f"no manifest in {place}"
         assert manifest["compiled"] is False and "CompileError" in manifest["reason"]
-    compiled, why, notice = _variant.choose(tmp_path / "protocol")
+    compiled, why, notice = _variant.choose(tmp_path)
     assert not compiled and why.startswith("the build did not compile: CompileError") and notice is None
 
 
@@ -335,11 +375,11 @@ def test_frozen_records_stay_frozen() -> None:
                 setattr(record, first, None)
 
 
-def test_version_names_the_protocol_core() -> None:
+def test_version_names_the_compiled_core() -> None:
     done = subprocess.run([sys.executable, "-c", "from acpc_lbr.cli import main; main(['--version'])"],
                           capture_output=True, text=True, timeout=60, check=False)
     expected = "compiled (mypyc)" if protocol.COMPILED else "pure ("
-    assert f"protocol core: {expected}" in done.stdout, done.stdout + done.stderr
+    assert f"protocol core + dealer hot path: {expected}" in done.stdout, done.stdout + done.stderr
 
 
 def test_protocol_bench_compares_the_variants() -> None:
