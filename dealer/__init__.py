@@ -2,8 +2,7 @@
 
 :mod:`protocol` is imported first: it chooses, before any module of its
 compiled group is imported, whether that group -- which includes
-``dealer.match`` and ``dealer.busypoll`` -- runs compiled or from its sources
-(:mod:`protocol._variant`).
+``dealer.match`` -- runs compiled or from its sources (:mod:`protocol._variant`).
 """
 
-import protocol  # noqa: F401 (chooses the variant of dealer.match and dealer.busypoll)
+import protocol  # noqa: F401 (chooses the variant of dealer.match)

@@ -33,11 +33,11 @@ from types import ModuleType
 from typing import Any
 
 #: The modules compiled together (one mypyc group), in build order: the
-#: protocol core, then the dealer's hot path (dealer/seat.py subclasses a
-#: Twisted class and stays pure).
+#: protocol core, then the dealer's per-action path (docs/architecture.md says
+#: why these and not the others).
 GROUP = (
     "protocol.cards", "protocol.ranking", "protocol.rules", "protocol.deal", "protocol.wire",
-    "protocol.lines", "dealer.match", "dealer.busypoll",
+    "protocol.lines", "dealer.match",
 )
 #: What the group is, for ``acpc-lbr --version``, the benchmarks and the notice.
 LABEL = "protocol core + dealer hot path"

@@ -167,10 +167,10 @@ def test_pure_twin_passes_the_rules_tests() -> None:
 # -- staleness -------------------------------------------------------------
 
 #: The modules the probe reports where they were loaded from.
-PROBED = ("dealer.match", "dealer.busypoll", "protocol.rules", "protocol.wire")
+PROBED = ("dealer.match", "protocol.rules", "protocol.wire", "protocol.lines")
 #: dealer.match first: importing the dealer must pick the variant before any module of the
 #: group loads (dealer/__init__.py imports protocol).
-PROBE = ("import dealer.match, dealer.busypoll, protocol, protocol.rules, protocol.wire, sys; "
+PROBE = ("import dealer.match, protocol, protocol.rules, protocol.wire, protocol.lines, sys; "
          f"print(protocol.COMPILED, *(sys.modules[m].__spec__.origin for m in {PROBED!r}))")
 
 
@@ -242,7 +242,7 @@ def test_edited_source_loads_the_whole_group_pure_with_a_notice(package_copy: Pa
     assert f"{where} changed" in notices[0] and "pip install" in notices[0]
 
 
-@pytest.mark.parametrize("module", ["protocol.lines", "dealer.busypoll"])
+@pytest.mark.parametrize("module", ["protocol.lines", "dealer.match"])
 def test_missing_compiled_module_loads_pure_with_a_notice(package_copy: Path, module: str) -> None:
     suffix = _variant.read_manifest(package_copy)["ext_suffix"]
     _variant.compiled_path(package_copy, module, suffix).unlink()
