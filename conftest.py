@@ -14,7 +14,6 @@ from pathlib import Path
 import protocol
 from protocol import _variant
 
-
 #: The sources of the compiled group's modules.
 GROUP_SOURCES = {_variant.source_path(_variant.ROOT, name) for name in _variant.GROUP}
 

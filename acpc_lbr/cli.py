@@ -13,9 +13,9 @@ import sys
 from collections.abc import Sequence
 
 import protocol
-from protocol import _variant
 from acpc_lbr import __version__
 from acpc_lbr.exit_codes import EXIT_USAGE
+from protocol import _variant
 
 #: name -> (module with ``main(argv)``, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

@@ -56,7 +56,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -99,7 +99,8 @@ from protocol.wire import (
     same_decision_point,
 )
 
-FloatArray = npt.NDArray[np.float64]
+#: Declared a TypeAlias: a type even without numpy installed (the mypyc build, setup.py).
+FloatArray: TypeAlias = npt.NDArray[np.float64]
 
 #: The protocol version this dealer speaks.
 VERSION = (2, 0, 0)

@@ -193,7 +193,7 @@ async def test_internal_error_traceback_has_no_locals(in_tmp: Path) -> None:
     def opener(path: Path, append: bool) -> RecordFile:
         if path.suffix != ".log":
             return open_record_file(path, append)
-        return BuggyLog(path, open(path, "ab" if append else "wb", buffering=0))  # noqa: SIM115
+        return BuggyLog(path, open(path, "ab" if append else "wb", buffering=0))
 
     config = make_config("bug", hands=3, events=True)
     result = await play(config, call_bots(config), opener=opener)
