@@ -62,10 +62,15 @@ class BuildNative(build_ext):
         self.start = time.monotonic()
         self.problem = self._generate()
         super().finalize_options()
+        if self.problem is not None:
+            # The placeholder stays in the distribution, so that setuptools
+            # still runs this command (an editable install skips it when there
+            # are no extensions) and run() records why nothing was compiled;
+            # there is nothing to build.
+            self.extensions = []
 
     def _generate(self) -> str | None:
         """Generate the C code and set the extensions; why not, or None."""
-        self.distribution.ext_modules = []
         if VARIANT.pure_forced():
             return f"{VARIANT.PURE_ENV} is set"
         try:

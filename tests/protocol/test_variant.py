@@ -313,6 +313,52 @@ def test_a_compiler_failure_in_place_records_why(tmp_path: Path, monkeypatch: py
     assert not compiled and why.startswith("the build did not compile: CompileError") and notice is None
 
 
+
+@pytest.mark.parametrize("why", ["mypyc fails", "ACPC_LBR_PURE at install"])
+def test_a_build_that_compiles_nothing_still_records_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, why: str) -> None:
+    """When mypyc stops (a type error in the group) or ACPC_LBR_PURE is set at install,
+    setup.py keeps its placeholder extension in the distribution, with nothing to build: an
+    editable install runs build_ext only when there are extensions, and run() is what
+    writes the manifest next to the sources saying why the group is pure."""
+    import runpy
+
+    import mypyc.build
+    import setuptools
+
+    shutil.copy(REPO / "setup.py", tmp_path)
+    (tmp_path / "protocol").mkdir()
+    shutil.copy(_variant.PACKAGE_DIR / "_variant.py", tmp_path / "protocol")
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    monkeypatch.delitem(sys.modules, "_acpc_lbr_variant", raising=False)
+    if why == "mypyc fails":
+        monkeypatch.delenv(_variant.PURE_ENV, raising=False)
+
+        def type_error(*args: Any, **kwargs: Any) -> None:
+            raise SystemExit(1)  # what mypycify does after printing mypy's errors
+
+        monkeypatch.setattr(mypyc.build, "mypycify", type_error)
+        expected = "SystemExit: 1"
+    else:
+        monkeypatch.setenv(_variant.PURE_ENV, "1")
+        expected = f"{_variant.PURE_ENV} is set"
+    setup = runpy.run_path(str(tmp_path / "setup.py"))
+    distribution = setuptools.Distribution({"name": "probe", "ext_modules": [setup["PLACEHOLDER"]]})
+    command = setup["BuildNative"](distribution)
+    command.build_lib, command.build_temp = str(tmp_path / "build"), str(tmp_path / "temp")
+    command.finalize_options()
+    assert command.problem == expected
+    assert distribution.has_ext_modules() and command.extensions == []
+    command.inplace = 1  # as an editable install runs it
+    command.run()
+    monkeypatch.delenv(_variant.PURE_ENV, raising=False)
+    for place in (tmp_path, tmp_path / "build"):
+        assert _variant.read_manifest(place) == {"compiled": False, "reason": expected}, place
+    compiled, reason, notice = _variant.choose(tmp_path)
+    assert not compiled and reason == f"the build did not compile: {expected}" and notice is None
+    assert not list(tmp_path.rglob("*.so")) and not (tmp_path / "temp").exists()
+
+
 # -- the records in either variant -----------------------------------------
 
 
