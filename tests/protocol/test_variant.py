@@ -359,6 +359,57 @@ def test_a_build_that_compiles_nothing_still_records_why(
     assert not list(tmp_path.rglob("*.so")) and not (tmp_path / "temp").exists()
 
 
+
+def _patched_group_targets(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, target) of every ``monkeypatch.setattr/delattr`` or ``mock.patch[.object]``
+    in ``tree`` whose target is a module of the compiled group or something in one."""
+    bound: dict[str, str] = {}  # a name the file imports -> what it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0])
+
+    def dotted(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return bound.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = dotted(node.value)
+            return None if base is None else f"{base}.{node.attr}"
+        return None
+
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                and node.func.attr in ("setattr", "delattr", "patch", "object")):
+            target = dotted(node.args[0])
+            if target and any(target == m or target.startswith(f"{m}.") for m in _variant.GROUP):
+                found.append((node.lineno, target))
+    return found
+
+
+def test_no_test_patches_the_compiled_group() -> None:
+    """Patching a compiled module or class fails silently (the compiled callers never see
+    the patch): tests inject what they need instead. The check itself catches both kinds
+    of patch the dealer's tests once used."""
+    once = ("from dealer.match import Match\nimport dealer.match\n"
+            "monkeypatch.setattr(Match, '_play_hand', f)\n"
+            "monkeypatch.setattr(dealer.match, 'log_state_text', f)\n"
+            "monkeypatch.setattr('protocol.wire.parse_reply', f)\n"
+            "monkeypatch.setattr(relay_module, 'read_query', f)\n")
+    assert [t for _, t in _patched_group_targets(ast.parse(once))] == [
+        "dealer.match.Match", "dealer.match", "protocol.wire.parse_reply"]
+    found = [f"{path.relative_to(REPO)}:{line}: {target}"
+             for path in sorted((REPO / "tests").rglob("*.py"))
+             for line, target in _patched_group_targets(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not found, "tests patch the compiled group (inject instead):\n" + "\n".join(found)
+
+
 # -- the records in either variant -----------------------------------------
 
 
