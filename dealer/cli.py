@@ -30,7 +30,9 @@ interrupted dealer. With several matches the highest code is returned.
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -207,6 +209,10 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
         ports = tuple(int(p) if p else 0 for p in options.ports.split(",")) if options.ports else ()
     except ValueError as error:
         raise _UsageError(f"bad -p ports {options.ports!r}") from error
+    if not all(0 <= p <= 65535 for p in ports):
+        raise _UsageError(f"bad -p ports {options.ports!r}: each must be in 0..65535")
+    if options.metrics_port is not None and not 0 <= options.metrics_port <= 65535:
+        raise _UsageError(f"--metrics-port must be in 0..65535, got {options.metrics_port}")
     if not 1 <= options.max_line <= LARGEST_MAX_LINE:
         raise _UsageError(f"--max_line must be in 1..{LARGEST_MAX_LINE}")
     if options.idle_timeout is not None and options.idle_timeout <= 0:
@@ -320,7 +326,11 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
 
     done = defer.DeferredList([m.start() for m in all_matches], consumeErrors=True)
     done.addCallback(report)
-    done.addErrback(lambda failure: codes.append(EXIT_INTERNAL))
+    def report_failed(failure: Any) -> None:  # a dealer bug: still one line, never silence
+        print(f"ERROR: internal error while reporting the results: {failure.value!r}", file=sys.stderr)
+        codes.append(EXIT_INTERNAL)
+
+    done.addErrback(report_failed)
     # With metrics on, the endpoint stays up for --metrics-grace after the end.
     done.addBoth(lambda _: reactor.callLater(
         results_setup.linger() if results_setup is not None else 0, _stop, reactor))
@@ -384,7 +394,11 @@ def _report(results: list[tuple[bool, Any]], matches: list[list[Match]], several
             print(paired_result(by_name[group[0].config.name], by_name[group[1].config.name]))
     sys.stdout.flush()
     if results_setup is not None:
-        results_setup.report(by_name)
+        try:
+            results_setup.report(by_name)
+        except OSError as error:  # e.g. the --results-json folder went away during the match
+            print(f"ERROR: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
+            codes.append(EXIT_INTERNAL)
 
 
 def _fail_setup(progress: Any, matches: list[list[Match]], message: str) -> int:
@@ -448,6 +462,12 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
     """
     if options is None:
         return None
+    if options.results_json:
+        # Found out now, not after the match: the folder the document goes to.
+        folder = Path(options.results_json).parent
+        if not folder.is_dir():
+            raise ValueError(f"cannot write {options.results_json}: "
+                             f"{os.strerror(errno.ENOTDIR if folder.exists() else errno.ENOENT)}")
     table = not (options.quiet or options.silent) or options.table
     logs = any(m.config.write_log for group in matches for m in group)
     if not (table or options.results_json or options.metrics_port is not None or progress_shown

@@ -125,11 +125,35 @@ def test_cli_usage_errors_exit_1(tmp_path: Path) -> None:
     for args in (["m", "nolimit", "10"], ["m", "no-such-game", "10", "1", "a", "b"],
                  ["m", "nolimit", "0", "1", "a", "b"],
                  ["m", "nolimit", "10", "1", "a", "b", "--busy_poll", "-1"],
-                 ["m", "nolimit", "10", "1", "a", "b", "--busy_poll", "1001"]):
+                 ["m", "nolimit", "10", "1", "a", "b", "--busy_poll", "1001"],
+                 ["m", "nolimit", "10", "1", "a", "b", "-p", "99999"],
+                 ["m", "nolimit", "10", "1", "a", "b", "-p", "0,-1"],
+                 ["m", "nolimit", "10", "1", "a", "b", "--metrics-port", "65536"]):
         done = subprocess.run([str(ACPC_LBR), "dealer", *args], cwd=tmp_path, capture_output=True,
                               text=True, timeout=TIMEOUT, check=False)
         assert done.returncode == 1
         assert done.stdout.startswith("usage:")
+        assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_cli_results_json_that_cannot_be_written_says_so(tmp_path: Path) -> None:
+    """--results-json in a missing folder: one 'ERROR: cannot write' line and exit 1 before the
+    match; a folder that goes away during the match: the same line at the end and exit 4 (the
+    match's own ending still stands), never a silent exit or a traceback."""
+    done = subprocess.run([str(ACPC_LBR), "dealer", "m", "nolimit", "5", "1", "a", "b", "-q",
+                           "--results-json", "missing/r.json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == ["ERROR: cannot write missing/r.json: No such file or directory"]
+    (tmp_path / "gone").mkdir()
+    proc, _ = start_dealer(["m", "nolimit", "5", "1", "a", "b", "-q", "--start_timeout", "500",
+                            "--results-json", "gone/r.json"], tmp_path)
+    (tmp_path / "gone").rmdir()
+    code, out = finish(proc, [])
+    err = (tmp_path / "dealer.err").read_text()
+    assert code == 4
+    assert "ERROR: cannot write gone/r.json: No such file or directory" in err.splitlines()
+    assert "Traceback" not in err and "SCORE:0|0:a|b" in out
 
 
 def test_cli_start_timeout(tmp_path: Path) -> None:
