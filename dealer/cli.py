@@ -180,6 +180,12 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
     names = tuple(words[4 : 4 + game.num_players])
     if len(names) < game.num_players:
         raise _UsageError(f"{game_arg} needs {game.num_players} player names, got {len(names)}")
+    for player in names:
+        # Names are fields of the .log's STATE and SCORE lines (a:b|c:d): one with a
+        # separator in it makes a log that nothing can read back.
+        if not player or any(c in ":|" or c.isspace() for c in player):
+            raise _UsageError(f"a player name must be non-empty, without ':', '|' or spaces, "
+                              f"got {player!r}")
     try:
         return MatchConfig(
             name=name, game_arg=game_arg, game=game, hands=hands, seed=seed, names=names,

@@ -128,7 +128,9 @@ def test_cli_usage_errors_exit_1(tmp_path: Path) -> None:
                  ["m", "nolimit", "10", "1", "a", "b", "--busy_poll", "1001"],
                  ["m", "nolimit", "10", "1", "a", "b", "-p", "99999"],
                  ["m", "nolimit", "10", "1", "a", "b", "-p", "0,-1"],
-                 ["m", "nolimit", "10", "1", "a", "b", "--metrics-port", "65536"]):
+                 ["m", "nolimit", "10", "1", "a", "b", "--metrics-port", "65536"],
+                 ["m", "nolimit", "10", "1", "a|x", "b"], ["m", "nolimit", "10", "1", "a", "b:x"],
+                 ["m", "nolimit", "10", "1", "a b", "c"], ["m", "nolimit", "10", "1", "", "b"]):
         done = subprocess.run([str(ACPC_LBR), "dealer", *args], cwd=tmp_path, capture_output=True,
                               text=True, timeout=TIMEOUT, check=False)
         assert done.returncode == 1
