@@ -113,6 +113,13 @@ def _version_number(digits: str) -> int:
     return int(significant or "0") if len(significant) <= 10 else 10**10
 
 
+def _printable(text: str) -> str:
+    """``text`` with each character outside printable ASCII written ``\\xNN`` (lines are latin-1)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in text)
+
+
 #: The command line's default ``--start_timeout``: bots must connect within a
 #: minute (the reference waits forever; ``--start_timeout -1`` does too).
 DEFAULT_START_TIMEOUT_MS = 60_000
@@ -569,7 +576,8 @@ class Match:
         seat.candidates.remove(protocol)
         match = _VERSION_LINE.match(line)
         if match is None:
-            shown = line if len(line) <= 100 else f"{line[:100]}... ({len(line)} bytes)"
+            # A stranger's bytes: quoted in printable ASCII (no terminal escapes, no NUL in the .log).
+            shown = _printable(line[:100]) + ("" if len(line) <= 100 else f"... ({len(line)} bytes)")
             self._refuse_candidate(seat, protocol, f"{protocol.peer_label()} to {seat.label()} "
                                    f"sent an invalid version string {shown}")
             return False

@@ -544,6 +544,26 @@ def test_first_valid_version_gets_the_seat_and_silent_ones_are_closed(in_tmp: Pa
     assert late_transport.value().startswith(b"MATCHSTATE:1:0::|2hAc")  # the match started
 
 
+def test_a_squatters_bytes_are_shown_escaped(in_tmp: Path) -> None:
+    """A first line with control and non-ASCII bytes (a terminal escape, NUL, 0xff) is quoted
+    escaped, in printable ASCII: on stderr, in the events and in the .log's '# ERROR' line."""
+    stderr = io.StringIO()
+    config = make_config("m", hands=3, seed=42, start_timeout_ms=5000, events=True)
+    t = MemoryTable(config, stderr=stderr)
+    squatter, transport = candidate(t, 0, "10.0.1.1")
+    squatter.dataReceived(b"\x1b[2J\x00HI\xff\r\n")
+    assert transport.disconnecting
+    t.clock.advance(6)
+    result = ended(t)
+    shown = r"sent an invalid version string \x1b[2J\x00HI\xff"
+    assert result.exit_code == EXIT_BOT_FAILURE and shown in result.message
+    assert shown in stderr.getvalue()
+    for path in (config.log_path, config.events_path):
+        data = Path(path).read_bytes()
+        assert all(32 <= byte < 127 or byte == 10 for byte in data), path
+    assert shown in Path(config.log_path).read_text()
+
+
 def test_candidates_are_capped_per_seat(in_tmp: Path) -> None:
     """More than max_candidates silent connections: the oldest is closed, a newcomer can still win."""
     t = MemoryTable(make_config("m", budget=BotBudget(max_candidates=3)))
