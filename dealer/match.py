@@ -1023,6 +1023,11 @@ class Match:
                 self._turn = self._begin_turn(following)
         finally:
             self._record_end(hand)
+        turn = self._turn
+        if following is not None and turn is not None:
+            # The bot's clock starts after the dealer's own writes (a slow disk's
+            # time is never charged to the bot; it may think meanwhile, uncharged).
+            turn.sent = turn.charged_to = turn.heard = self.clock.seconds()
         return following
 
     def _begin_turn(self, hand: _Hand) -> _Turn:

@@ -251,6 +251,43 @@ def disk_opener(disks: dict[str, FullDisk], rooms: dict[str, int]) -> Any:
     return opener
 
 
+class SlowDisk(FullDisk):
+    """A disk on which writing a hand's STATE line takes ``seconds`` of a fake clock."""
+
+    def __init__(self, clocks: list[Any], seconds: float) -> None:
+        super().__init__(1 << 30)
+        self.clocks = clocks
+        self.seconds = seconds
+
+    def write(self, data: bytes) -> int:
+        if data.startswith(b"STATE:"):
+            for clock in self.clocks:
+                clock.advance(self.seconds)
+        return super().write(data)
+
+
+def test_a_slow_disk_is_never_charged_to_the_bot(in_tmp: Path) -> None:
+    """Without the trace a finished hand is written after the next hand's first states are out;
+    the bot to act is not charged for that write: its clock starts after it. Here each write
+    takes 5 s of the fake clock against a 1 s hand budget, and bots that answer at once play on."""
+    clocks: list[Any] = []
+    disks: dict[str, SlowDisk] = {}
+
+    def opener(path: Path, append: bool) -> RecordFile:
+        disk = disks[path.name] = SlowDisk(clocks, 5.0)
+        return RecordFile(path, disk)  # type: ignore[arg-type]
+
+    t = MemoryTable(make_config("slow", hands=5, t_hand_ms=1000, t_per_hand_ms=100_000), opener=opener)
+    clocks.append(t.clock)
+    t.feed(0, "VERSION:2.0.0\r\n")
+    t.feed(1, "VERSION:2.0.0\r\n")
+    autoplay(t)
+    result = ended(t)
+    assert (result.exit_code, result.hands_played) == (EXIT_OK, 5)
+    assert disks["slow.log"].data.count(b"\nSTATE:") == 5
+    assert t.clock.seconds() >= 25.0  # the writes did take the time
+
+
 def test_record_file_never_keeps_half_a_record() -> None:
     """A flush that fails part-way leaves the file as it was after the last good flush."""
     disk = FullDisk(25)
