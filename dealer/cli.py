@@ -225,6 +225,13 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
         raise _UsageError("--idle_timeout must be positive")
     if not 0 <= options.busy_poll <= MAX_BUDGET_US:
         raise _UsageError(f"--busy_poll must be in 0..{MAX_BUDGET_US} microseconds")
+    for flag in ("t_response", "t_hand", "t_per_hand", "t_query", "t_handshake"):
+        if getattr(options, flag) <= 0:
+            raise _UsageError(f"--{flag} must be a positive number of milliseconds, "
+                              f"got {getattr(options, flag)}")
+    for flag in ("max_ignored", "max_queries"):
+        if getattr(options, flag) < 0:
+            raise _UsageError(f"--{flag} must be 0 or more, got {getattr(options, flag)}")
     specs: list[tuple[list[str], tuple[int, ...]]] = []
     if options.positional:
         specs.append((list(options.positional), ports))

@@ -130,7 +130,12 @@ def test_cli_usage_errors_exit_1(tmp_path: Path) -> None:
                  ["m", "nolimit", "10", "1", "a", "b", "-p", "0,-1"],
                  ["m", "nolimit", "10", "1", "a", "b", "--metrics-port", "65536"],
                  ["m", "nolimit", "10", "1", "a|x", "b"], ["m", "nolimit", "10", "1", "a", "b:x"],
-                 ["m", "nolimit", "10", "1", "a b", "c"], ["m", "nolimit", "10", "1", "", "b"]):
+                 ["m", "nolimit", "10", "1", "a b", "c"], ["m", "nolimit", "10", "1", "", "b"],
+                 *(["m", "nolimit", "10", "1", "a", "b", flag, value]
+                   for flag in ("--t_response", "--t_hand", "--t_per_hand", "--t_query", "--t_handshake")
+                   for value in ("0", "-1")),
+                 ["m", "nolimit", "10", "1", "a", "b", "--max_ignored", "-1"],
+                 ["m", "nolimit", "10", "1", "a", "b", "--max_queries", "-1"]):
         done = subprocess.run([str(ACPC_LBR), "dealer", *args], cwd=tmp_path, capture_output=True,
                               text=True, timeout=TIMEOUT, check=False)
         assert done.returncode == 1
