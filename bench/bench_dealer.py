@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import socket
 import statistics
@@ -61,6 +62,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import protocol  # which variant of the compiled core runs (this loads no rules)
 from protocol import _variant
@@ -102,11 +104,9 @@ def fast_random(port: int, game_name: str, seed: int) -> None:
     that are new in each line (a line extends the previous one of its hand),
     so it costs the dealer's CPU neighbour little.
     """
-    import random
-
     # lazy: only the bot processes (--bot) play; the driver never loads the rules
     from protocol.gamedef import load_game
-    from protocol.rules import Action, ActionType, State  # lazy: as above
+    from protocol.rules import Action, State  # lazy: as above
 
     game = load_game(game_name)
     rng = random.Random(seed)
@@ -126,16 +126,25 @@ def fast_random(port: int, game_name: str, seed: int) -> None:
         seen = betting
         if state.finished or state.current_player != int(position):
             continue
-        weights = {ActionType.FOLD: 0.06 if state.can_fold() else 0.0, ActionType.CALL: 0.47,
-                   ActionType.RAISE: 0.47 if state.can_raise() else 0.0}
-        kind = rng.choices(list(weights), weights=list(weights.values()))[0]
-        if kind is ActionType.RAISE:
-            bounds = state.raise_range()
-            assert bounds is not None
-            action = Action.RAISE if game.is_limit else Action.raise_to(rng.randint(*bounds))
-        else:
-            action = Action.FOLD if kind is ActionType.FOLD else Action.CALL
-        sock.sendall(f"{line}:{action.text()}\r\n".encode())
+        sock.sendall(f"{line}:{example_mix_action(state, game.is_limit, rng)}\r\n".encode())
+
+
+def example_mix_action(state: Any, is_limit: bool, rng: random.Random) -> str:
+    """The reference example player's mix for the player to act in ``state``: fold 0.06
+    when folding is legal, the rest split evenly between call and raise, the raise size
+    uniform over the legal range. Returns the action's text."""
+    from protocol.rules import Action, ActionType  # lazy: the driver never loads the rules
+
+    weights = {ActionType.FOLD: 0.06 if state.can_fold() else 0.0, ActionType.CALL: 0.47,
+               ActionType.RAISE: 0.47 if state.can_raise() else 0.0}
+    kind = rng.choices(list(weights), weights=list(weights.values()))[0]
+    if kind is ActionType.RAISE:
+        bounds = state.raise_range()
+        assert bounds is not None
+        action = Action.RAISE if is_limit else Action.raise_to(rng.randint(*bounds))
+    else:
+        action = Action.FOLD if kind is ActionType.FOLD else Action.CALL
+    return str(action.text())
 
 
 def profile_dealer(out: Path, argv: list[str]) -> int:

@@ -38,13 +38,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_dealer import example_mix_action  # the same bots' mix (this script's folder)
 from twisted.internet import task
 from twisted.internet.testing import StringTransport
 
 import protocol
 from dealer.match import Match, MatchConfig
 from protocol.gamedef import load_game
-from protocol.rules import Action, ActionType
 from protocol.wire import parse_matchstate
 
 
@@ -83,25 +83,13 @@ def dealer_work(hands: int, seed: int) -> dict[str, float]:
                 state = view.to_state(game)
                 if state.finished or state.current_player != view.position:
                     continue
-                pending.append((index, f"{line}:{_example_choice(state, game, rng)}\r\n".encode()))
+                action = example_mix_action(state, game.is_limit, rng)
+                pending.append((index, f"{line}:{action}\r\n".encode()))
     if not done.called:
         raise SystemExit("the in-memory match did not finish")
     actions -= 2  # the VERSION lines
     return {"us_per_hand": spent / 1000 / hands, "us_per_action": spent / 1000 / actions,
             "actions_per_hand": actions / hands, "variant": protocol.variant()}
-
-
-def _example_choice(state: Any, game: Any, rng: random.Random) -> str:
-    """The reference example player's mix (see bench_dealer.py's ``random`` bot)."""
-    weights = {ActionType.FOLD: 0.06 if state.can_fold() else 0.0, ActionType.CALL: 0.47,
-               ActionType.RAISE: 0.47 if state.can_raise() else 0.0}
-    kind = rng.choices(list(weights), weights=list(weights.values()))[0]
-    if kind is ActionType.RAISE:
-        bounds = state.raise_range()
-        action = Action.RAISE if game.is_limit else Action.raise_to(rng.randint(*bounds))
-    else:
-        action = Action.FOLD if kind is ActionType.FOLD else Action.CALL
-    return str(action.text())
 
 
 def best_of(hands: int, seed: int, repeats: int) -> dict[str, float]:
