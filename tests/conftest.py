@@ -7,6 +7,7 @@ lives in ``tests/data/acpc-reference`` (see ``tests/reference.py``).
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,15 @@ from tests.reference import REFERENCE_DIR
 # tests start run them too, told so by ACPC_LBR_PURE, so their stderr carries no notice.
 if _variant.choose(_variant.ROOT)[2] is not None:
     os.environ[_variant.PURE_ENV] = "1"
+
+# Tests interrupt the dealer and evaluate with SIGINT. A run started in the
+# background by a non-interactive shell (`pytest &`, as a CI script may do)
+# inherits SIGINT ignored, and every process it starts would too: Python and
+# Twisted then install no SIGINT handler and the process rightly ignores the
+# signal, so those tests would hang. A handler here is reset to the default
+# action in each process the tests start (exec keeps only an ignored signal).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # "ci" keeps the whole protocol suite well under a minute on two shared cores;
 # "thorough" is for a deliberate long run: HYPOTHESIS_PROFILE=thorough pytest ...
