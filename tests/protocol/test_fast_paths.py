@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -547,8 +548,8 @@ def test_replay_cache_on_a_long_betting_matches_full_replay() -> None:
         cache = ReplayCache(size=100)
         for text in order:
             betting = _parse_betting(text, game, text)
-            expected = _replayed(lambda: _replay(betting, game, 3, text))
-            assert _replayed(lambda: cache.replay(text, betting, game, 3, text)) == expected, text
+            expected = _replayed(partial(_replay, betting, game, 3, text))
+            assert _replayed(partial(cache.replay, text, betting, game, 3, text)) == expected, text
 
 
 def _peak_bytes(function: Callable[[], object]) -> int:
