@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import socket
 import statistics
@@ -419,3 +420,22 @@ def test_cli_sigterm_ends_the_match_cleanly_on_either_loop(tmp_path: Path, loop:
     assert "Traceback" not in err, err
     assert "ERROR: the dealer was stopped" in err + out
     assert out.strip().splitlines()[-1] == "SCORE:0|0:a|b"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_cli_dealer_runs_on_one_thread(tmp_path: Path) -> None:
+    """The dealer process has no thread besides its own once it listens: OpenBLAS, loaded
+    with numpy, starts none (they spun at start-up, ~0.13 s of CPU per dealer)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    proc = subprocess.Popen([str(ACPC_LBR), "dealer", "m", "nolimit", "10", "1", "a", "b"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        assert re.fullmatch(r"\d+ \d+\n", proc.stdout.readline())
+        tasks = Path(f"/proc/{proc.pid}/task")
+        names = [(task / "comm").read_text().strip() for task in tasks.iterdir()]
+        assert len(names) == 1, names
+    finally:
+        proc.kill()
+        proc.wait(timeout=TIMEOUT)
