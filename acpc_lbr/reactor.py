@@ -9,7 +9,12 @@ the reactor's own handler directly, not through ``twisted.python.log``'s
 per-event logging context (``callWithLogger``), which only names the
 connection in the legacy log of an exception; the reactor still logs such an
 exception, as its ``_readOrWrite`` always does. The context cost ~3.5 us of
-CPU per socket event, about a fifth of the dealer's work per action.
+CPU per socket event, about a fifth of the dealer's work per action. And a TCP
+connection whose protocol has a ``read_ready(reactor, transport)`` (a seat of
+the dealer: :func:`dealer.seatio.read_ready`, compiled) is read by that
+instead of by Twisted's ``_readOrWrite`` and ``doRead``: it must do what they
+do (read once, hand the bytes to the protocol, close the connection on an
+error, the end of the stream or an exception, as they would).
 
 The asyncio event loop under it is the standard library's, except for a
 command that asks for uvloop's (libuv, in C; a dependency on POSIX): the
@@ -108,8 +113,13 @@ def lean_reactor_class() -> Any:
             if reader in self._readers or reader in self._continuousPolling._readers:
                 return
             fd = reader.fileno()
+            read_ready = (getattr(reader.protocol, "read_ready", None)
+                          if isinstance(reader, tcp.Connection) else None)
             try:
-                self._asyncioEventloop.add_reader(fd, self._readOrWrite, reader, True)
+                if read_ready is not None:
+                    self._asyncioEventloop.add_reader(fd, read_ready, self, reader)
+                else:
+                    self._asyncioEventloop.add_reader(fd, self._readOrWrite, reader, True)
                 self._readers[reader] = fd
             except OSError as error:
                 self._unregisterFDInAsyncio(fd)  # type: ignore[no-untyped-call]

@@ -66,6 +66,7 @@ from twisted.python.failure import Failure
 
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import events as ev
+from dealer import seatio
 from dealer.budget import BotBudget
 from dealer.busypoll import BusyPoll
 from dealer.events import (
@@ -1059,9 +1060,9 @@ class Match:
                 protocol = seat.protocol
                 if protocol is not None:
                     if position == actor:
-                        protocol.send_line(text)
+                        seatio.send_line(protocol, text)
                     else:
-                        protocol.queue_line(texts[position])
+                        seatio.queue_line(protocol, texts[position])
         seat = self.seats[hand.seat_of[actor]]
         sent = self.clock.seconds()
         relay = self.relay
@@ -1082,9 +1083,9 @@ class Match:
             protocol = seat.protocol
             if protocol is not None:
                 if position != actor and defer_others:
-                    protocol.queue_line(text)
+                    seatio.queue_line(protocol, text)
                 else:
-                    protocol.send_line(text)
+                    seatio.send_line(protocol, text)
             if messages:
                 self.trace.to(seat.index, text)
 
@@ -1237,7 +1238,7 @@ class Match:
         for seat, position in hand.ordered:
             text = texts[position]
             if seat.protocol is not None:
-                seat.protocol.queue_line(text)
+                seatio.queue_line(seat.protocol, text)
             if messages:
                 self.trace.to(seat.index, text)
 

@@ -7,7 +7,10 @@ reference. Lines the dealer sends end in ``\\r\\n``, like the reference's.
 a bot that answers range queries): a longer line ends the match for that seat.
 The framing is ``LineReceiver``'s (same limits, same pause), in linear time
 and without its per-line copies of the buffer: every action of a match goes
-through it.
+through it. So the framing, the sending and the reading of a seat's
+connection are compiled with the dealer's hot path, in :mod:`dealer.seatio`
+(a compiled class cannot derive from Twisted's ``Protocol``): this
+protocol keeps the state and its methods call them.
 
 **Handshake.** A seat's port takes any number of connections (up to
 ``BotBudget.max_candidates`` at once); the first one whose first line is a valid
@@ -36,13 +39,13 @@ import socket
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from twisted.internet import abstract, tcp
 from twisted.internet import protocol as twisted_protocol
+from twisted.internet import tcp
 from twisted.internet.interfaces import IAddress
 from twisted.internet.protocol import Factory, connectionDone
 from twisted.python.failure import Failure
 
-from acpc_lbr.reactor import write_now
+from dealer import seatio
 from dealer.budget import BotBudget
 
 #: Default line limit: the reference's buffer is 4 KiB too.
@@ -79,13 +82,6 @@ class SeatListener(Protocol):
         """The connection of ``seat`` closed."""
 
 
-def unsent_bytes(transport: Any) -> int:
-    """Bytes written to ``transport`` that the peer has not taken yet (0 if unknown)."""
-    if isinstance(transport, abstract.FileDescriptor):
-        return len(transport.dataBuffer) - transport.offset + transport._tempDataLen
-    return 0
-
-
 class SeatProtocol(twisted_protocol.Protocol):
     """One connection to a seat's port (a candidate until its VERSION line gives it the seat).
 
@@ -103,6 +99,8 @@ class SeatProtocol(twisted_protocol.Protocol):
     _buffer = b""
     #: Inside :meth:`dataReceived` (a line's handler may feed more data in).
     _busy_receiving = False
+    #: The reactor's read step for this connection (acpc_lbr.reactor.LeanAsyncioReactor).
+    read_ready = staticmethod(seatio.read_ready)
 
     def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
                  budget: BotBudget | None = None) -> None:
@@ -158,79 +156,11 @@ class SeatProtocol(twisted_protocol.Protocol):
         once the transport is closing, the rest is not read. Unlike it, each
         byte is looked at once and the buffer is not copied per line.
         """
-        if self._busy_receiving:  # fed from a line's handler: read after what is left
-            self._buffer += data
-            return
-        self._busy_receiving = True
-        end = len(data) - 1
-        if end >= 0 and not self._buffer and not self.paused and data.find(b"\n") == end:
-            # The usual read: exactly one whole line.
-            try:
-                if end > self.MAX_LENGTH:
-                    self.lineLengthExceeded(data)
-                    return
-                self.lineReceived(data[:end])
-            finally:
-                self._busy_receiving = False
-            if self._buffer:  # fed in by the handler
-                transport: Any = self.transport
-                if transport is None or not transport.disconnecting:
-                    self.dataReceived(b"")
-            return
-        buffer = self._buffer + data if self._buffer else data
-        self._buffer = b""
-        start = 0
-        try:
-            while not self.paused:
-                end = buffer.find(b"\n", start)
-                limit = self.MAX_LENGTH  # a handler may raise it (range queries)
-                if end < 0:
-                    if self._buffer:  # fed in by a handler: it comes next
-                        buffer, start, self._buffer = buffer[start:] + self._buffer, 0, b""
-                        continue
-                    if len(buffer) - start > limit:
-                        line, buffer, start = buffer[start:], b"", 0
-                        self.lineLengthExceeded(line)
-                    return
-                if end - start > limit:  # the buffer goes, with anything fed in
-                    line, buffer, start = buffer[start:] + self._buffer, b"", 0
-                    self._buffer = b""
-                    self.lineLengthExceeded(line)
-                    return
-                line = buffer[start:end]
-                start = end + 1
-                self.lineReceived(line)
-                transport = self.transport
-                if transport is not None and transport.disconnecting:
-                    return
-        finally:
-            if start < len(buffer):
-                self._buffer = buffer[start:] + self._buffer
-            self._busy_receiving = False
+        seatio.data_received(self, data)
 
     def lineReceived(self, line: bytes) -> None:
         """One line from the connection (its ``\\n`` removed, ``\\r`` still on)."""
-        if self.refused:
-            return
-        text = line.decode("latin-1")
-        if text[-1:] == "\r":
-            text = text[:-1]
-        if not self.accepted:
-            self.accepted = self.listener.seat_hello(self.seat, self, text)
-            if not self.accepted:
-                self.refused = True
-            return
-        try:
-            # A state echoed with an action (nearly every line) is the match's;
-            # every other line is offered to the prefix handlers first.
-            if self.prefix_handlers and not text.startswith("MATCHSTATE:"):
-                for prefix, handler in self.prefix_handlers.items():
-                    if text.startswith(prefix):
-                        handler(text)
-                        return
-            self.listener.seat_line(self.seat, text)
-        except Exception as error:  # noqa: BLE001 (a dealer bug must end the match, not the connection)
-            self.listener.seat_error(self.seat, error)
+        seatio.line_received(self, line)
 
     def lineLengthExceeded(self, line: bytes) -> None:
         if self.accepted:
@@ -268,14 +198,14 @@ class SeatProtocol(twisted_protocol.Protocol):
         transport: Any = self.transport
         if transport is not None:
             transport.resumeProducing()
-        self.dataReceived(b"")  # the lines read before the pause
+        seatio.data_received(self, b"")  # the lines read before the pause
 
     def stopProducing(self) -> None:
         """The transport is going away; nothing to stop."""
 
     def unsent_bytes(self) -> int:
         """Output the bot has not taken yet, in bytes."""
-        return unsent_bytes(self.transport)
+        return seatio.unsent_bytes(self.transport)
 
     # -- sending ----------------------------------------------------------
 
@@ -287,32 +217,21 @@ class SeatProtocol(twisted_protocol.Protocol):
         to that seat (its next turn), in order, in one send. At most
         :attr:`MAX_QUEUED_LINES` wait; one more sends them all at once.
         """
-        pending = self._pending
-        pending.append(text)
-        if len(pending) > self.MAX_QUEUED_LINES:
-            self.flush_lines()
+        seatio.queue_line(self, text)
 
     #: Queued lines (:meth:`queue_line`) that may wait for the next send.
     MAX_QUEUED_LINES = 64
 
     def flush_lines(self) -> None:
         """Send the queued lines, if any."""
-        if self._pending:
-            text = "\r\n".join(self._pending)
-            self._pending.clear()
-            self._send(text)
+        seatio.flush_lines(self)
 
     def send_line(self, text: str) -> None:
         """Send the queued lines, if any, and ``text`` after them, in one send.
 
         Every line of a seat goes out in the order it was given, queued or not.
         """
-        pending = self._pending
-        if pending:
-            pending.append(text)
-            text = "\r\n".join(pending)
-            pending.clear()
-        self._send(text)
+        seatio.send_line(self, text)
 
     #: The former name of :meth:`send_line`.
     send_with_queued = send_line
@@ -327,16 +246,7 @@ class SeatProtocol(twisted_protocol.Protocol):
         so ordering and back-pressure are unchanged. Past
         ``BotBudget.max_unsent_bytes`` of unsent output the bot is dropped.
         """
-        transport: Any = self.transport
-        if transport is None or write_now(transport, (text + "\r\n").encode("ascii")):
-            return
-        limit = self.budget.max_unsent_bytes
-        if self.accepted and not self.refused:
-            unsent = unsent_bytes(transport)
-            if unsent > limit:
-                self.refused = True
-                self.listener.seat_not_reading(self.seat, unsent, limit)
-                self.abort()
+        seatio.send(self, text)
 
     def close(self) -> None:
         """Send what is queued, then close the connection once writes are out."""

@@ -37,7 +37,7 @@ from typing import Any
 #: why these and not the others).
 GROUP = (
     "protocol.cards", "protocol.ranking", "protocol.rules", "protocol.deal", "protocol.wire",
-    "protocol.lines", "dealer.match",
+    "protocol.lines", "dealer.seatio", "dealer.match",
 )
 #: What the group is, for ``acpc-lbr --version``, the benchmarks and the notice.
 LABEL = "protocol core + dealer hot path"

@@ -1,0 +1,183 @@
+"""The per-line work of a seat's connection: framing what a bot sends, and sending it lines.
+
+These run for every action of a match, so they are compiled with the
+dealer's hot path (the mypyc group of :mod:`protocol._variant`); a mypyc
+class cannot derive from Twisted's ``Protocol``, so they are functions of
+the connection, :class:`dealer.seat.SeatProtocol`, whose methods of the same
+names call them and which keeps all the state. :mod:`dealer.seat` says what
+the framing and the sending guarantee; the match calls the sending functions
+directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet import abstract, main
+
+from acpc_lbr.reactor import write_now
+
+
+def unsent_bytes(transport: Any) -> int:
+    """Bytes written to ``transport`` that the peer has not taken yet (0 if unknown)."""
+    if isinstance(transport, abstract.FileDescriptor):
+        unsent: int = len(transport.dataBuffer) - transport.offset + transport._tempDataLen
+        return unsent
+    return 0
+
+
+def read_ready(reactor: Any, transport: Any) -> None:
+    """The reactor's step when a seat's TCP connection is readable (see
+    :class:`acpc_lbr.reactor.LeanAsyncioReactor`): what Twisted's
+    ``_readOrWrite``, ``Connection.doRead`` and ``_dataReceived`` do, in one
+    compiled step -- read once, hand the bytes to :func:`data_received`, and
+    on an error, the end of the stream or an exception close the connection
+    as they would.
+    """
+    if transport.fileno() == -1:  # closed under us: Twisted's own path says so
+        reactor._readOrWrite(transport, True)
+        return
+    try:
+        data: bytes = transport.socket.recv(transport.bufferSize)
+    except BlockingIOError:
+        return
+    except OSError:
+        reactor._disconnectSelectable(transport, main.CONNECTION_LOST, True)
+        return
+    if not data:
+        reactor._disconnectSelectable(transport, main.CONNECTION_DONE, True)
+        return
+    try:
+        data_received(transport.protocol, data)
+    except Exception as error:  # noqa: BLE001 (as the reactor: log it, drop the connection)
+        reactor._log.failure(None)
+        reactor._disconnectSelectable(transport, error, True)
+
+
+def data_received(protocol: Any, data: bytes) -> None:
+    """Split ``data`` into lines (``\\n``) and hand each to the protocol's ``lineReceived``
+    (:meth:`dealer.seat.SeatProtocol.dataReceived`)."""
+    if protocol._busy_receiving:  # fed from a line's handler: read after what is left
+        protocol._buffer += data
+        return
+    protocol._busy_receiving = True
+    end = len(data) - 1
+    if end >= 0 and not protocol._buffer and not protocol.paused and data.find(b"\n") == end:
+        # The usual read: exactly one whole line.
+        try:
+            if end > protocol.MAX_LENGTH:
+                protocol.lineLengthExceeded(data)
+                return
+            protocol.lineReceived(data[:end])
+        finally:
+            protocol._busy_receiving = False
+        if protocol._buffer:  # fed in by the handler
+            transport = protocol.transport
+            if transport is None or not transport.disconnecting:
+                data_received(protocol, b"")
+        return
+    _data_received_slowly(protocol, data)
+
+
+def _data_received_slowly(protocol: Any, data: bytes) -> None:
+    """:func:`data_received` for any read that is not exactly one whole line."""
+    buffer: bytes = protocol._buffer + data if protocol._buffer else data
+    protocol._buffer = b""
+    start = 0
+    try:
+        while not protocol.paused:
+            end = buffer.find(b"\n", start)
+            limit: int = protocol.MAX_LENGTH  # a handler may raise it (range queries)
+            if end < 0:
+                if protocol._buffer:  # fed in by a handler: it comes next
+                    buffer, start, protocol._buffer = buffer[start:] + protocol._buffer, 0, b""
+                    continue
+                if len(buffer) - start > limit:
+                    line, buffer, start = buffer[start:], b"", 0
+                    protocol.lineLengthExceeded(line)
+                return
+            if end - start > limit:  # the buffer goes, with anything fed in
+                line, buffer, start = buffer[start:] + protocol._buffer, b"", 0
+                protocol._buffer = b""
+                protocol.lineLengthExceeded(line)
+                return
+            line = buffer[start:end]
+            start = end + 1
+            protocol.lineReceived(line)
+            transport = protocol.transport
+            if transport is not None and transport.disconnecting:
+                return
+    finally:
+        if start < len(buffer):
+            protocol._buffer = buffer[start:] + protocol._buffer
+        protocol._busy_receiving = False
+
+
+def line_received(protocol: Any, line: bytes) -> None:
+    """One line from the connection, its ``\\n`` removed (``\\r`` still on)
+    (:meth:`dealer.seat.SeatProtocol.lineReceived`)."""
+    if protocol.refused:
+        return
+    text = line.decode("latin-1")
+    if text[-1:] == "\r":
+        text = text[:-1]
+    if not protocol.accepted:
+        protocol.accepted = accepted = protocol.listener.seat_hello(protocol.seat, protocol, text)
+        if not accepted:
+            protocol.refused = True
+        return
+    try:
+        # A state echoed with an action (nearly every line) is the match's;
+        # every other line is offered to the prefix handlers first.
+        handlers: dict[str, Any] = protocol.prefix_handlers
+        if handlers and not text.startswith("MATCHSTATE:"):
+            for prefix, handler in handlers.items():
+                if text.startswith(prefix):
+                    handler(text)
+                    return
+        protocol.listener.seat_line(protocol.seat, text)
+    except Exception as error:  # noqa: BLE001 (a dealer bug must end the match, not the connection)
+        protocol.listener.seat_error(protocol.seat, error)
+
+
+def queue_line(protocol: Any, text: str) -> None:
+    """Queue one line for the next send (:meth:`dealer.seat.SeatProtocol.queue_line`)."""
+    pending: list[str] = protocol._pending
+    pending.append(text)
+    if len(pending) > protocol.MAX_QUEUED_LINES:
+        flush_lines(protocol)
+
+
+def flush_lines(protocol: Any) -> None:
+    """Send the queued lines, if any (:meth:`dealer.seat.SeatProtocol.flush_lines`)."""
+    pending: list[str] = protocol._pending
+    if pending:
+        text = "\r\n".join(pending)
+        pending.clear()
+        send(protocol, text)
+
+
+def send_line(protocol: Any, text: str) -> None:
+    """Send the queued lines and ``text`` after them, in one send
+    (:meth:`dealer.seat.SeatProtocol.send_line`)."""
+    pending: list[str] = protocol._pending
+    if pending:
+        pending.append(text)
+        text = "\r\n".join(pending)
+        pending.clear()
+    send(protocol, text)
+
+
+def send(protocol: Any, text: str) -> None:
+    """Send ``text`` (one or more lines), ending it with ``\\r\\n``
+    (:meth:`dealer.seat.SeatProtocol._send`)."""
+    transport = protocol.transport
+    if transport is None or write_now(transport, (text + "\r\n").encode("ascii")):
+        return
+    limit: int = protocol.budget.max_unsent_bytes
+    if protocol.accepted and not protocol.refused:
+        unsent = unsent_bytes(transport)
+        if unsent > limit:
+            protocol.refused = True
+            protocol.listener.seat_not_reading(protocol.seat, unsent, limit)
+            protocol.abort()

@@ -1,0 +1,156 @@
+"""dealer.seatio.read_ready: the reactor's read step for a seat's TCP connection does what
+Twisted's ``_readOrWrite``, ``Connection.doRead`` and ``_dataReceived`` do (the CLI's
+reactor uses it; the tests' reactor does not, so it is tested here on real sockets)."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from twisted.internet import main
+from twisted.internet.testing import StringTransport
+
+from dealer import seatio
+from dealer.seat import SeatProtocol
+
+
+class _Listener:
+    """Seats the connection and records its lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def seat_candidate(self, seat: int, protocol: SeatProtocol) -> bool:
+        return True
+
+    def seat_hello(self, seat: int, protocol: SeatProtocol, line: str) -> bool:
+        self.lines.append(line)
+        return True
+
+    def seat_line(self, seat: int, line: str) -> None:
+        self.lines.append(line)
+
+    def seat_line_too_long(self, seat: int, length: int, limit: int) -> None:
+        raise RuntimeError("a bug while handling a long line")
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def failure(self, format: str | None) -> None:
+        self.failures += 1
+
+
+class _Reactor:
+    """What read_ready may call on the reactor, recorded."""
+
+    def __init__(self) -> None:
+        self._log = _Log()
+        self.calls: list[tuple[str, Any, Any]] = []
+
+    def _disconnectSelectable(self, selectable: Any, why: Any, is_read: bool) -> None:
+        self.calls.append(("disconnect", selectable, why))
+
+    def _readOrWrite(self, selectable: Any, read: bool) -> None:
+        self.calls.append(("readOrWrite", selectable, read))
+
+
+class _Transport:
+    """The attributes of a Twisted TCP connection that read_ready reads."""
+
+    bufferSize = 65536
+
+    def __init__(self, sock: socket.socket, protocol: SeatProtocol) -> None:
+        self.socket = sock
+        self.fileno = sock.fileno
+        self.protocol = protocol
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """A loopback TCP connection: (the dealer's end, non-blocking; the bot's end)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    bot = socket.create_connection(server.getsockname())
+    dealer, _ = server.accept()
+    server.close()
+    dealer.setblocking(False)
+    yield dealer, bot
+    dealer.close()
+    bot.close()
+
+
+def _seat(limit: int = 4096) -> tuple[SeatProtocol, _Listener]:
+    listener = _Listener()
+    protocol = SeatProtocol(listener, 0, limit)  # type: ignore[arg-type]  # the calls used here
+    protocol.makeConnection(StringTransport())
+    return protocol, listener
+
+
+def _wait_readable(sock: socket.socket) -> None:
+    import select
+
+    assert select.select([sock], [], [], 5.0)[0], "nothing arrived"
+
+
+def test_lines_read_go_to_the_protocol(pair: tuple[socket.socket, socket.socket]) -> None:
+    dealer, bot = pair
+    protocol, listener = _seat()
+    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+    seatio.read_ready(reactor, transport)  # nothing to read yet: nothing happens
+    bot.sendall(b"VERSION:2.0.0\r\nMATCHSTATE:0:0::Kh|:c\r\nMATCH")
+    _wait_readable(dealer)
+    seatio.read_ready(reactor, transport)
+    assert listener.lines == ["VERSION:2.0.0", "MATCHSTATE:0:0::Kh|:c"]
+    assert reactor.calls == []
+    bot.sendall(b"STATE:0:0::Kh|:f\n")
+    _wait_readable(dealer)
+    seatio.read_ready(reactor, transport)
+    assert listener.lines[-1] == "MATCHSTATE:0:0::Kh|:f"
+
+
+def test_the_end_of_the_stream_closes_as_done(pair: tuple[socket.socket, socket.socket]) -> None:
+    dealer, bot = pair
+    protocol, _ = _seat()
+    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+    bot.shutdown(socket.SHUT_WR)
+    _wait_readable(dealer)
+    seatio.read_ready(reactor, transport)
+    assert reactor.calls == [("disconnect", transport, main.CONNECTION_DONE)]
+
+
+def test_a_reset_closes_as_lost(pair: tuple[socket.socket, socket.socket]) -> None:
+    dealer, bot = pair
+    protocol, _ = _seat()
+    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+    bot.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    bot.close()  # with a zero linger: a reset
+    _wait_readable(dealer)
+    seatio.read_ready(reactor, transport)
+    assert reactor.calls == [("disconnect", transport, main.CONNECTION_LOST)]
+
+
+def test_a_closed_descriptor_goes_to_twisteds_own_step(pair: tuple[socket.socket, socket.socket]) -> None:
+    dealer, _ = pair
+    protocol, _ = _seat()
+    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+    transport.fileno = lambda: -1  # as a Twisted connection once its socket is closed
+    seatio.read_ready(reactor, transport)
+    assert reactor.calls == [("readOrWrite", transport, True)]
+
+
+def test_an_exception_is_logged_and_closes_the_connection(pair: tuple[socket.socket, socket.socket]) -> None:
+    dealer, bot = pair
+    protocol, _ = _seat(limit=8)
+    protocol.accepted = True
+    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+    bot.sendall(b"a line far over the limit\n")
+    _wait_readable(dealer)
+    seatio.read_ready(reactor, transport)
+    assert reactor._log.failures == 1
+    [(kind, selectable, why)] = reactor.calls
+    assert (kind, selectable) == ("disconnect", transport)
+    assert isinstance(why, RuntimeError)
