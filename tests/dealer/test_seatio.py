@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -106,25 +106,28 @@ def test_lines_read_go_to_the_protocol(pair: tuple[socket.socket, socket.socket]
     assert listener.lines[-1] == "MATCHSTATE:0:0::Kh|:f"
 
 
-def test_the_end_of_the_stream_closes_as_done(pair: tuple[socket.socket, socket.socket]) -> None:
-    dealer, bot = pair
-    protocol, _ = _seat()
-    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+def _end_stream(bot: socket.socket) -> None:
     bot.shutdown(socket.SHUT_WR)
-    _wait_readable(dealer)
-    seatio.read_ready(reactor, transport)
-    assert reactor.calls == [("disconnect", transport, main.CONNECTION_DONE)]
 
 
-def test_a_reset_closes_as_lost(pair: tuple[socket.socket, socket.socket]) -> None:
-    dealer, bot = pair
-    protocol, _ = _seat()
-    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+def _reset(bot: socket.socket) -> None:
     bot.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     bot.close()  # with a zero linger: a reset
+
+
+@pytest.mark.parametrize(("close", "why"), [(_end_stream, main.CONNECTION_DONE),
+                                            (_reset, main.CONNECTION_LOST)])
+def test_the_bots_close_closes_as_twisted_would(pair: tuple[socket.socket, socket.socket],
+                                                close: Callable[[socket.socket], None],
+                                                why: Exception) -> None:
+    """The end of the stream closes the connection as done; a reset (an error) as lost."""
+    dealer, bot = pair
+    protocol, _ = _seat()
+    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+    close(bot)
     _wait_readable(dealer)
     seatio.read_ready(reactor, transport)
-    assert reactor.calls == [("disconnect", transport, main.CONNECTION_LOST)]
+    assert reactor.calls == [("disconnect", transport, why)]
 
 
 def test_a_closed_descriptor_goes_to_twisteds_own_step(pair: tuple[socket.socket, socket.socket]) -> None:
