@@ -113,7 +113,9 @@ def lean_reactor_class() -> Any:
             if reader in self._readers or reader in self._continuousPolling._readers:
                 return
             fd = reader.fileno()
-            read_ready = (getattr(reader.protocol, "read_ready", None)
+            # A client connecting has no protocol yet (Twisted reads it for the
+            # connect's outcome): it is read by Twisted's own step.
+            read_ready = (getattr(getattr(reader, "protocol", None), "read_ready", None)
                           if isinstance(reader, tcp.Connection) else None)
             try:
                 if read_ready is not None:

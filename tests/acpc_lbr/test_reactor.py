@@ -143,6 +143,50 @@ def test_installed_reactor_dispatches_socket_events_without_the_logging_context(
     assert "a handler bug" in done.stderr  # the reactor logged the failure
 
 
+_READ_READY_SCRIPT = r"""
+import socket
+from acpc_lbr.reactor import install_asyncio_reactor
+install_asyncio_reactor()
+from twisted.internet import reactor, tcp
+
+def registered(connection):
+    [key] = [key for key in reactor._asyncioEventloop._selector.get_map().values()
+             if key.fd == connection.fileno()]
+    return key.data[0]._callback
+
+class Seat:
+    @staticmethod
+    def read_ready(reactor, transport):
+        pass
+
+ours, _ = socket.socketpair()
+connecting = tcp.Connection.__new__(tcp.Connection)  # a client whose connect is under way
+connecting.socket, connecting.fileno = ours, ours.fileno
+reactor.addReader(connecting)  # no protocol yet: Twisted's step
+assert registered(connecting) == reactor._readOrWrite, registered(connecting)
+reactor.removeReader(connecting)
+seat = tcp.Connection(ours, Seat(), reactor)
+reactor.addReader(seat)
+assert registered(seat) is Seat.read_ready, registered(seat)
+print("ok")
+"""
+
+
+def test_a_protocol_may_take_over_the_read_step_and_a_connecting_client_has_none() -> None:
+    """The installed reactor reads a connection through its protocol's ``read_ready`` when it
+    has one (the dealer's seats), and through Twisted's own step otherwise, also for a
+    client whose connect is under way and which has no protocol yet (a remote dealer)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ACPC_LBR_EVENT_LOOP": "asyncio"}  # uvloop does not show its readers
+    done = subprocess.run([sys.executable, "-c", _READ_READY_SCRIPT], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "ok"
+
+
 def test_an_unknown_event_loop_is_a_one_line_error() -> None:
     """ACPC_LBR_EVENT_LOOP names uvloop or asyncio; anything else stops the command with one line."""
     import os
