@@ -11,7 +11,8 @@ Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
-        [--events] [--matches N] [--variants compiled,pure] [--no-poll] [--costs] [--profile FILE] [--sample FILE]
+        [--events] [--matches N] [--variants compiled,pure] [--baseline VENV] [--no-poll]
+        [--costs] [--profile FILE] [--sample FILE]
 
 Bots (the same bots play against both dealers):
 
@@ -36,6 +37,11 @@ each with its own two bots) and prints its hands/s over one match's.
 compiled core, the protocol core and the dealer's hot path (``ACPC_LBR_PURE=1``;
 "ours" then must run the compiled one) and prints the ratio compiled / pure of
 each run. The header names the variant "ours" runs.
+``--baseline VENV`` also plays the dealer of another install of the project
+(a virtual environment holding another revision, e.g. ``git worktree add DIR
+REV``, ``python -m venv DIR/.venv``, ``DIR/.venv/bin/pip install -e DIR``; then
+``--baseline DIR/.venv``), alternating with ours, and prints the ratio ours /
+baseline of each run: a change's effect measured in one run.
 ``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
 docs/dealer.md) and prints the ratio on / off of each run.
 
@@ -258,7 +264,8 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
     The actions are counted in the ``.log`` files: None when there are none (``-l``).
 
     Args:
-        dealer: ``reference``, ``ours`` or ``ours-pure`` (ours on the pure sources).
+        dealer: ``reference``, ``ours``, ``ours-pure`` (ours on the pure sources) or
+            ``baseline`` (the install of ``--baseline``).
         flags: our dealer's switches (default: :func:`dealer_flags`).
         matches: matches played at once by our dealer (``--match``), each
             with its own bots and ``options.hands`` hands.
@@ -270,7 +277,8 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
                 str(options.reference / GAME_FILES[options.game]), hands, str(seed), "a", "b"]
         args += [flag for flag in ("-q", "-l") if flag in dealer_flags(options)]
     else:
-        args = [str(ACPC_LBR), "dealer"]
+        program = options.baseline / "bin" / "acpc-lbr" if dealer == "baseline" else ACPC_LBR
+        args = [str(program), "dealer"]
         if matches == 1:
             args += ["bench", options.game, hands, str(seed), "a", "b"]
         else:
@@ -345,6 +353,9 @@ def main() -> int:
                              "and compare its hands/s with one match's")
     parser.add_argument("--variants", default=None,
                         help="compiled,pure: also play ours on the pure-Python sources")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="VENV",
+                        help="also play the dealer installed in this virtual environment "
+                             "(another revision) and print ours / baseline")
     parser.add_argument("--busy-poll", dest="busy_poll", type=int, default=None, metavar="USEC",
                         help="our dealer's --busy_poll (default: the dealer's default)")
     parser.add_argument("--no-poll", dest="no_poll", action="store_true",
@@ -373,6 +384,9 @@ def main() -> int:
     if options.variants and (options.variants != "compiled,pure" or not protocol.COMPILED):
         parser.error(f"--variants takes compiled,pure, and needs the compiled core "
                      f"(here: {protocol.variant()})")
+    if options.baseline is not None and not (options.baseline / "bin" / "acpc-lbr").is_file():
+        parser.error(f"--baseline {options.baseline}: no bin/acpc-lbr there (a virtual "
+                     "environment with the project installed)")
     compile_project()
     # (label, dealer, flags of ours, matches at once): played in this order in each run.
     variants: list[tuple[str, str, list[str] | None, int]] = []
@@ -383,6 +397,8 @@ def main() -> int:
         variants.append((f"ours x{options.matches}", "ours", None, options.matches))
     if options.variants:
         variants.append(("pure", "ours-pure", None, 1))
+    if options.baseline is not None:
+        variants.append(("baseline", "baseline", None, 1))
     if options.no_poll:
         variants.append(("no poll", "ours", [*dealer_flags(options), "--busy_poll", "0"], 1))
     if options.costs:
@@ -429,6 +445,8 @@ def main() -> int:
         print(f"  ratio ours/reference, hands/s: {ratio('ours', 'reference')}")
     if options.variants:
         print(f"  ours compiled / pure, hands/s: {ratio('ours', 'pure')}")
+    if options.baseline is not None:
+        print(f"  ours / baseline ({options.baseline}), hands/s: {ratio('ours', 'baseline')}")
     if options.no_poll:
         print(f"  busy polling on / off, hands/s: {ratio('ours', 'no poll')}")
         if options.reference is not None:
