@@ -233,21 +233,6 @@ class SeatProtocol(twisted_protocol.Protocol):
         """
         seatio.send_line(self, text)
 
-    #: The former name of :meth:`send_line`.
-    send_with_queued = send_line
-
-    def _send(self, text: str) -> None:
-        """Send ``text`` (one or more lines), ending it with ``\\r\\n``.
-
-        When nothing is queued on a TCP transport the bytes go straight to
-        the socket (:func:`acpc_lbr.reactor.write_now`: Twisted's ``write``
-        would send them on the next reactor turn, after two epoll changes).
-        Whatever the socket does not take goes through ``write`` as usual,
-        so ordering and back-pressure are unchanged. Past
-        ``BotBudget.max_unsent_bytes`` of unsent output the bot is dropped.
-        """
-        seatio.send(self, text)
-
     def close(self) -> None:
         """Send what is queued, then close the connection once writes are out."""
         self.flush_lines()

@@ -169,8 +169,15 @@ def send_line(protocol: Any, text: str) -> None:
 
 
 def send(protocol: Any, text: str) -> None:
-    """Send ``text`` (one or more lines), ending it with ``\\r\\n``
-    (:meth:`dealer.seat.SeatProtocol._send`)."""
+    """Send ``text`` (one or more lines), ending it with ``\\r\\n``.
+
+    When nothing is queued on a TCP transport the bytes go straight to the
+    socket (:func:`acpc_lbr.reactor.write_now`: Twisted's ``write`` would send
+    them on the next reactor turn, after two epoll changes). Whatever the
+    socket does not take goes through ``write`` as usual, so ordering and
+    back-pressure are unchanged. Past ``BotBudget.max_unsent_bytes`` of
+    unsent output the bot is dropped.
+    """
     transport = protocol.transport
     if transport is None or write_now(transport, (text + "\r\n").encode("ascii")):
         return
