@@ -328,7 +328,7 @@ class _Hand:
     """The hand being played: what every decision point of it needs."""
 
     __slots__ = ("deal", "done", "first_turn", "lines", "ordered", "seat_of", "state", "t_hand",
-                 "t_match", "t_response")
+                 "t_match", "t_response", "waits")
 
     def __init__(self, state: State, deal: Deal, seat_of: list[int],
                  ordered: list[tuple[_Seat, int]], lines: HandLines,
@@ -348,6 +348,25 @@ class _Hand:
         self.done = done
         #: No decision point of this hand was sent yet.
         self.first_turn = True
+        #: Waits for a seat's line so far in this hand (the next hand is drawn at the second).
+        self.waits = 0
+
+
+class _Drawn:
+    """A hand drawn before it is played: its fresh state, its deal and its lines.
+
+    Drawing a hand (the deal's random draws, the state, the rendered pieces of
+    its lines) takes tens of microseconds; done while a bot thinks about its
+    action (:meth:`Match._draw_ahead`), it is off the path from the last
+    action of a hand to the first state of the next.
+    """
+
+    __slots__ = ("deal", "lines", "state")
+
+    def __init__(self, state: State, deal: Deal) -> None:
+        self.state = state
+        self.deal = deal
+        self.lines = HandLines(state, deal)
 
 
 class _Turn:
@@ -464,6 +483,8 @@ class Match:
         self._tlog: RecordFile | None = None
         #: The match's deals, once run() has skipped to its first hand.
         self._deals: DealSource | None = None
+        #: The next hand, drawn ahead from _deals (see _draw_ahead); None when not drawn yet.
+        self._drawn: _Drawn | None = None
         self._seatings: dict[int, tuple[list[int], list[tuple[_Seat, int]]]] = {}
 
     def _event_log(self, console: TextIO | None) -> EventLog:
@@ -746,11 +767,12 @@ class Match:
                 if pending is not None:
                     state, deal = pending
                     pending = None
+                    lines = None
                 else:
-                    deal = deals.deal(self.game)
-                    state = State(self.game, hand_id)
+                    drawn = self._draw(hand_id)
+                    state, deal, lines = drawn.state, drawn.deal, drawn.lines
                 # Without hand hooks, this plays every hand left (see _play_hand).
-                state, deal = await self._play_hand(state, deal)
+                state, deal = await self._play_hand(state, deal, lines)
                 for hook in self.hand_hooks:
                     await hook(state, deal, self._position_to_seat(state.hand_id))
                 hand_id = state.hand_id + 1
@@ -845,6 +867,11 @@ class Match:
                 timer.cancel()
             self._timer = self.clock.callLater(max(0.0, deadline - now), self._watchdog)
             self._timer_at = deadline
+        # At the first wait the bot's think time goes to recording the hand
+        # before (see _next_hand_begun); the second is free.
+        hand.waits += 1
+        if hand.waits == 2:
+            self._draw_ahead(hand)
 
     def _watchdog(self) -> None:
         """The wait timer fired: end the wait if its deadline has passed, else re-arm."""
@@ -916,7 +943,8 @@ class Match:
     # series of hands has a Deferred (awaited by run()): one hand when hand
     # hooks wait between hands, else every hand left.
 
-    def _play_hand(self, state: State, deal: Deal) -> defer.Deferred[tuple[State, Deal]]:
+    def _play_hand(self, state: State, deal: Deal,
+                   lines: HandLines | None) -> defer.Deferred[tuple[State, Deal]]:
         """Play one hand, and the ones after it when nothing waits between hands.
 
         The Deferred fires with the last hand played (its state and deal)
@@ -925,13 +953,14 @@ class Match:
         them the next hand begins as soon as one ends, with no Deferred and
         no coroutine step in between (:meth:`_following_hand`).
         """
-        hand = self._new_hand(state, deal, defer.Deferred())
+        hand = self._new_hand(state, deal, lines, defer.Deferred())
         self._advance(hand, None)
         return hand.done
 
-    def _new_hand(self, state: State, deal: Deal,
+    def _new_hand(self, state: State, deal: Deal, lines: HandLines | None,
                   done: defer.Deferred[tuple[State, Deal]]) -> _Hand:
-        """Set up ``state`` as the hand being played (nothing sent yet)."""
+        """Set up ``state`` as the hand being played (nothing sent yet; ``lines``
+        are its lines if drawn already)."""
         seats = self.seats
         seat_of, ordered = self._seating(state.hand_id)
         for seat in seats:
@@ -942,8 +971,8 @@ class Match:
         if any(relay.ever_paused):
             relay.new_hand(self.clock.seconds())
         t_response, t_hand, t_match = self._limits
-        hand = _Hand(state, deal, seat_of, ordered, HandLines(state, deal), t_response, t_hand,
-                     t_match, done)
+        hand = _Hand(state, deal, seat_of, ordered, HandLines(state, deal) if lines is None else lines,
+                     t_response, t_hand, t_match, done)
         self._hand = hand
         self._turn = None
         return hand
@@ -955,11 +984,39 @@ class Match:
         over or failing, or before :meth:`run` gave the deals.
         """
         next_id = hand.state.hand_id + 1
-        deals = self._deals
-        if self.hand_hooks or deals is None or next_id >= self.config.hands or self._failure is not None:
+        if not self._may_follow(next_id):
             return None
-        deal = deals.deal(self.game)
-        return self._new_hand(State(self.game, next_id), deal, hand.done)
+        drawn = self._draw(next_id)
+        return self._new_hand(drawn.state, drawn.deal, drawn.lines, hand.done)
+
+    def _may_follow(self, next_id: int) -> bool:
+        """Whether hand ``next_id`` may begin as soon as the hand before it ends."""
+        return (not self.hand_hooks and self._deals is not None and next_id < self.config.hands
+                and self._failure is None)
+
+    def _draw(self, hand_id: int) -> _Drawn:
+        """Hand ``hand_id``, the next of the deals: the one drawn ahead, or drawn now."""
+        drawn = self._drawn
+        if drawn is not None:
+            self._drawn = None
+            if drawn.state.hand_id != hand_id:  # the deals are drawn in order, one per hand
+                raise RuntimeError(f"hand {drawn.state.hand_id} was drawn ahead, "
+                                   f"but hand {hand_id} is next")
+            return drawn
+        deals = self._deals
+        assert deals is not None
+        return _Drawn(State(self.game, hand_id), deals.deal(self.game))
+
+    def _draw_ahead(self, hand: _Hand) -> None:
+        """Draw the hand after ``hand`` now, if it will follow it at once: called
+        while a bot thinks (the second wait of ``hand``), so that the end of a
+        hand sends the next hand's first states sooner. The deals are the
+        same: each hand's is drawn in order, once (:meth:`_draw`)."""
+        next_id = hand.state.hand_id + 1
+        if self._drawn is None and self._may_follow(next_id):
+            deals = self._deals
+            assert deals is not None
+            self._drawn = _Drawn(State(self.game, next_id), deals.deal(self.game))
 
     def _advance(self, hand: _Hand, line: str | None) -> None:
         """Play ``hand`` on (with ``line``, the acting seat's newest line, if any).
@@ -1075,14 +1132,21 @@ class Match:
         return _Turn(seat, actor, text + ":", sent, paused)
 
     def _send_states(self, hand: _Hand, texts: list[str], actor: int, defer_others: bool) -> None:
-        """Send the acting seat its state, and every other seat its own now or
-        with its next send (``defer_others``), tracing them, in seat order."""
+        """Send the acting seat its state, then every other seat its own, now or
+        with its next send (``defer_others``); the trace lists them in seat order.
+
+        The seat to act goes first: its answer is what the match waits for, and
+        each send before it would delay it by a system call (one that wakes a bot).
+        """
+        seat = self.seats[hand.seat_of[actor]]
+        if seat.protocol is not None:
+            seatio.send_line(seat.protocol, texts[actor])
         messages = self.trace.messages
         for seat, position in hand.ordered:
             text = texts[position]
             protocol = seat.protocol
-            if protocol is not None:
-                if position != actor and defer_others:
+            if protocol is not None and position != actor:
+                if defer_others:
                     seatio.queue_line(protocol, text)
                 else:
                     seatio.send_line(protocol, text)

@@ -109,6 +109,67 @@ def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
     assert sum(writes) == 9 * config.hands + 2
 
 
+def test_seat_to_act_gets_the_first_state_first_and_deals_stay_in_order(in_tmp: Path) -> None:
+    """At a hand's first decision point the seat to act is sent its state before the
+    other seat (the match waits on its answer). And the next hand is drawn while a bot
+    thinks (from a hand's second wait): hands that end at their first action (nothing
+    drawn ahead) and long ones alternate, and every seat still gets every state of
+    every hand, from the seed's deals, in order."""
+    from protocol.deal import DealSource
+    from protocol.rules import Action, State
+    from protocol.wire import matchstate_text, parse_matchstate
+
+    def policy(state: State) -> Action:
+        return Action.FOLD if state.hand_id % 3 == 0 else Action.CALL
+
+    config = make_config("m", hands=12, seed=11)
+    table = MemoryTable(config)
+    writes: list[tuple[int, bytes]] = []
+    for seat, transport in enumerate(table.transports):
+        def logged(data: bytes, seat: int = seat, write: Any = transport.write) -> None:
+            writes.append((seat, data))
+            write(data)
+        transport.write = logged  # type: ignore[method-assign]
+    table.feed(0, b"VERSION:2.0.0\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    received: list[list[str]] = [[], []]
+    while not table.done.called:
+        acted = False
+        for seat in (0, 1):
+            lines = table.take(seat)
+            received[seat] += lines
+            if lines:
+                view = parse_matchstate(lines[-1], config.game)
+                state = view.to_state(config.game)
+                if not state.finished and state.current_player == view.position:
+                    table.feed(seat, f"{lines[-1]}:{policy(state).text()}\n")
+                    acted = True
+        assert acted or table.done.called
+    for seat in (0, 1):
+        received[seat] += table.take(seat)
+    assert table.done.result.exit_code == EXIT_OK
+    deals = DealSource(config.seed)
+    expected: list[list[str]] = [[], []]
+    for hand in range(config.hands):
+        deal, state = deals.deal(config.game), State(config.game, hand)
+        seat_of = [(p + hand) % 2 for p in range(2)]
+        while True:
+            for position in (0, 1):
+                expected[seat_of[position]].append(matchstate_text(state, deal, position))
+            if state.finished:
+                break
+            state.apply(policy(state))
+        # The write that carries this hand's first state, per seat: the actor's is first.
+        first_write = {}
+        for index, (seat, data) in enumerate(writes):
+            if seat not in first_write and f":{hand}::".encode() in data:
+                first_write[seat] = index
+        actor = seat_of[State(config.game, hand).current_player]
+        assert first_write[actor] < first_write[1 - actor], hand
+    assert received == expected
+    assert any(len(lines) > 3 for lines in received)  # long hands were played too
+
+
 def test_response_timeout_on_the_clock(in_tmp: Path) -> None:
     """No reply within t_response ends the match exactly when the clock passes it."""
     table = MemoryTable(make_config("m", hands=3, t_response_ms=5000))
