@@ -13,16 +13,25 @@ reading the action, the rules, the next lines and their (in-memory) sends,
 the end of a hand and the start of the next. ``-q -l``-like: no trace, no
 logs, no events.
 
-``--baseline DIR`` times the same workload, in the same run and alternating,
-with the ``dealer`` package found in DIR (e.g. ``git archive REV dealer | tar
--x -C DIR``) and prints the ratio baseline / current per round: above 1.0
-means the current code does less work. The protocol core is the installed one
-in both (compiled or pure, as ``acpc-lbr --version`` says).
+Part of that work is on the bots' path and part is not: from a bot's line to
+the dealer's next send, the match waits on the dealer; after the send, the
+dealer works while the bot thinks (setting up the wait, recording the hand
+just finished, drawing the next one). So the bench also reports the time from
+each line to the first send it causes ("to the send"), summed per hand.
+
+``--baseline`` times the same workload, in the same run and alternating, with
+other code, and prints the ratio baseline / current per round: above 1.0 means
+the current code does less work. Either ``--baseline VENV``, another install of
+the project (a virtual environment holding another revision, as for
+``bench/bench_dealer.py --baseline``; compiled or pure, as its ``acpc-lbr
+--version`` says), or ``--baseline DIR``, the ``dealer`` package found in DIR
+(e.g. ``git archive REV dealer | tar -x -C DIR``), run from its sources with
+this install's protocol core.
 
 Usage::
 
     .venv/bin/python bench/bench_dealer_work.py [--hands 3000] [--repeats 5]
-        [--rounds 3] [--seed 1] [--baseline DIR]
+        [--rounds 3] [--seed 1] [--baseline VENV|DIR]
 """
 
 from __future__ import annotations
@@ -48,8 +57,22 @@ from protocol.gamedef import load_game
 from protocol.wire import parse_matchstate
 
 
+class _StampedTransport(StringTransport):
+    """A StringTransport that notes when the first write after :attr:`stamp` was cleared came."""
+
+    def __init__(self, stamp: list[int]) -> None:
+        super().__init__()
+        self.stamp = stamp
+
+    def write(self, data: bytes) -> None:
+        if not self.stamp[0]:
+            self.stamp[0] = time.perf_counter_ns()
+        super().write(data)
+
+
 def dealer_work(hands: int, seed: int) -> dict[str, float]:
-    """Play ``hands`` hands in memory; the dealer's time per hand and per action (µs)."""
+    """Play ``hands`` hands in memory; the dealer's time per hand and per action (µs),
+    and the part of it from each line to the first send it causes."""
     game = load_game("nolimit")
     config = MatchConfig(name="work", game_arg="nolimit", game=game, hands=hands, seed=seed,
                          names=("a", "b"), write_log=False, trace_messages=False, events=False)
@@ -57,22 +80,27 @@ def dealer_work(hands: int, seed: int) -> dict[str, float]:
     done = match.start()
     seats: list[Any] = []
     transports: list[StringTransport] = []
+    stamp = [0]  # when the handling of the current line first wrote (0: not yet)
     for seat in match.seats:
         seat_protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
-        transport = StringTransport()
+        transport = _StampedTransport(stamp)
         seat_protocol.makeConnection(transport)
         seats.append(seat_protocol)
         transports.append(transport)
     rng = random.Random(seed)
     clock = time.perf_counter_ns
     spent = 0
+    to_send = 0
     actions = 0
     pending: list[tuple[int, bytes]] = [(0, b"VERSION:2.0.0\r\n"), (1, b"VERSION:2.0.0\r\n")]
     while pending:
         for index, data in pending:
+            stamp[0] = 0
             start = clock()
             seats[index].dataReceived(data)
             spent += clock() - start
+            if stamp[0]:
+                to_send += stamp[0] - start
         actions += len(pending)
         pending = []
         for index, transport in enumerate(transports):
@@ -89,6 +117,7 @@ def dealer_work(hands: int, seed: int) -> dict[str, float]:
         raise SystemExit("the in-memory match did not finish")
     actions -= 2  # the VERSION lines
     return {"us_per_hand": spent / 1000 / hands, "us_per_action": spent / 1000 / actions,
+            "us_to_send_per_hand": to_send / 1000 / hands,
             "actions_per_hand": actions / hands, "variant": protocol.variant()}
 
 
@@ -98,12 +127,16 @@ def best_of(hands: int, seed: int, repeats: int) -> dict[str, float]:
     return min(runs, key=lambda run: run["us_per_hand"])
 
 
-def in_subprocess(dealer_dir: Path | None, hands: int, seed: int, repeats: int) -> dict[str, Any]:
-    """:func:`best_of` in a fresh interpreter, with ``dealer`` from ``dealer_dir`` if given."""
+def in_subprocess(baseline: Path | None, hands: int, seed: int, repeats: int) -> dict[str, Any]:
+    """:func:`best_of` in a fresh interpreter: this install's, or ``baseline``'s
+    (a virtual environment's Python, or this one with ``dealer`` from a directory)."""
     env = dict(os.environ)
-    if dealer_dir is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(dealer_dir), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, __file__, "--child", "--hands", str(hands), "--seed",
+    python = sys.executable
+    if baseline is not None and (baseline / "bin" / "python").exists():
+        python = str(baseline / "bin" / "python")
+    elif baseline is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(baseline), env.get("PYTHONPATH", "")])
+    out = subprocess.run([python, __file__, "--child", "--hands", str(hands), "--seed",
                           str(seed), "--repeats", str(repeats)],
                          env=env, check=True, capture_output=True, text=True).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
@@ -116,35 +149,48 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--baseline", type=Path, help="a directory holding a baseline dealer/ package")
+    parser.add_argument("--baseline", type=Path,
+                        help="another install (a virtual environment), or a directory holding a dealer/ package")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         print(json.dumps(best_of(options.hands, options.seed, options.repeats)))
         return 0
-    if options.baseline is not None and not (options.baseline / "dealer" / "match.py").is_file():
-        parser.error(f"--baseline {options.baseline}: no dealer/match.py there")
+    if options.baseline is not None and not (options.baseline / "bin" / "python").exists() \
+            and not (options.baseline / "dealer" / "match.py").is_file():
+        parser.error(f"--baseline {options.baseline}: neither a virtual environment nor a dealer/ package")
     current: list[float] = []
+    current_to_send: list[float] = []
     baseline: list[float] = []
+    baseline_to_send: list[float] = []
     for number in range(1, options.rounds + 1):
         run = in_subprocess(None, options.hands, options.seed, options.repeats)
         current.append(run["us_per_hand"])
+        current_to_send.append(run["us_to_send_per_hand"])
         line = (f"round {number}: current {run['us_per_hand']:.1f} µs/hand "
-                f"({run['us_per_action']:.2f} µs/action, {run['actions_per_hand']:.2f} actions/hand)")
+                f"({run['us_per_action']:.2f} µs/action, {run['actions_per_hand']:.2f} actions/hand; "
+                f"to the send {run['us_to_send_per_hand']:.1f} µs/hand)")
         if options.baseline is not None:
             base = in_subprocess(options.baseline, options.hands, options.seed, options.repeats)
             baseline.append(base["us_per_hand"])
-            line += (f"; baseline {base['us_per_hand']:.1f} µs/hand; "
+            baseline_to_send.append(base["us_to_send_per_hand"])
+            line += (f"; baseline {base['us_per_hand']:.1f} µs/hand (to the send "
+                     f"{base['us_to_send_per_hand']:.1f}); "
                      f"baseline/current {base['us_per_hand'] / run['us_per_hand']:.2f}")
         print(line, flush=True)
     print(f"\nnolimit, {options.hands} hands x best of {options.repeats}, {options.rounds} rounds; "
           f"protocol core {run['variant']}")
-    print(f"  current : median {statistics.median(current):.1f} µs of dealer work per hand")
+    print(f"  current : median {statistics.median(current):.1f} µs of dealer work per hand, "
+          f"{statistics.median(current_to_send):.1f} of it from a line to the send it causes")
     if baseline:
         ratios = [b / c for b, c in zip(baseline, current)]
-        print(f"  baseline: median {statistics.median(baseline):.1f} µs per hand")
+        print(f"  baseline: median {statistics.median(baseline):.1f} µs per hand, "
+              f"{statistics.median(baseline_to_send):.1f} to the send")
         print(f"  baseline/current: median {statistics.median(ratios):.2f} "
               f"(per round {', '.join(f'{r:.2f}' for r in ratios)})")
+        to_send = [b / c for b, c in zip(baseline_to_send, current_to_send)]
+        print(f"  baseline/current to the send: median {statistics.median(to_send):.2f} "
+              f"(per round {', '.join(f'{r:.2f}' for r in to_send)})")
     return 0
 
 
