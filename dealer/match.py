@@ -1014,9 +1014,7 @@ class Match:
         same: each hand's is drawn in order, once (:meth:`_draw`)."""
         next_id = hand.state.hand_id + 1
         if self._drawn is None and self._may_follow(next_id):
-            deals = self._deals
-            assert deals is not None
-            self._drawn = _Drawn(State(self.game, next_id), deals.deal(self.game))
+            self._drawn = self._draw(next_id)
 
     def _advance(self, hand: _Hand, line: str | None) -> None:
         """Play ``hand`` on (with ``line``, the acting seat's newest line, if any).
