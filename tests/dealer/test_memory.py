@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,9 @@ from twisted.internet.testing import StringTransport
 
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.seat import SeatProtocol
+from protocol.deal import DealSource
+from protocol.rules import Action, State
+from protocol.wire import matchstate_text, parse_matchstate
 from tests.dealer.harness import MemoryTable, make_config
 
 
@@ -56,80 +60,21 @@ def test_states_of_a_seat_not_to_act_come_with_its_turn(in_tmp: Path, chunk: int
     assert Path("nl.log").read_text().splitlines()[4] == "STATE:0:r14085f:7d3d|2hAc:-100|100:p1|p2"
 
 
-def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
-    """Always-call hold'em: 8 actions a hand, 9 sends a hand (both seats at the hand's first
-    decision, then the seat to act), and each seat still receives every state of every
-    hand, in order, as the reference sends them."""
-    from protocol.deal import DealSource
-    from protocol.rules import Action, State
-    from protocol.wire import matchstate_text, parse_matchstate
-
-    config = make_config("m", hands=3, seed=5)
-    table = MemoryTable(config)
-    writes = [0, 0]
-    for seat, transport in enumerate(table.transports):
-        def counted(data: bytes, seat: int = seat, write: Any = transport.write) -> None:
-            writes[seat] += 1
-            write(data)
-        transport.write = counted  # type: ignore[method-assign]
-    table.feed(0, b"VERSION:2.0.0\n")
-    table.feed(1, b"VERSION:2.0.0\n")
-    received: list[list[str]] = [[], []]
-    while not table.done.called:
-        # The seat that was just sent a state it is to act on calls.
-        acted = False
-        for seat in (0, 1):
-            lines = table.take(seat)
-            received[seat] += lines
-            if lines:
-                view = parse_matchstate(lines[-1], config.game)
-                state = view.to_state(config.game)
-                if not state.finished and state.current_player == view.position:
-                    table.feed(seat, f"{lines[-1]}:c\n")
-                    acted = True
-        assert acted or table.done.called
-    for seat in (0, 1):
-        received[seat] += table.take(seat)  # the last states, sent as the match closes
-    assert table.done.result.exit_code == EXIT_OK
-    deals = DealSource(config.seed)
-    expected: list[list[str]] = [[], []]
-    for hand in range(config.hands):
-        deal, state = deals.deal(config.game), State(config.game, hand)
-        seat_of = [(p + hand) % 2 for p in range(2)]
-        while True:
-            for position in (0, 1):
-                expected[seat_of[position]].append(matchstate_text(state, deal, position))
-            if state.finished:
-                break
-            state.apply(Action.CALL)
-    assert received == expected
-    # 8 decision points a hand: the first one send to each seat, the others one
-    # send to the seat to act; the last hand's final states go out when the
-    # match closes (one send per seat). The reference: 2 sends per decision point.
-    assert sum(writes) == 9 * config.hands + 2
-
-
-def test_seat_to_act_gets_the_first_state_first_and_deals_stay_in_order(in_tmp: Path) -> None:
-    """At a hand's first decision point the seat to act is sent its state before the
-    other seat (the match waits on its answer). And the next hand is drawn while a bot
-    thinks (from a hand's second wait): hands that end at their first action (nothing
-    drawn ahead) and long ones alternate, and every seat still gets every state of
-    every hand, from the seed's deals, in order."""
-    from protocol.deal import DealSource
-    from protocol.rules import Action, State
-    from protocol.wire import matchstate_text, parse_matchstate
-
-    def policy(state: State) -> Action:
-        return Action.FOLD if state.hand_id % 3 == 0 else Action.CALL
-
-    config = make_config("m", hands=12, seed=11)
-    table = MemoryTable(config)
+def _log_writes(table: MemoryTable) -> list[tuple[int, bytes]]:
+    """Every write to a seat's transport from now on, in order: (seat, bytes)."""
     writes: list[tuple[int, bytes]] = []
     for seat, transport in enumerate(table.transports):
         def logged(data: bytes, seat: int = seat, write: Any = transport.write) -> None:
             writes.append((seat, data))
             write(data)
         transport.write = logged  # type: ignore[method-assign]
+    return writes
+
+
+def _play_out(table: MemoryTable, policy: Callable[[State], Action]) -> list[list[str]]:
+    """Seat both bots, answer every state a seat is to act on with ``policy``, and
+    return the lines each seat received, up to the match's end."""
+    game = table.match.config.game
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
     received: list[list[str]] = [[], []]
@@ -139,15 +84,19 @@ def test_seat_to_act_gets_the_first_state_first_and_deals_stay_in_order(in_tmp: 
             lines = table.take(seat)
             received[seat] += lines
             if lines:
-                view = parse_matchstate(lines[-1], config.game)
-                state = view.to_state(config.game)
+                view = parse_matchstate(lines[-1], game)
+                state = view.to_state(game)
                 if not state.finished and state.current_player == view.position:
                     table.feed(seat, f"{lines[-1]}:{policy(state).text()}\n")
                     acted = True
         assert acted or table.done.called
     for seat in (0, 1):
-        received[seat] += table.take(seat)
-    assert table.done.result.exit_code == EXIT_OK
+        received[seat] += table.take(seat)  # the last states, sent as the match closes
+    return received
+
+
+def _reference_lines(config: Any, policy: Callable[[State], Action]) -> list[list[str]]:
+    """The lines the reference sends each seat of ``config``'s match played with ``policy``."""
     deals = DealSource(config.seed)
     expected: list[list[str]] = [[], []]
     for hand in range(config.hands):
@@ -159,15 +108,49 @@ def test_seat_to_act_gets_the_first_state_first_and_deals_stay_in_order(in_tmp: 
             if state.finished:
                 break
             state.apply(policy(state))
+    return expected
+
+
+def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
+    """Always-call hold'em: 8 actions a hand, 9 sends a hand (both seats at the hand's first
+    decision, then the seat to act), and each seat still receives every state of every
+    hand, in order, as the reference sends them."""
+    config = make_config("m", hands=3, seed=5)
+    table = MemoryTable(config)
+    writes = _log_writes(table)
+    received = _play_out(table, lambda state: Action.CALL)
+    assert table.done.result.exit_code == EXIT_OK
+    assert received == _reference_lines(config, lambda state: Action.CALL)
+    # 8 decision points a hand: the first one send to each seat, the others one
+    # send to the seat to act; the last hand's final states go out when the
+    # match closes (one send per seat). The reference: 2 sends per decision point.
+    assert len(writes) == 9 * config.hands + 2
+
+
+def test_seat_to_act_gets_the_first_state_first_and_deals_stay_in_order(in_tmp: Path) -> None:
+    """At a hand's first decision point the seat to act is sent its state before the
+    other seat (the match waits on its answer). And the next hand is drawn while a bot
+    thinks (from a hand's second wait): hands that end at their first action (nothing
+    drawn ahead) and long ones alternate, and every seat still gets every state of
+    every hand, from the seed's deals, in order."""
+    def policy(state: State) -> Action:
+        return Action.FOLD if state.hand_id % 3 == 0 else Action.CALL
+
+    config = make_config("m", hands=12, seed=11)
+    table = MemoryTable(config)
+    writes = _log_writes(table)
+    received = _play_out(table, policy)
+    assert table.done.result.exit_code == EXIT_OK
+    assert received == _reference_lines(config, policy)
+    assert any(len(lines) > 3 for lines in received)  # long hands were played too
+    for hand in range(config.hands):
         # The write that carries this hand's first state, per seat: the actor's is first.
-        first_write = {}
+        first_write: dict[int, int] = {}
         for index, (seat, data) in enumerate(writes):
             if seat not in first_write and f":{hand}::".encode() in data:
                 first_write[seat] = index
-        actor = seat_of[State(config.game, hand).current_player]
+        actor = (State(config.game, hand).current_player + hand) % 2
         assert first_write[actor] < first_write[1 - actor], hand
-    assert received == expected
-    assert any(len(lines) > 3 for lines in received)  # long hands were played too
 
 
 def test_response_timeout_on_the_clock(in_tmp: Path) -> None:
