@@ -25,6 +25,7 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
+from numpy.random import RandomState  # not np.random: see DealSource.__init__
 
 from protocol._variant import record_reduce
 from protocol.cards import cards_to_text
@@ -78,7 +79,9 @@ class DealSource:
         self.seed = seed
         # RandomState(seed) uses init_genrand(seed); a full-range uint32 draw is
         # one tempered genrand_int32 output each (checked against the reference).
-        self._rng = np.random.RandomState(seed)
+        # It is imported with this module: numpy would load numpy.random on its
+        # first use, here, when a dealer deals its first hand to waiting bots.
+        self._rng = RandomState(seed)
         self._buffer: list[int] = []
         self._next = 0
         self.hands_dealt = 0

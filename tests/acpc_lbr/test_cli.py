@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acpc_lbr.cli import SUBCOMMANDS, main
+from acpc_lbr.cli import SUBCOMMANDS, main, run
 from acpc_lbr.commands.equity import parse_range
 from protocol.cards import cards_from_text
 from protocol.gamedef import bundled_games, load_game, parse_gamedef
@@ -26,6 +26,38 @@ def test_help_lists_every_subcommand() -> None:
     assert done.returncode == 0
     for name in SUBCOMMANDS:
         assert name in done.stdout
+
+
+def test_the_program_exits_with_the_commands_code_and_skips_the_last_collection(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`run` (the installed `acpc-lbr`) exits with the command's code, and freezes the
+    heap first so that the interpreter's shutdown does not collect it; `main` does not."""
+    import gc
+    import tomllib
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert scripts["project"]["scripts"]["acpc-lbr"] == "acpc_lbr.cli:run"
+    gc.unfreeze()
+    try:
+        assert main(["games"]) == 0
+        assert gc.get_freeze_count() == 0
+        monkeypatch.setattr(sys, "argv", ["acpc-lbr", "games"])
+        with pytest.raises(SystemExit) as exit_:
+            run()
+        assert exit_.value.code == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # the test process goes on
+    assert "nolimit" in capsys.readouterr().out
+
+
+def test_dealing_needs_no_import_after_the_deal_module_is_loaded() -> None:
+    """numpy loads numpy.random lazily; protocol.deal loads it with itself, so a dealer's
+    first deal (its bots connected and waiting) imports nothing."""
+    code = "import sys, protocol.deal; print('numpy.random' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "True"
 
 
 def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
