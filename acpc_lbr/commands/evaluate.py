@@ -911,12 +911,18 @@ class _OpponentProcess:
         self.transport = reactor.spawnProcess(_Watcher(), argv[0], argv, env=dict(os.environ))
 
     def write_log(self, data: bytes) -> None:
-        """Keep the first :data:`OPPONENT_LOG_LIMIT` bytes of the program's output; drop the rest."""
+        """Keep the first :data:`OPPONENT_LOG_LIMIT` bytes of the program's output; drop the rest.
+
+        Each piece is flushed to the file as it comes: an evaluation that is
+        interrupted stops before the process ends (and the log is closed), and
+        the program's output must be on disk all the same (the interpreter's
+        shutdown collects nothing: ``acpc_lbr.cli.run``)."""
         room = OPPONENT_LOG_LIMIT - self.logged
         if room >= 0 and not self.log.closed:
             self.log.write(data[:room])
             if len(data) > room:
                 self.log.write(b"\n# acpc-lbr: output beyond %d bytes dropped\n" % OPPONENT_LOG_LIMIT)
+            self.log.flush()
         self.logged += len(data)
 
     async def finish(self, reactor: EvaluateReactor, grace: float) -> None:

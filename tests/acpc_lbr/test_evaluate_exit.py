@@ -114,3 +114,37 @@ def test_evaluate_ends_cleanly_on_a_signal(tmp_path: Path, signum: int) -> None:
     assert "Traceback" not in text
     assert "interrupted" in text.splitlines()[-1]
     assert log.read_text().splitlines()[-2].startswith("# ERROR:")
+
+
+def test_an_interrupted_evaluation_keeps_the_opponent_programs_output(tmp_path: Path) -> None:
+    """SIGTERM mid-match: an --opponent-cmd program's output is in its log (opponent0.out)
+    even though the evaluation stops before the program ends and the process exits
+    without a last garbage collection."""
+    script = tmp_path / "opponent.sh"
+    script.write_text("#!/bin/sh\necho 'the opponent was here'\n"
+                      f"exec {sys.executable} -m acpc_lbr.cli play call-raise --game leduc \"$1\" \"$2\"\n")
+    script.chmod(0o755)
+    logs = tmp_path / "logs"
+    with open(tmp_path / "stderr.txt", "wb") as err:
+        proc = subprocess.Popen(
+            [str(ACPC_LBR), "evaluate", "--game", "leduc", "--rounds", "1-2", "--hands", "200000",
+             "--seed", "3", "--progress-every", "1000000", "--out", str(logs),
+             "--opponent-cmd", f"{script} {{host}} {{port}}"],
+            stdout=subprocess.PIPE, stderr=err)
+    try:
+        deadline = time.monotonic() + HANG
+        while time.monotonic() < deadline and proc.poll() is None and not any(
+                log.read_text().count("STATE:") >= 20 for log in logs.glob("*.log")):
+            time.sleep(0.05)  # wait until hands are being played
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=HANG)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("evaluate ignored the signal") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = (tmp_path / "stderr.txt").read_text(errors="replace")
+    assert proc.returncode == 1, text[-2000:]
+    assert "the opponent was here" in (logs / "opponent0.out").read_text()
