@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
+from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.results import dumps, format_table, merge_documents
 from dealer.results import results_from_files
 
@@ -50,6 +50,10 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     text = dumps(doc)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as error:
+            print(f"acpc-lbr results: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_FAILED
     sys.stdout.write(text if args.json else format_table(doc))
     return EXIT_OK

@@ -336,6 +336,11 @@ def test_results_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert '"n": 200' in merged
     assert results_main([str(tmp_path / "missing.log")]) == 2
     assert results_main([str(tmp_path / "c.json")]) == 2
+    capsys.readouterr()
+    # An output file that cannot be written: one line, exit 1, no traceback.
+    assert results_main([str(tmp_path / "c.log"), "-o", str(tmp_path / "no" / "such" / "r.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("acpc-lbr results: cannot write ") and err.count("\n") == 1
 
 
 @pytest_twisted.ensureDeferred
