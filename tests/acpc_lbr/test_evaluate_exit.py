@@ -45,6 +45,22 @@ def _metrics_url(proc: subprocess.Popen[bytes], err: Path) -> str:
     raise AssertionError(f"no METRICS line; stderr: {err.read_text(errors='replace')[-2000:]}")
 
 
+def _stop(proc: subprocess.Popen[bytes], signum: int) -> None:
+    """Send ``signum`` to a running evaluate and wait for it to end (it must, well
+    before HANG); a process that hangs is killed and the test fails."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signum)
+            try:
+                proc.communicate(timeout=HANG)
+            except subprocess.TimeoutExpired:
+                raise AssertionError("evaluate ignored the signal") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _hammer(url: str, stop: threading.Event, scrapes: list[int]) -> None:
     while not stop.is_set():
         try:
@@ -100,15 +116,8 @@ def test_evaluate_ends_cleanly_on_a_signal(tmp_path: Path, signum: int) -> None:
             time.sleep(0.05)  # wait until hands are being played
         with urllib.request.urlopen(url, timeout=5) as response:
             assert b"acpc_hands_total" in response.read()
-        proc.send_signal(signum)
-        try:
-            proc.communicate(timeout=HANG)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("evaluate ignored the signal") from None
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc, signum)
     text = err.read_text(errors="replace")
     assert proc.returncode == 1, text[-2000:]
     assert "Traceback" not in text
@@ -136,15 +145,8 @@ def test_an_interrupted_evaluation_keeps_the_opponent_programs_output(tmp_path: 
         while time.monotonic() < deadline and proc.poll() is None and not any(
                 log.read_text().count("STATE:") >= 20 for log in logs.glob("*.log")):
             time.sleep(0.05)  # wait until hands are being played
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=HANG)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("evaluate ignored the signal") from None
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc, signal.SIGTERM)
     text = (tmp_path / "stderr.txt").read_text(errors="replace")
     assert proc.returncode == 1, text[-2000:]
     assert "the opponent was here" in (logs / "opponent0.out").read_text()
