@@ -72,8 +72,8 @@ def run() -> NoReturn:
     A command that returns has closed what it wrote, so the process's objects
     need no last garbage collection: they are frozen (``gc.freeze``) and the
     interpreter's shutdown, which would otherwise walk all of them (Twisted,
-    numpy: about 55 ms after a dealer's last hand, as long as the whole of a
-    short match), skips them. Everything else of the shutdown still runs
+    numpy: most of the time from a dealer's last hand to its exit, longer than
+    a whole short match; docs/dealer.md), skips them. Everything else of the shutdown still runs
     (``atexit``, flushing the standard streams). Only here, not in
     :func:`main`, which tests and other programs call in their own process.
     """
