@@ -477,6 +477,10 @@ class Match:
         self._timer_at = 0.0  # when it is set to fire (the clock's time)
         self._wait_deadline: float | None = None
         self._wait_paused = 0.0
+        #: The next state made ready for the acting seat's likely replies (see
+        #: _make_ahead), while it is to act; then, if the read step sent it, until
+        #: _begin_turn has checked it.
+        self._ahead: seatio.Ahead | None = None
         self._idle_s = None if config.idle_timeout_ms is None else config.idle_timeout_ms / 1000.0
         self._all_connected: defer.Deferred[None] = defer.Deferred()
         self._log: RecordFile | None = None
@@ -718,6 +722,7 @@ class Match:
             return
         self._failure = failure
         self._cancel_timer()
+        self._drop_ahead()
         if self._waiting:
             # The hand waits for a line: it ends now.
             self._waiting = False
@@ -832,6 +837,8 @@ class Match:
         """
         if self._failure is not None:
             raise self._failure
+        if self._ahead is not None:
+            self._ahead_mismatch("the reply did not lead to the next decision")
         seat = turn.seat
         index = seat.index
         # The earliest of _deadline's limits (which one it is matters only if it passes).
@@ -867,11 +874,70 @@ class Match:
                 timer.cancel()
             self._timer = self.clock.callLater(max(0.0, deadline - now), self._watchdog)
             self._timer_at = deadline
+        protocol = seat.protocol
+        if protocol is not None and not self.trace.messages and True not in relay.queryable:
+            self._make_ahead(hand, turn, protocol, deadline)
         # At the first wait the bot's think time goes to recording the hand
         # before (see _next_hand_begun); the second is free.
         hand.waits += 1
         if hand.waits == 2:
             self._draw_ahead(hand)
+
+    def _make_ahead(self, hand: _Hand, turn: _Turn, protocol: SeatProtocol, deadline: float) -> None:
+        """Make the next state ready for the acting seat's likely replies (a call, a
+        raise of any legal size), for its connection's read step to send at once
+        (:class:`dealer.seatio.Ahead`).
+
+        A round trip with fast bots is the bot's time and the dealer's path from
+        its line to the next send; this takes the reading of the action, the
+        rules and the rendering off that path, into the time the bot thinks. The
+        states come from the rules, played on a copy of the hand; the reply
+        itself still goes through every step, and :meth:`_begin_turn` checks
+        that the state it gives is the one sent. Not with the trace (it lists
+        each line before the send it causes) or with range queries in play
+        (their answers arrive on the same connections); a reply that ends the
+        hand (a fold, the last call) is not made ready either.
+        """
+        state = hand.state
+        lines = hand.lines
+        seats, seat_of = self.seats, hand.seat_of
+        # 1 ms before the deadline: a reply that late goes through the time checks first.
+        ahead = seatio.Ahead(turn.expected.encode("latin-1"), deadline - 1e-3, self.clock)
+        after = state.clone()
+        after.apply(Action.CALL)
+        if not after.finished:
+            position = after.current_player
+            target = seats[seat_of[position]].protocol
+            if target is not None:
+                ahead.call_to = target
+                ahead.call_text = lines.text_after(after, position)
+        sizes = state.raise_range()
+        if sizes is not None:
+            # A raise never ends the round; the player to act next is the same for
+            # every size (tests/protocol/test_fast_paths.py checks both on random play).
+            position = state.next_to_act_after(turn.position)
+            target = seats[seat_of[position]].protocol
+            if target is not None:
+                ahead.raise_to = target
+                if self.game.is_limit:
+                    after = state.clone()
+                    after.apply(Action.RAISE)
+                    ahead.raise_sized = False
+                    ahead.raise_head = lines.text_after(after, position)
+                else:
+                    ahead.raise_head, ahead.raise_tail = lines.around_size(state, position)
+                    ahead.raise_min, ahead.raise_max = sizes
+        self._ahead = protocol.ahead = ahead
+
+    def _drop_ahead(self) -> None:
+        """The wait is over without a reply read: what was made ready for it goes."""
+        ahead = self._ahead
+        if ahead is not None:
+            self._ahead = None
+            for seat in self.seats:
+                protocol = seat.protocol
+                if protocol is not None and protocol.ahead is ahead:
+                    protocol.ahead = None
 
     def _watchdog(self) -> None:
         """The wait timer fired: end the wait if its deadline has passed, else re-arm."""
@@ -1028,6 +1094,8 @@ class Match:
                 turn = self._turn
                 if turn is None:
                     if state.finished:
+                        if self._ahead is not None:
+                            self._ahead_mismatch("the reply ended the hand")
                         self._hand = None
                         following = self._next_hand_begun(hand)
                         if following is None:
@@ -1049,6 +1117,7 @@ class Match:
                 line = None
         except Exception:  # noqa: BLE001 (run() sorts out the failure)
             self._waiting = False
+            self._drop_ahead()
             self._hand = self._turn = None
             hand.done.errback(Failure())  # type: ignore[no-untyped-call]
 
@@ -1103,9 +1172,19 @@ class Match:
         actor = state.current_player
         texts = hand.lines.texts()
         text = texts[actor]
+        ahead = self._ahead
+        if ahead is not None:  # the read step sent this state already
+            self._ahead = None
+            self._check_ahead(ahead, hand, actor, text)
+            if ahead.error is not None:
+                raise ahead.error
+            for seat, position in hand.ordered:
+                protocol = seat.protocol
+                if protocol is not None and position != actor:
+                    seatio.queue_line(protocol, texts[position])
         # A hand's first states go to every seat at once; with range queries in
         # play, every state does (queries and answers are about them).
-        if hand.first_turn or True in self.relay.queryable:
+        elif hand.first_turn or True in self.relay.queryable:
             hand.first_turn = False
             self._send_states(hand, texts, actor, defer_others=False)
         elif self.trace.messages:
@@ -1128,6 +1207,17 @@ class Match:
             relay.begin_decision(seat.index, sent)
             paused = relay.paused(seat.index, sent)
         return _Turn(seat, actor, text + ":", sent, paused)
+
+    def _check_ahead(self, ahead: seatio.Ahead, hand: _Hand, actor: int, text: str) -> None:
+        """The state the read step sent ahead must be the one the rules give now."""
+        protocol = self.seats[hand.seat_of[actor]].protocol
+        if ahead.sent_to is not protocol or ahead.sent_text != text or hand.first_turn:
+            self._ahead_mismatch(f"sent {ahead.sent_text!r}, the rules give {text!r}")
+
+    def _ahead_mismatch(self, what: str) -> None:
+        """The next state sent ahead of a reply is not the one the reply gives: a dealer bug."""
+        raise MatchAborted(Cause.INTERNAL, f"internal error: the state sent ahead of the reply "
+                           f"was wrong ({what})", None, EXIT_INTERNAL)
 
     def _send_states(self, hand: _Hand, texts: list[str], actor: int, defer_others: bool) -> None:
         """Send the acting seat its state, then every other seat its own, now or
@@ -1159,7 +1249,22 @@ class Match:
         _note_correction)."""
         state = hand.state
         seat = turn.seat
-        now = self.clock.seconds()
+        ahead = self._ahead
+        if ahead is None:
+            now = self.clock.seconds()
+        else:
+            protocol = seat.protocol
+            if protocol is not None and protocol.ahead is ahead:
+                protocol.ahead = None  # one reply per decision point
+            if ahead.sent_to is None:
+                self._ahead = None
+                now = self.clock.seconds()
+            else:
+                # The read step sent the next state on this line (_begin_turn
+                # checks it): the line's time is the one it checked against the deadline.
+                now = ahead.heard
+                if not line.startswith(turn.expected):
+                    self._ahead_mismatch(f"a reply that does not echo the state: {line[:80]!r}")
         turn.heard = now  # the seat's last line (any line), for --idle_timeout
         relay = self.relay
         paused_now = relay.paused(seat.index, now) if relay.ever_paused[seat.index] else 0.0
@@ -1190,6 +1295,8 @@ class Match:
             self._check_budgets(seat, hand.t_hand, hand.t_match)
         hand_id = state.hand_id
         if problem is not None:
+            if ahead is not None and ahead.sent_to is not None:
+                self._ahead_mismatch(f"a reply the rules ignore: {problem}")
             self._ignore_reply(seat, turn, hand_id, problem)
             return
         answer_s = seat.last_reply_s = now - turn.sent
@@ -1198,6 +1305,8 @@ class Match:
             self.busy_poll.record(polled, answer_s)
         applied, correction = correct_action(state, action, action_problem)
         if correction is not None:
+            if ahead is not None and ahead.sent_to is not None:
+                self._ahead_mismatch(f"an action the rules correct: {correction.message}")
             self._note_correction(seat, hand_id, correction.message)
         state.apply(applied)
         self._turn = None

@@ -101,6 +101,9 @@ class SeatProtocol(twisted_protocol.Protocol):
     _busy_receiving = False
     #: The reactor's read step for this connection (acpc_lbr.reactor.LeanAsyncioReactor).
     read_ready = staticmethod(seatio.read_ready)
+    #: The next state made ready for this seat's likely replies while it is to act
+    #: (:class:`dealer.seatio.Ahead`, set and cleared by the match); the read step sends it.
+    ahead: seatio.Ahead | None = None
 
     def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
                  budget: BotBudget | None = None) -> None:

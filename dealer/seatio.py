@@ -47,11 +47,110 @@ def read_ready(reactor: Any, transport: Any) -> None:
     if not data:
         reactor._disconnectSelectable(transport, main.CONNECTION_DONE, True)
         return
+    protocol = transport.protocol
+    ahead: Ahead | None = protocol.ahead
+    if ahead is not None:
+        answer_ahead(protocol, ahead, data)
     try:
-        data_received(transport.protocol, data)
+        data_received(protocol, data)
     except Exception as error:  # noqa: BLE001 (as the reactor: log it, drop the connection)
         reactor._log.failure(None)
         reactor._disconnectSelectable(transport, error, True)
+
+
+class Ahead:
+    """The next state, made ready while a bot thinks, for the replies it will most likely send.
+
+    While the match waits for the acting seat's line, it works out (with the
+    rules, :meth:`dealer.match.Match._make_ahead`) which seat acts next and what
+    it is sent if the reply is a call, and for a raise of any legal size, the
+    line around the size. When the reply comes and is one of these -- the
+    state echoed exactly as sent, then ``c``, or ``r`` and a legal size
+    written the canonical way (``r`` alone in a limit game) -- the reactor's
+    read step (:func:`read_ready`) sends that state at once
+    (:func:`answer_ahead`), before the line goes through the framing, the
+    reading of the action and the rules; those follow as for any line, and
+    when they come to the send, the match checks that the state they give is
+    the one sent (:meth:`dealer.match.Match._begin_turn`; a difference is a
+    dealer bug and ends the match). Every other line takes the usual path.
+    """
+
+    def __init__(self, expected: bytes, deadline: float, clock: Any) -> None:
+        #: The state sent to the seat and ``:`` (a reply that echoes it exactly).
+        self.expected = expected
+        #: Replies at or after this time (the clock's) take the usual path: the
+        #: match's checks of the time limits must see them first.
+        self.deadline = deadline
+        self.clock = clock
+        #: After ``c``: the seat to act (its connection) and its state; None: not ready.
+        self.call_to: Any = None
+        self.call_text = ""
+        #: After ``r``: the seat to act and its state, ``raise_head`` + size + ``raise_tail``
+        #: for a size from ``raise_min`` to ``raise_max``; in a limit game
+        #: (``raise_sized`` False) the reply is ``r`` alone and the state is ``raise_head``.
+        self.raise_to: Any = None
+        self.raise_sized = True
+        self.raise_head = ""
+        self.raise_tail = ""
+        self.raise_min = 0
+        self.raise_max = 0
+        #: Once it was used: the connection sent to, the state sent and when the
+        #: reply was read; ``error`` is what the send raised, for the match to raise.
+        self.sent_to: Any = None
+        self.sent_text = ""
+        self.heard = 0.0
+        self.error: Exception | None = None
+
+
+def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
+    """Send the state :class:`Ahead` made ready if ``data`` is one whole line it answers."""
+    if ahead.sent_to is not None or ahead.error is not None:
+        return
+    if protocol._buffer or protocol.paused or protocol._busy_receiving or protocol.refused:
+        return
+    end = len(data) - 1
+    if end < 0 or data.find(b"\n") != end:  # one whole line, nothing after it
+        return
+    if end > 0 and data[end - 1] == 13:  # "\r"
+        end -= 1
+    expected = ahead.expected
+    start = len(expected)
+    if end <= start or not data.startswith(expected):
+        return
+    kind = data[start]
+    if kind == 99 and end == start + 1:  # "c"
+        target, text = ahead.call_to, ahead.call_text
+    elif kind == 114 and ahead.raise_to is not None:  # "r"
+        target = ahead.raise_to
+        if not ahead.raise_sized:
+            if end != start + 1:
+                return
+            text = ahead.raise_head
+        else:
+            digits = data[start + 1:end]
+            count = len(digits)
+            # Canonical sizes only (no sign, no leading zero, at most 9 digits):
+            # what the rules read as written.
+            if count == 0 or count > 9 or digits[0] == 48 or not digits.isdigit():
+                return
+            size = int(digits)
+            if size < ahead.raise_min or size > ahead.raise_max:
+                return
+            text = ahead.raise_head + digits.decode("ascii") + ahead.raise_tail
+    else:
+        return
+    if target is None:
+        return
+    now: float = ahead.clock.seconds()
+    if now >= ahead.deadline:
+        return
+    ahead.sent_to = target
+    ahead.sent_text = text
+    ahead.heard = now
+    try:
+        send_line(target, text)
+    except Exception as error:  # noqa: BLE001 (raised by the match, as a send of its own would be)
+        ahead.error = error
 
 
 def data_received(protocol: Any, data: bytes) -> None:

@@ -202,6 +202,18 @@ class State:
     def num_players(self) -> int:
         return self.game.num_players
 
+    def next_to_act_after(self, position: int) -> int:
+        """The first position after ``position`` (in turn order) that has not folded
+        and is not all-in: after a raise by the player to act, the player to act
+        next (a raise never ends the round: the others must answer it).
+
+        >>> from protocol.gamedef import load_game
+        >>> state = State(load_game("nolimit"))
+        >>> state.next_to_act_after(state.current_player)
+        0
+        """
+        return self._next_player(position)
+
     def _next_player(self, p: int) -> int:
         n = self.game.num_players
         folded, spent, stack = self.folded, self.spent, self.game.stack

@@ -734,16 +734,15 @@ class HandLines:
     True
     """
 
-    __slots__ = ("_boards", "_deal", "_heads", "_own", "_round", "_state", "_tails")
+    __slots__ = ("_boards", "_deal", "_heads", "_own", "_state", "_tails")
 
     def __init__(self, state: State, deal: Deal) -> None:
         self._state = state
         self._deal = deal
         texts = _deal_text(deal)
-        #: The tails of round _round (most hands end before the last round: each
-        #: round's are built when the hand reaches it).
-        self._round = -1
-        self._tails: list[str] = []
+        #: The tails of each round, built when the hand (or a look ahead,
+        #: :meth:`text_after`) first reaches it: most hands end before the last round.
+        self._tails: list[list[str] | None] = [None] * state.game.num_rounds
         if len(texts.own) != state.game.num_players:
             self._heads: list[str] = []  # odd input: every line the plain way
             return
@@ -754,11 +753,11 @@ class HandLines:
 
     def _tails_of(self, round_: int) -> list[str]:
         """``:<cards>`` of every position in round ``round_`` (before a showdown)."""
-        if round_ != self._round:
+        tails = self._tails[round_]
+        if tails is None:
             board = self._boards[round_]
-            self._tails = [":" + own + board for own in self._own]
-            self._round = round_
-        return self._tails
+            tails = self._tails[round_] = [":" + own + board for own in self._own]
+        return tails
 
     def texts(self) -> list[str]:
         """The line of every position now, in position order."""
@@ -771,11 +770,25 @@ class HandLines:
 
     def text(self, position: int) -> str:
         """The line for ``position`` now (``matchstate_text`` of the hand's state)."""
-        state = self._state
+        return self.text_after(self._state, position)
+
+    def text_after(self, state: State, position: int) -> str:
+        """The line for ``position`` in ``state``: the hand's state, or a copy of it
+        played on (the dealer's look ahead at a bot's likely replies)."""
         heads = self._heads
         if not 0 <= position < len(heads) or (state.finished and state.is_showdown):
             return matchstate_text(state, self._deal, position)
         return heads[position] + state.betting_string() + self._tails_of(state.round)[position]
+
+    def around_size(self, state: State, position: int) -> tuple[str, str]:
+        """The line for ``position`` after a raise in ``state`` (live, not finished),
+        cut where the raise's size goes: ``head + str(size) + tail`` is the line
+        after ``r<size>`` (a raise never ends a round). ("", "") for odd input."""
+        heads = self._heads
+        if not 0 <= position < len(heads):
+            return "", ""
+        return (heads[position] + state.betting_string() + "r",
+                self._tails_of(state.round)[position])
 
 
 # -- replies ---------------------------------------------------------------

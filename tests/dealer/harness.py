@@ -11,6 +11,7 @@ from twisted.internet.address import IPv4Address
 from twisted.internet.testing import StringTransport
 from twisted.test import iosim
 
+from dealer import seatio
 from dealer.busypoll import BusyPoll
 from dealer.events import Opener, open_record_file
 from dealer.match import Match, MatchConfig, MatchResult
@@ -83,9 +84,18 @@ def call_round(table: Any) -> tuple[list[str], bool]:
 
 
 class MemoryTable:
-    """A match whose seats are StringTransports, on a fake clock (no sockets)."""
+    """A match whose seats are StringTransports, on a fake clock (no sockets).
 
-    def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file) -> None:
+    With ``read_step``, :meth:`feed` delivers bytes as the CLI reactor's read step
+    does (:func:`dealer.seatio.read_ready`): the state made ready for the reply is
+    sent first (:func:`dealer.seatio.answer_ahead`), then the bytes go to the
+    framing; ``sent_ahead`` counts the replies answered that way.
+    """
+
+    def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file,
+                 read_step: bool = False) -> None:
+        self.read_step = read_step
+        self.sent_ahead = 0
         self.clock = task.Clock()
         self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener)
         self.done = self.match.start()
@@ -103,8 +113,14 @@ class MemoryTable:
         """Deliver ``data`` from ``seat``, in pieces of ``chunk`` bytes (0: at once)."""
         raw = data.encode("ascii") if isinstance(data, str) else data
         step = chunk or len(raw)
+        protocol = self.protocols[seat]
         for i in range(0, len(raw), step):
-            self.protocols[seat].dataReceived(raw[i : i + step])
+            piece = raw[i : i + step]
+            ahead = protocol.ahead
+            if self.read_step and ahead is not None:
+                seatio.answer_ahead(protocol, ahead, piece)
+                self.sent_ahead += ahead.sent_to is not None
+            protocol.dataReceived(piece)
 
     def take(self, seat: int) -> list[str]:
         """The lines sent to ``seat`` since the last call (each sent with CRLF)."""

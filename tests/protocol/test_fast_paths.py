@@ -453,6 +453,50 @@ def test_hand_lines_follow_the_hand_as_matchstate_for_prints_it() -> None:
             assert [lines.text(p) for p in range(game.num_players)] == expected, name
 
 
+def test_lines_after_a_call_or_a_raise_are_the_lines_the_applied_action_gives() -> None:
+    """What the dealer makes ready while a bot thinks (dealer.seatio.Ahead): the next
+    line after a call (text_after a copy played on), and after a raise of any size the
+    line cut around the size (around_size) with the player to act next_to_act_after the
+    raiser; each equals the line of the state with the action applied, in every bundled
+    game, and a raise never ends the round."""
+    from protocol.wire import HandLines
+
+    raises = 0
+    for name, game in GAMES.items():
+        rng = random.Random(5)
+        lines: HandLines | None = None
+        for state, deal in random_play(game, 40, seed=22):
+            if not state.actions[0] and state.round == 0:
+                lines = HandLines(state, deal)
+            assert lines is not None
+            if state.finished:
+                continue
+            actor = state.current_player
+            called = state.clone()
+            called.apply(Action.CALL)
+            for position in range(game.num_players):
+                assert lines.text_after(called, position) == matchstate_for(called, deal, position).text()
+            sizes = state.raise_range()
+            if sizes is None:
+                continue
+            low, high = sizes
+            for size in {low, high, rng.randint(low, high)}:
+                raised = state.clone()
+                raised.apply(Action.RAISE if game.is_limit else Action.raise_to(size))
+                assert not raised.finished and raised.round == state.round, name
+                after = state.next_to_act_after(actor)
+                assert raised.current_player == after, name
+                expected = matchstate_for(raised, deal, after).text()
+                assert lines.text_after(raised, after) == expected
+                if not game.is_limit:
+                    head, tail = lines.around_size(state, after)
+                    assert head + str(size) + tail == expected
+                raises += 1
+            assert lines.texts() == [matchstate_for(state, deal, p).text()
+                                     for p in range(game.num_players)]  # the look ahead left it as it was
+    assert raises > 500
+
+
 def test_batched_draws_are_the_generators_outputs_one_by_one() -> None:
     """DealSource takes the generator's outputs in batches; the stream it hands out, in
     pieces of any size across batch ends, is the unbatched one (one uint32 draw each)."""

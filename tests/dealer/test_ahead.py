@@ -1,0 +1,218 @@
+"""The next state made ready while a bot thinks (dealer.seatio.Ahead), sent by the read step.
+
+The CLI reactor's read step sends it before the reply goes through the framing
+and the rules; in memory, MemoryTable(read_step=True) delivers bytes the same
+way. What the bots receive, and what is logged, must be the same as without it,
+and only exact, canonical replies may be answered ahead.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from twisted.internet.testing import StringTransport
+
+from acpc_lbr.exit_codes import EXIT_INTERNAL, EXIT_OK
+from dealer import seatio
+from dealer.seat import SeatProtocol
+from protocol.rules import Action, ActionType, State
+from tests.dealer.harness import MemoryTable, make_config
+from tests.dealer.test_memory import _play_out, _reference_lines
+from tests.dealer.test_seatio import _Reactor, _seat, _Transport, _wait_readable
+
+
+def _example_mix(seed: int) -> Callable[[State], Action]:
+    """The reference example player's mix: fold 0.06 when legal, else call or raise evenly,
+    the raise size uniform over the legal range (every line new)."""
+    rng = random.Random(seed)
+
+    def policy(state: State) -> Action:
+        kinds = [ActionType.FOLD, ActionType.CALL, ActionType.RAISE]
+        weights = [0.06 if state.can_fold() else 0.0, 0.47, 0.47 if state.can_raise() else 0.0]
+        kind = rng.choices(kinds, weights=weights)[0]
+        if kind is ActionType.RAISE:
+            low, high = state.raise_range() or (0, 0)
+            return Action.RAISE if state.game.is_limit else Action.raise_to(rng.randint(low, high))
+        return Action.FOLD if kind is ActionType.FOLD else Action.CALL
+
+    return policy
+
+
+@pytest.mark.parametrize("game", ["nolimit", "limit", "leduc"])
+def test_states_sent_ahead_are_the_states_the_rules_give(in_tmp: Path, game: str) -> None:
+    """Varied play through the read step: each seat receives the reference's lines in
+    order, the .log is the one written without the read step, and most replies (the
+    calls and raises that do not end a hand) were answered ahead."""
+    logs = []
+    for read_step in (True, False):
+        config = make_config(f"m{read_step}", game=game, hands=60, seed=3)
+        table = MemoryTable(config, read_step=read_step)
+        received = _play_out(table, _example_mix(9))
+        assert table.done.result.exit_code == EXIT_OK
+        assert received == _reference_lines(config, _example_mix(9))
+        logs.append(Path(config.log_path).read_text().splitlines()[1:])  # past the header's name
+        if read_step:  # 60 hands of about 3 or more replies each
+            assert table.sent_ahead > 0.3 * 60 * 3, table.sent_ahead
+        else:
+            assert table.sent_ahead == 0
+    assert logs[0] == logs[1]
+
+
+def _at_a_raise_decision(in_tmp: Path) -> tuple[MemoryTable, str]:
+    """A fresh match whose seat 2 is to act first (pre-flop), with its state."""
+    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2")), read_step=True)
+    table.feed(0, b"VERSION:2.0.0\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
+    [state] = table.take(1)
+    assert state == "MATCHSTATE:1:0::|2hAc"
+    return table, state
+
+
+@pytest.mark.parametrize("reply", [
+    b"r200\n", b"r300\r\n", b"r20000\n", b"c\n", b"c\r\n",
+])
+def test_exact_replies_are_answered_ahead(in_tmp: Path, reply: bytes) -> None:
+    table, state = _at_a_raise_decision(in_tmp)
+    table.feed(1, state.encode() + b":" + reply)
+    assert table.sent_ahead == 1
+    action = reply.strip().decode()
+    assert table.take(0) == [f"MATCHSTATE:0:0:{action}:7d3d|"]
+    assert table.take(1) == []
+
+
+@pytest.mark.parametrize("reply", [
+    b"r0300\n",  # a leading zero: not the canonical text
+    b"r+300\n", b"r 300\n", b"r-300\n", b"r3e2\n", b"r\n",
+    b"r199\n",  # under the smallest raise (to 200): the rules correct it
+    b"r20001\n",  # over the stack: the rules correct it
+    b"r1000000000\n",  # ten digits
+    b"C\n", b"cc\n", b"c \n", b"c\r\r\n", b"f\n", b"k\n",
+    b"c\nMATCHSTATE:1:0::|2hAc:c\n",  # two lines at once
+    b"c",  # no end of line yet
+])
+def test_other_replies_take_the_usual_path_and_give_the_same_lines(in_tmp: Path, reply: bytes) -> None:
+    """Nothing but an exact, canonical call or legal raise is answered ahead; the usual
+    path then gives exactly what it gives without the read step."""
+    outputs = []
+    for read_step in (True, False):
+        table, state = _at_a_raise_decision(in_tmp)
+        table.read_step = read_step
+        table.feed(1, state.encode() + b":" + reply)
+        assert table.sent_ahead == 0
+        outputs.append((table.take(0), table.take(1), table.done.called))
+    assert outputs[0] == outputs[1]
+
+
+def test_a_reply_with_another_echo_is_not_answered_ahead(in_tmp: Path) -> None:
+    table, _ = _at_a_raise_decision(in_tmp)
+    table.feed(1, b"MATCHSTATE:1:0::|2hAd:c\n")  # not the state sent
+    assert table.sent_ahead == 0
+    assert table.take(0) == []
+
+
+def test_a_reply_within_a_millisecond_of_the_deadline_takes_the_usual_path(in_tmp: Path) -> None:
+    """The time checks see a late reply before anything is sent for it."""
+    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), t_response_ms=1000),
+                        read_step=True)
+    table.feed(0, b"VERSION:2.0.0\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    table.take(0)
+    [state] = table.take(1)
+    table.clock.advance(0.9995)
+    table.feed(1, state + ":c\n")
+    assert table.sent_ahead == 0
+    assert table.take(0) == ["MATCHSTATE:0:0:c:7d3d|"]  # still on time: the usual path takes it
+
+
+def test_a_wrong_state_made_ready_ends_the_match_as_a_dealer_error(in_tmp: Path) -> None:
+    """The match checks what was sent ahead against the rules: a difference (a dealer
+    bug) ends the match with the internal-error exit code, never silently."""
+    table, state = _at_a_raise_decision(in_tmp)
+    ahead = table.protocols[1].ahead
+    assert ahead is not None and ahead.call_text == "MATCHSTATE:0:0:c:7d3d|"
+    ahead.call_text = "MATCHSTATE:0:0:c:7d3d|Kh"
+    table.feed(1, state + ":c\n")
+    assert table.sent_ahead == 1
+    result = table.done.result
+    assert result.exit_code == EXIT_INTERNAL
+    assert "state sent ahead" in result.message and "7d3d|Kh" in result.message
+
+
+def test_nothing_is_left_ready_once_the_match_is_aborted(in_tmp: Path) -> None:
+    """A timeout ends the wait: a reply that comes after it is not answered ahead."""
+    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), t_response_ms=1000),
+                        read_step=True)
+    table.feed(0, b"VERSION:2.0.0\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    table.take(0)
+    [state] = table.take(1)
+    assert table.protocols[1].ahead is not None
+    table.clock.advance(1.5)
+    assert table.done.called
+    assert [protocol.ahead for protocol in table.protocols] == [None, None]
+    table.feed(1, state + ":c\n")
+    assert table.sent_ahead == 0
+
+
+def test_no_state_is_made_ready_with_the_trace_or_range_queries(in_tmp: Path) -> None:
+    """The trace lists each line before the send it causes, and range queries share the
+    connections: with either, replies take the usual path."""
+    for options in ({"trace_messages": True}, {"queryable": ("p1", "p2")}):
+        table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), **options),
+                            stderr=io.StringIO(), read_step=True)
+        table.feed(0, b"VERSION:2.0.0\n")
+        table.feed(1, b"VERSION:2.0.0\n")
+        assert [protocol.ahead for protocol in table.protocols] == [None, None]
+
+
+@pytest.fixture
+def two_pairs() -> Iterator[list[tuple[socket.socket, socket.socket]]]:
+    """Two loopback TCP connections: (the dealer's end, non-blocking; the bot's end) each."""
+    pairs = []
+    for _ in range(2):
+        server = socket.create_server(("127.0.0.1", 0))
+        bot = socket.create_connection(server.getsockname())
+        dealer, _ = server.accept()
+        server.close()
+        dealer.setblocking(False)
+        pairs.append((dealer, bot))
+    yield pairs
+    for dealer, bot in pairs:
+        dealer.close()
+        bot.close()
+
+
+def test_the_read_step_sends_the_state_made_ready_before_the_line_is_handled(
+        two_pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+    """On real sockets: the reply read by read_ready sends the other seat its state (with
+    what was queued for it, in order), and then the line reaches the match as usual."""
+    (dealer_a, bot_a), (_, _) = two_pairs
+    acting, listener = _seat()
+    acting.accepted = True
+    other = SeatProtocol(listener, 1)  # type: ignore[arg-type]
+    other_transport = StringTransport()
+    other.makeConnection(other_transport)
+    other.accepted = True
+    seatio.queue_line(other, "MATCHSTATE:0:0::Kh|")
+
+    class _Clock:
+        @staticmethod
+        def seconds() -> float:
+            return 10.0
+
+    ahead = seatio.Ahead(b"MATCHSTATE:1:0::|Qs:", 20.0, _Clock())
+    ahead.call_to, ahead.call_text = other, "MATCHSTATE:0:0:c:Kh|"
+    acting.ahead = ahead
+    sent_before_line: list[bytes] = []
+    listener.seat_line = lambda seat, line: sent_before_line.append(other_transport.value())  # type: ignore[method-assign]
+    bot_a.sendall(b"MATCHSTATE:1:0::|Qs:c\r\n")
+    _wait_readable(dealer_a)
+    seatio.read_ready(_Reactor(), _Transport(dealer_a, acting))
+    assert sent_before_line == [b"MATCHSTATE:0:0::Kh|\r\nMATCHSTATE:0:0:c:Kh|\r\n"]
+    assert ahead.sent_to is other and ahead.heard == 10.0
