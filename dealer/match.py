@@ -874,14 +874,17 @@ class Match:
                 timer.cancel()
             self._timer = self.clock.callLater(max(0.0, deadline - now), self._watchdog)
             self._timer_at = deadline
-        protocol = seat.protocol
-        if protocol is not None and not self.trace.messages and True not in relay.queryable:
-            self._make_ahead(hand, turn, protocol, deadline)
         # At the first wait the bot's think time goes to recording the hand
         # before (see _next_hand_begun); the second is free.
         hand.waits += 1
         if hand.waits == 2:
             self._draw_ahead(hand)
+        # The next state is made ready in the time the dealer would spend polling (when
+        # it does not poll, the bot is slow or the machine busy: processor time counts more).
+        protocol = seat.protocol
+        if (turn.polled and protocol is not None and not self.trace.messages
+                and True not in relay.queryable):
+            self._make_ahead(hand, turn, protocol, deadline)
 
     def _make_ahead(self, hand: _Hand, turn: _Turn, protocol: SeatProtocol, deadline: float) -> None:
         """Make the next state ready for the acting seat's likely replies (a call, a
@@ -890,13 +893,16 @@ class Match:
 
         A round trip with fast bots is the bot's time and the dealer's path from
         its line to the next send; this takes the reading of the action, the
-        rules and the rendering off that path, into the time the bot thinks. The
-        states come from the rules, played on a copy of the hand; the reply
-        itself still goes through every step, and :meth:`_begin_turn` checks
-        that the state it gives is the one sent. Not with the trace (it lists
-        each line before the send it causes) or with range queries in play
-        (their answers arrive on the same connections); a reply that ends the
-        hand (a fold, the last call) is not made ready either.
+        rules and the rendering off that path, into the time the bot thinks,
+        which the dealer would otherwise spend polling (it is done only for a
+        wait the busy poll polls for). The states come from the rules: the
+        hand's copy played on for a call, and for a raise the line cut around
+        its size. The reply itself still goes through every step, and
+        :meth:`_begin_turn` checks that the states it gives are the ones sent.
+        A reply that ends the hand is made ready once the next hand is drawn
+        (:meth:`_next_send`). Not with the trace (it lists each line before the
+        send it causes) or with range queries in play (their answers arrive on
+        the same connections).
         """
         state = hand.state
         lines = hand.lines
@@ -905,12 +911,11 @@ class Match:
         ahead = seatio.Ahead(turn.expected.encode("latin-1"), deadline - 1e-3, self.clock)
         after = state.clone()
         after.apply(Action.CALL)
-        if not after.finished:
-            position = after.current_player
-            target = seats[seat_of[position]].protocol
-            if target is not None:
-                ahead.call_to = target
-                ahead.call_text = lines.text_after(after, position)
+        ahead.call_to, ahead.call_text = self._next_send(hand, after)
+        if state.can_fold():
+            after = state.clone()
+            after.apply(Action.FOLD)
+            ahead.fold_to, ahead.fold_text = self._next_send(hand, after)
         sizes = state.raise_range()
         if sizes is not None:
             # A raise never ends the round; the player to act next is the same for
@@ -928,6 +933,31 @@ class Match:
                     ahead.raise_head, ahead.raise_tail = lines.around_size(state, position)
                     ahead.raise_min, ahead.raise_max = sizes
         self._ahead = protocol.ahead = ahead
+
+    def _next_send(self, hand: _Hand, after: State) -> tuple[SeatProtocol | None, str]:
+        """The next send of the match if ``hand`` goes on as ``after`` (a copy of its
+        state, one action on): the connection and the lines, or (None, "") when
+        there is none to make ready.
+
+        In a hand that goes on, the seat to act gets its state. When ``after``
+        ends the hand and the next hand is drawn and will begin at once, the
+        next hand's first seat to act gets its final state of this hand and its
+        first of the next (the other seats get theirs with another send, as
+        usual: :meth:`_next_hand_begun`).
+        """
+        seats = self.seats
+        if not after.finished:
+            position = after.current_player
+            return seats[hand.seat_of[position]].protocol, hand.lines.text_after(after, position)
+        drawn = self._drawn
+        if drawn is None or not self._may_follow(hand.state.hand_id + 1):
+            return None, ""
+        first = drawn.state.current_player
+        seat = seats[self._seating(drawn.state.hand_id)[0][first]]
+        for other, position in hand.ordered:
+            if other is seat:
+                return seat.protocol, hand.lines.text_after(after, position) + "\r\n" + drawn.lines.text(first)
+        return None, ""
 
     def _drop_ahead(self) -> None:
         """The wait is over without a reply read: what was made ready for it goes."""
@@ -1094,11 +1124,11 @@ class Match:
                 turn = self._turn
                 if turn is None:
                     if state.finished:
-                        if self._ahead is not None:
-                            self._ahead_mismatch("the reply ended the hand")
                         self._hand = None
                         following = self._next_hand_begun(hand)
                         if following is None:
+                            if self._ahead is not None:
+                                self._ahead_mismatch("the next hand was sent but does not begin")
                             hand.done.callback((state, hand.deal))
                             return
                         hand, state = following, following.state
@@ -1178,10 +1208,15 @@ class Match:
             self._check_ahead(ahead, hand, actor, text)
             if ahead.error is not None:
                 raise ahead.error
+            first = hand.first_turn
+            hand.first_turn = False
             for seat, position in hand.ordered:
                 protocol = seat.protocol
                 if protocol is not None and position != actor:
-                    seatio.queue_line(protocol, texts[position])
+                    if first:  # as _send_states
+                        seatio.send_line(protocol, texts[position])
+                    else:
+                        seatio.queue_line(protocol, texts[position])
         # A hand's first states go to every seat at once; with range queries in
         # play, every state does (queries and answers are about them).
         elif hand.first_turn or True in self.relay.queryable:
@@ -1211,8 +1246,10 @@ class Match:
     def _check_ahead(self, ahead: seatio.Ahead, hand: _Hand, actor: int, text: str) -> None:
         """The state the read step sent ahead must be the one the rules give now."""
         protocol = self.seats[hand.seat_of[actor]].protocol
-        if ahead.sent_to is not protocol or ahead.sent_text != text or hand.first_turn:
-            self._ahead_mismatch(f"sent {ahead.sent_text!r}, the rules give {text!r}")
+        given = ahead.given
+        given.append(text)
+        if ahead.sent_to is not protocol or ahead.sent_text != "\r\n".join(given):
+            self._ahead_mismatch(f"sent {ahead.sent_text!r}, the rules give {given!r}")
 
     def _ahead_mismatch(self, what: str) -> None:
         """The next state sent ahead of a reply is not the one the reply gives: a dealer bug."""
@@ -1406,10 +1443,15 @@ class Match:
         seat's next line (the next hand's first state, or at the end of the match)."""
         messages = self.trace.messages
         texts = hand.lines.texts()
+        ahead = self._ahead
         for seat, position in hand.ordered:
             text = texts[position]
-            if seat.protocol is not None:
-                seatio.queue_line(seat.protocol, text)
+            protocol = seat.protocol
+            if protocol is not None:
+                if ahead is not None and protocol is ahead.sent_to:
+                    ahead.given.append(text)  # sent ahead (_begin_turn checks it)
+                else:
+                    seatio.queue_line(protocol, text)
             if messages:
                 self.trace.to(seat.index, text)
 

@@ -63,10 +63,11 @@ class Ahead:
 
     While the match waits for the acting seat's line, it works out (with the
     rules, :meth:`dealer.match.Match._make_ahead`) which seat acts next and what
-    it is sent if the reply is a call, and for a raise of any legal size, the
-    line around the size. When the reply comes and is one of these -- the
-    state echoed exactly as sent, then ``c``, or ``r`` and a legal size
-    written the canonical way (``r`` alone in a limit game) -- the reactor's
+    it is sent if the reply is a call or a fold (when that ends the hand: the
+    hand's final state and the next hand's first), and for a raise of any legal
+    size, the line around the size. When the reply comes and is one of these --
+    the state echoed exactly as sent, then ``c``, ``f``, or ``r`` and a legal
+    size written the canonical way (``r`` alone in a limit game) -- the reactor's
     read step (:func:`read_ready`) sends that state at once
     (:func:`answer_ahead`), before the line goes through the framing, the
     reading of the action and the rules; those follow as for any line, and
@@ -82,9 +83,13 @@ class Ahead:
         #: match's checks of the time limits must see them first.
         self.deadline = deadline
         self.clock = clock
-        #: After ``c``: the seat to act (its connection) and its state; None: not ready.
+        #: After ``c``: the connection to send to and what (its state; when the call
+        #: ends the hand, that hand's final state and the next hand's first);
+        #: None: not ready. After ``f``, the same.
         self.call_to: Any = None
         self.call_text = ""
+        self.fold_to: Any = None
+        self.fold_text = ""
         #: After ``r``: the seat to act and its state, ``raise_head`` + size + ``raise_tail``
         #: for a size from ``raise_min`` to ``raise_max``; in a limit game
         #: (``raise_sized`` False) the reply is ``r`` alone and the state is ``raise_head``.
@@ -94,12 +99,15 @@ class Ahead:
         self.raise_tail = ""
         self.raise_min = 0
         self.raise_max = 0
-        #: Once it was used: the connection sent to, the state sent and when the
-        #: reply was read; ``error`` is what the send raised, for the match to raise.
+        #: Once it was used: the connection sent to, the lines sent and when the
+        #: reply was read; ``error`` is what the send raised, for the match to raise;
+        #: ``given``: the lines the rules have given that connection since (the
+        #: match's check, :meth:`dealer.match.Match._check_ahead`).
         self.sent_to: Any = None
         self.sent_text = ""
         self.heard = 0.0
         self.error: Exception | None = None
+        self.given: list[str] = []
 
 
 def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
@@ -120,6 +128,8 @@ def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
     kind = data[start]
     if kind == 99 and end == start + 1:  # "c"
         target, text = ahead.call_to, ahead.call_text
+    elif kind == 102 and end == start + 1:  # "f"
+        target, text = ahead.fold_to, ahead.fold_text
     elif kind == 114 and ahead.raise_to is not None:  # "r"
         target = ahead.raise_to
         if not ahead.raise_sized:

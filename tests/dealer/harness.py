@@ -83,13 +83,24 @@ def call_round(table: Any) -> tuple[list[str], bool]:
     return queries, moved
 
 
+class AlwaysPoll(BusyPoll):
+    """A busy poll that decides to poll for every wait, and never spins (in memory)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda _: None, 1.0)
+
+    def decide(self) -> bool:
+        return True
+
+
 class MemoryTable:
     """A match whose seats are StringTransports, on a fake clock (no sockets).
 
     With ``read_step``, :meth:`feed` delivers bytes as the CLI reactor's read step
     does (:func:`dealer.seatio.read_ready`): the state made ready for the reply is
     sent first (:func:`dealer.seatio.answer_ahead`), then the bytes go to the
-    framing; ``sent_ahead`` counts the replies answered that way.
+    framing; ``sent_ahead`` counts the replies answered that way. The match
+    then polls (:class:`AlwaysPoll`) for every wait, so it makes them ready.
     """
 
     def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file,
@@ -97,7 +108,8 @@ class MemoryTable:
         self.read_step = read_step
         self.sent_ahead = 0
         self.clock = task.Clock()
-        self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener)
+        self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener,
+                           busy_poll=AlwaysPoll() if read_step else None)
         self.done = self.match.start()
         OPEN_MATCHES.append(self.match)
         self.protocols: list[SeatProtocol] = []

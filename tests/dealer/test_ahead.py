@@ -3,13 +3,15 @@
 The CLI reactor's read step sends it before the reply goes through the framing
 and the rules; in memory, MemoryTable(read_step=True) delivers bytes the same
 way. What the bots receive, and what is logged, must be the same as without it,
-and only exact, canonical replies may be answered ahead.
+and only exact, canonical replies may be answered ahead. It is done for the waits
+the busy poll polls for.
 """
 
 from __future__ import annotations
 
 import io
 import random
+import re
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +26,10 @@ from protocol.rules import Action, ActionType, State
 from tests.dealer.harness import MemoryTable, make_config
 from tests.dealer.test_memory import _play_out, _reference_lines
 from tests.dealer.test_seatio import _Reactor, _seat, _Transport, _wait_readable
+
+
+#: An action in a betting string.
+_ACTION = re.compile(r"[fc]|r[0-9]*")
 
 
 def _example_mix(seed: int) -> Callable[[State], Action]:
@@ -56,11 +62,41 @@ def test_states_sent_ahead_are_the_states_the_rules_give(in_tmp: Path, game: str
         assert table.done.result.exit_code == EXIT_OK
         assert received == _reference_lines(config, _example_mix(9))
         logs.append(Path(config.log_path).read_text().splitlines()[1:])  # past the header's name
-        if read_step:  # 60 hands of about 3 or more replies each
-            assert table.sent_ahead > 0.3 * 60 * 3, table.sent_ahead
+        if read_step:
+            # Every reply is answered ahead but a hand's last when nothing follows it
+            # yet: the match's last hand, and a hand ended by its first reply (the
+            # next hand is drawn at the second wait).
+            replies = [len(_ACTION.findall(line.split(":")[2])) for line in logs[-1]
+                       if line.startswith("STATE:")]
+            assert len(replies) == 60
+            not_ahead = replies.count(1) + (replies[-1] != 1)
+            assert table.sent_ahead == sum(replies) - not_ahead
+            assert sum(replies) > 2 * 60
         else:
             assert table.sent_ahead == 0
     assert logs[0] == logs[1]
+
+
+def test_a_reply_that_ends_a_hand_is_answered_with_the_next_hands_first_state(in_tmp: Path) -> None:
+    """A fold that ends hand 0: the seat to act first in hand 1 (here the folder) gets its
+    final state and its first state of hand 1 in one send, the other seat its own two
+    lines; as without the read step."""
+    outputs = []
+    for read_step in (True, False):
+        table = MemoryTable(make_config("m", hands=2, seed=42, names=("p1", "p2")), read_step=read_step)
+        table.feed(0, b"VERSION:2.0.0\n")
+        table.feed(1, b"VERSION:2.0.0\n")
+        assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
+        assert table.take(1) == ["MATCHSTATE:1:0::|2hAc"]
+        table.feed(1, b"MATCHSTATE:1:0::|2hAc:r300\n")
+        assert table.take(0) == ["MATCHSTATE:0:0:r300:7d3d|"]
+        table.feed(0, b"MATCHSTATE:0:0:r300:7d3d|:f\n")
+        assert table.sent_ahead == (2 if read_step else 0)
+        folder, other = table.take(0), table.take(1)
+        assert folder[0] == "MATCHSTATE:0:0:r300f:7d3d|" and folder[1].startswith("MATCHSTATE:1:1::")
+        assert other[-2] == "MATCHSTATE:1:0:r300f:|2hAc" and other[-1].startswith("MATCHSTATE:0:1::")
+        outputs.append((folder, other))
+    assert outputs[0] == outputs[1]
 
 
 def _at_a_raise_decision(in_tmp: Path) -> tuple[MemoryTable, str]:
@@ -92,7 +128,8 @@ def test_exact_replies_are_answered_ahead(in_tmp: Path, reply: bytes) -> None:
     b"r199\n",  # under the smallest raise (to 200): the rules correct it
     b"r20001\n",  # over the stack: the rules correct it
     b"r1000000000\n",  # ten digits
-    b"C\n", b"cc\n", b"c \n", b"c\r\r\n", b"f\n", b"k\n",
+    b"C\n", b"cc\n", b"c \n", b"c\r\r\n", b"k\n",
+    b"f\n",  # it ends the match's last hand: no state follows
     b"c\nMATCHSTATE:1:0::|2hAc:c\n",  # two lines at once
     b"c",  # no end of line yet
 ])
@@ -158,6 +195,16 @@ def test_nothing_is_left_ready_once_the_match_is_aborted(in_tmp: Path) -> None:
     assert [protocol.ahead for protocol in table.protocols] == [None, None]
     table.feed(1, state + ":c\n")
     assert table.sent_ahead == 0
+
+
+def test_no_state_is_made_ready_for_a_wait_not_polled_for(in_tmp: Path) -> None:
+    """Without polling (a slow bot, a busy machine, --busy_poll 0) the processor time
+    is not spent on it."""
+    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2")))
+    table.feed(0, b"VERSION:2.0.0\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    assert table.match.busy_poll is None
+    assert [protocol.ahead for protocol in table.protocols] == [None, None]
 
 
 def test_no_state_is_made_ready_with_the_trace_or_range_queries(in_tmp: Path) -> None:
