@@ -76,6 +76,7 @@ class BusyPoll:
         "arms",
         "budget_s",
         "conclusions",
+        "playing",
         "polling",
         "spins",
     )
@@ -96,6 +97,9 @@ class BusyPoll:
         #: explorations concluded so far.
         self.polling = False
         self.conclusions = 0
+        #: Matches of the process (sharing this poll) playing now: the dealer's spare
+        #: time while a bot thinks is its own only when one is (dealer.match.Match).
+        self.playing = 0
         self._call_soon = call_soon
         self._clock = clock
         self._block = block

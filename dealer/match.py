@@ -757,6 +757,8 @@ class Match:
             start_hand, pending = self._resume() if config.resume else (0, None)
             await self._wait_for_seats()
             self._started = True
+            if self.busy_poll is not None:
+                self.busy_poll.playing += 1
             self.trace.progress(f"STARTED at {self.clock.seconds():.6f}")
             self.trace.flush()
             self.events.emit(ev.MatchStarted(hands=config.hands, seed=config.seed,
@@ -798,6 +800,9 @@ class Match:
         except BaseException:  # GeneratorExit, KeyboardInterrupt: no ending to write
             self._close_files()
             raise
+        finally:
+            if self._started and self.busy_poll is not None:
+                self.busy_poll.playing -= 1
         self._finish()
         return result
 
@@ -879,10 +884,12 @@ class Match:
         hand.waits += 1
         if hand.waits == 2:
             self._draw_ahead(hand)
-        # The next state is made ready in the time the dealer would spend polling (when
-        # it does not poll, the bot is slow or the machine busy: processor time counts more).
+        # The next state is made ready in the time the dealer would spend polling, when
+        # this is the process's only match playing: when it does not poll, the bot is
+        # slow or the machine busy, and with other matches that time is theirs.
         protocol = seat.protocol
-        if (turn.polled and protocol is not None and not self.trace.messages
+        if (turn.polled and busy_poll is not None and busy_poll.playing == 1
+                and protocol is not None and not self.trace.messages
                 and True not in relay.queryable):
             self._make_ahead(hand, turn, protocol, deadline)
 

@@ -100,16 +100,17 @@ class MemoryTable:
     does (:func:`dealer.seatio.read_ready`): the state made ready for the reply is
     sent first (:func:`dealer.seatio.answer_ahead`), then the bytes go to the
     framing; ``sent_ahead`` counts the replies answered that way. The match
-    then polls (:class:`AlwaysPoll`) for every wait, so it makes them ready.
+    then polls (:class:`AlwaysPoll`, unless ``busy_poll`` is given) for every
+    wait, so it makes them ready.
     """
 
     def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file,
-                 read_step: bool = False) -> None:
+                 read_step: bool = False, busy_poll: BusyPoll | None = None) -> None:
         self.read_step = read_step
         self.sent_ahead = 0
         self.clock = task.Clock()
         self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener,
-                           busy_poll=AlwaysPoll() if read_step else None)
+                           busy_poll=busy_poll or (AlwaysPoll() if read_step else None))
         self.done = self.match.start()
         OPEN_MATCHES.append(self.match)
         self.protocols: list[SeatProtocol] = []

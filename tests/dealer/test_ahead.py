@@ -23,7 +23,7 @@ from acpc_lbr.exit_codes import EXIT_INTERNAL, EXIT_OK
 from dealer import seatio
 from dealer.seat import SeatProtocol
 from protocol.rules import Action, ActionType, State
-from tests.dealer.harness import MemoryTable, make_config
+from tests.dealer.harness import AlwaysPoll, MemoryTable, make_config
 from tests.dealer.test_memory import _play_out, _reference_lines
 from tests.dealer.test_seatio import _Reactor, _seat, _Transport, _wait_readable
 
@@ -205,6 +205,33 @@ def test_no_state_is_made_ready_for_a_wait_not_polled_for(in_tmp: Path) -> None:
     table.feed(1, b"VERSION:2.0.0\n")
     assert table.match.busy_poll is None
     assert [protocol.ahead for protocol in table.protocols] == [None, None]
+
+
+def test_no_state_is_made_ready_while_another_match_of_the_process_plays(in_tmp: Path) -> None:
+    """With several matches in one process, the time a bot thinks is the other matches';
+    a wait that begins while the process's last match plays alone is made ready again."""
+    poll = AlwaysPoll()
+    first, second = (MemoryTable(make_config(f"m{i}", hands=1 + i, seed=42, names=("p1", "p2")),
+                                 read_step=True, busy_poll=poll) for i in range(2))
+    first.feed(0, b"VERSION:2.0.0\n")
+    first.feed(1, b"VERSION:2.0.0\n")
+    assert poll.playing == 1 and first.protocols[1].ahead is not None  # alone: made ready
+    second.feed(0, b"VERSION:2.0.0\n")
+    second.feed(1, b"VERSION:2.0.0\n")
+    assert poll.playing == 2 and [p.ahead for p in second.protocols] == [None, None]
+    first.take(0)
+    [state] = first.take(1)
+    first.feed(1, state + ":r300\n")
+    assert first.sent_ahead == 1  # made ready before the second match began
+    assert [p.ahead for p in first.protocols] == [None, None]  # not now
+    [state] = first.take(0)
+    first.feed(0, state + ":f\n")  # the first match's only hand ends
+    assert first.done.called and poll.playing == 1
+    second.take(0)
+    [state] = second.take(1)
+    second.feed(1, state + ":r300\n")
+    assert second.sent_ahead == 0
+    assert second.protocols[0].ahead is not None  # alone again
 
 
 def test_no_state_is_made_ready_with_the_trace_or_range_queries(in_tmp: Path) -> None:
