@@ -1251,7 +1251,8 @@ class Match:
         return _Turn(seat, actor, text + ":", sent, paused)
 
     def _check_ahead(self, ahead: seatio.Ahead, hand: _Hand, actor: int, text: str) -> None:
-        """The state the read step sent ahead must be the one the rules give now."""
+        """The lines the read step sent ahead must be the ones the rules give that seat now:
+        those of the hand just ended, if any (:meth:`_queue_final_states`), then ``text``."""
         protocol = self.seats[hand.seat_of[actor]].protocol
         given = ahead.given
         given.append(text)

@@ -27,7 +27,6 @@ from tests.dealer.harness import AlwaysPoll, MemoryTable, make_config
 from tests.dealer.test_memory import _play_out, _reference_lines
 from tests.dealer.test_seatio import _Reactor, _seat, _Transport, _wait_readable
 
-
 #: An action in a betting string.
 _ACTION = re.compile(r"[fc]|r[0-9]*")
 
