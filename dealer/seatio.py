@@ -117,7 +117,8 @@ def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
     if protocol._buffer or protocol.paused or protocol._busy_receiving or protocol.refused:
         return
     end = len(data) - 1
-    if end < 0 or data.find(b"\n") != end:  # one whole line, nothing after it
+    # One whole line, nothing after it, within the seat's line limit (data_received's test).
+    if end < 0 or end > protocol.MAX_LENGTH or data.find(b"\n") != end:
         return
     if end > 0 and data[end - 1] == 13:  # "\r"
         end -= 1

@@ -145,6 +145,21 @@ def test_other_replies_take_the_usual_path_and_give_the_same_lines(in_tmp: Path,
     assert outputs[0] == outputs[1]
 
 
+def test_a_reply_over_the_line_limit_is_not_answered_ahead(in_tmp: Path) -> None:
+    """A line over the seat's limit ends the match (line too long) before anything is sent."""
+    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), max_line=20),
+                        read_step=True)
+    table.feed(0, b"VERSION:2.0.0\n")
+    table.feed(1, b"VERSION:2.0.0\n")
+    table.take(0)
+    [state] = table.take(1)
+    assert len(state) > 20 and table.protocols[1].ahead is not None
+    table.feed(1, state + ":c\n")
+    assert table.sent_ahead == 0
+    assert table.take(0) == []
+    assert table.done.called and "longer than 20 bytes" in table.done.result.message
+
+
 def test_a_reply_with_another_echo_is_not_answered_ahead(in_tmp: Path) -> None:
     table, _ = _at_a_raise_decision(in_tmp)
     table.feed(1, b"MATCHSTATE:1:0::|2hAd:c\n")  # not the state sent
