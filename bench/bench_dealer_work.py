@@ -31,7 +31,7 @@ this install's protocol core.
 Usage::
 
     .venv/bin/python bench/bench_dealer_work.py [--hands 3000] [--repeats 5]
-        [--rounds 3] [--seed 1] [--baseline VENV|DIR]
+        [--rounds 3] [--seed 1] [--baseline VENV|DIR] [--read-step]
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ from twisted.internet import task
 from twisted.internet.testing import StringTransport
 
 import protocol
+from dealer import seatio
+from dealer.busypoll import BusyPoll
 from dealer.match import Match, MatchConfig
 from protocol.gamedef import load_game
 from protocol.wire import parse_matchstate
@@ -70,13 +72,31 @@ class _StampedTransport(StringTransport):
         super().write(data)
 
 
-def dealer_work(hands: int, seed: int) -> dict[str, float]:
+class _PollEveryWait(BusyPoll):
+    """A busy poll that polls for every wait (and never spins: there is no loop here)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda _: None, 1.0)
+
+    def decide(self) -> bool:
+        return True
+
+
+def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, float]:
     """Play ``hands`` hands in memory; the dealer's time per hand and per action (µs),
-    and the part of it from each line to the first send it causes."""
+    and the part of it from each line to the first send it causes.
+
+    With ``read_step`` (and code that has it), bytes are delivered as the CLI
+    reactor's read step does: the state made ready for the reply is sent first
+    (``dealer.seatio.answer_ahead``), and the match polls for every wait, so it
+    makes the states ready (as with fast bots and one match per process).
+    """
     game = load_game("nolimit")
     config = MatchConfig(name="work", game_arg="nolimit", game=game, hands=hands, seed=seed,
                          names=("a", "b"), write_log=False, trace_messages=False, events=False)
-    match = Match(config, reactor=None, clock=task.Clock())
+    answer_ahead = getattr(seatio, "answer_ahead", None) if read_step else None
+    match = Match(config, reactor=None, clock=task.Clock(),
+                  busy_poll=_PollEveryWait() if answer_ahead is not None else None)
     done = match.start()
     seats: list[Any] = []
     transports: list[StringTransport] = []
@@ -96,8 +116,11 @@ def dealer_work(hands: int, seed: int) -> dict[str, float]:
     while pending:
         for index, data in pending:
             stamp[0] = 0
+            seat_protocol = seats[index]
             start = clock()
-            seats[index].dataReceived(data)
+            if answer_ahead is not None and seat_protocol.ahead is not None:
+                answer_ahead(seat_protocol, seat_protocol.ahead, data)
+            seat_protocol.dataReceived(data)
             spent += clock() - start
             if stamp[0]:
                 to_send += stamp[0] - start
@@ -118,16 +141,18 @@ def dealer_work(hands: int, seed: int) -> dict[str, float]:
     actions -= 2  # the VERSION lines
     return {"us_per_hand": spent / 1000 / hands, "us_per_action": spent / 1000 / actions,
             "us_to_send_per_hand": to_send / 1000 / hands,
-            "actions_per_hand": actions / hands, "variant": protocol.variant()}
+            "actions_per_hand": actions / hands, "variant": protocol.variant(),
+            "read_step": answer_ahead is not None}
 
 
-def best_of(hands: int, seed: int, repeats: int) -> dict[str, float]:
+def best_of(hands: int, seed: int, repeats: int, read_step: bool = False) -> dict[str, float]:
     """The fastest of ``repeats`` runs (the others met the machine's noise)."""
-    runs = [dealer_work(hands, seed) for _ in range(repeats)]
+    runs = [dealer_work(hands, seed, read_step) for _ in range(repeats)]
     return min(runs, key=lambda run: run["us_per_hand"])
 
 
-def in_subprocess(baseline: Path | None, hands: int, seed: int, repeats: int) -> dict[str, Any]:
+def in_subprocess(baseline: Path | None, hands: int, seed: int, repeats: int,
+                  read_step: bool = False) -> dict[str, Any]:
     """:func:`best_of` in a fresh interpreter: this install's, or ``baseline``'s
     (a virtual environment's Python, or this one with ``dealer`` from a directory)."""
     env = dict(os.environ)
@@ -137,7 +162,7 @@ def in_subprocess(baseline: Path | None, hands: int, seed: int, repeats: int) ->
     elif baseline is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(baseline), env.get("PYTHONPATH", "")])
     out = subprocess.run([python, __file__, "--child", "--hands", str(hands), "--seed",
-                          str(seed), "--repeats", str(repeats)],
+                          str(seed), "--repeats", str(repeats), *(["--read-step"] if read_step else [])],
                          env=env, check=True, capture_output=True, text=True).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
     return result
@@ -151,10 +176,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--baseline", type=Path,
                         help="another install (a virtual environment), or a directory holding a dealer/ package")
+    parser.add_argument("--read-step", dest="read_step", action="store_true",
+                        help="deliver bytes as the CLI reactor's read step does, which sends the "
+                             "state made ready for a reply first (an install without it: as before)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
-        print(json.dumps(best_of(options.hands, options.seed, options.repeats)))
+        print(json.dumps(best_of(options.hands, options.seed, options.repeats, options.read_step)))
         return 0
     if options.baseline is not None and not (options.baseline / "bin" / "python").exists() \
             and not (options.baseline / "dealer" / "match.py").is_file():
@@ -164,14 +192,15 @@ def main() -> int:
     baseline: list[float] = []
     baseline_to_send: list[float] = []
     for number in range(1, options.rounds + 1):
-        run = in_subprocess(None, options.hands, options.seed, options.repeats)
+        run = in_subprocess(None, options.hands, options.seed, options.repeats, options.read_step)
         current.append(run["us_per_hand"])
         current_to_send.append(run["us_to_send_per_hand"])
         line = (f"round {number}: current {run['us_per_hand']:.1f} µs/hand "
                 f"({run['us_per_action']:.2f} µs/action, {run['actions_per_hand']:.2f} actions/hand; "
                 f"to the send {run['us_to_send_per_hand']:.1f} µs/hand)")
         if options.baseline is not None:
-            base = in_subprocess(options.baseline, options.hands, options.seed, options.repeats)
+            base = in_subprocess(options.baseline, options.hands, options.seed, options.repeats,
+                                 options.read_step)
             baseline.append(base["us_per_hand"])
             baseline_to_send.append(base["us_to_send_per_hand"])
             line += (f"; baseline {base['us_per_hand']:.1f} µs/hand (to the send "
@@ -179,7 +208,7 @@ def main() -> int:
                      f"baseline/current {base['us_per_hand'] / run['us_per_hand']:.2f}")
         print(line, flush=True)
     print(f"\nnolimit, {options.hands} hands x best of {options.repeats}, {options.rounds} rounds; "
-          f"protocol core {run['variant']}")
+          f"protocol core {run['variant']}; read step: {'on' if run['read_step'] else 'off'}")
     print(f"  current : median {statistics.median(current):.1f} µs of dealer work per hand, "
           f"{statistics.median(current_to_send):.1f} of it from a line to the send it causes")
     if baseline:

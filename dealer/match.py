@@ -361,12 +361,15 @@ class _Drawn:
     action of a hand to the first state of the next.
     """
 
-    __slots__ = ("deal", "lines", "state")
+    __slots__ = ("deal", "lines", "opener", "state")
 
     def __init__(self, state: State, deal: Deal) -> None:
         self.state = state
         self.deal = deal
         self.lines = HandLines(state, deal)
+        #: For the states made ready at the end of the hand before (Match._opener):
+        #: the seat to act first, its position in the hand before, its first line.
+        self.opener: tuple[_Seat, int, str] | None = None
 
 
 class _Turn:
@@ -916,13 +919,14 @@ class Match:
         seats, seat_of = self.seats, hand.seat_of
         # 1 ms before the deadline: a reply that late goes through the time checks first.
         ahead = seatio.Ahead(turn.expected.encode("latin-1"), deadline - 1e-3, self.clock)
+        opener = self._opener(hand)
         after = state.clone()
         after.apply(Action.CALL)
-        ahead.call_to, ahead.call_text = self._next_send(hand, after)
-        if state.can_fold():
+        ahead.call_to, ahead.call_text = self._next_send(hand, after, opener)
+        if opener is not None and state.can_fold():  # a fold mostly ends the hand
             after = state.clone()
             after.apply(Action.FOLD)
-            ahead.fold_to, ahead.fold_text = self._next_send(hand, after)
+            ahead.fold_to, ahead.fold_text = self._next_send(hand, after, opener)
         sizes = state.raise_range()
         if sizes is not None:
             # A raise never ends the round; the player to act next is the same for
@@ -941,30 +945,41 @@ class Match:
                     ahead.raise_min, ahead.raise_max = sizes
         self._ahead = protocol.ahead = ahead
 
-    def _next_send(self, hand: _Hand, after: State) -> tuple[SeatProtocol | None, str]:
+    def _next_send(self, hand: _Hand, after: State,
+                   opener: tuple[_Seat, int, str] | None) -> tuple[SeatProtocol | None, str]:
         """The next send of the match if ``hand`` goes on as ``after`` (a copy of its
         state, one action on): the connection and the lines, or (None, "") when
         there is none to make ready.
 
         In a hand that goes on, the seat to act gets its state. When ``after``
-        ends the hand and the next hand is drawn and will begin at once, the
-        next hand's first seat to act gets its final state of this hand and its
-        first of the next (the other seats get theirs with another send, as
-        usual: :meth:`_next_hand_begun`).
+        ends the hand and the next hand will begin at once (``opener``, see
+        :meth:`_opener`), the next hand's first seat to act gets its final state
+        of this hand and its first of the next (the other seats get theirs with
+        another send, as usual: :meth:`_next_hand_begun`).
         """
-        seats = self.seats
         if not after.finished:
             position = after.current_player
-            return seats[hand.seat_of[position]].protocol, hand.lines.text_after(after, position)
-        drawn = self._drawn
-        if drawn is None or not self._may_follow(hand.state.hand_id + 1):
+            return self.seats[hand.seat_of[position]].protocol, hand.lines.text_after(after, position)
+        if opener is None:
             return None, ""
-        first = drawn.state.current_player
-        seat = seats[self._seating(drawn.state.hand_id)[0][first]]
-        for other, position in hand.ordered:
-            if other is seat:
-                return seat.protocol, hand.lines.text_after(after, position) + "\r\n" + drawn.lines.text(first)
-        return None, ""
+        seat, position, first_line = opener
+        return seat.protocol, hand.lines.text_after(after, position) + "\r\n" + first_line
+
+    def _opener(self, hand: _Hand) -> tuple[_Seat, int, str] | None:
+        """The seat to act first in the hand after ``hand``, its position in ``hand``
+        and its first line, if that hand is drawn and will begin as soon as
+        ``hand`` ends (worked out once per hand)."""
+        drawn = self._drawn
+        if drawn is None or not self._may_follow(drawn.state.hand_id):
+            return None
+        opener = drawn.opener
+        if opener is None:
+            first = drawn.state.current_player
+            seat = self.seats[self._seating(drawn.state.hand_id)[0][first]]
+            for other, position in hand.ordered:
+                if other is seat:
+                    opener = drawn.opener = (seat, position, drawn.lines.text(first))
+        return opener
 
     def _drop_ahead(self) -> None:
         """The wait is over without a reply read: what was made ready for it goes."""

@@ -28,3 +28,14 @@ def test_work_to_the_send_is_a_part_of_the_work() -> None:
     run = _bench().dealer_work(hands=40, seed=3)
     assert 0.0 < run["us_to_send_per_hand"] < run["us_per_hand"]
     assert 2.0 <= run["actions_per_hand"] <= 30.0
+
+
+def test_with_the_read_step_the_states_made_ready_are_sent_and_play_is_the_same() -> None:
+    """--read-step delivers bytes as the CLI reactor does: the same play (the bots' mix is
+    seeded, so the same actions a hand), and the time to the sends falls below the work."""
+    bench = _bench()
+    plain = bench.dealer_work(hands=40, seed=3)
+    stepped = bench.dealer_work(hands=40, seed=3, read_step=True)
+    assert stepped["read_step"] and not plain["read_step"]
+    assert stepped["actions_per_hand"] == plain["actions_per_hand"]
+    assert 0.0 < stepped["us_to_send_per_hand"] < stepped["us_per_hand"]
