@@ -15,6 +15,7 @@ import re
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from twisted.internet.testing import StringTransport
@@ -98,9 +99,11 @@ def test_a_reply_that_ends_a_hand_is_answered_with_the_next_hands_first_state(in
     assert outputs[0] == outputs[1]
 
 
-def _at_a_raise_decision(in_tmp: Path) -> tuple[MemoryTable, str]:
-    """A fresh match whose seat 2 is to act first (pre-flop), with its state."""
-    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2")), read_step=True)
+def _at_a_raise_decision(in_tmp: Path, **options: Any) -> tuple[MemoryTable, str]:
+    """A fresh one-hand match (with ``options``) whose seat 2 is to act first
+    (pre-flop), with its state."""
+    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), **options),
+                        read_step=True)
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
     assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
@@ -147,12 +150,7 @@ def test_other_replies_take_the_usual_path_and_give_the_same_lines(in_tmp: Path,
 
 def test_a_reply_over_the_line_limit_is_not_answered_ahead(in_tmp: Path) -> None:
     """A line over the seat's limit ends the match (line too long) before anything is sent."""
-    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), max_line=20),
-                        read_step=True)
-    table.feed(0, b"VERSION:2.0.0\n")
-    table.feed(1, b"VERSION:2.0.0\n")
-    table.take(0)
-    [state] = table.take(1)
+    table, state = _at_a_raise_decision(in_tmp, max_line=20)
     assert len(state) > 20 and table.protocols[1].ahead is not None
     table.feed(1, state + ":c\n")
     assert table.sent_ahead == 0
@@ -169,12 +167,7 @@ def test_a_reply_with_another_echo_is_not_answered_ahead(in_tmp: Path) -> None:
 
 def test_a_reply_within_a_millisecond_of_the_deadline_takes_the_usual_path(in_tmp: Path) -> None:
     """The time checks see a late reply before anything is sent for it."""
-    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), t_response_ms=1000),
-                        read_step=True)
-    table.feed(0, b"VERSION:2.0.0\n")
-    table.feed(1, b"VERSION:2.0.0\n")
-    table.take(0)
-    [state] = table.take(1)
+    table, state = _at_a_raise_decision(in_tmp, t_response_ms=1000)
     table.clock.advance(0.9995)
     table.feed(1, state + ":c\n")
     assert table.sent_ahead == 0
@@ -197,12 +190,7 @@ def test_a_wrong_state_made_ready_ends_the_match_as_a_dealer_error(in_tmp: Path)
 
 def test_nothing_is_left_ready_once_the_match_is_aborted(in_tmp: Path) -> None:
     """A timeout ends the wait: a reply that comes after it is not answered ahead."""
-    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), t_response_ms=1000),
-                        read_step=True)
-    table.feed(0, b"VERSION:2.0.0\n")
-    table.feed(1, b"VERSION:2.0.0\n")
-    table.take(0)
-    [state] = table.take(1)
+    table, state = _at_a_raise_decision(in_tmp, t_response_ms=1000)
     assert table.protocols[1].ahead is not None
     table.clock.advance(1.5)
     assert table.done.called
