@@ -923,10 +923,10 @@ class Match:
         after = state.clone()
         after.apply(Action.CALL)
         ahead.call_to, ahead.call_text = self._next_send(hand, after, opener)
-        if opener is not None and state.can_fold():  # a fold mostly ends the hand
-            after = state.clone()
-            after.apply(Action.FOLD)
-            ahead.fold_to, ahead.fold_text = self._next_send(hand, after, opener)
+        if opener is not None and state.can_fold() and state.fold_leaves_one():
+            seat, position, first_line = opener
+            head, tail = lines.around_next_action(state, position)
+            ahead.fold_to, ahead.fold_text = seat.protocol, head + "f" + tail + "\r\n" + first_line
         sizes = state.raise_range()
         if sizes is not None:
             # A raise never ends the round; the player to act next is the same for
@@ -941,7 +941,8 @@ class Match:
                     ahead.raise_sized = False
                     ahead.raise_head = lines.text_after(after, position)
                 else:
-                    ahead.raise_head, ahead.raise_tail = lines.around_size(state, position)
+                    head, ahead.raise_tail = lines.around_next_action(state, position)
+                    ahead.raise_head = head + "r"
                     ahead.raise_min, ahead.raise_max = sizes
         self._ahead = protocol.ahead = ahead
 

@@ -202,6 +202,18 @@ class State:
     def num_players(self) -> int:
         return self.game.num_players
 
+    def fold_leaves_one(self) -> bool:
+        """Whether a fold by the player to act would leave one player in: the hand
+        ends there, with no cards shown.
+
+        >>> from protocol.gamedef import load_game
+        >>> State(load_game("nolimit")).fold_leaves_one()
+        True
+        >>> State(load_game("holdem.limit.3p")).fold_leaves_one()
+        False
+        """
+        return self.num_folded + 2 >= self.game.num_players
+
     def next_to_act_after(self, position: int) -> int:
         """The first position after ``position`` (in turn order) that has not folded
         and is not all-in: after a raise by the player to act, the player to act

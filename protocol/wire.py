@@ -774,21 +774,23 @@ class HandLines:
 
     def text_after(self, state: State, position: int) -> str:
         """The line for ``position`` in ``state``: the hand's state, or a copy of it
-        played on (the dealer's look ahead at a bot's likely replies)."""
+        played on (the dealer's look ahead at a bot's likely replies, see
+        :meth:`around_next_action`)."""
         heads = self._heads
         if not 0 <= position < len(heads) or (state.finished and state.is_showdown):
             return matchstate_text(state, self._deal, position)
         return heads[position] + state.betting_string() + self._tails_of(state.round)[position]
 
-    def around_size(self, state: State, position: int) -> tuple[str, str]:
-        """The line for ``position`` after a raise in ``state`` (live, not finished),
-        cut where the raise's size goes: ``head + str(size) + tail`` is the line
-        after ``r<size>`` (a raise never ends a round). ("", "") for odd input."""
+    def around_next_action(self, state: State, position: int) -> tuple[str, str]:
+        """The line for ``position`` cut where the next action's token goes: ``head +
+        token + tail`` is the line once that action is applied to ``state`` (live),
+        for an action that keeps the round and shows no cards -- a raise (``r`` and
+        its size; a raise never ends a round), or a fold that ends the hand.
+        ("", "") for odd input."""
         heads = self._heads
         if not 0 <= position < len(heads):
             return "", ""
-        return (heads[position] + state.betting_string() + "r",
-                self._tails_of(state.round)[position])
+        return heads[position] + state.betting_string(), self._tails_of(state.round)[position]
 
 
 # -- replies ---------------------------------------------------------------

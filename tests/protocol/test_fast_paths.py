@@ -455,13 +455,14 @@ def test_hand_lines_follow_the_hand_as_matchstate_for_prints_it() -> None:
 
 def test_lines_after_a_call_or_a_raise_are_the_lines_the_applied_action_gives() -> None:
     """What the dealer makes ready while a bot thinks (dealer.seatio.Ahead): the next
-    line after a call (text_after a copy played on), and after a raise of any size the
-    line cut around the size (around_size) with the player to act next_to_act_after the
-    raiser; each equals the line of the state with the action applied, in every bundled
-    game, and a raise never ends the round."""
+    line after a call (text_after a copy played on), after a raise of any size the line
+    cut around the action (around_next_action) with the player to act next_to_act_after
+    the raiser, and after a fold that leaves one player in (fold_leaves_one) the same cut line;
+    each equals the line of the state with the action applied, in every bundled game,
+    and a raise never ends the round."""
     from protocol.wire import HandLines
 
-    raises = 0
+    raises = folds = 0
     for name, game in GAMES.items():
         rng = random.Random(5)
         lines: HandLines | None = None
@@ -472,6 +473,15 @@ def test_lines_after_a_call_or_a_raise_are_the_lines_the_applied_action_gives() 
             if state.finished:
                 continue
             actor = state.current_player
+            if state.can_fold():
+                folded = state.clone()
+                folded.apply(Action.FOLD)
+                if state.fold_leaves_one():
+                    assert folded.finished and not folded.is_showdown, name
+                    folds += 1
+                    for position in range(game.num_players):
+                        head, tail = lines.around_next_action(state, position)
+                        assert head + "f" + tail == matchstate_for(folded, deal, position).text()
             called = state.clone()
             called.apply(Action.CALL)
             for position in range(game.num_players):
@@ -489,12 +499,12 @@ def test_lines_after_a_call_or_a_raise_are_the_lines_the_applied_action_gives() 
                 expected = matchstate_for(raised, deal, after).text()
                 assert lines.text_after(raised, after) == expected
                 if not game.is_limit:
-                    head, tail = lines.around_size(state, after)
-                    assert head + str(size) + tail == expected
+                    head, tail = lines.around_next_action(state, after)
+                    assert head + "r" + str(size) + tail == expected
                 raises += 1
             assert lines.texts() == [matchstate_for(state, deal, p).text()
                                      for p in range(game.num_players)]  # the look ahead left it as it was
-    assert raises > 500
+    assert raises > 500 and folds > 100
 
 
 def test_batched_draws_are_the_generators_outputs_one_by_one() -> None:
