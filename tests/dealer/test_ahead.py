@@ -9,6 +9,7 @@ the busy poll polls for.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import random
 import re
@@ -163,6 +164,60 @@ def test_a_reply_with_another_echo_is_not_answered_ahead(in_tmp: Path) -> None:
     table.feed(1, b"MATCHSTATE:1:0::|2hAd:c\n")  # not the state sent
     assert table.sent_ahead == 0
     assert table.take(0) == []
+
+
+def test_a_reply_over_the_line_limit_is_not_answered_ahead(in_tmp: Path) -> None:
+    """A reply longer than the seat's line limit ends the match before the rules read
+    it: the other seat must not be sent a state for an action that is never played."""
+    outputs = []
+    for read_step in (True, False):
+        table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), max_line=24),
+                            read_step=read_step)
+        table.feed(0, b"VERSION:2.0.0\n")
+        table.feed(1, b"VERSION:2.0.0\n")
+        table.take(0)
+        [state] = table.take(1)
+        assert (table.protocols[1].ahead is not None) == read_step
+        table.feed(1, state + ":r300\n")  # 27 bytes
+        assert table.sent_ahead == 0
+        result = table.done.result
+        assert "longer than 24 bytes" in result.message
+        outputs.append((table.take(0), result.message))
+    assert outputs[0] == outputs[1] == ([], outputs[1][1])
+
+
+def test_a_seat_found_not_reading_by_a_send_ahead_ends_the_match_as_without_it(in_tmp: Path) -> None:
+    """The send made ahead of a reply that ends a hand finds its seat not reading (its
+    unsent output over the limit): the match ends as it would at the match's own send,
+    after the reply is played, so the hand it ended is in the .log."""
+    outputs = []
+    for read_step in (True, False):
+        config = make_config(f"m{read_step}", hands=2, seed=42, names=("p1", "p2"))
+        table = MemoryTable(config, read_step=read_step)
+        table.feed(0, b"VERSION:2.0.0\n")
+        table.feed(1, b"VERSION:2.0.0\n")
+        table.take(0)
+        [state] = table.take(1)
+        table.feed(1, state + ":c\n")
+        *_, state = table.take(0)
+        table.feed(0, state + ":r300\n")
+        *_, state = table.take(1)
+        # Seat 1 acts first in hand 1, so the fold's next send is its: from now on every
+        # send to it is over its limit (a StringTransport holds what it is sent).
+        ahead = table.protocols[1].ahead
+        assert (ahead is not None and ahead.fold_to is table.protocols[0]) == read_step
+        table.protocols[0].budget = dataclasses.replace(table.protocols[0].budget,
+                                                        max_unsent_bytes=-1)
+        before = table.sent_ahead
+        table.feed(1, state + ":f\n")  # ends hand 0
+        assert table.sent_ahead - before == read_step
+        result = table.done.result
+        assert "does not read what it is sent" in result.message
+        hands = [line for line in Path(config.log_path).read_text().splitlines()
+                 if line.startswith("STATE:")]
+        outputs.append((result.exit_code, result.message, hands))
+    assert outputs[0] == outputs[1]
+    assert outputs[1][2] == ["STATE:0:cr300f:7d3d|2hAc:100|-100:p1|p2"]
 
 
 def test_a_reply_within_a_millisecond_of_the_deadline_takes_the_usual_path(in_tmp: Path) -> None:
