@@ -1231,6 +1231,8 @@ class Match:
             self._check_ahead(ahead, hand, actor, text)
             if ahead.error is not None:
                 raise ahead.error
+            if ahead.held:  # the check the send would have made here
+                seatio.check_unsent(ahead.sent_to)
             first = hand.first_turn
             hand.first_turn = False
             for seat, position in hand.ordered:

@@ -107,6 +107,9 @@ class Ahead:
         self.sent_text = ""
         self.heard = 0.0
         self.error: Exception | None = None
+        #: The socket did not take all of it: the match checks the seat's unsent
+        #: output (:func:`check_unsent`) when it comes to that send.
+        self.held = False
         self.given: list[str] = []
 
 
@@ -119,6 +122,8 @@ def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
     end = len(data) - 1
     # One whole line, nothing after it, within the seat's line limit (data_received's test).
     if end < 0 or end > protocol.MAX_LENGTH or data.find(b"\n") != end:
+        return
+    if end > protocol.MAX_LENGTH:  # the framing refuses it (data_received)
         return
     if end > 0 and data[end - 1] == 13:  # "\r"
         end -= 1
@@ -159,7 +164,9 @@ def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
     ahead.sent_text = text
     ahead.heard = now
     try:
-        send_line(target, text)
+        # Without the check of the seat's unsent output: that is the match's, where
+        # its own send would have made it (after the reply is played).
+        ahead.held = not write_line(target, text)
     except Exception as error:  # noqa: BLE001 (raised by the match, as a send of its own would be)
         ahead.error = error
 
@@ -270,12 +277,19 @@ def flush_lines(protocol: Any) -> None:
 def send_line(protocol: Any, text: str) -> None:
     """Send the queued lines and ``text`` after them, in one send
     (:meth:`dealer.seat.SeatProtocol.send_line`)."""
+    if not write_line(protocol, text):
+        check_unsent(protocol)
+
+
+def write_line(protocol: Any, text: str) -> bool:
+    """:func:`send_line` without the check of the unsent output (:func:`check_unsent`);
+    True when the socket took every byte."""
     pending: list[str] = protocol._pending
     if pending:
         pending.append(text)
         text = "\r\n".join(pending)
         pending.clear()
-    send(protocol, text)
+    return write(protocol, text)
 
 
 def send(protocol: Any, text: str) -> None:
@@ -288,12 +302,22 @@ def send(protocol: Any, text: str) -> None:
     back-pressure are unchanged. Past ``BotBudget.max_unsent_bytes`` of
     unsent output the bot is dropped.
     """
+    if not write(protocol, text):
+        check_unsent(protocol)
+
+
+def write(protocol: Any, text: str) -> bool:
+    """Write ``text`` and ``\\r\\n`` (:func:`send` without the check of the unsent
+    output); True when the socket took every byte (or there is no transport)."""
     transport = protocol.transport
-    if transport is None or write_now(transport, (text + "\r\n").encode("ascii")):
-        return
+    return transport is None or write_now(transport, (text + "\r\n").encode("ascii"))
+
+
+def check_unsent(protocol: Any) -> None:
+    """Drop the bot if its unsent output is over ``BotBudget.max_unsent_bytes``."""
     limit: int = protocol.budget.max_unsent_bytes
     if protocol.accepted and not protocol.refused:
-        unsent = unsent_bytes(transport)
+        unsent = unsent_bytes(protocol.transport)
         if unsent > limit:
             protocol.refused = True
             protocol.listener.seat_not_reading(protocol.seat, unsent, limit)
