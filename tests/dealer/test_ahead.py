@@ -23,8 +23,10 @@ from twisted.internet.testing import StringTransport
 
 from acpc_lbr.exit_codes import EXIT_INTERNAL, EXIT_OK
 from dealer import seatio
+from dealer.match import MatchConfig
 from dealer.seat import SeatProtocol
 from protocol.rules import Action, ActionType, State
+from protocol.wire import parse_matchstate
 from tests.dealer.harness import AlwaysPoll, MemoryTable, make_config
 from tests.dealer.test_memory import _play_out, _reference_lines
 from tests.dealer.test_seatio import _Reactor, _seat, _Transport, _wait_readable
@@ -347,3 +349,76 @@ def test_the_read_step_sends_the_state_made_ready_before_the_line_is_handled(
     seatio.read_ready(_Reactor(), _Transport(dealer_a, acting))
     assert sent_before_line == [b"MATCHSTATE:0:0::Kh|\r\nMATCHSTATE:0:0:c:Kh|\r\n"]
     assert ahead.sent_to is other and ahead.heard == 10.0
+
+
+def _hostile_reply(line: str, state: State, rng: random.Random) -> tuple[bytes, int, float]:
+    """A reply to ``line`` as a careless or hostile bot writes it: (its bytes, the size of
+    the pieces it arrives in (0: at once), the seconds the bot takes first)."""
+    action = rng.choice(["c", "c", "f", "r"])  # "f" and "r" also where they are not legal
+    sizes = state.raise_range()
+    if action == "r" and sizes is not None and not state.game.is_limit:
+        low, high = sizes
+        action += str(rng.choice([low, high, low - 1, high + 1, rng.randint(low, high)]))
+        if rng.random() < 0.05:
+            action = "r0" + action[1:]
+    end = rng.choice(["\n", "\r\n", "\r\n", " \n", "\r\r\n"])
+    data = f"{line}:{action}{end}".encode()
+    if rng.random() < 0.05:
+        data = b"# a comment first\n" + data
+    if rng.random() < 0.05:
+        data += b"# a comment after\n"
+    wait = 0.1001 if rng.random() < 0.002 else rng.choice([0.0] * 30 + [0.05, 0.0985, 0.0999])
+    return data, rng.choice([0] * 8 + [3, 7]), wait
+
+
+def _play_hostile(config: MatchConfig, read_step: bool, seed: int) -> tuple[object, ...]:
+    """Play ``config`` with a hostile bot in every seat (each reply a function of the
+    line it answers only); what each seat received, the .log and how the match ended."""
+    table = MemoryTable(config, read_step=read_step)
+    game, seats = config.game, range(len(config.names))
+    for seat in seats:
+        table.feed(seat, b"VERSION:2.0.0\n")
+    received: list[list[str]] = [[] for _ in seats]
+    while not table.done.called:
+        acted = False
+        for seat in seats:
+            lines = table.take(seat)
+            received[seat] += lines
+            if lines and not table.done.called:
+                view = parse_matchstate(lines[-1], game)
+                state = view.to_state(game)
+                if not state.finished and state.current_player == view.position:
+                    rng = random.Random(f"{seed}|{lines[-1]}")
+                    data, chunk, wait = _hostile_reply(lines[-1], state, rng)
+                    table.clock.advance(wait)
+                    if not table.done.called:
+                        table.feed(seat, data, chunk)
+                    acted = True
+        if not acted:
+            table.clock.advance(0.05)  # a comment left the seat to act: its clock runs
+    for seat in seats:
+        received[seat] += table.take(seat)
+    result = table.done.result
+    log = Path(config.log_path).read_text().splitlines()[1:]  # past the header's name
+    return received, log, result.exit_code, result.message, table.sent_ahead
+
+
+@pytest.mark.parametrize("game", ["nolimit", "limit", "leduc", "holdem.nolimit.3p",
+                                  "holdem.limit.3p", "kuhn.limit.3p"])
+def test_hostile_replies_give_what_they_give_without_the_read_step(in_tmp: Path, game: str) -> None:
+    """Replies near canonical and not (sizes at and past the ends of the range, illegal
+    folds, leading zeros, stray blanks and CRs, comments before and after, pieces, replies
+    near the deadline and past it), two and three players: each seat receives the same
+    lines, the .log is the same and the match ends the same way with the read step."""
+    names = ("a", "b", "c") if game.endswith("3p") else ("a", "b")
+    ahead = 0
+    for seed in range(3):
+        played = []
+        for read_step in (True, False):
+            config = make_config(f"m{read_step}", game=game, hands=40, seed=seed, names=names,
+                                 t_response_ms=100, t_hand_ms=400, max_ignored=50)
+            played.append(_play_hostile(config, read_step, seed))
+        assert played[0][:4] == played[1][:4]
+        assert played[1][4] == 0
+        ahead += played[0][4]
+    assert ahead > 0
