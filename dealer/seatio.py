@@ -123,8 +123,6 @@ def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
     # One whole line, nothing after it, within the seat's line limit (data_received's test).
     if end < 0 or end > protocol.MAX_LENGTH or data.find(b"\n") != end:
         return
-    if end > protocol.MAX_LENGTH:  # the framing refuses it (data_received)
-        return
     if end > 0 and data[end - 1] == 13:  # "\r"
         end -= 1
     expected = ahead.expected

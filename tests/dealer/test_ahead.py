@@ -168,26 +168,6 @@ def test_a_reply_with_another_echo_is_not_answered_ahead(in_tmp: Path) -> None:
     assert table.take(0) == []
 
 
-def test_a_reply_over_the_line_limit_is_not_answered_ahead(in_tmp: Path) -> None:
-    """A reply longer than the seat's line limit ends the match before the rules read
-    it: the other seat must not be sent a state for an action that is never played."""
-    outputs = []
-    for read_step in (True, False):
-        table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2"), max_line=24),
-                            read_step=read_step)
-        table.feed(0, b"VERSION:2.0.0\n")
-        table.feed(1, b"VERSION:2.0.0\n")
-        table.take(0)
-        [state] = table.take(1)
-        assert (table.protocols[1].ahead is not None) == read_step
-        table.feed(1, state + ":r300\n")  # 27 bytes
-        assert table.sent_ahead == 0
-        result = table.done.result
-        assert "longer than 24 bytes" in result.message
-        outputs.append((table.take(0), result.message))
-    assert outputs[0] == outputs[1] == ([], outputs[1][1])
-
-
 def test_a_seat_found_not_reading_by_a_send_ahead_ends_the_match_as_without_it(in_tmp: Path) -> None:
     """The send made ahead of a reply that ends a hand finds its seat not reading (its
     unsent output over the limit): the match ends as it would at the match's own send,
