@@ -1312,27 +1312,11 @@ class Match:
         _note_correction)."""
         state = hand.state
         seat = turn.seat
-        ahead = self._ahead
-        if ahead is None:
-            now = self.clock.seconds()
-        else:
-            protocol = seat.protocol
-            if protocol is not None and protocol.ahead is ahead:
-                protocol.ahead = None  # one reply per decision point
-            if ahead.sent_to is None:
-                self._ahead = None
-                now = self.clock.seconds()
-            else:
-                # The read step sent the next state on this line (_begin_turn
-                # checks it): the line's time is the one it checked against the deadline.
-                now = ahead.heard
-                if not line.startswith(turn.expected):
-                    self._ahead_mismatch(f"a reply that does not echo the state: {line[:80]!r}")
+        now = self.clock.seconds() if self._ahead is None else self._line_time_ahead(turn, line)
         turn.heard = now  # the seat's last line (any line), for --idle_timeout
         relay = self.relay
         paused_now = relay.paused(seat.index, now) if relay.ever_paused[seat.index] else 0.0
-        trace = self.trace
-        if trace.messages:
+        if self.trace.messages:
             self._trace_reply(seat, line)
         problem: str | None = None
         expected = turn.expected
@@ -1358,7 +1342,7 @@ class Match:
             self._check_budgets(seat, hand.t_hand, hand.t_match)
         hand_id = state.hand_id
         if problem is not None:
-            if ahead is not None and ahead.sent_to is not None:
+            if self._ahead is not None:
                 self._ahead_mismatch(f"a reply the rules ignore: {problem}")
             self._ignore_reply(seat, turn, hand_id, problem)
             return
@@ -1368,7 +1352,7 @@ class Match:
             self.busy_poll.record(polled, answer_s)
         applied, correction = correct_action(state, action, action_problem)
         if correction is not None:
-            if ahead is not None and ahead.sent_to is not None:
+            if self._ahead is not None:
                 self._ahead_mismatch(f"an action the rules correct: {correction.message}")
             self._note_correction(seat, hand_id, correction.message)
         state.apply(applied)
@@ -1380,6 +1364,26 @@ class Match:
                                                corrected=correction is not None))
         if self._tlog is not None:
             self._tlog.write(f"{applied.text()} {hand_id} {sent:.6f} {now:.6f}\n")
+
+    def _line_time_ahead(self, turn: _Turn, line: str) -> float:
+        """The time of the acting seat's ``line`` while a state is made ready for it
+        (:meth:`_read_line`); the state goes unless the read step sent it on this line.
+
+        If it did (:meth:`_begin_turn` checks it), the line's time is the one the
+        read step checked against the deadline, and ``_ahead`` stays set: the
+        rules must neither ignore the line nor correct its action.
+        """
+        ahead = self._ahead
+        assert ahead is not None
+        protocol = turn.seat.protocol
+        if protocol is not None and protocol.ahead is ahead:
+            protocol.ahead = None  # one reply per decision point
+        if ahead.sent_to is None:
+            self._ahead = None
+            return self.clock.seconds()
+        if not line.startswith(turn.expected):
+            self._ahead_mismatch(f"a reply that does not echo the state: {line[:80]!r}")
+        return ahead.heard
 
     def _trace_reply(self, seat: _Seat, line: str) -> None:
         """Trace a line of the seat (up to its trace bytes per hand; then only count it)."""
