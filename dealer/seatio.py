@@ -6,7 +6,9 @@ class cannot derive from Twisted's ``Protocol``, so they are functions of
 the connection, :class:`dealer.seat.SeatProtocol`, whose methods of the same
 names call them and which keeps all the state. :mod:`dealer.seat` says what
 the framing and the sending guarantee; the match calls the sending functions
-directly.
+directly. The read step also sends the next state the match made ready for
+the acting seat's likely reply (:class:`Ahead`), before the line is framed
+(:func:`answer_ahead`).
 """
 
 from __future__ import annotations
