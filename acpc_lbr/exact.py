@@ -146,7 +146,7 @@ class _Tree:
         """Board cards chance must deal before play (or the showdown) goes on."""
         if state.finished and not state.is_showdown:
             return 0
-        return self.game.board_cards_before(state.round) - len(board)
+        return self.game.board_cards_visible(state.round) - len(board)
 
     def deals(self, board: tuple[int, ...], count: int) -> tuple[list[tuple[int, ...]], int]:
         """Every set of ``count`` new board cards, and the per-pair number of them."""
@@ -539,7 +539,7 @@ class _LbrHistoryWalk(_Tree):
         """The board cards split by the round that dealt them (as a ``STATE`` line shows them)."""
         game = self.game
         return tuple(
-            board[game.board_cards_before(r) - game.num_board_cards[r] : game.board_cards_before(r)]
+            board[game.board_cards_visible(r) - game.num_board_cards[r] : game.board_cards_visible(r)]
             for r in range(last + 1)
         )
 

@@ -576,7 +576,7 @@ class _SimulatedMatch:
         lbr.start_hand(me, deal.hole[me])
         state = State(game, hand_id)
         while not state.finished:
-            shown = deal.board_cards[: game.board_cards_before(state.round)]
+            shown = deal.board_cards[: game.board_cards_visible(state.round)]
             if state.current_player == me:
                 state.apply(lbr.decide(state, shown, bot.fold_probs(lbr, state, shown)).action)
             else:

@@ -226,7 +226,7 @@ def random_table(game: GameDef, seed: int, concentration: float = 0.7) -> dict[s
     def walk(state: State, board: tuple[int, ...]) -> None:
         if state.finished:
             return
-        need = game.board_cards_before(state.round) - len(board)
+        need = game.board_cards_visible(state.round) - len(board)
         if need > 0:
             rest = [c for c in game.cards if c not in board]
             for cards in combinations(rest, need):

@@ -145,8 +145,8 @@ class GameDef:
         """Number of distinct private hands, e.g. 1326 in hold'em."""
         return comb(self.deck_size, self.num_hole_cards)
 
-    def board_cards_before(self, round_: int) -> int:
-        """Total board cards visible in ``round_`` (cards of rounds 0..round_)."""
+    def board_cards_visible(self, round_: int) -> int:
+        """Board cards visible in ``round_``: those dealt in rounds 0 to ``round_``, inclusive."""
         return sum(self.num_board_cards[: round_ + 1])
 
     @cached_property

@@ -64,7 +64,7 @@ def public_nodes(game):
     def walk(state, board):
         if state.finished:
             return
-        need = game.board_cards_before(state.round) - len(board)
+        need = game.board_cards_visible(state.round) - len(board)
         if need > 0:
             rest = [c for c in game.cards if c not in board]
             for cards in itertools.combinations(rest, need):
@@ -100,7 +100,7 @@ def deal_value(game, policies, seat, holes, board):
         if state.finished:
             return prob * state.values(holes, board)[seat]
         player = state.current_player
-        shown = board[: game.board_cards_before(state.round)]
+        shown = board[: game.board_cards_visible(state.round)]
         actions = default_actions(state)
         probs = policies[player](state, shown, actions)[:, hand_number(game, holes[player])]
         return sum(walk(_child(state, a), prob * p) for a, p in zip(actions, probs) if p > 0)
@@ -134,7 +134,7 @@ def deal_lbr_value(game, policy, options, rounds, seat, holes, board):
     def walk(state, player, prob):
         if state.finished:
             return prob * state.values(holes, board)[seat]
-        shown = board[: game.board_cards_before(state.round)]
+        shown = board[: game.board_cards_visible(state.round)]
         if state.current_player == seat:
             folds = {
                 a: policy(_child(state, a), shown, [Action.FOLD])[0]
@@ -494,7 +494,7 @@ def play_lbr_hand(game, policy, options, rounds, deal, seat, rng):
     lbr.start_hand(seat, deal.hole[seat])
     state = State(game)
     while not state.finished:
-        shown = deal.board_cards[: game.board_cards_before(state.round)]
+        shown = deal.board_cards[: game.board_cards_visible(state.round)]
         if state.current_player == seat:
             folds = {
                 a: policy(_child(state, a), shown, [Action.FOLD])[0] for a in lbr.candidates(state)

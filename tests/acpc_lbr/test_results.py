@@ -100,7 +100,7 @@ def reference_io(game, record, measured, answers) -> float:
         for actions in record.betting:
             for action in actions:
                 if replay.current_player == opponent:
-                    shown = board[: game.board_cards_before(replay.round)]
+                    shown = board[: game.board_cards_visible(replay.round)]
                     weight *= answers(replay, shown, [action])[0][index]
                 replay.apply(action)
         holes = list(record.hole)

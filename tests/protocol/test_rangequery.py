@@ -50,7 +50,7 @@ def decision_points(draw: st.DrawFn) -> tuple[GameDef, MatchState]:
             break
         state = trial
     deck = list(game.cards)
-    shown = game.board_cards_before(state.round)
+    shown = game.board_cards_visible(state.round)
     cards = draw(st.permutations(deck))[:shown]
     board, start = [], 0
     for round_ in range(state.round + 1):
