@@ -851,13 +851,23 @@ def read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | No
     match = _SCANF_INT.match(text, 1)
     if match is None:
         return None, BAD_FORMAT
-    digits = match.group(1)
-    sign = -1 if digits.startswith("-") else 1
+    return Action.raise_to(_scanf_int32(match.group(1))), None
+
+
+def _scanf_int32(digits: str) -> int:
+    """The int32 glibc's ``sscanf("%d")`` stores for ``digits`` (an optional sign, then digits).
+
+    glibc reads the number with ``strtol``, which saturates at the 64-bit
+    ``long``'s limits, and stores the ``long`` in the ``int`` by keeping its low
+    32 bits: ``r4294967596`` is a raise to 300 and ``r2147483648`` one to
+    -2147483648 (then corrected), as in the reference dealer.
+    """
+    negative = digits.startswith("-")
     magnitude = digits.lstrip("+-").lstrip("0") or "0"
-    # scanf's %d saturates on overflow (glibc strtol); so do we.
-    size = INT32_MAX + 1 if len(magnitude) > 10 else int(magnitude)
-    size = max(INT32_MIN, min(INT32_MAX, sign * size))
-    return Action.raise_to(size), None
+    # Past 19 significant digits strtol has saturated (int() is spared a huge text).
+    value = 2**63 if len(magnitude) > 19 else int(magnitude)
+    value = max(-(2**63), -value) if negative else min(2**63 - 1, value)
+    return (value + 2**31) % 2**32 - 2**31
 
 
 #: The former private name, kept for callers written against it.

@@ -59,6 +59,7 @@ ACTION_PROBES = [
     "O_respond_all",
     "R_resume",
     "U_bare_action",
+    "V_raise_overflow",
     "J_version_old",
     "J2_version_minor",
     "K_timeout",

@@ -145,12 +145,21 @@ def test_matchstate_for_showdown_and_fold() -> None:
         ("r+300", Action.raise_to(300)),
         ("r \t+0300xyz", Action.raise_to(300)),
         ("r-5", Action.raise_to(-5)),
-        ("r99999999999999", Action.raise_to(2**31 - 1)),
+        # glibc's %d: strtol (saturating at 64 bits), then the low 32 bits
+        # (tests/data/acpc-reference/probes/V_raise_overflow).
+        ("r99999999999999", Action.raise_to(276447231)),
+        ("r4294967596", Action.raise_to(300)),
+        ("r2147483648", Action.raise_to(-(2**31))),
+        ("r-2147483649", Action.raise_to(2**31 - 1)),
+        ("r9223372036854775807", Action.raise_to(-1)),
+        ("r99999999999999999999", Action.raise_to(-1)),
+        ("r-99999999999999999999", Action.raise_to(0)),
+        ("r" + "0" * 5000 + "300", Action.raise_to(300)),
         ("r300:junk", Action.raise_to(300)),
     ],
 )
 def test_reply_actions_read_the_scanf_way(suffix: str, expected: Action) -> None:
-    """Letters are case-insensitive, k=c, b=r; sizes read like scanf('%d')."""
+    """Letters are case-insensitive, k=c, b=r; sizes read like glibc's scanf('%d')."""
     reply = parse_reply(f"MATCHSTATE:1:0::|Td4d:{suffix}\r\n", NL)
     assert reply is not None
     assert reply.action == expected and reply.problem is None
