@@ -35,6 +35,7 @@ def _replies(name: str) -> tuple[int, int, list[tuple[int, str]]]:
 @pytest.mark.parametrize("read_step", [False, True])
 @pytest.mark.parametrize("name", [
     "V_raise_overflow",  # raise sizes past 32 bits: glibc's %d keeps the low 32 bits
+    "W_lenient_echo",  # echoes the reference reads as the state sent, and text before the ':'
 ])
 def test_probe_replies_give_the_reference_log(in_tmp: Path, name: str, read_step: bool) -> None:
     hands, seed, replies = _replies(name)

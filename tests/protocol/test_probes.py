@@ -60,6 +60,7 @@ ACTION_PROBES = [
     "R_resume",
     "U_bare_action",
     "V_raise_overflow",
+    "W_lenient_echo",
     "J_version_old",
     "J2_version_minor",
     "K_timeout",

@@ -205,6 +205,33 @@ def test_unparsable_reply_state(line: str) -> None:
         parse_reply(line, NL)
 
 
+@pytest.mark.parametrize(
+    ("line", "action", "problem"),
+    [
+        # Read as the reference's readMatchState reads it (probe W_lenient_echo): a prefix.
+        ("MATCHSTATE:1:0::|Td4d x:f", None, "bad_format"),  # text before the ':'
+        ("MATCHSTATE:0:0:c:Td4d:f", Action.FOLD, None),  # no '|' after the hole cards
+        ("MATCHSTATE: 1: +4294967296::|Td4d:c", Action.CALL, None),  # %u: blanks, sign, 32 bits
+        ("MATCHSTATE:257:0::|Td4d:c", Action.CALL, None),  # %hhu: 8 bits
+        ("MATCHSTATE:1:0::Td4d|Td4d:c", Action.CALL, None),  # no check that a card appears once
+        ("MATCHSTATE:1:0:r 300c:|Td4d/As9d6s:c", Action.CALL, None),  # '/' skipped, sizes as %d
+        # The line is a C string to the reference: it ends at a NUL.
+        ("MATCHSTATE:1:0::|Td4d\0:f", None, "bad_format"),
+        ("MATCHSTATE:1:0::|Td4d:r300\0 and more", Action.raise_to(300), None),
+    ],
+)
+def test_echo_is_read_as_the_reference_reads_it(line: str, action: Action | None,
+                                                 problem: str | None) -> None:
+    reply = parse_reply(line, NL)
+    assert reply is not None and (reply.action, reply.problem) == (action, problem)
+
+
+def test_a_lenient_echo_is_the_state_it_names() -> None:
+    reply = parse_reply("MATCHSTATE:1:0:r 300c:|td4D/As9d6s:c", NL)
+    assert reply is not None
+    assert reply.state.text() == "MATCHSTATE:1:0:r300c/:|Td4d/As9d6s"
+
+
 def test_echo_is_case_insensitive() -> None:
     """Lower-case ranks and upper-case suits in the echo are the same cards."""
     reply = parse_reply("MATCHSTATE:1:0:R300C/:|tD4D/aS9D6S:c", NL)
