@@ -98,6 +98,7 @@ from protocol.wire import (
     parse_reply,
     read_reply_action,
     same_decision_point,
+    scanf_unsigned,
 )
 
 #: Declared a TypeAlias: a type even without numpy installed (the mypyc build, setup.py).
@@ -105,13 +106,15 @@ FloatArray: TypeAlias = npt.NDArray[np.float64]
 
 #: The protocol version this dealer speaks.
 VERSION = (2, 0, 0)
-_VERSION_LINE = re.compile(r"VERSION:\s*\+?(\d+)\.\s*\+?(\d+)\.\s*\+?(\d+)")
+#: The reference's ``sscanf(line, "VERSION:%u.%u.%u")``: C blanks, a sign, ASCII digits.
+_VERSION_LINE = re.compile(r"VERSION:[ \t\n\v\f\r]*([+-]?[0-9]+)\.[ \t\n\v\f\r]*([+-]?[0-9]+)"
+                           r"\.[ \t\n\v\f\r]*([+-]?[0-9]+)")
 
 
 def _version_number(digits: str) -> int:
-    """A VERSION field's value (int() refuses over 4300 digits; 11 significant ones top any version)."""
-    significant = digits.lstrip("0")
-    return int(significant or "0") if len(significant) <= 10 else 10**10
+    """A VERSION field's value as the reference's ``%u`` stores it (``-2`` and 2**32 + 2 are
+    not 2 and 2, but 4294967294 and 2), in linear time however many digits."""
+    return scanf_unsigned(digits, 32)
 
 
 def _printable(text: str) -> str:

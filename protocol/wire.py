@@ -68,6 +68,7 @@ __all__ = [
     "parse_score",
     "read_reply_action",
     "same_decision_point",
+    "scanf_unsigned",
 ]
 
 #: The prefix of every state line the dealer sends.
@@ -911,7 +912,7 @@ def _read_echo(text: str, game: GameDef, cut: bool = False) -> tuple[MatchState,
     and where it ends (the reply's ``:`` should follow).
 
     It reads a prefix, leniently: numbers the way glibc's ``scanf`` does
-    (:func:`_scanf_unsigned`), the betting's ``/`` skipped wherever they are
+    (:func:`scanf_unsigned`), the betting's ``/`` skipped wherever they are
     (the rules say when a round ends), raise sizes as in a reply, a hole field
     with no cards or a missing ``|`` taken as no cards, at most the cards a
     field holds, and no check that a card appears once; the betting must be
@@ -928,13 +929,13 @@ def _read_echo(text: str, game: GameDef, cut: bool = False) -> tuple[MatchState,
     if not text.startswith(PREFIX):
         raise ParseError("a state line starts with 'MATCHSTATE:'", where)
     found = _SCANF_INT.match(text, len(PREFIX))
-    position = _scanf_unsigned(found.group(1), 8) if found is not None else game.num_players
+    position = scanf_unsigned(found.group(1), 8) if found is not None else game.num_players
     if found is None or position >= game.num_players or text[found.end() : found.end() + 1] != ":":
         raise ParseError("a reply starts with 'MATCHSTATE:<position>:'", where)
     found = _SCANF_INT.match(text, found.end() + 1)
     if found is None or text[found.end() : found.end() + 1] != ":":
         raise ParseError("a reply's hand id is a number followed by ':'", where)
-    state = State(game, _scanf_unsigned(found.group(1), 32))
+    state = State(game, scanf_unsigned(found.group(1), 32))
     end = _read_echo_betting(text, found.end() + 1, state, game, cut)
     hole: list[tuple[int, ...]] = []
     for position_ in range(game.num_players):
@@ -998,7 +999,7 @@ def _read_echo_cards(text: str, start: int, most: int) -> tuple[tuple[int, ...],
     return tuple(cards), end
 
 
-def _scanf_unsigned(digits: str, bits: int) -> int:
+def scanf_unsigned(digits: str, bits: int) -> int:
     """The ``bits``-bit number glibc's ``sscanf("%u")`` (``%hhu`` for 8) stores for
     ``digits`` (an optional sign, then digits): ``strtoul`` (saturating at 64 bits,
     a ``-`` negating modulo 2**64), then the low ``bits`` bits."""
