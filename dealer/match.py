@@ -85,7 +85,7 @@ from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 from protocol.deal import Deal, DealSource
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
-from protocol.rules import Action, State, correct_action
+from protocol.rules import Action, Correction, State, correct_action
 from protocol.wire import (
     HandLines,
     MatchState,
@@ -1357,7 +1357,7 @@ class Match:
         if correction is not None:
             if self._ahead is not None:
                 self._ahead_mismatch(f"an action the rules correct: {correction.message}")
-            self._note_correction(seat, hand_id, correction.message)
+            self._note_correction(seat, hand_id, correction)
         state.apply(applied)
         self._turn = None
         sent = turn.sent
@@ -1426,8 +1426,12 @@ class Match:
         if turn.ignored > self.config.max_ignored:
             self._too_many_ignored(seat, turn.ignored, hand_id, problem)
 
-    def _note_correction(self, seat: _Seat, hand_id: int, message: str) -> None:
-        """Count, trace and publish an action the rules corrected."""
+    def _note_correction(self, seat: _Seat, hand_id: int, correction: Correction) -> None:
+        """Count, trace and publish an action the rules corrected (after the warnings the
+        reference prints before the correction's own)."""
+        for note in correction.notes:
+            self.trace.line(f"WARNING: {note}")
+        message = correction.message
         seat.corrections += 1
         self.trace.line(f"WARNING: {message}")
         self.events.emit(ev.ActionCorrected(seat=seat.index + 1, hand=hand_id, correction=message))

@@ -9,6 +9,7 @@ in-memory match, with and without the read step that answers replies ahead
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,14 @@ def _replies(name: str) -> tuple[int, int, list[tuple[int, str]]]:
 @pytest.mark.parametrize("name", [
     "V_raise_overflow",  # raise sizes past 32 bits: glibc's %d keeps the low 32 bits
     "W_lenient_echo",  # echoes the reference reads as the state sent, and text before the ':'
+    "X_max_actions",  # min-raises up to the actions cap of a round: the cap's warning
 ])
 def test_probe_replies_give_the_reference_log(in_tmp: Path, name: str, read_step: bool) -> None:
+    """The .log, and the WARNING lines of stderr under -q, are the reference's."""
     hands, seed, replies = _replies(name)
-    config = make_config("m", hands=hands, seed=seed, names=("a", "b"))
-    table = MemoryTable(config, read_step=read_step)
+    config = make_config("m", hands=hands, seed=seed, names=("a", "b"), trace_messages=False)
+    stderr = io.StringIO()
+    table = MemoryTable(config, read_step=read_step, stderr=stderr)
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
     for seat, text in replies:
@@ -48,3 +52,6 @@ def test_probe_replies_give_the_reference_log(in_tmp: Path, name: str, read_step
     assert table.done.called and table.done.result.exit_code == EXIT_OK
     expected = (PROBES / f"{name}.log").read_text().splitlines()
     assert log_lines(config)[4:] == expected[4:]
+    warnings = [line for line in (PROBES / f"{name}.err").read_text().splitlines()
+                if line.startswith("WARNING: ")]
+    assert [line for line in stderr.getvalue().splitlines() if line.startswith("WARNING: ")] == warnings
