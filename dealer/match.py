@@ -1236,12 +1236,13 @@ class Match:
                 raise ahead.error
             if ahead.held:  # the check the send would have made here
                 seatio.check_unsent(ahead.sent_to)
-            first = hand.first_turn
+            # As below (a seat may have announced range queries while the state was ready).
+            at_once = hand.first_turn or True in self.relay.queryable
             hand.first_turn = False
             for seat, position in hand.ordered:
                 protocol = seat.protocol
                 if protocol is not None and position != actor:
-                    if first:  # as _send_states
+                    if at_once:  # as _send_states
                         seatio.send_line(protocol, texts[position])
                     else:
                         seatio.queue_line(protocol, texts[position])
