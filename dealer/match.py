@@ -85,7 +85,7 @@ from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
 from protocol.deal import Deal, DealSource
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
-from protocol.rules import Action, State, correct_action
+from protocol.rules import Action, Correction, State, correct_action
 from protocol.wire import (
     HandLines,
     MatchState,
@@ -98,6 +98,7 @@ from protocol.wire import (
     parse_reply,
     read_reply_action,
     same_decision_point,
+    scanf_unsigned,
 )
 
 #: Declared a TypeAlias: a type even without numpy installed (the mypyc build, setup.py).
@@ -105,13 +106,15 @@ FloatArray: TypeAlias = npt.NDArray[np.float64]
 
 #: The protocol version this dealer speaks.
 VERSION = (2, 0, 0)
-_VERSION_LINE = re.compile(r"VERSION:\s*\+?(\d+)\.\s*\+?(\d+)\.\s*\+?(\d+)")
+#: The reference's ``sscanf(line, "VERSION:%u.%u.%u")``: C blanks, a sign, ASCII digits.
+_VERSION_LINE = re.compile(r"VERSION:[ \t\n\v\f\r]*([+-]?[0-9]+)\.[ \t\n\v\f\r]*([+-]?[0-9]+)"
+                           r"\.[ \t\n\v\f\r]*([+-]?[0-9]+)")
 
 
 def _version_number(digits: str) -> int:
-    """A VERSION field's value (int() refuses over 4300 digits; 11 significant ones top any version)."""
-    significant = digits.lstrip("0")
-    return int(significant or "0") if len(significant) <= 10 else 10**10
+    """A VERSION field's value as the reference's ``%u`` stores it (``-2`` and 2**32 + 2 are
+    not 2 and 2, but 4294967294 and 2), in linear time however many digits."""
+    return scanf_unsigned(digits, 32)
 
 
 def _printable(text: str) -> str:
@@ -1233,12 +1236,13 @@ class Match:
                 raise ahead.error
             if ahead.held:  # the check the send would have made here
                 seatio.check_unsent(ahead.sent_to)
-            first = hand.first_turn
+            # As below (a seat may have announced range queries while the state was ready).
+            at_once = hand.first_turn or True in self.relay.queryable
             hand.first_turn = False
             for seat, position in hand.ordered:
                 protocol = seat.protocol
                 if protocol is not None and position != actor:
-                    if first:  # as _send_states
+                    if at_once:  # as _send_states
                         seatio.send_line(protocol, texts[position])
                     else:
                         seatio.queue_line(protocol, texts[position])
@@ -1354,7 +1358,7 @@ class Match:
         if correction is not None:
             if self._ahead is not None:
                 self._ahead_mismatch(f"an action the rules correct: {correction.message}")
-            self._note_correction(seat, hand_id, correction.message)
+            self._note_correction(seat, hand_id, correction)
         state.apply(applied)
         self._turn = None
         sent = turn.sent
@@ -1423,8 +1427,12 @@ class Match:
         if turn.ignored > self.config.max_ignored:
             self._too_many_ignored(seat, turn.ignored, hand_id, problem)
 
-    def _note_correction(self, seat: _Seat, hand_id: int, message: str) -> None:
-        """Count, trace and publish an action the rules corrected."""
+    def _note_correction(self, seat: _Seat, hand_id: int, correction: Correction) -> None:
+        """Count, trace and publish an action the rules corrected (after the warnings the
+        reference prints before the correction's own)."""
+        for note in correction.notes:
+            self.trace.line(f"WARNING: {note}")
+        message = correction.message
         seat.corrections += 1
         self.trace.line(f"WARNING: {message}")
         self.events.emit(ev.ActionCorrected(seat=seat.index + 1, hand=hand_id, correction=message))

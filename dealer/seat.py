@@ -123,6 +123,10 @@ class SeatProtocol(twisted_protocol.Protocol):
         #: A pending handshake deadline (IDelayedCall), set by the match.
         self.handshake_timer: Any = None
         self._pending: list[str] = []
+        #: More of the partial line in :attr:`_buffer`, read since, not yet joined to it
+        #: (:func:`dealer.seatio.data_received`), and their bytes.
+        self._pieces: list[bytes] = []
+        self._pieces_size = 0
 
     def peer_label(self) -> str:
         """``connection 127.0.0.1:40312``: how messages name a connection before it holds a seat."""
@@ -157,7 +161,8 @@ class SeatProtocol(twisted_protocol.Protocol):
         line that already is, goes to :meth:`lineLengthExceeded` with the rest
         of the buffer (which is dropped); while :attr:`paused`, lines wait;
         once the transport is closing, the rest is not read. Unlike it, each
-        byte is looked at once and the buffer is not copied per line.
+        byte is looked at once and the buffer is not copied per line, nor per
+        read of a line that comes in pieces.
         """
         seatio.data_received(self, data)
 

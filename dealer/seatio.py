@@ -198,6 +198,21 @@ def data_received(protocol: Any, data: bytes) -> None:
 
 def _data_received_slowly(protocol: Any, data: bytes) -> None:
     """:func:`data_received` for any read that is not exactly one whole line."""
+    pieces: list[bytes] = protocol._pieces
+    if data and protocol._buffer and not protocol.paused and data.find(b"\n") < 0:
+        # More of a line that has not ended (the buffer holds no line when not paused):
+        # kept aside and joined once, when it ends, so that each byte costs once however
+        # small the reads (a line of up to 1 MiB a few bytes at a time).
+        size = len(protocol._buffer) + protocol._pieces_size + len(data)
+        if size <= protocol.MAX_LENGTH:
+            pieces.append(data)
+            protocol._pieces_size += len(data)
+            protocol._busy_receiving = False
+            return
+    if pieces:
+        protocol._buffer = b"".join([protocol._buffer, *pieces])
+        pieces.clear()
+        protocol._pieces_size = 0
     buffer: bytes = protocol._buffer + data if protocol._buffer else data
     protocol._buffer = b""
     start = 0

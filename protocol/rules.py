@@ -556,11 +556,15 @@ class Correction:
         original: the action as the player sent it.
         corrected: the action applied instead.
         message: the reference dealer's warning text for this correction.
+        notes: warnings the reference prints before it, e.g. for a raise refused
+            because the round has too many actions for one more raise and the calls.
     """
 
     original: Action
     corrected: Action
     message: str
+    #: Warnings the reference prints before ``message`` (its ``raiseIsValid``'s).
+    notes: tuple[str, ...] = ()
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return record_reduce(self)
@@ -614,4 +618,23 @@ def correct_action(
             return (Action.RAISE if action.size else action), None
     if state.is_legal(action):
         return action, None
-    return Action.CALL, Correction(action, Action.CALL, "invalid action, changed to call")
+    return Action.CALL, Correction(action, Action.CALL, "invalid action, changed to call",
+                                   _raise_notes(state) if action.type is ActionType.RAISE else ())
+
+
+#: The reference's raiseIsValid prints this when it refuses a raise for the actions cap.
+TOO_MANY_ACTIONS = "#actions in round is too close to MAX_NUM_ACTIONS, forcing call/fold"
+
+
+def _raise_notes(state: State) -> tuple[str, ...]:
+    """The warning the reference's ``raiseIsValid`` prints for a raise in ``state``: the
+    actions cap is checked after the raises cap, and says so (tuple of one), else nothing."""
+    if state.finished:
+        return ()
+    game = state.game
+    round_ = state.round
+    if state._num_raises() >= game.max_raises[round_]:
+        return ()
+    if len(state.actions[round_]) + game.num_players > MAX_NUM_ACTIONS:
+        return (TOO_MANY_ACTIONS,)
+    return ()

@@ -68,6 +68,7 @@ __all__ = [
     "parse_score",
     "read_reply_action",
     "same_decision_point",
+    "scanf_unsigned",
 ]
 
 #: The prefix of every state line the dealer sends.
@@ -851,13 +852,23 @@ def read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | No
     match = _SCANF_INT.match(text, 1)
     if match is None:
         return None, BAD_FORMAT
-    digits = match.group(1)
-    sign = -1 if digits.startswith("-") else 1
+    return Action.raise_to(_scanf_int32(match.group(1))), None
+
+
+def _scanf_int32(digits: str) -> int:
+    """The int32 glibc's ``sscanf("%d")`` stores for ``digits`` (an optional sign, then digits).
+
+    glibc reads the number with ``strtol``, which saturates at the 64-bit
+    ``long``'s limits, and stores the ``long`` in the ``int`` by keeping its low
+    32 bits: ``r4294967596`` is a raise to 300 and ``r2147483648`` one to
+    -2147483648 (then corrected), as in the reference dealer.
+    """
+    negative = digits.startswith("-")
     magnitude = digits.lstrip("+-").lstrip("0") or "0"
-    # scanf's %d saturates on overflow (glibc strtol); so do we.
-    size = INT32_MAX + 1 if len(magnitude) > 10 else int(magnitude)
-    size = max(INT32_MIN, min(INT32_MAX, sign * size))
-    return Action.raise_to(size), None
+    # Past 19 significant digits strtol has saturated (int() is spared a huge text).
+    value = 2**63 if len(magnitude) > 19 else int(magnitude)
+    value = max(-(2**63), -value) if negative else min(2**63 - 1, value)
+    return (value + 2**31) % 2**32 - 2**31
 
 
 #: The former private name, kept for callers written against it.
@@ -887,12 +898,119 @@ def parse_reply(line: str, game: GameDef) -> Reply | None:
     text = _strip_line_end(line)
     if text.startswith(("#", ";")):
         return None
-    fields = text.split(":", 5)
-    state, _ = _parse_matchstate(":".join(fields[:5]), game)
-    if len(fields) < 6:
+    # The reference reads the line as a C string: it ends at a NUL byte.
+    body, nul, _ = text.partition("\0")
+    state, end = _read_echo(body, game, cut=bool(nul))
+    if body[end : end + 1] != ":":
         return Reply(state, None, BAD_FORMAT, text)
-    action, problem = read_reply_action(fields[5], game)
+    action, problem = read_reply_action(body[end + 1 :], game)
     return Reply(state, action, problem, text)
+
+
+def _read_echo(text: str, game: GameDef, cut: bool = False) -> tuple[MatchState, int]:
+    """Read the state at the start of a reply as the reference's ``readMatchState`` does,
+    and where it ends (the reply's ``:`` should follow).
+
+    It reads a prefix, leniently: numbers the way glibc's ``scanf`` does
+    (:func:`scanf_unsigned`), the betting's ``/`` skipped wherever they are
+    (the rules say when a round ends), raise sizes as in a reply, a hole field
+    with no cards or a missing ``|`` taken as no cards, at most the cards a
+    field holds, and no check that a card appears once; the betting must be
+    legal, end with ``:`` (the reference reads the line with its ``\n``, which
+    no action begins with; only a line ``cut`` at a NUL byte may end in the
+    betting), and each round reached must show its board cards. A viewer
+    whose own hole cards are missing gets ``()`` (the reference would compare
+    whatever its memory held; here the reply is never the state sent).
+
+    Raises:
+        ParseError: the reference's ``readMatchState`` fails on it.
+    """
+    where = text
+    if not text.startswith(PREFIX):
+        raise ParseError("a state line starts with 'MATCHSTATE:'", where)
+    found = _SCANF_INT.match(text, len(PREFIX))
+    position = scanf_unsigned(found.group(1), 8) if found is not None else game.num_players
+    if found is None or position >= game.num_players or text[found.end() : found.end() + 1] != ":":
+        raise ParseError("a reply starts with 'MATCHSTATE:<position>:'", where)
+    found = _SCANF_INT.match(text, found.end() + 1)
+    if found is None or text[found.end() : found.end() + 1] != ":":
+        raise ParseError("a reply's hand id is a number followed by ':'", where)
+    state = State(game, scanf_unsigned(found.group(1), 32))
+    end = _read_echo_betting(text, found.end() + 1, state, game, cut)
+    hole: list[tuple[int, ...]] = []
+    for position_ in range(game.num_players):
+        if position_ and text[end : end + 1] == "|":
+            end += 1
+        cards, end = _read_echo_cards(text, end, game.num_hole_cards)
+        if cards and len(cards) != game.num_hole_cards:
+            raise ParseError(f"position {position_} shows {len(cards)} hole card(s)", where)
+        hole.append(cards)
+    board: list[tuple[int, ...]] = []
+    for round_ in range(state.round + 1):
+        if round_ and text[end : end + 1] == "/":
+            end += 1
+        cards, end = _read_echo_cards(text, end, game.num_board_cards[round_])
+        if len(cards) != game.num_board_cards[round_]:
+            raise ParseError(f"round {round_ + 1} shows {len(cards)} board card(s)", where)
+        board.append(cards)
+    return MatchState(position, state.hand_id, _state_betting(state), tuple(hole), tuple(board)), end
+
+
+def _read_echo_betting(text: str, start: int, state: State, game: GameDef, cut: bool) -> int:
+    """Play the betting of an echoed state from ``text[start:]`` on ``state`` (the
+    reference's ``readBetting``); returns where the hole cards begin."""
+    end = start
+    while end < len(text):
+        letter = text[end]
+        if letter == ":":
+            return end + 1
+        if letter == "/":  # the reference skips every one: the rules end the rounds
+            end += 1
+            continue
+        simple = _SIMPLE_REPLY_ACTIONS.get(letter)
+        if simple is None:
+            raise ParseError(f"bad action at {text[end:end + 10]!r} in the echoed betting", text)
+        end += 1
+        action = simple
+        if simple is Action.RAISE and not game.is_limit:
+            found = _SCANF_INT.match(text, end)
+            if found is None:
+                raise ParseError("a no-limit raise needs a raise-to size", text)
+            action, end = Action.raise_to(_scanf_int32(found.group(1))), found.end()
+        try:
+            state.apply(action)
+        except IllegalActionError as error:
+            raise ParseError(f"illegal betting: {error}", text) from None
+    if not cut:
+        raise ParseError("the echoed betting does not end with ':'", text)
+    return end
+
+
+def _read_echo_cards(text: str, start: int, most: int) -> tuple[tuple[int, ...], int]:
+    """Up to ``most`` cards from ``text[start:]`` (the reference's ``readCards``), and where they end."""
+    cards: list[int] = []
+    end = start
+    while len(cards) < most:
+        card = _CARD_BY_TEXT.get(text[end : end + 2])
+        if card is None:
+            break
+        cards.append(card)
+        end += 2
+    return tuple(cards), end
+
+
+def scanf_unsigned(digits: str, bits: int) -> int:
+    """The ``bits``-bit number glibc's ``sscanf("%u")`` (``%hhu`` for 8) stores for
+    ``digits`` (an optional sign, then digits): ``strtoul`` (saturating at 64 bits,
+    a ``-`` negating modulo 2**64), then the low ``bits`` bits."""
+    negative = digits.startswith("-")
+    magnitude = digits.lstrip("+-").lstrip("0") or "0"
+    value = 2**64 if len(magnitude) > 20 else int(magnitude)
+    if value >= 2**64:
+        value = 2**64 - 1
+    elif negative:
+        value = -value % 2**64
+    return value % (1 << bits)
 
 
 def format_reply(state: MatchState, action: Action) -> str:

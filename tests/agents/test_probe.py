@@ -375,14 +375,17 @@ def test_evaluate_refuses_a_bound_on_a_bot_that_plays_unlike_its_probes(tmp_path
 
 
 def test_a_reply_with_a_huge_raise_is_read_as_the_dealer_would() -> None:
-    """'r' and 5,000 digits (beyond int()'s default limit) counts as the all-in the dealer makes of it."""
+    """'r' and 5,000 digits (beyond int()'s default limit) counts as the raise the dealer makes
+    of it: glibc's %d keeps the low 32 bits of the saturated long, -1, raised to the minimum
+    (tests/data/acpc-reference/probes/V_raise_overflow); and 2**32 + 20000 is 20000."""
     from agents.probe import _Probe
 
     game = load_game("nolimit")
     adapter = ProbeAdapter(game, samples=1, instances=2, reactor=None)
-    query, state = read_query("QUERY:q:1:0::|:c,r20000", game)
-    probe = _Probe(state, 2, game.num_hands, 1, lambda probe: None, query=query)
-    assert adapter._offset_of(probe, "r" + "9" * 5000) == game.num_hands  # row 1: r20000
+    query, state = read_query("QUERY:q:1:0::|:c,r200,r20000", game)
+    probe = _Probe(state, 3, game.num_hands, 1, lambda probe: None, query=query)
+    assert adapter._offset_of(probe, "r" + "9" * 5000) == game.num_hands  # row 1: r200
+    assert adapter._offset_of(probe, f"r{2**32 + 20000}") == 2 * game.num_hands  # row 2: r20000
     assert adapter._offset_of(probe, "r300") == -1 and adapter._offset_of(probe, "c") == 0
 
 

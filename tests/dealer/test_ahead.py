@@ -284,6 +284,29 @@ def test_no_state_is_made_ready_with_the_trace_or_range_queries(in_tmp: Path) ->
         assert [protocol.ahead for protocol in table.protocols] == [None, None]
 
 
+def test_a_seat_that_announces_range_queries_while_a_state_is_ready_gets_every_state_at_once(
+        in_tmp: Path) -> None:
+    """Seat 2 announces range queries while seat 1's reply is made ready: from then on every
+    seat gets every state at once, with the read step as without it (the announcement came
+    after the state was made ready, which then goes out to seat 1 as made)."""
+    outputs = []
+    for read_step in (True, False):
+        table = MemoryTable(make_config("m", hands=2, seed=42, names=("p1", "p2")), read_step=read_step)
+        table.feed(0, b"VERSION:2.0.0\n")
+        table.feed(1, b"VERSION:2.0.0\n")
+        table.take(0), table.take(1)
+        table.feed(1, b"MATCHSTATE:1:0::|2hAc:r300\n")
+        assert table.take(0) == ["MATCHSTATE:0:0:r300:7d3d|"]
+        assert (table.protocols[0].ahead is not None) is read_step
+        table.feed(1, b"# range-query 2\n")
+        assert table.take(1) == ["MATCHSTATE:1:0:r300:|2hAc", "# range-query-version 2"]
+        table.feed(0, b"MATCHSTATE:0:0:r300:7d3d|:c\n")
+        assert table.sent_ahead == (2 if read_step else 0)  # the raise, and this call
+        outputs.append((table.take(0), table.take(1)))
+    assert outputs[0] == outputs[1] == (["MATCHSTATE:0:0:r300c/:7d3d|/5sKs7s"],
+                                        ["MATCHSTATE:1:0:r300c/:|2hAc/5sKs7s"])
+
+
 @pytest.fixture
 def two_pairs() -> Iterator[list[tuple[socket.socket, socket.socket]]]:
     """Two loopback TCP connections: (the dealer's end, non-blocking; the bot's end) each."""

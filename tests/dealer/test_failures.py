@@ -8,11 +8,13 @@ a socket.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest_twisted
+from twisted.internet import task
 from twisted.internet.protocol import Protocol
 
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
@@ -133,6 +135,27 @@ def test_version_numbers_of_any_length_are_read(in_tmp: Path) -> None:
     huge, padded = "VERSION:" + "9" * 5000 + ".0.0", "VERSION:" + "0" * 5000 + "2.0.0"
     result = play(config, [TestBot(config.game, version=huge), TestBot(config.game, version=padded)])
     assert result.exit_code == EXIT_OK and result.hands_played == 5
+    warned = [line for line in Path("m.events.jsonl").read_text().splitlines() if "version_mismatch" in line]
+    assert len(warned) == 1 and '"seat": 1' in warned[0], warned
+
+
+def test_version_numbers_are_read_as_the_reference_reads_them(in_tmp: Path) -> None:
+    """VERSION is read as the reference's sscanf("VERSION:%u.%u.%u"): a sign is taken and the
+    number kept to 32 bits. '-2' is 4294967294 (the seat is taken, with the reference's ERROR
+    line), 2**32 + 2 is 2 (no ERROR line); both matches are played."""
+    config = make_config("m", hands=5, events=True)
+    versions = "VERSION:-2.0.0", f"VERSION:{2**32 + 2}.+0. 0"
+    stderr = io.StringIO()
+    match = Match(config, reactor=None, clock=task.Clock(), stderr=stderr)
+    run = MemoryRun()
+    run.clock = match.clock
+    done = match.start()
+    for seat, version in zip(match.seats, versions):
+        run.connect(seat.factory.buildProtocol(None), TestBot(config.game, version=version))
+    run.run(done)
+    result = done.result
+    assert result.exit_code == EXIT_OK and result.hands_played == 5
+    assert stderr.getvalue().count("ERROR: this server is currently using version 2.0.0") == 1
     warned = [line for line in Path("m.events.jsonl").read_text().splitlines() if "version_mismatch" in line]
     assert len(warned) == 1 and '"seat": 1' in warned[0], warned
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hypothesis import given, settings
@@ -96,3 +97,29 @@ def test_many_lines_in_one_chunk_are_split_in_order() -> None:
     assert seat.record.seen == [("line", line + b"\r") for line in lines[:-1]] + [("line", lines[-1] + b"\r")]
     seat.dataReceived(b"STATE\n")
     assert seat.record.seen[-1] == ("line", b"MATCHSTATE")
+
+
+def _drip(limit: int, size: int, piece: int) -> float:
+    """Seconds to frame one ``size``-byte line sent in ``piece``-byte reads (the best of 3)."""
+    best = float("inf")
+    for _ in range(3):
+        seat = _Seat(limit)
+        seat.makeConnection(StringTransport())
+        chunk = b"x" * piece
+        start = time.perf_counter()
+        for _ in range(size // piece):
+            seat.dataReceived(chunk)
+        seat.dataReceived(b"\n")
+        best = min(best, time.perf_counter() - start)
+        assert seat.record.seen == [("line", b"x" * (size // piece * piece))]
+    return best
+
+
+def test_a_line_sent_in_small_pieces_is_framed_in_linear_time() -> None:
+    """A bot may drip a long line (up to 1 MiB once it answers range queries) a few bytes a
+    read: each read must cost its own bytes, not the whole line again (a line 4 times as
+    long, 4 times the time; copied on every read it was 16 times, seconds of the dealer's
+    CPU for one line)."""
+    short = _drip(1 << 20, 1 << 17, 16)
+    long = _drip(1 << 20, 1 << 19, 16)
+    assert long < 8 * short, (short, long)

@@ -59,6 +59,9 @@ ACTION_PROBES = [
     "O_respond_all",
     "R_resume",
     "U_bare_action",
+    "V_raise_overflow",
+    "W_lenient_echo",
+    "X_max_actions",
     "J_version_old",
     "J2_version_minor",
     "K_timeout",
@@ -165,7 +168,7 @@ def play_like_the_reference(probe: Probe, names: tuple[str, ...]) -> Outcome:
                 continue
             action, correction = correct_action(state, reply.action, reply.problem)
             if correction is not None:
-                outcome.warnings.append(correction.message)
+                outcome.warnings += [*correction.notes, correction.message]
             state.apply(action)
         values = state.values(deal.hole, deal.board_cards)
         position_names = tuple(names[seat_of(p, hand, n, fixed)] for p in range(n))

@@ -145,12 +145,21 @@ def test_matchstate_for_showdown_and_fold() -> None:
         ("r+300", Action.raise_to(300)),
         ("r \t+0300xyz", Action.raise_to(300)),
         ("r-5", Action.raise_to(-5)),
-        ("r99999999999999", Action.raise_to(2**31 - 1)),
+        # glibc's %d: strtol (saturating at 64 bits), then the low 32 bits
+        # (tests/data/acpc-reference/probes/V_raise_overflow).
+        ("r99999999999999", Action.raise_to(276447231)),
+        ("r4294967596", Action.raise_to(300)),
+        ("r2147483648", Action.raise_to(-(2**31))),
+        ("r-2147483649", Action.raise_to(2**31 - 1)),
+        ("r9223372036854775807", Action.raise_to(-1)),
+        ("r99999999999999999999", Action.raise_to(-1)),
+        ("r-99999999999999999999", Action.raise_to(0)),
+        ("r" + "0" * 5000 + "300", Action.raise_to(300)),
         ("r300:junk", Action.raise_to(300)),
     ],
 )
 def test_reply_actions_read_the_scanf_way(suffix: str, expected: Action) -> None:
-    """Letters are case-insensitive, k=c, b=r; sizes read like scanf('%d')."""
+    """Letters are case-insensitive, k=c, b=r; sizes read like glibc's scanf('%d')."""
     reply = parse_reply(f"MATCHSTATE:1:0::|Td4d:{suffix}\r\n", NL)
     assert reply is not None
     assert reply.action == expected and reply.problem is None
@@ -194,6 +203,33 @@ def test_unparsable_reply_state(line: str) -> None:
     """A reply whose state part does not parse is a ParseError (bad state format)."""
     with pytest.raises(ParseError):
         parse_reply(line, NL)
+
+
+@pytest.mark.parametrize(
+    ("line", "action", "problem"),
+    [
+        # Read as the reference's readMatchState reads it (probe W_lenient_echo): a prefix.
+        ("MATCHSTATE:1:0::|Td4d x:f", None, "bad_format"),  # text before the ':'
+        ("MATCHSTATE:0:0:c:Td4d:f", Action.FOLD, None),  # no '|' after the hole cards
+        ("MATCHSTATE: 1: +4294967296::|Td4d:c", Action.CALL, None),  # %u: blanks, sign, 32 bits
+        ("MATCHSTATE:257:0::|Td4d:c", Action.CALL, None),  # %hhu: 8 bits
+        ("MATCHSTATE:1:0::Td4d|Td4d:c", Action.CALL, None),  # no check that a card appears once
+        ("MATCHSTATE:1:0:r 300c:|Td4d/As9d6s:c", Action.CALL, None),  # '/' skipped, sizes as %d
+        # The line is a C string to the reference: it ends at a NUL.
+        ("MATCHSTATE:1:0::|Td4d\0:f", None, "bad_format"),
+        ("MATCHSTATE:1:0::|Td4d:r300\0 and more", Action.raise_to(300), None),
+    ],
+)
+def test_echo_is_read_as_the_reference_reads_it(line: str, action: Action | None,
+                                                 problem: str | None) -> None:
+    reply = parse_reply(line, NL)
+    assert reply is not None and (reply.action, reply.problem) == (action, problem)
+
+
+def test_a_lenient_echo_is_the_state_it_names() -> None:
+    reply = parse_reply("MATCHSTATE:1:0:r 300c:|td4D/As9d6s:c", NL)
+    assert reply is not None
+    assert reply.state.text() == "MATCHSTATE:1:0:r300c/:|Td4d/As9d6s"
 
 
 def test_echo_is_case_insensitive() -> None:
