@@ -99,27 +99,43 @@ def test_many_lines_in_one_chunk_are_split_in_order() -> None:
     assert seat.record.seen[-1] == ("line", b"MATCHSTATE")
 
 
-def _drip(limit: int, size: int, piece: int) -> float:
-    """Seconds to frame one ``size``-byte line sent in ``piece``-byte reads (the best of 3)."""
+def _drip(size: int, piece: int, join_each_read: bool = False) -> float:
+    """CPU seconds to frame one ``size``-byte line sent in ``piece``-byte reads (the least of
+    3; process time, so other processes do not count). ``join_each_read`` joins what came so
+    far before each read, as the framer once did: the quadratic twin of the check below."""
     best = float("inf")
     for _ in range(3):
-        seat = _Seat(limit)
+        seat = _Seat(1 << 20)
         seat.makeConnection(StringTransport())
         chunk = b"x" * piece
-        start = time.perf_counter()
+        so_far = b""
+        start = time.process_time()
         for _ in range(size // piece):
+            if join_each_read:
+                so_far += chunk
             seat.dataReceived(chunk)
         seat.dataReceived(b"\n")
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
         assert seat.record.seen == [("line", b"x" * (size // piece * piece))]
-    return best
+    return max(best, 1e-4)
+
+
+#: 32 times the line may cost at most 3 x 32 times the CPU time: a line copied on each
+#: read costs about 32 x 32 times (the framer once did: seconds of the dealer's CPU for one
+#: line of 1 MiB dripped 16 bytes at a time).
+_FACTOR, _SMALL, _PIECE = 32, 1 << 15, 16
 
 
 def test_a_line_sent_in_small_pieces_is_framed_in_linear_time() -> None:
     """A bot may drip a long line (up to 1 MiB once it answers range queries) a few bytes a
-    read: each read must cost its own bytes, not the whole line again (a line 4 times as
-    long, 4 times the time; copied on every read it was 16 times, seconds of the dealer's
-    CPU for one line)."""
-    short = _drip(1 << 20, 1 << 17, 16)
-    long = _drip(1 << 20, 1 << 19, 16)
-    assert long < 8 * short, (short, long)
+    read: each read must cost its own bytes, not the whole line again."""
+    ratio = _drip(_FACTOR * _SMALL, _PIECE) / _drip(_SMALL, _PIECE)
+    assert ratio <= 3 * _FACTOR, ratio
+
+
+def test_the_linear_time_budget_catches_a_quadratic_framer() -> None:
+    """The same budget refuses framing that copies the line on every read (so the test
+    above can fail)."""
+    ratio = (_drip(_FACTOR * _SMALL, _PIECE, join_each_read=True)
+             / _drip(_SMALL, _PIECE, join_each_read=True))
+    assert ratio > 3 * _FACTOR, ratio
