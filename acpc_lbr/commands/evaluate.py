@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, TypedDict, cast
 
 from twisted.internet import defer, protocol
-from twisted.internet.error import ProcessExitedAlready, ReactorNotRunning
+from twisted.internet.error import CannotListenError, ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
 
 from acpc_lbr.commands import scaleout, seating
@@ -83,6 +83,7 @@ from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, serve_metrics
 from dealer.relay import QueryCounts
 from dealer.results import ResultsGroup
+from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
 
 #: The demonstration run (no options): 142-159 s on a busy 2-core machine (README).
@@ -1142,6 +1143,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
 
     Raises:
         ValueError: an unusable option.
+        ProtocolError: a --game that is no bundled game and no readable game file.
     """
     game = load_game(args.game)
     if game.num_players != 2:
@@ -1168,6 +1170,10 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         raise ValueError("--hands must be positive")
     if not 0 <= args.seed < 2**32:
         raise ValueError("--seed must be an unsigned 32-bit integer")
+    for written in (args.json, args.report):  # found out now, not after the whole run
+        folder = Path(written).parent if written else None
+        if folder is not None and not folder.is_dir():
+            raise ValueError(f"cannot write {written}: no such folder {str(folder)!r}")
     rounds = (ActiveRounds.parse(args.rounds, game) if args.rounds is not None
               else ActiveRounds.last_two(game))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="acpc-lbr-evaluate-"))
@@ -1235,7 +1241,7 @@ def main(argv: Sequence[str]) -> int:
         config = config_from_args(args)
         if args.report:
             require_matplotlib()  # before hours of play, not after
-    except (ValueError, OSError, ImportError) as problem:
+    except (ValueError, ProtocolError, OSError, ImportError) as problem:  # ProtocolError: --game
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if scaleout.wanted(args) or args.dry_run:
@@ -1286,6 +1292,9 @@ def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | in
     first = outcome[0] if outcome else None
     if isinstance(first, Evaluation):
         return first
+    if first is not None and first.check(CannotListenError):  # --metrics-port taken
+        print(f"acpc-lbr evaluate: {first.value}", file=sys.stderr)
+        return EXIT_FAILED
     error = first.getTraceback() if first is not None else "interrupted"
     print(f"acpc-lbr evaluate: internal error: {error}", file=sys.stderr)
     return EXIT_FAILED
@@ -1300,7 +1309,11 @@ def _write_results(evaluation: Evaluation, args: argparse.Namespace) -> int:
               + (f"; {args.report} was not written" if args.report else "") + ".", file=sys.stderr)
         return evaluation.exit_code
     if args.json:
-        Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
+        try:
+            Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
+        except OSError as problem:
+            print(f"acpc-lbr evaluate: cannot write {args.json}: {problem.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     if args.report and evaluation.document is not None:
         try:
             Path(args.report).write_text(render([evaluation.document]), encoding="utf-8")

@@ -175,6 +175,38 @@ def test_unknown_opponent_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
     assert "unknown bot" in capsys.readouterr().err
 
 
+def test_unknown_game_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """A misspelt --game is one line and exit 2, as in the other commands (a traceback before)."""
+    assert main(["--game", "nolimt"]) == EXIT_USAGE
+    assert "nolimt: neither a game file nor a bundled game" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--json", "--report"])
+def test_an_output_file_in_a_missing_folder_is_refused_before_playing(
+        option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json into a folder that does not exist is refused at once, not after the whole run
+    (the run played to the end, then died on the write with a traceback)."""
+    target = tmp_path / "missing" / "r.out"
+    assert main([option, str(target)]) == EXIT_USAGE
+    assert f"cannot write {target}: no such folder" in capsys.readouterr().err
+
+
+def test_a_metrics_port_in_use_is_one_line(tmp_path: Path) -> None:
+    """--metrics-port on a port another program holds: one line naming it, exit 1 (was an
+    'internal error' with a traceback)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run(["--hands", "2", "--metrics-port", str(port), "--quiet", "--out", str(tmp_path / "logs")],
+                    tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert f"127.0.0.1:{port}" in done.stderr and "in use" in done.stderr
+
+
 def test_opponent_cmd_needs_a_port_placeholder(capsys: pytest.CaptureFixture[str]) -> None:
     """--opponent-cmd without {port} is a usage error."""
     assert main(["--opponent-cmd", "./bot localhost 1"]) == EXIT_USAGE
