@@ -755,7 +755,7 @@ def mirror_main(argv: Sequence[str]) -> int:
     def outcome(o: HandOutcome) -> None:
         seating.write_outcome(o)
         if time.monotonic() - flushed[0] >= seating.FLUSH_SECONDS:  # the parent's progress
-            sys.stdout.flush()
+            seating.flush()
             flushed[0] = time.monotonic()
 
     async def go() -> None:
@@ -772,6 +772,8 @@ def mirror_main(argv: Sequence[str]) -> int:
 
     reactor.callWhenRunning(start)
     reactor.run()
+    if seating.parent_gone:  # the evaluation was stopped; the parent has said so
+        return EXIT_FAILED
     if not done or not isinstance(done[0], Evaluation):
         if done:
             print(f"acpc-lbr evaluate (mirrored seating): internal error: {done[0].getTraceback()}",
