@@ -242,3 +242,6 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert capsys.readouterr().err.count("\n") == 1
     assert report_command.main([str(tmp_path / "missing.json")]) == 2
     assert "missing.json" in capsys.readouterr().err
+    (tmp_path / "m.log").write_text("# name/game/hands/seed m leduc 1 1\nSCORE:0|0:a|b\n")
+    assert report_command.main([str(tmp_path / "m.log")]) == 2  # said 'Expecting value: line 1 ...'
+    assert f"{tmp_path / 'm.log'}: not a results document" in capsys.readouterr().err
