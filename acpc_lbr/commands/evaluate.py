@@ -485,14 +485,14 @@ async def _wind_down(reactor: EvaluateReactor, processes: list[_OpponentProcess]
 
 def _metrics_endpoint(config: EvaluationConfig, progress: TextIO | None,
                       ) -> tuple[DealerMetrics | None, ListeningPort | None]:
-    """The metrics and their endpoint (``--metrics-port``; its address said on ``progress``)."""
+    """The metrics and their endpoint (``--metrics-port``; its address said on ``progress``, or on
+    stderr under ``--quiet``: it was asked for, and with port 0 nothing else tells it, as in the dealer)."""
     if config.metrics_port is None:
         return None, None
     metrics = DealerMetrics()
     listening = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
-    if progress is not None:
-        address = listening.getHost()
-        print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
+    address = listening.getHost()
+    print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress or sys.stderr, flush=True)
     return metrics, listening
 
 
