@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import re
 import shlex
@@ -435,8 +436,11 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
 def _interrupter(matches: Sequence[Match], processes: list[_OpponentProcess],
                  remote: seating.SeatingProcess | None) -> Callable[[], None]:
     """What SIGINT/SIGTERM does: end the matches now (their logs get the reason and a
-    SCORE over the finished hands) and stop the opponent processes and the mirror."""
+    SCORE over the finished hands) and stop the opponent processes and the mirror. The
+    agents here lose their connections because of it: their complaints (a lost connection,
+    failed queries) are silenced, as the one 'interrupted' line says it all."""
     def interrupted() -> None:
+        logging.getLogger("agents").setLevel(logging.CRITICAL)
         for match in matches:
             match.abort(MatchAborted(Cause.INTERRUPTED, "evaluate was stopped", None, EXIT_INTERNAL))
         for process in processes:

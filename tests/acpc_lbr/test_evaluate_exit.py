@@ -180,5 +180,7 @@ def test_the_mirrored_seatings_process_ends_quietly_on_a_signal(tmp_path: Path, 
     assert proc.returncode == 1, text[-2000:]
     assert "Traceback" not in text and "internal error" not in text, text[-2000:]
     assert "interrupted" in text
+    # The in-process agents' lost connections are the stop's own doing: not reported one by one.
+    assert "connection to the dealer lost" not in text and "range query failed" not in text, text[-2000:]
     for log in (logs / "lbr-vs-random.log", mirror):
         assert log.read_text().splitlines()[-2].startswith("# ERROR:"), log
