@@ -1298,7 +1298,7 @@ def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | in
     first = outcome[0] if outcome else None
     if isinstance(first, Evaluation):
         return first
-    if first is not None and first.check(CannotListenError):  # --metrics-port taken
+    if first is not None and first.check(CannotListenError):  # type: ignore[no-untyped-call]  # --metrics-port taken
         print(f"acpc-lbr evaluate: {first.value}", file=sys.stderr)
         return EXIT_FAILED
     error = first.getTraceback() if first is not None else "interrupted"

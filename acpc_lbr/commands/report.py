@@ -19,6 +19,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render, require_matplotlib
@@ -52,7 +53,7 @@ def main(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
-def _read(file: str) -> object:
+def _read(file: str) -> Any:
     """One results document's JSON.
 
     Raises:
