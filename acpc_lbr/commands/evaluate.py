@@ -332,7 +332,12 @@ class Evaluation:
                     f"{check['threshold_z']:g}); its probed ranges are not its strategy")
         unplayed = [r for r in self.results if r.cause is not None and not r.hands_played]
         if unplayed and not any(r.hands_played for r in self.results):
-            return f"no hand was played: {unplayed[0].message}"
+            message = unplayed[0].message or "the match ended early"
+            if self.config.opponent_cmd is not None and "its output" not in message:
+                # A program that left (started for another game, say) tells why in its output.
+                log = self.config.out / f"opponent{self.results.index(unplayed[0])}.out"
+                message += f" (the opponent program's output: {log})"
+            return f"no hand was played: {message}"
         if not self.timing.decisions and self.results:
             return (f"LBR took no active decision (rounds {self.config.rounds.text()}): it only "
                     "checked and called, so its win rate says nothing about the opponent")

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -253,6 +254,20 @@ def test_an_opponent_program_that_exits_at_start_ends_the_matches_at_once(tmp_pa
     assert "took no active decision" not in done.stderr
     assert "Traceback" not in done.stderr
     assert (out / "opponent0.out").exists() and (out / "opponent1.out").exists()
+
+
+def test_an_opponent_program_started_for_another_game_is_pointed_to_its_output(tmp_path: Path) -> None:
+    """A bot started with the wrong --game reads the first state, says why in its output and
+    leaves; the refusal names that output (it said only 'seat 2 disconnected while acting')."""
+    out = tmp_path / "logs"
+    bot = f"{sys.executable} -m acpc_lbr.cli play call-raise {{host}} {{port}} --game leduc"
+    done = _run(["--opponent-cmd", bot, "--hands", "10", "--out", str(out), "--quiet"], tmp_path)
+    assert done.returncode != 0
+    refusal = done.stderr.strip().splitlines()[-1]
+    assert "no bound: no hand was played: seat" in refusal, done.stderr
+    shown = re.search(r"the opponent program's output: (\S+\.out)\)", refusal)
+    assert shown is not None, refusal
+    assert "start the bot with the dealer's game (--game)" in Path(shown.group(1)).read_text()
 
 
 # -- numbers that must be refused, and counts that must agree (issue 13) ----------------------
