@@ -270,6 +270,17 @@ def test_an_opponent_program_started_for_another_game_is_pointed_to_its_output(t
     assert "start the bot with the dealer's game (--game)" in Path(shown.group(1)).read_text()
 
 
+def test_one_deal_prints_no_nan_interval(tmp_path: Path) -> None:
+    """--hands 1: one duplicate pair has a mean but no interval; the report says so instead of
+    '± nan [+nan, +nan]'."""
+    done = _run(["--game", "kuhn", "--opponent", "random", "--hands", "1", "--quiet",
+                 "--out", str(tmp_path / "logs")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "± nan" not in done.stdout and "+nan" not in done.stdout, done.stdout
+    assert re.search(r"^  duplicate +[+-]\d+\.\d   \(no interval: fewer than 2 units\)  \(1 pairs\)$",
+                     done.stdout, flags=re.MULTILINE), done.stdout
+
+
 # -- numbers that must be refused, and counts that must agree (issue 13) ----------------------
 
 LEDUC = load_game("leduc")
