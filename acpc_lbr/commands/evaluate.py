@@ -1195,6 +1195,10 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
     rounds = (ActiveRounds.parse(args.rounds, game) if args.rounds is not None
               else ActiveRounds.last_two(game))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="acpc-lbr-evaluate-"))
+    try:  # now, not as an internal error once the players are starting
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as problem:
+        raise ValueError(f"--out {args.out}: cannot make the log folder: {problem.strerror}") from None
     return EvaluationConfig(
         game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
         bets=BettingOptions.parse(args.bets), rounds=rounds,

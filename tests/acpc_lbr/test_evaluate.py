@@ -192,6 +192,15 @@ def test_an_output_file_in_a_missing_folder_is_refused_before_playing(
     assert f"cannot write {target}: no such folder" in capsys.readouterr().err
 
 
+def test_an_out_folder_that_cannot_be_made_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--out naming a file is refused before anything starts (an 'internal error' traceback before)."""
+    taken = tmp_path / "a-file"
+    taken.write_text("")
+    assert main(["--out", str(taken)]) == EXIT_USAGE
+    assert f"--out {taken}: cannot make the log folder" in capsys.readouterr().err
+
+
 def test_a_metrics_port_in_use_is_one_line(tmp_path: Path) -> None:
     """--metrics-port on a port another program holds: one line naming it, exit 1 (was an
     'internal error' with a traceback)."""
