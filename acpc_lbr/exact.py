@@ -86,6 +86,29 @@ __all__ = [
 #: Tolerance on a policy's probabilities summing to 1 over the walked actions.
 SUM_TOLERANCE = 1e-6
 
+#: The largest game walked: boards times hand pairs (Leduc 144, Kuhn 9; hold'em about 6e13,
+#: which would run for ever).
+MAX_WORK = 10**8
+
+
+def check_walkable(game: GameDef) -> None:
+    """Refuse a game whose tree is too large to walk (hold'em) rather than walk it for ever.
+
+    Raises:
+        ValueError: not heads-up, or more than :data:`MAX_WORK` boards times hand pairs.
+    """
+    if game.num_players != 2:
+        raise ValueError("the exact tools handle two-player games only")
+    boards, left = 1, game.deck_size - 2 * game.num_hole_cards
+    for count in game.num_board_cards[: game.num_rounds]:
+        boards *= comb(left, count)
+        left -= count
+    work = boards * game.num_hands**2
+    if work > MAX_WORK:
+        raise ValueError(f"the game is too large to walk exactly ({boards:,} boards times "
+                         f"{game.num_hands**2:,} hand pairs; at most {MAX_WORK:,}): "
+                         "the exact tools are for small games such as Kuhn and Leduc")
+
 
 @dataclass(frozen=True)
 class BestResponse:
@@ -131,8 +154,7 @@ class _Tree:
     """Shared machinery: chance deals, terminal payoffs, policy checks."""
 
     def __init__(self, game: GameDef, actions: ActionsFunction) -> None:
-        if game.num_players != 2:
-            raise ValueError("the exact tools handle two-player games only")
+        check_walkable(game)
         self.game = game
         self.actions = actions
         self.table = hand_table(game)

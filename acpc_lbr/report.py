@@ -303,16 +303,22 @@ def _headline(doc: Mapping[str, Any], i: int) -> str:
     mbb, bb = block["mbb_per_game"], block["bb_per_hand"]
     base = f"estimators.{name}"
     low, high = mbb["mean"] - mbb["half_width_95"], mbb["mean"] + mbb["half_width_95"]
+    config = doc["config"]
+    lbr = bool(config.get("lbr"))  # made by `evaluate`; a dealer's match may be any two bots
+    what = "Lower bound on exploitability" if lbr else f"Win rate of {_esc(config.get('measured'))}"
+    note = ("all are unbiased estimates of LBR's win rate, which is a lower bound on what a best "
+            "response would win." if lbr else
+            f"all are unbiased estimates of the win rate of {_esc(config.get('measured'))} (a match of "
+            "the dealer's: a lower bound on the opponent's exploitability only when that player is LBR).")
     return (
-        f'<p class="headline" id="headline-{i}">Lower bound on exploitability: '
+        f'<p class="headline" id="headline-{i}">{what}: '
         f'<strong>{_num(i, base + ".mbb_per_game.mean", mbb["mean"], sign=True)} '
         f'± {_num(i, base + ".mbb_per_game.half_width_95", mbb["half_width_95"])} mbb/g</strong> '
         f"(95% interval [{low:+.1f}, {high:+.1f}]), i.e. "
         f'{_num(i, base + ".bb_per_hand.mean", bb["mean"], 2, 100.0, sign=True)} '
         f'± {_num(i, base + ".bb_per_hand.half_width_95", bb["half_width_95"], 2, 100.0)} bb/100; '
         f"estimator: {_esc(label(name))}, {_num(i, base + '.chips.n', block['chips']['n'])} units.</p>"
-        '<p class="muted">The estimator with the narrowest interval is shown; all are unbiased estimates '
-        "of LBR's win rate, which is a lower bound on what a best response would win.</p>"
+        f'<p class="muted">The estimator with the narrowest interval is shown; {note}</p>'
     )
 
 
@@ -485,7 +491,8 @@ def render(docs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None
             raise ValueError(f"{where}: not an acpc-lbr results document (schema {SCHEMA!r}, "
                              f"version {'/'.join(map(str, READABLE_VERSIONS))})")
     several = len(docs) > 1
-    title = "LBR evaluation: " + (_title(docs[0]) if not several else f"{len(docs)} runs")
+    kind = "LBR evaluation" if any(doc["config"].get("lbr") for doc in docs) else "Match results"
+    title = f"{kind}: " + (_title(docs[0]) if not several else f"{len(docs)} runs")
     sources = "".join(f"<li>{_esc(n)}</li>" for n in names) if names else ""
     body = [f"<h1>{_esc(title)}</h1>"]
     if sources:

@@ -417,10 +417,12 @@ class BotFactory(protocol.ClientFactory):
     def clientConnectionLost(self, connector: Any, reason: Failure) -> None:
         """EOF from the dealer is the normal end of a match: status 0."""
         clean = reason.check(error.ConnectionDone)  # type: ignore[no-untyped-call]
-        if clean and not (self.client is not None and self.client.failed):
+        failed = self.client is not None and self.client.failed
+        if clean and not failed:
             self._finish(0)
         else:
-            log.error("connection to the dealer lost: %s", reason.getErrorMessage())
+            if not clean:  # a clean close after the client failed is its own: it said why
+                log.error("connection to the dealer lost: %s", reason.getErrorMessage())
             self._finish(1)
 
     def _finish(self, status: int) -> None:

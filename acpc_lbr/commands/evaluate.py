@@ -43,6 +43,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
+import math
 import os
 import re
 import shlex
@@ -56,7 +58,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, TypedDict, cast
 
 from twisted.internet import defer, protocol
-from twisted.internet.error import ProcessExitedAlready, ReactorNotRunning
+from twisted.internet.error import CannotListenError, ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
 
 from acpc_lbr.commands import scaleout, seating
@@ -83,6 +85,7 @@ from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, serve_metrics
 from dealer.relay import QueryCounts
 from dealer.results import ResultsGroup
+from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
 
 #: The demonstration run (no options): 142-159 s on a busy 2-core machine (README).
@@ -330,7 +333,12 @@ class Evaluation:
                     f"{check['threshold_z']:g}); its probed ranges are not its strategy")
         unplayed = [r for r in self.results if r.cause is not None and not r.hands_played]
         if unplayed and not any(r.hands_played for r in self.results):
-            return f"no hand was played: {unplayed[0].message}"
+            message = unplayed[0].message or "the match ended early"
+            if self.config.opponent_cmd is not None and "its output" not in message:
+                # A program that left (started for another game, say) tells why in its output.
+                log = self.config.out / f"opponent{self.results.index(unplayed[0])}.out"
+                message += f" (the opponent program's output: {log})"
+            return f"no hand was played: {message}"
         if not self.timing.decisions and self.results:
             return (f"LBR took no active decision (rounds {self.config.rounds.text()}): it only "
                     "checked and called, so its win rate says nothing about the opponent")
@@ -434,8 +442,11 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
 def _interrupter(matches: Sequence[Match], processes: list[_OpponentProcess],
                  remote: seating.SeatingProcess | None) -> Callable[[], None]:
     """What SIGINT/SIGTERM does: end the matches now (their logs get the reason and a
-    SCORE over the finished hands) and stop the opponent processes and the mirror."""
+    SCORE over the finished hands) and stop the opponent processes and the mirror. The
+    agents here lose their connections because of it: their complaints (a lost connection,
+    failed queries) are silenced, as the one 'interrupted' line says it all."""
     def interrupted() -> None:
+        logging.getLogger("agents").setLevel(logging.CRITICAL)
         for match in matches:
             match.abort(MatchAborted(Cause.INTERRUPTED, "evaluate was stopped", None, EXIT_INTERNAL))
         for process in processes:
@@ -484,14 +495,14 @@ async def _wind_down(reactor: EvaluateReactor, processes: list[_OpponentProcess]
 
 def _metrics_endpoint(config: EvaluationConfig, progress: TextIO | None,
                       ) -> tuple[DealerMetrics | None, ListeningPort | None]:
-    """The metrics and their endpoint (``--metrics-port``; its address said on ``progress``)."""
+    """The metrics and their endpoint (``--metrics-port``; its address said on ``progress``, or on
+    stderr under ``--quiet``: it was asked for, and with port 0 nothing else tells it, as in the dealer)."""
     if config.metrics_port is None:
         return None, None
     metrics = DealerMetrics()
     listening = serve_metrics(metrics, config.metrics_port, config.metrics_bind)
-    if progress is not None:
-        address = listening.getHost()
-        print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress, flush=True)
+    address = listening.getHost()
+    print(f"METRICS http://{address.host}:{address.port}/metrics", file=progress or sys.stderr, flush=True)
     return metrics, listening
 
 
@@ -754,7 +765,7 @@ def mirror_main(argv: Sequence[str]) -> int:
     def outcome(o: HandOutcome) -> None:
         seating.write_outcome(o)
         if time.monotonic() - flushed[0] >= seating.FLUSH_SECONDS:  # the parent's progress
-            sys.stdout.flush()
+            seating.flush()
             flushed[0] = time.monotonic()
 
     async def go() -> None:
@@ -771,6 +782,8 @@ def mirror_main(argv: Sequence[str]) -> int:
 
     reactor.callWhenRunning(start)
     reactor.run()
+    if seating.parent_gone:  # the evaluation was stopped; the parent has said so
+        return EXIT_FAILED
     if not done or not isinstance(done[0], Evaluation):
         if done:
             print(f"acpc-lbr evaluate (mirrored seating): internal error: {done[0].getTraceback()}",
@@ -1011,17 +1024,23 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
     for name in names:
         mean, half, n = evaluation.mbb(name)
         unit = "pairs" if name == "duplicate" else "hands"
-        lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
+        lines.append(_bound_line(name, mean, half, f"{n} {unit}"))
     if evaluation.io_estimates is not None:
         scale = 1000.0 / config.game.big_blind
         for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
             stat = evaluation.io_estimates.estimator(name)
             if stat.n:
-                mean, half = stat.mean * scale, stat.half_width * scale
-                lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
+                lines.append(_bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines
+
+
+def _bound_line(name: str, mean: float, half: float, units: str) -> str:
+    """One estimator's row; with fewer than two units it has no interval (was '± nan [+nan, +nan]')."""
+    if not math.isfinite(half):
+        return f"  {name:<15} {mean:>+10.1f}   (no interval: fewer than 2 units)  ({units})"
+    return f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({units})"
 
 
 def _time_lines(evaluation: Evaluation, hands: int) -> list[str]:
@@ -1142,6 +1161,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
 
     Raises:
         ValueError: an unusable option.
+        ProtocolError: a --game that is no bundled game and no readable game file.
     """
     game = load_game(args.game)
     if game.num_players != 2:
@@ -1168,9 +1188,17 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         raise ValueError("--hands must be positive")
     if not 0 <= args.seed < 2**32:
         raise ValueError("--seed must be an unsigned 32-bit integer")
+    for written in (args.json, args.report):  # found out now, not after the whole run
+        folder = Path(written).parent if written else None
+        if folder is not None and not folder.is_dir():
+            raise ValueError(f"cannot write {written}: no such folder {str(folder)!r}")
     rounds = (ActiveRounds.parse(args.rounds, game) if args.rounds is not None
               else ActiveRounds.last_two(game))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="acpc-lbr-evaluate-"))
+    try:  # now, not as an internal error once the players are starting
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as problem:
+        raise ValueError(f"--out {args.out}: cannot make the log folder: {problem.strerror}") from None
     return EvaluationConfig(
         game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
         bets=BettingOptions.parse(args.bets), rounds=rounds,
@@ -1235,7 +1263,7 @@ def main(argv: Sequence[str]) -> int:
         config = config_from_args(args)
         if args.report:
             require_matplotlib()  # before hours of play, not after
-    except (ValueError, OSError, ImportError) as problem:
+    except (ValueError, ProtocolError, OSError, ImportError) as problem:  # ProtocolError: --game
         print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if scaleout.wanted(args) or args.dry_run:
@@ -1286,6 +1314,9 @@ def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | in
     first = outcome[0] if outcome else None
     if isinstance(first, Evaluation):
         return first
+    if first is not None and first.check(CannotListenError):  # type: ignore[no-untyped-call]  # --metrics-port taken
+        print(f"acpc-lbr evaluate: {first.value}", file=sys.stderr)
+        return EXIT_FAILED
     error = first.getTraceback() if first is not None else "interrupted"
     print(f"acpc-lbr evaluate: internal error: {error}", file=sys.stderr)
     return EXIT_FAILED
@@ -1300,7 +1331,11 @@ def _write_results(evaluation: Evaluation, args: argparse.Namespace) -> int:
               + (f"; {args.report} was not written" if args.report else "") + ".", file=sys.stderr)
         return evaluation.exit_code
     if args.json:
-        Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
+        try:
+            Path(args.json).write_text(json.dumps(evaluation.document, indent=2) + "\n")
+        except OSError as problem:
+            print(f"acpc-lbr evaluate: cannot write {args.json}: {problem.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     if args.report and evaluation.document is not None:
         try:
             Path(args.report).write_text(render([evaluation.document]), encoding="utf-8")

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 
 from acpc_lbr import strategies
-from acpc_lbr.exact import FloatArray, aivat_moments, best_response, lbr_value
+from acpc_lbr.exact import FloatArray, aivat_moments, best_response, check_walkable, lbr_value
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.strategies import Policy
@@ -104,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         game = load_game(args.game)
+        check_walkable(game)
         policy = _named_policy(game, args.strategy)
         options = BettingOptions.parse(args.bets)
         rounds = ActiveRounds.parse(args.rounds, game)

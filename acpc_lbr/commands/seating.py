@@ -228,13 +228,40 @@ class SeatingProcess:
 
 def write_outcome(o: HandOutcome) -> None:
     """The child's line for one outcome (buffered; see :func:`write_summary`)."""
-    sys.stdout.write(f"O {json.dumps([o.deal, o.chips, o.io_chips, o.aivat_chips])}\n")
+    _write(f"O {json.dumps([o.deal, o.chips, o.io_chips, o.aivat_chips])}\n")
 
 
 def write_summary(summary: SeatingSummary) -> None:
     """The child's last line."""
-    sys.stdout.write(f"S {json.dumps(summary.to_json())}\n")
-    sys.stdout.flush()
+    _write(f"S {json.dumps(summary.to_json())}\n", flush=True)
+
+
+def flush() -> None:
+    """Pass the buffered outcomes on to the parent."""
+    _write("", flush=True)
+
+
+#: Set once the parent has stopped reading (it was interrupted and has said so itself).
+parent_gone: list[bool] = []
+
+
+def _write(line: str, flush: bool = False) -> None:
+    """Write to the parent; once it has gone, drop the line, and every later one, quietly.
+
+    A parent stopped by SIGINT/SIGTERM exits at once and closes the pipe while the
+    child, stopped too, still ends its match: its last lines have no reader.
+    """
+    if parent_gone:
+        return
+    try:
+        sys.stdout.write(line)
+        if flush:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        parent_gone.append(True)
+        devnull = os.open(os.devnull, os.O_WRONLY)  # no second error when Python flushes at exit
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def end_with_parent() -> None:

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -175,6 +176,47 @@ def test_unknown_opponent_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
     assert "unknown bot" in capsys.readouterr().err
 
 
+def test_unknown_game_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """A misspelt --game is one line and exit 2, as in the other commands (a traceback before)."""
+    assert main(["--game", "nolimt"]) == EXIT_USAGE
+    assert "nolimt: neither a game file nor a bundled game" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--json", "--report"])
+def test_an_output_file_in_a_missing_folder_is_refused_before_playing(
+        option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json into a folder that does not exist is refused at once, not after the whole run
+    (the run played to the end, then died on the write with a traceback)."""
+    target = tmp_path / "missing" / "r.out"
+    assert main([option, str(target)]) == EXIT_USAGE
+    assert f"cannot write {target}: no such folder" in capsys.readouterr().err
+
+
+def test_an_out_folder_that_cannot_be_made_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--out naming a file is refused before anything starts (an 'internal error' traceback before)."""
+    taken = tmp_path / "a-file"
+    taken.write_text("")
+    assert main(["--out", str(taken)]) == EXIT_USAGE
+    assert f"--out {taken}: cannot make the log folder" in capsys.readouterr().err
+
+
+def test_a_metrics_port_in_use_is_one_line(tmp_path: Path) -> None:
+    """--metrics-port on a port another program holds: one line naming it, exit 1 (was an
+    'internal error' with a traceback)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run(["--hands", "2", "--metrics-port", str(port), "--quiet", "--out", str(tmp_path / "logs")],
+                    tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert f"127.0.0.1:{port}" in done.stderr and "in use" in done.stderr
+
+
 def test_opponent_cmd_needs_a_port_placeholder(capsys: pytest.CaptureFixture[str]) -> None:
     """--opponent-cmd without {port} is a usage error."""
     assert main(["--opponent-cmd", "./bot localhost 1"]) == EXIT_USAGE
@@ -221,6 +263,31 @@ def test_an_opponent_program_that_exits_at_start_ends_the_matches_at_once(tmp_pa
     assert "took no active decision" not in done.stderr
     assert "Traceback" not in done.stderr
     assert (out / "opponent0.out").exists() and (out / "opponent1.out").exists()
+
+
+def test_an_opponent_program_started_for_another_game_is_pointed_to_its_output(tmp_path: Path) -> None:
+    """A bot started with the wrong --game reads the first state, says why in its output and
+    leaves; the refusal names that output (it said only 'seat 2 disconnected while acting')."""
+    out = tmp_path / "logs"
+    bot = f"{sys.executable} -m acpc_lbr.cli play call-raise {{host}} {{port}} --game leduc"
+    done = _run(["--opponent-cmd", bot, "--hands", "10", "--out", str(out), "--quiet"], tmp_path)
+    assert done.returncode != 0
+    refusal = done.stderr.strip().splitlines()[-1]
+    assert "no bound: no hand was played: seat" in refusal, done.stderr
+    shown = re.search(r"the opponent program's output: (\S+\.out)\)", refusal)
+    assert shown is not None, refusal
+    assert "start the bot with the dealer's game (--game)" in Path(shown.group(1)).read_text()
+
+
+def test_one_deal_prints_no_nan_interval(tmp_path: Path) -> None:
+    """--hands 1: one duplicate pair has a mean but no interval; the report says so instead of
+    '± nan [+nan, +nan]'."""
+    done = _run(["--game", "kuhn", "--opponent", "random", "--hands", "1", "--quiet",
+                 "--out", str(tmp_path / "logs")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "± nan" not in done.stdout and "+nan" not in done.stdout, done.stdout
+    assert re.search(r"^  duplicate +[+-]\d+\.\d   \(no interval: fewer than 2 units\)  \(1 pairs\)$",
+                     done.stdout, flags=re.MULTILINE), done.stdout
 
 
 # -- numbers that must be refused, and counts that must agree (issue 13) ----------------------

@@ -150,3 +150,37 @@ def test_an_interrupted_evaluation_keeps_the_opponent_programs_output(tmp_path: 
     text = (tmp_path / "stderr.txt").read_text(errors="replace")
     assert proc.returncode == 1, text[-2000:]
     assert "the opponent was here" in (logs / "opponent0.out").read_text()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_mirrored_seatings_process_ends_quietly_on_a_signal(tmp_path: Path, signum: int) -> None:
+    """Without --metrics-port the mirrored seating plays in a second process. Stopped, the
+    parent exits at once and the child, stopped too, finds no reader for its summary: it
+    ends its match and exits without a word (it printed 'internal error' and a
+    BrokenPipeError traceback after the parent's 'interrupted' line)."""
+    logs = tmp_path / "logs"
+    proc = subprocess.Popen(
+        [str(ACPC_LBR), "evaluate", "--game", "leduc", "--rounds", "1-2", "--opponent", "random",
+         "--hands", "200000", "--seed", "3", "--progress-every", "1000000", "--out", str(logs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + HANG
+        mirror = logs / "lbr-vs-random.dup.log"
+        while time.monotonic() < deadline and proc.poll() is None and not (
+                mirror.exists() and mirror.read_text().count("STATE:") >= 20):
+            time.sleep(0.05)  # wait until the mirror plays
+        proc.send_signal(signum)
+        # The child writes to the same stderr: the pipe ends when both have exited.
+        _, err = proc.communicate(timeout=HANG)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = err.decode(errors="replace")
+    assert proc.returncode == 1, text[-2000:]
+    assert "Traceback" not in text and "internal error" not in text, text[-2000:]
+    assert "interrupted" in text
+    # The in-process agents' lost connections are the stop's own doing: not reported one by one.
+    assert "connection to the dealer lost" not in text and "range query failed" not in text, text[-2000:]
+    for log in (logs / "lbr-vs-random.log", mirror):
+        assert log.read_text().splitlines()[-2].startswith("# ERROR:"), log

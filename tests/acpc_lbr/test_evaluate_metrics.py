@@ -59,3 +59,15 @@ def test_evaluate_serves_the_running_estimate(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_quiet_still_says_where_the_metrics_are(tmp_path: Path) -> None:
+    """--quiet silences the progress, not the METRICS line: with --metrics-port 0 it is the only
+    way to find the endpoint (it was dropped with the progress)."""
+    done = subprocess.run(
+        [str(ACPC_LBR), "evaluate", "--game", "kuhn", "--opponent", "random", "--hands", "5",
+         "--metrics-port", "0", "--quiet", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"^METRICS http://127\.0\.0\.1:\d+/metrics$", done.stderr, flags=re.MULTILINE), done.stderr
+

@@ -484,6 +484,20 @@ def test_exact_command_refuses_bad_rounds_and_reports_a_failing_strategy(capsys)
     assert "raised RuntimeError" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("game", ["nolimit", "limit"])
+def test_exact_command_refuses_holdem_at_once(capsys, game):
+    """Hold'em's tree cannot be walked: a usage error naming the small games, not a walk that
+    never ends (``acpc-lbr exact --game nolimit`` ran for ever)."""
+    from acpc_lbr.commands.exact import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--game", game])
+    assert stopped.value.code == 2
+    assert "too large to walk exactly" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="too large"):
+        best_response(load_game(game), uniform_random(load_game(game)))
+
+
 # -- sampled play agrees with the exact value ---------------------------------------------------
 
 

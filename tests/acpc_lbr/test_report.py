@@ -177,6 +177,19 @@ def test_several_files_give_a_table_of_bounds_side_by_side() -> None:
     _check_self_contained(page)
 
 
+def test_a_dealers_match_is_not_called_a_bound_on_exploitability() -> None:
+    """A document of `acpc-lbr dealer --results-json` (config.lbr null: any two bots) reports the
+    measured player's win rate; it was headed 'LBR evaluation' and 'Lower bound on
+    exploitability: -1427.0 mbb/g', a negative bound on a quantity that is never negative."""
+    doc = _leduc_document(4, lbr=None, measured="a", players=["a", "b"])
+    page = render([doc])
+    headline = page[page.index('id="headline-0"'):page.index("</p>", page.index('id="headline-0"'))]
+    assert "Win rate of a" in headline and "exploitability" not in headline
+    assert "<title>Match results: a vs b in leduc</title>" in page
+    _check_numbers(page, [doc])
+    assert "Lower bound on exploitability" in render([_leduc_document(4)])
+
+
 def test_any_estimator_the_document_lists_is_reported_and_plotted() -> None:
     """An estimator unknown to the report (e.g. a future AIVAT) gets its row, its line and its band."""
     doc = _leduc_document(3)
@@ -242,3 +255,6 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert capsys.readouterr().err.count("\n") == 1
     assert report_command.main([str(tmp_path / "missing.json")]) == 2
     assert "missing.json" in capsys.readouterr().err
+    (tmp_path / "m.log").write_text("# name/game/hands/seed m leduc 1 1\nSCORE:0|0:a|b\n")
+    assert report_command.main([str(tmp_path / "m.log")]) == 2  # said 'Expecting value: line 1 ...'
+    assert f"{tmp_path / 'm.log'}: not a results document" in capsys.readouterr().err

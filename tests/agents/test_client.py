@@ -301,6 +301,29 @@ def test_an_over_long_line_closes_the_connection_as_a_failure() -> None:
     assert statuses == [1]
 
 
+def test_a_failed_clients_own_close_is_not_reported_as_a_lost_connection(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A bot that disconnects because it failed (wrong --game) has said why; the clean close
+    that follows is status 1 without a second error, 'connection to the dealer lost:
+    Connection was closed cleanly' (printed after every such failure, and twice before
+    evaluate's 'does not answer range queries')."""
+    from twisted.internet.error import ConnectionDone
+    from twisted.python.failure import Failure
+
+    from agents.client import BotFactory
+
+    factory = BotFactory(lambda: make_bot("always-call", load_game("kuhn")))
+    bot = factory.buildProtocol(None)
+    connect(bot)
+    bot.dataReceived(b"MATCHSTATE:1:0::|2hAc\r\n")  # not a Kuhn state: the bot fails
+    statuses: list[int] = []
+    factory.done.addCallback(statuses.append)
+    factory.clientConnectionLost(None, Failure(ConnectionDone()))
+    assert statuses == [1]
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "--game" in errors[0], errors
+
+
 def test_a_clean_close_is_status_zero_and_a_reset_status_one() -> None:
     """The factory maps the dealer's EOF to 0 and a lost connection to 1."""
     from twisted.internet.error import ConnectionDone, ConnectionLost

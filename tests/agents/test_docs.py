@@ -59,3 +59,25 @@ def test_sdk_guide_shows_the_example_bot_as_it_is() -> None:
     source = (DOCS / "examples" / "example_bot.py").read_text()
     assert block.strip() in source
     assert len(block.strip().splitlines()) > 20
+
+
+def test_sdk_guide_local_match_runs_with_a_stale_ports_file(tmp_path: Path) -> None:
+    """The guide's "full local match" runs as written where an earlier run left its ports.txt
+    (it read the old, dead ports before the dealer had written its own, and both bots failed)."""
+    import os
+    import subprocess
+    import sys
+
+    text = (DOCS / "bot-sdk.md").read_text()
+    block = text[text.index("A full local match"):].split("\n\n")[1]
+    script = "\n".join(line.removeprefix("    ") for line in block.splitlines())
+    assert "ports.txt" in script
+    (tmp_path / "docs").symlink_to(DOCS)  # the guide runs from the repository's root
+    (tmp_path / "ports.txt").write_text("1 2\n")  # ports nothing listens on
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    log = (tmp_path / "m.log").read_text().splitlines()
+    assert sum(line.startswith("STATE:") for line in log) == 1000
+    assert log[-1].startswith("SCORE:") and log[-1].endswith(":mine|other")
