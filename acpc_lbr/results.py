@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Literal, NotRequired, TypedDict, cast
 
 import numpy as np
@@ -189,6 +190,21 @@ def estimates_from_outcomes(outcomes: Iterable[HandOutcome]) -> MatchEstimates:
     return estimates
 
 
+def read_document(path: Path | str) -> ResultsDocument:
+    """A results document from its file.
+
+    Raises:
+        OSError: unreadable.
+        ValueError: not JSON, or JSON with ``NaN`` or ``Infinity``, which no
+            results document holds (they are written strictly, :func:`dumps`):
+            an altered file, whose figures are not to be shown.
+    """
+    def refuse(constant: str) -> float:
+        raise ValueError(f"{path}: holds {constant}, which no results document does (an altered file)")
+
+    return cast(ResultsDocument, json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=refuse))
+
+
 def results_document(
     config: ResultsConfig,
     estimates: MatchEstimates,
@@ -269,6 +285,7 @@ def merge_documents(docs: Sequence[ResultsDocument]) -> ResultsDocument:
     games = {doc["config"].get("game") for doc in docs}
     if len(big_blinds) > 1 or len(games) > 1:
         raise ValueError(f"cannot merge results of different games: {sorted(map(str, games))}")
+    _check_mergeable(docs)
     aivat, refused = _merged_aivat(docs)
     estimates = MatchEstimates()
     counts: dict[str, int] = {}
@@ -293,6 +310,52 @@ def merge_documents(docs: Sequence[ResultsDocument]) -> ResultsDocument:
     if refused:
         counts["aivat_fallbacks"] = 0
     return results_document(config, estimates, big_blinds.pop(), counts, timings)
+
+
+def _check_mergeable(docs: Sequence[ResultsDocument]) -> None:
+    """Refuse documents that are not batches of one evaluation, or that hold the same deals.
+
+    A merge is one estimate over independent hands of one measured player
+    against one opponent, played one way: documents of another measured
+    player (whose winnings are the negation), other players or other LBR
+    options would mix different quantities under the first one's labels; the
+    same document twice, or two documents dealt from the same seed (the same
+    deals), would count hands twice and give too narrow an interval.
+
+    Raises:
+        ValueError: the first two documents that do not merge, and why.
+    """
+    first: dict[str, tuple[int, object]] = {}
+    for index, doc in enumerate(docs, 1):
+        config = doc["config"]
+        keys: dict[str, object] = {
+            "measured player": config.get("measured"),
+            "players": sorted(config.get("players") or []) or None,
+            "LBR options": config.get("lbr"),
+        }
+        for what, value in keys.items():
+            if value is None:
+                continue
+            earlier, seen = first.setdefault(what, (index, value))
+            if seen != value:
+                raise ValueError(f"cannot merge results of different {what}: batch {earlier} has "
+                                 f"{seen!r}, batch {index} {value!r}")
+    seeds: dict[object, int] = {}
+    for index, doc in enumerate(docs, 1):
+        seed = doc["config"].get("seed")
+        raw = doc["estimators"]["raw"]["chips"]
+        counted = doc.get("counts", {}).get("hands", raw["n"])
+        if counted != raw["n"]:
+            raise ValueError(f"batch {index} counts {counted} hands but its raw estimator has {raw['n']}: "
+                             "the document was altered or cut short")
+        same = (("seed", seed) if isinstance(seed, int) and not isinstance(seed, bool) else
+                ("figures", json.dumps([raw.get("exact"), raw.get("n"), raw.get("mean"),
+                                        doc["estimators"].get("pending_halves")], sort_keys=True)))
+        earlier = seeds.setdefault(same, index)
+        if earlier != index:
+            why = f"were dealt from the same seed {seed}" if same[0] == "seed" else "hold the same hands"
+            raise ValueError(f"batches {earlier} and {index} {why}: their hands would count as independent "
+                             "samples, which they are not (give each run its own --seed)")
 
 
 def _merged_aivat(docs: Sequence[ResultsDocument]) -> tuple[AivatRecord | NotComputed | None, bool]:

@@ -15,13 +15,13 @@ matplotlib.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render, require_matplotlib
+from acpc_lbr.results import read_document
 
 
 def main(argv: Sequence[str]) -> int:
@@ -42,7 +42,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"acpc-lbr report: {missing}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        docs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.files]
+        docs = [read_document(f) for f in args.files]
         page = render(docs, list(args.files))
         Path(args.out).write_text(page, encoding="utf-8")
     except (OSError, ValueError, KeyError, TypeError) as error:
