@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import re
 import shlex
@@ -1010,18 +1011,27 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
     names = ["raw", "duplicate"] if config.duplicate else ["raw"]
     for name in names:
         mean, half, n = evaluation.mbb(name)
-        unit = "pairs" if name == "duplicate" else "hands"
-        lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({n} {unit})")
+        lines.append(_bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
     if evaluation.io_estimates is not None:
         scale = 1000.0 / config.game.big_blind
         for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
             stat = evaluation.io_estimates.estimator(name)
             if stat.n:
-                mean, half = stat.mean * scale, stat.half_width * scale
-                lines.append(f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({stat.n})")
+                lines.append(_bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines
+
+
+def _bound_line(name: str, mean: float, half: float, units: str) -> str:
+    """One estimator's mean and 95% interval in mbb/g (no interval below two units: its width is unknown).
+
+    >>> _bound_line("duplicate", 1500.0, float("nan"), "1 pairs")
+    '  duplicate          +1500.0 ± -        (no interval: fewer than 2 units)  (1 pairs)'
+    """
+    if not math.isfinite(half):
+        return f"  {name:<15} {mean:>+10.1f} ± {'-':<8} (no interval: fewer than 2 units)  ({units})"
+    return f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({units})"
 
 
 def _time_lines(evaluation: Evaluation, hands: int) -> list[str]:
