@@ -957,6 +957,8 @@ class _FoundResults:
     setups: _AivatSetups = field(default_factory=lambda: _AivatSetups())
     #: The log of each (match name, seed) added.
     headers: dict[tuple[str, int], Path] = field(default_factory=dict)
+    #: The log of each (seed, seat names) added.
+    seatings: dict[tuple[int, tuple[str, ...]], Path] = field(default_factory=dict)
 
     def add_log(self, log: Path, half: int, query_path: Path, deal_offset: int) -> int:
         """Add one ``.log`` (and its ``.queries`` file, if there is one); returns its header's hands.
@@ -981,6 +983,10 @@ class _FoundResults:
         elif sorted(data.seat_names) != sorted(self.players):
             raise ValueError(f"{log}: players {'|'.join(data.seat_names)}, not {'|'.join(self.players)}: "
                              "the results of other players do not merge into one figure")
+        seating = self.seatings.setdefault((this_seed, data.seat_names), log)
+        if seating != log:
+            raise ValueError(f"{log} and {seating} were dealt from the same seed {this_seed} to the same seats: "
+                             "the same deals, not independent samples (give each match its own seed)")
         self.errors += len(data.errors)
         self.duplicate = self.duplicate or half == 1
         rows: dict[int, list[FloatArray] | None] | None = None

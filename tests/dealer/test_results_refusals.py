@@ -142,3 +142,13 @@ def test_logs_of_other_players_are_refused(match: Path) -> None:
     _play_match(match, "o", ("lbr", "other"), 60, 9, _honest_ask("call-raise"))
     with pytest.raises(ValueError, match=re.escape("players lbr|other, not lbr|bot")):
         results_from_files([match / "d.log", match / "o.log"])
+
+
+def test_matches_dealt_the_same_cards_to_the_same_seats_are_refused(match: Path) -> None:
+    """Before: a second match from the same seed with the same seating counted its hands, the same
+    deals, as independent samples. The two halves of a duplicate match (seats reversed) still pair."""
+    _play_match(match, "again", ("lbr", "bot"), 60, 3, _honest_ask())
+    with pytest.raises(ValueError, match="dealt from the same seed 3 to the same seats"):
+        results_from_files([match / "d.log", match / "d.dup.log", match / "again.log"])
+    _play_match(match, "other", ("lbr", "bot"), 60, 4, _honest_ask())
+    assert results_from_files([match / "d.log", match / "other.log"])["counts"]["hands"] == 180
