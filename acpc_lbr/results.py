@@ -441,6 +441,21 @@ def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"
     return f"honesty check ({label} - raw): {figures}: {verdict}"
 
 
+def proven_lies(counts: Mapping[str, int]) -> int:
+    """How often the opponent's answers were proven false: its range inconsistencies (the dealer's, and LBR's).
+
+    The dealer counts a showdown where an answer gave the action the bot played
+    probability 0 with the cards it held; LBR counts a decision where the
+    answers gave the played action probability 0 for every hand still possible.
+    Either is proof that the answers are not the strategy played, so IO and
+    AIVAT, which rest on them, are no bound (raw and duplicate still are).
+
+    >>> proven_lies({"range_inconsistencies": 2, "lbr_range_inconsistencies": 5})
+    7
+    """
+    return int(counts.get("range_inconsistencies", 0) or 0) + int(counts.get("lbr_range_inconsistencies", 0) or 0)
+
+
 def aivat_not_computed(config: ResultsConfig) -> str | None:
     """Why a document has no AIVAT figures (its ``config.aivat`` is ``{"not_computed": reason}``), or None.
 
@@ -493,6 +508,10 @@ def format_table(doc: ResultsDocument) -> str:
     reason = aivat_not_computed(config)
     if reason is not None:
         lines.append(f"AIVAT not computed: {reason}")
+    lies = proven_lies(doc.get("counts", {}))
+    if lies and (est["io"]["chips"]["n"] or ("aivat" in est and est["aivat"]["chips"]["n"])):
+        lines.append(f"the opponent's answers were proven false {lies} times (range inconsistencies): "
+                     "IO and AIVAT rest on them and are no bound (raw and duplicate are)")
     honesty = honesty_line(est)
     if honesty is not None:
         lines.append(honesty)

@@ -74,7 +74,7 @@ from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
 from acpc_lbr.report import render, require_matplotlib
-from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_line
+from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_line, proven_lies
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
@@ -1012,7 +1012,11 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
     for name in names:
         mean, half, n = evaluation.mbb(name)
         lines.append(_bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
-    if evaluation.io_estimates is not None:
+    lies = proven_lies(evaluation.document["counts"]) if evaluation.document is not None else 0
+    if evaluation.io_estimates is not None and lies:
+        lines.append(f"  {'io, aivat':<15} no bound: the opponent's answers were proven false {lies} times (range "
+                     "inconsistencies, counts below): IO and AIVAT rest on them")
+    elif evaluation.io_estimates is not None:
         scale = 1000.0 / config.game.big_blind
         for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
             stat = evaluation.io_estimates.estimator(name)

@@ -227,6 +227,7 @@ def test_an_opponent_program_that_exits_at_start_ends_the_matches_at_once(tmp_pa
 
 LEDUC = load_game("leduc")
 BROKEN_BOT = REPO / "tests" / "data" / "bots" / "broken_answers.py"
+LIAR_BOT = REPO / "tests" / "data" / "bots" / "king_liar.py"
 
 
 def test_default_rounds_are_the_games_last_two() -> None:
@@ -292,6 +293,32 @@ def test_cli_refuses_a_bound_for_a_bot_whose_queries_fail(tmp_path: Path) -> Non
     assert "vs broken_answers in leduc" in done.stdout
     launched = [l for l in done.stdout.splitlines() if "command:" in l]
     assert len(launched) == 2 and all("{port}" not in l and "127.0.0.1" in l for l in launched)
+
+
+@pytest_twisted.ensureDeferred
+async def test_answers_proven_false_give_no_io_or_aivat_bound(tmp_path: Path) -> None:
+    """Before: against a bot that raises with kings but answers 'always call', evaluate printed AIVAT
+    +757 ± 98 mbb/g (300 deals, seed 1) beside duplicate +1530 ± 324, the report's headline was
+    AIVAT, and the honesty check (p = 0.0012) did not flag it, though the dealer had counted 224
+    range inconsistencies: proof that the answers IO and AIVAT rest on are not the bot's play."""
+    import importlib.util
+
+    from acpc_lbr.report import headline
+    from agents.client import StrategyBot, seeded_rng
+
+    spec = importlib.util.spec_from_file_location("king_liar", LIAR_BOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = config(tmp_path, "always-call", hands=60, game="leduc", rounds="1-2")
+    cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
+    evaluation = await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    assert evaluation.document is not None and evaluation.document["counts"]["range_inconsistencies"] > 0
+    report = format_report(evaluation)
+    assert "proven false" in report
+    assert not any(line.strip().startswith(("io ", "duplicate_io", "aivat ", "duplicate_aivat")) for line in
+                   report.splitlines())
+    assert headline(evaluation.document) in ("raw", "duplicate")
 
 
 def test_opponent_name_option(tmp_path: Path) -> None:
