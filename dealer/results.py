@@ -288,6 +288,8 @@ class QueryLogData:
     failures: int = 0
     #: Per hand with rows, the (betting, action) of each opponent decision they are for.
     lines: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    #: Per hand with AIVAT rows, the betting of each opponent decision they are for.
+    aivat_lines: dict[int, list[str]] = field(default_factory=dict)
 
 
 def read_query_log(path: Path) -> QueryLogData:
@@ -300,6 +302,7 @@ def read_query_log(path: Path) -> QueryLogData:
     rows: dict[int, list[FloatArray] | None] = {}
     aivat: dict[int, list[dict[str, FloatArray]] | None] = {}
     lines: dict[int, list[tuple[str, str]]] = {}
+    aivat_lines: dict[int, list[str]] = {}
     queries = failures = 0
     with open(path, encoding="ascii") as file:
         for line in file:
@@ -323,6 +326,7 @@ def read_query_log(path: Path) -> QueryLogData:
                     aivat[int(record["hand"])] = [
                         {a: decode_row(r) for a, r in d["rows"].items()} for d in record["aivat"]
                     ]
+                    aivat_lines[int(record["hand"])] = [d["betting"] for d in record["aivat"]]
                     queries += sum(1 for d in record["aivat"] if d.get("asked"))
                 elif "aivat_failed" in record:
                     aivat[int(record["hand"])] = None
@@ -330,7 +334,7 @@ def read_query_log(path: Path) -> QueryLogData:
                     queries += int(record.get("aivat_asked", 0))
     if header is None:
         raise ValueError(f"{path}: not a query log (no header line)")
-    return QueryLogData(header, rows, queries, aivat, failures, lines)
+    return QueryLogData(header, rows, queries, aivat, failures, lines, aivat_lines)
 
 
 def check_query_log(path: Path, queries: QueryLogData, match: str, half: int, measured: str,
@@ -360,10 +364,19 @@ def check_query_log(path: Path, queries: QueryLogData, match: str, half: int, me
         if played != line:
             raise ValueError(f"{path}: the rows of hand {hand_id} are for the line {line}, "
                              f"not the log's {played}")
-    for hand_id, hand_rows in queries.rows.items():
-        for row in hand_rows or ():
-            if row.shape != (game.num_hands,) or not bool(np.all((row >= 0.0) & (row <= 1.0))):
-                raise ValueError(f"{path}: hand {hand_id}: a row is not {game.num_hands} probabilities in [0, 1]")
+    for hand_id, bettings in queries.aivat_lines.items():
+        hand = by_id.get(hand_id)
+        if hand is not None:
+            opponent = 1 - hand.names.index(measured)
+            played_bettings = [d.state.betting_text() for d, _ in aivat_requests(game, hand, opponent)]
+            if played_bettings != bettings:
+                raise ValueError(f"{path}: the AIVAT rows of hand {hand_id} are for the decisions {bettings}, "
+                                 f"not the log's {played_bettings}")
+    every_row = [row for hand_rows in queries.rows.values() for row in hand_rows or ()]
+    every_row += [row for decisions in queries.aivat.values() for found in decisions or () for row in found.values()]
+    for row in every_row:
+        if row.shape != (game.num_hands,) or not bool(np.all((row >= 0.0) & (row <= 1.0))):
+            raise ValueError(f"{path}: a row is not {game.num_hands} probabilities in [0, 1]")
 
 
 # -- offline: from files ----------------------------------------------------------------

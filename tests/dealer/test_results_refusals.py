@@ -152,3 +152,32 @@ def test_matches_dealt_the_same_cards_to_the_same_seats_are_refused(match: Path)
         results_from_files([match / "d.log", match / "d.dup.log", match / "again.log"])
     _play_match(match, "other", ("lbr", "bot"), 60, 4, _honest_ask())
     assert results_from_files([match / "d.log", match / "other.log"])["counts"]["hands"] == 180
+
+
+def test_aivat_rows_of_other_decisions_or_not_probabilities_are_refused(tmp_path: Path) -> None:
+    """Before: AIVAT was recomputed from rows recorded for other decisions, or from values outside
+    [0, 1], as long as their actions were there."""
+    import json
+
+    import numpy as np
+
+    from dealer.results import encode_row
+
+    _play_match(tmp_path, "v", ("lbr", "bot"), 80, 4, _honest_ask(), aivat=True)
+    original = (tmp_path / "v.queries").read_text(encoding="ascii")
+    records = [json.loads(line) for line in original.splitlines()]
+    with_aivat = [r for r in records if r.get("type") == "hand" and r.get("aivat")]
+    a, b = next((x, y) for x in with_aivat for y in with_aivat
+                if [d["betting"] for d in x["aivat"]] != [d["betting"] for d in y["aivat"]]
+                and len(x["aivat"]) == len(y["aivat"]))
+    a["aivat"], b["aivat"] = b["aivat"], a["aivat"]
+    (tmp_path / "v.queries").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="ascii")
+    with pytest.raises(ValueError, match="AIVAT rows of hand"):
+        results_from_files([tmp_path / "v.log"])
+    records = [json.loads(line) for line in original.splitlines()]
+    target = next(r for r in records if r.get("type") == "hand" and r.get("aivat"))
+    action = next(iter(target["aivat"][0]["rows"]))
+    target["aivat"][0]["rows"][action] = encode_row(np.full(6, 1.5))
+    (tmp_path / "v.queries").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="ascii")
+    with pytest.raises(ValueError, match=r"not 6 probabilities in \[0, 1\]"):
+        results_from_files([tmp_path / "v.log"])
