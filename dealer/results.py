@@ -972,6 +972,8 @@ class _FoundResults:
     headers: dict[tuple[str, int], Path] = field(default_factory=dict)
     #: The log of each (seed, seat names) added.
     seatings: dict[tuple[int, tuple[str, ...]], Path] = field(default_factory=dict)
+    #: The first log of each match (by its deal offset): seed, seat names, path.
+    halves: dict[int, tuple[int, tuple[str, ...], Path]] = field(default_factory=dict)
 
     def add_log(self, log: Path, half: int, query_path: Path, deal_offset: int) -> int:
         """Add one ``.log`` (and its ``.queries`` file, if there is one); returns its header's hands.
@@ -996,6 +998,11 @@ class _FoundResults:
         elif sorted(data.seat_names) != sorted(self.players):
             raise ValueError(f"{log}: players {'|'.join(data.seat_names)}, not {'|'.join(self.players)}: "
                              "the results of other players do not merge into one figure")
+        first = self.halves.setdefault(deal_offset, (this_seed, data.seat_names, log))
+        if first[2] != log and (first[0] != this_seed or tuple(reversed(first[1])) != data.seat_names):
+            raise ValueError(f"{log} is not the mirror of {first[2]} (seed {this_seed}, seats "
+                             f"{'|'.join(data.seat_names)}; against seed {first[0]}, seats {'|'.join(first[1])}): "
+                             "a duplicate pair is the same deal with the seats reversed")
         seating = self.seatings.setdefault((this_seed, data.seat_names), log)
         if seating != log:
             raise ValueError(f"{log} and {seating} were dealt from the same seed {this_seed} to the same seats: "

@@ -181,3 +181,14 @@ def test_aivat_rows_of_other_decisions_or_not_probabilities_are_refused(tmp_path
     (tmp_path / "v.queries").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="ascii")
     with pytest.raises(ValueError, match=r"not 6 probabilities in \[0, 1\]"):
         results_from_files([tmp_path / "v.log"])
+
+
+def test_a_mirror_from_another_seed_is_refused(match: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Before: MATCH.dup.log of another run (another seed) paired with MATCH.log hand by hand, as if
+    the same deals had been played with the seats reversed."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    _play_match(elsewhere, "d.dup", ("bot", "lbr"), 120, 8, _honest_ask(), half=1)
+    (match / "d.dup.queries").unlink()
+    shutil.copy(elsewhere / "d.dup.log", match / "d.dup.log")
+    with pytest.raises(ValueError, match="is not the mirror of"):
+        results_from_files([match / "d.log", match / "d.dup.log"])
