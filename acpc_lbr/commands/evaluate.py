@@ -1018,9 +1018,13 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
                      "inconsistencies, counts below): IO and AIVAT rest on them")
     elif evaluation.io_estimates is not None:
         scale = 1000.0 / config.game.big_blind
+        checks = evaluation.document["estimators"] if evaluation.document is not None else {}
         for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
             stat = evaluation.io_estimates.estimator(name)
-            if stat.n:
+            check = "io_minus_raw" if "io" in name else "aivat_minus_raw"
+            if stat.n and checks.get(check, {}).get("flagged"):
+                lines.append(f"  {name:<15} no bound: its honesty check is flagged (below)")
+            elif stat.n:
                 lines.append(_bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")

@@ -321,6 +321,30 @@ async def test_answers_proven_false_give_no_io_or_aivat_bound(tmp_path: Path) ->
     assert headline(evaluation.document) in ("raw", "duplicate")
 
 
+@pytest_twisted.ensureDeferred
+async def test_an_estimator_whose_honesty_check_is_flagged_is_no_bound(tmp_path: Path) -> None:
+    """Before: with AIVAT's check flagged (p = 4e-9: a bot that plays by its cards and answers
+    uniformly), evaluate still listed AIVAT +2,000 mbb/g, twice the duplicate figure, as a lower bound."""
+    import importlib.util
+
+    from agents.client import StrategyBot, seeded_rng
+
+    spec = importlib.util.spec_from_file_location("uniform_liar", REPO / "tests" / "data" / "bots" / "uniform_liar.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = config(tmp_path, "always-call", hands=800, game="leduc", rounds="1-2")
+    cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
+    evaluation = await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    assert evaluation.document is not None
+    estimators = evaluation.document["estimators"]
+    assert estimators["aivat_minus_raw"]["flagged"] and not estimators["io_minus_raw"]["flagged"]
+    lines = format_report(evaluation).splitlines()
+    assert [line.split()[0] for line in lines if "no bound: its honesty check is flagged" in line] == [
+        "aivat", "duplicate_aivat"]
+    assert any(line.strip().startswith("io ") and "[" in line for line in lines)
+
+
 def test_opponent_name_option(tmp_path: Path) -> None:
     """--opponent-name names the files; a bad name is a usage error."""
     assert config_from_args(_parser().parse_args(["--opponent-name", "champ"])).opponent_name == "champ"
