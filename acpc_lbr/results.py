@@ -356,6 +356,28 @@ def _check_mergeable(docs: Sequence[ResultsDocument]) -> None:
             why = f"were dealt from the same seed {seed}" if same[0] == "seed" else "hold the same hands"
             raise ValueError(f"batches {earlier} and {index} {why}: their hands would count as independent "
                              "samples, which they are not (give each run its own --seed)")
+    _check_pending_halves(docs)
+
+
+def _check_pending_halves(docs: Sequence[ResultsDocument]) -> None:
+    """Refuse unpaired duplicate halves of one deal number in batches dealt from different seeds.
+
+    Pending halves pair by deal number; the same number in another seed is another
+    deal, so they would make a duplicate pair of two unrelated hands (or one would
+    replace the other).
+
+    Raises:
+        ValueError: the first such deal.
+    """
+    owner: dict[int, tuple[int, object]] = {}
+    for index, doc in enumerate(docs, 1):
+        seed = doc["config"].get("seed")
+        for item in doc["estimators"].get("pending_halves", []):
+            earlier, their_seed = owner.setdefault(int(item["deal"]), (index, seed))
+            if their_seed != seed:
+                raise ValueError(f"batches {earlier} and {index} both hold an unpaired duplicate half of deal "
+                                 f"{item['deal']}, dealt from seeds {their_seed} and {seed}: different deals, "
+                                 "which must not pair")
 
 
 def _merged_aivat(docs: Sequence[ResultsDocument]) -> tuple[AivatRecord | NotComputed | None, bool]:

@@ -374,6 +374,22 @@ def test_merge_refuses_a_document_whose_counts_disagree_with_its_figures() -> No
         merge_documents([_batch(5), altered])
 
 
+def test_merge_refuses_to_pair_halves_of_different_seeds() -> None:
+    """Before: deal 0's unpaired first half in a batch of seed 5 and deal 0's unpaired second half in a
+    batch of seed 7 became one duplicate pair, of two unrelated hands."""
+    def batch(seed: int, outcomes: list[HandOutcome]) -> ResultsDocument:
+        doc = results_document({"game": "kuhn", "players": ["lbr", "bot"], "measured": "lbr", "seed": seed},
+                               estimates_from_outcomes(outcomes), 1)
+        return cast(ResultsDocument, json.loads(dumps(doc)))
+
+    a = batch(5, [HandOutcome(0, 0, 2.0), HandOutcome(1, 0, 1.0), HandOutcome(1, 1, -1.0)])
+    b = batch(7, [HandOutcome(0, 1, -2.0), HandOutcome(1, 0, 1.0), HandOutcome(1, 1, 1.0)])
+    with pytest.raises(ValueError, match="unpaired duplicate half of deal 0, dealt from seeds 5 and 7"):
+        merge_documents([a, b])
+    c = batch(8, [HandOutcome(0, 0, 1.0), HandOutcome(0, 1, 1.0)])
+    assert merge_documents([a, c])["estimators"]["duplicate"]["chips"]["n"] == 2
+
+
 def test_documents_with_nan_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Before: `report` drew '[+nan, +nan]' from an altered document (Python's JSON reads NaN)."""
     from acpc_lbr.commands.report import main as report_main
