@@ -61,7 +61,7 @@ from twisted.internet.error import ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
 
 from acpc_lbr.commands import scaleout, seating
-from acpc_lbr.estimators import HandOutcome, MatchEstimates
+from acpc_lbr.estimators import CheckName, HandOutcome, MatchEstimates
 from acpc_lbr.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERNAL,
@@ -1018,17 +1018,23 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
                      "inconsistencies, counts below): IO and AIVAT rest on them")
     elif evaluation.io_estimates is not None:
         scale = 1000.0 / config.game.big_blind
-        checks = evaluation.document["estimators"] if evaluation.document is not None else {}
         for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
             stat = evaluation.io_estimates.estimator(name)
-            check = "io_minus_raw" if "io" in name else "aivat_minus_raw"
-            if stat.n and checks.get(check, {}).get("flagged"):
+            if stat.n and _flagged(evaluation, "io_minus_raw" if "io" in name else "aivat_minus_raw"):
                 lines.append(f"  {name:<15} no bound: its honesty check is flagged (below)")
             elif stat.n:
                 lines.append(_bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines
+
+
+def _flagged(evaluation: Evaluation, check: CheckName) -> bool:
+    """Whether the honesty check ``check`` of the evaluation's document is flagged."""
+    if evaluation.document is None:
+        return False
+    block = evaluation.document["estimators"].get(check)
+    return block is not None and bool(block["flagged"])
 
 
 def _bound_line(name: str, mean: float, half: float, units: str) -> str:
