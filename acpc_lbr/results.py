@@ -360,24 +360,27 @@ def _check_mergeable(docs: Sequence[ResultsDocument]) -> None:
 
 
 def _check_pending_halves(docs: Sequence[ResultsDocument]) -> None:
-    """Refuse unpaired duplicate halves of one deal number in batches dealt from different seeds.
+    """Refuse unpaired duplicate halves that would pair across batches dealt from different seeds.
 
     Pending halves pair by deal number; the same number in another seed is another
-    deal, so they would make a duplicate pair of two unrelated hands (or one would
-    replace the other).
+    deal, so the first half of deal d in one seed and the second half of deal d in
+    another would make a duplicate pair of two unrelated hands. (Batches without
+    the mirror hold only first halves, which never pair.)
 
     Raises:
         ValueError: the first such deal.
     """
-    owner: dict[int, tuple[int, object]] = {}
+    seen: dict[int, list[tuple[int, object, int]]] = {}
     for index, doc in enumerate(docs, 1):
         seed = doc["config"].get("seed")
         for item in doc["estimators"].get("pending_halves", []):
-            earlier, their_seed = owner.setdefault(int(item["deal"]), (index, seed))
-            if their_seed != seed:
-                raise ValueError(f"batches {earlier} and {index} both hold an unpaired duplicate half of deal "
-                                 f"{item['deal']}, dealt from seeds {their_seed} and {seed}: different deals, "
-                                 "which must not pair")
+            deal, half = int(item["deal"]), int(item["half"])
+            for other_half, other_seed, other_index in seen.get(deal, []):
+                if other_half != half and other_seed != seed:
+                    raise ValueError(f"batches {other_index} and {index} hold the two halves of deal {deal}, "
+                                     f"dealt from seeds {other_seed} and {seed}: different deals, which must "
+                                     "not pair")
+            seen.setdefault(deal, []).append((half, seed, index))
 
 
 def _merged_aivat(docs: Sequence[ResultsDocument]) -> tuple[AivatRecord | NotComputed | None, bool]:

@@ -384,10 +384,13 @@ def test_merge_refuses_to_pair_halves_of_different_seeds() -> None:
 
     a = batch(5, [HandOutcome(0, 0, 2.0), HandOutcome(1, 0, 1.0), HandOutcome(1, 1, -1.0)])
     b = batch(7, [HandOutcome(0, 1, -2.0), HandOutcome(1, 0, 1.0), HandOutcome(1, 1, 1.0)])
-    with pytest.raises(ValueError, match="unpaired duplicate half of deal 0, dealt from seeds 5 and 7"):
+    with pytest.raises(ValueError, match="hold the two halves of deal 0, dealt from seeds 5 and 7"):
         merge_documents([a, b])
     c = batch(8, [HandOutcome(0, 0, 1.0), HandOutcome(0, 1, 1.0)])
     assert merge_documents([a, c])["estimators"]["duplicate"]["chips"]["n"] == 2
+    # Batches without the mirror hold only first halves: they merge, and never pair.
+    single = [batch(s, [HandOutcome(d, 0, float(d)) for d in range(3)]) for s in (10, 11)]
+    assert merge_documents(single)["estimators"]["duplicate"]["chips"]["n"] == 0
 
 
 def test_documents_with_nan_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
