@@ -205,8 +205,17 @@ class _Tree:
                 f"policy returned shape {probs.shape}, expected {(len(actions), self.game.num_hands)}"
             )
         live = reach > 0
-        sums = probs[:, live].sum(axis=0)
-        if sums.size and np.max(np.abs(sums - 1.0)) > SUM_TOLERANCE:
+        given = probs[:, live]
+        if given.size and not (np.isfinite(given).all() and given.min() >= 0.0 and given.max() <= 1.0):
+            raise ValueError(
+                f"at {state.betting_string()!r} the policy's probabilities over "
+                f"{[a.text() for a in actions]} are not all finite and in [0, 1] "
+                f"(from {np.nanmin(given) if not np.isnan(given).all() else 'nan'} to "
+                f"{np.nanmax(given) if not np.isnan(given).all() else 'nan'}"
+                f"{', with NaN' if np.isnan(given).any() else ''})"
+            )
+        sums = given.sum(axis=0)
+        if sums.size and not np.max(np.abs(sums - 1.0)) <= SUM_TOLERANCE:
             raise ValueError(
                 f"at {state.betting_string()!r} the policy's probabilities over "
                 f"{[a.text() for a in actions]} sum to {sums.min():.6g}..{sums.max():.6g}, not 1"

@@ -8,7 +8,8 @@ font or image fetched from anywhere. For each results document
 * the settings (game, LBR's bets and rounds, opponent, seed, hands,
   software version) and the headline bound: the estimator with the
   narrowest 95% interval, in mbb/g with bb/100 beside it. When the honesty
-  check is flagged, only the estimators that do not rest on the bot's range
+  check is flagged, or the counts prove the answers false (range
+  inconsistencies), only the estimators that do not rest on the bot's range
   answers (raw, duplicate) can be the headline;
 * every estimator the document lists (whatever their names: a new estimator
   appears without a change here), with n, mean, 95% interval, bb/100 and
@@ -40,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from acpc_lbr import estimators
-from acpc_lbr.results import READABLE_VERSIONS, SCHEMA, aivat_not_computed
+from acpc_lbr.results import READABLE_VERSIONS, SCHEMA, aivat_not_computed, proven_lies
 
 #: One line for a missing plotting library.
 MISSING_MATPLOTLIB = "the report needs matplotlib: pip install 'acpc-lbr[report]' (or pip install matplotlib)"
@@ -95,8 +96,9 @@ def checks(doc: Mapping[str, Any]) -> list[str]:
 
 
 def headline(doc: Mapping[str, Any]) -> str | None:
-    """The estimator with the narrowest 95% interval (answer-free ones only when a check is flagged)."""
-    flagged = any(doc["estimators"][name].get("flagged") for name in checks(doc))
+    """The estimator with the narrowest 95% interval (answer-free ones only when a check is flagged or
+    the answers were proven false, :func:`acpc_lbr.results.proven_lies`)."""
+    flagged = any(doc["estimators"][name].get("flagged") for name in checks(doc)) or proven_lies(doc.get("counts", {})) > 0
     best: tuple[float, str] | None = None
     for name in estimator_names(doc):
         block = doc["estimators"][name]["mbb_per_game"]

@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Literal, NotRequired, TypedDict, cast
 
 import numpy as np
@@ -189,6 +190,26 @@ def estimates_from_outcomes(outcomes: Iterable[HandOutcome]) -> MatchEstimates:
     return estimates
 
 
+def read_document(path: Path | str) -> ResultsDocument:
+    """A results document from its file.
+
+    Raises:
+        OSError: unreadable.
+        ValueError: not JSON, or JSON with ``NaN`` or ``Infinity``, which no
+            results document holds (they are written strictly, :func:`dumps`):
+            an altered file, whose figures are not to be shown.
+    """
+    def refuse(constant: str) -> float:
+        raise ValueError(f"{path}: holds {constant}, which no results document does (an altered file)")
+
+    try:
+        return cast(ResultsDocument, json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=refuse))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:  # e.g. a .log given for the .json
+        raise ValueError(f"{path}: not a results document (JSON: {error}); write one with "
+                         "'acpc-lbr evaluate --json FILE', 'acpc-lbr dealer --results-json FILE' "
+                         "or 'acpc-lbr results --json'") from None
+
+
 def results_document(
     config: ResultsConfig,
     estimates: MatchEstimates,
@@ -269,6 +290,7 @@ def merge_documents(docs: Sequence[ResultsDocument]) -> ResultsDocument:
     games = {doc["config"].get("game") for doc in docs}
     if len(big_blinds) > 1 or len(games) > 1:
         raise ValueError(f"cannot merge results of different games: {sorted(map(str, games))}")
+    _check_mergeable(docs)
     aivat, refused = _merged_aivat(docs)
     estimates = MatchEstimates()
     counts: dict[str, int] = {}
@@ -293,6 +315,77 @@ def merge_documents(docs: Sequence[ResultsDocument]) -> ResultsDocument:
     if refused:
         counts["aivat_fallbacks"] = 0
     return results_document(config, estimates, big_blinds.pop(), counts, timings)
+
+
+def _check_mergeable(docs: Sequence[ResultsDocument]) -> None:
+    """Refuse documents that are not batches of one evaluation, or that hold the same deals.
+
+    A merge is one estimate over independent hands of one measured player
+    against one opponent, played one way: documents of another measured
+    player (whose winnings are the negation), other players or other LBR
+    options would mix different quantities under the first one's labels; the
+    same document twice, or two documents dealt from the same seed (the same
+    deals), would count hands twice and give too narrow an interval.
+
+    Raises:
+        ValueError: the first two documents that do not merge, and why.
+    """
+    first: dict[str, tuple[int, object]] = {}
+    for index, doc in enumerate(docs, 1):
+        config = doc["config"]
+        keys: dict[str, object] = {
+            "measured player": config.get("measured"),
+            "players": sorted(config.get("players") or []) or None,
+            "LBR options": config.get("lbr"),
+        }
+        for what, value in keys.items():
+            if value is None:
+                continue
+            earlier, seen = first.setdefault(what, (index, value))
+            if seen != value:
+                raise ValueError(f"cannot merge results of different {what}: batch {earlier} has "
+                                 f"{seen!r}, batch {index} {value!r}")
+    seeds: dict[object, int] = {}
+    for index, doc in enumerate(docs, 1):
+        seed = doc["config"].get("seed")
+        raw = doc["estimators"]["raw"]["chips"]
+        counted = doc.get("counts", {}).get("hands", raw["n"])
+        if counted != raw["n"]:
+            raise ValueError(f"batch {index} counts {counted} hands but its raw estimator has {raw['n']}: "
+                             "the document was altered or cut short")
+        same = (("seed", seed) if isinstance(seed, int) and not isinstance(seed, bool) else
+                ("figures", json.dumps([raw.get("exact"), raw.get("n"), raw.get("mean"),
+                                        doc["estimators"].get("pending_halves")], sort_keys=True)))
+        earlier = seeds.setdefault(same, index)
+        if earlier != index:
+            why = f"were dealt from the same seed {seed}" if same[0] == "seed" else "hold the same hands"
+            raise ValueError(f"batches {earlier} and {index} {why}: their hands would count as independent "
+                             "samples, which they are not (give each run its own --seed)")
+    _check_pending_halves(docs)
+
+
+def _check_pending_halves(docs: Sequence[ResultsDocument]) -> None:
+    """Refuse unpaired duplicate halves that would pair across batches dealt from different seeds.
+
+    Pending halves pair by deal number; the same number in another seed is another
+    deal, so the first half of deal d in one seed and the second half of deal d in
+    another would make a duplicate pair of two unrelated hands. (Batches without
+    the mirror hold only first halves, which never pair.)
+
+    Raises:
+        ValueError: the first such deal.
+    """
+    seen: dict[int, list[tuple[int, object, int]]] = {}
+    for index, doc in enumerate(docs, 1):
+        seed = doc["config"].get("seed")
+        for item in doc["estimators"].get("pending_halves", []):
+            deal, half = int(item["deal"]), int(item["half"])
+            for other_half, other_seed, other_index in seen.get(deal, []):
+                if other_half != half and other_seed != seed:
+                    raise ValueError(f"batches {other_index} and {index} hold the two halves of deal {deal}, "
+                                     f"dealt from seeds {other_seed} and {seed}: different deals, which must "
+                                     "not pair")
+            seen.setdefault(deal, []).append((half, seed, index))
 
 
 def _merged_aivat(docs: Sequence[ResultsDocument]) -> tuple[AivatRecord | NotComputed | None, bool]:
@@ -378,6 +471,21 @@ def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"
     return f"honesty check ({label} - raw): {figures}: {verdict}"
 
 
+def proven_lies(counts: Mapping[str, int]) -> int:
+    """How often the opponent's answers were proven false: its range inconsistencies (the dealer's, and LBR's).
+
+    The dealer counts a showdown where an answer gave the action the bot played
+    probability 0 with the cards it held; LBR counts a decision where the
+    answers gave the played action probability 0 for every hand still possible.
+    Either is proof that the answers are not the strategy played, so IO and
+    AIVAT, which rest on them, are no bound (raw and duplicate still are).
+
+    >>> proven_lies({"range_inconsistencies": 2, "lbr_range_inconsistencies": 5})
+    7
+    """
+    return int(counts.get("range_inconsistencies", 0) or 0) + int(counts.get("lbr_range_inconsistencies", 0) or 0)
+
+
 def aivat_not_computed(config: ResultsConfig) -> str | None:
     """Why a document has no AIVAT figures (its ``config.aivat`` is ``{"not_computed": reason}``), or None.
 
@@ -430,6 +538,10 @@ def format_table(doc: ResultsDocument) -> str:
     reason = aivat_not_computed(config)
     if reason is not None:
         lines.append(f"AIVAT not computed: {reason}")
+    lies = proven_lies(doc.get("counts", {}))
+    if lies and (est["io"]["chips"]["n"] or ("aivat" in est and est["aivat"]["chips"]["n"])):
+        lines.append(f"the opponent's answers were proven false {lies} times (range inconsistencies): "
+                     "IO and AIVAT rest on them and are no bound (raw and duplicate are)")
     honesty = honesty_line(est)
     if honesty is not None:
         lines.append(honesty)

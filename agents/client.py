@@ -25,11 +25,12 @@ from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
 from acpc_lbr.reactor import write_now
-from agents.sdk import PublicView, Strategy, blocked_hands, hand_of
+from agents.sdk import Mix, PublicView, Strategy, blocked_hands, hand_of
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
 from protocol.rangecodec import (
+    SUM_TOLERANCE,
     SUPPORTED_VERSIONS,
     RangeAnswer,
     check_rows,
@@ -380,9 +381,26 @@ class StrategyBot(AcpcClient):
         probabilities[:, blocked] = 0.0
         try:
             check_rows(probabilities, blocked)
+            if isinstance(policy, Mix):  # the rows asked can be fine while the whole mix is not
+                _check_total(policy, game.num_hands, blocked)
         except ParseError as problem:
             raise ParseError(f"the strategy's answer is not a valid range: {problem.message}") from None
         return encode_answer(query.qid, query.actions, probabilities, self.answer_version, blocked)
+
+
+def _check_total(policy: Mix, num_hands: int, blocked: np.ndarray) -> None:
+    """Refuse a mix whose weights add up to more than 1 for a hand the board does not block.
+
+    The SDK plays the weights normalised: a total above 1 would make every
+    answer larger than the probability the bot really plays with.
+
+    Raises:
+        ParseError: the first such hand.
+    """
+    totals = np.where(blocked, 0.0, policy.totals(num_hands))
+    worst = int(totals.argmax())
+    if not totals[worst] <= 1.0 + SUM_TOLERANCE:
+        raise ParseError(f"hand {worst}: the policy's weights add up to {float(totals[worst])!r}, more than 1")
 
 
 class BotFactory(protocol.ClientFactory):

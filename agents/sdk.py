@@ -134,6 +134,13 @@ class Mix:
                     result[row] += np.asarray(weight) / part.count
         return result
 
+    def totals(self, num_hands: int) -> FloatArray:
+        """Every part's weight added up, for each hand: what :meth:`sample` normalises by."""
+        total = np.zeros(num_hands)
+        for _, weight in self.parts:
+            total += weight
+        return total
+
     def sample(self, hand: int, rng: np.random.Generator) -> Action:
         """Draw an action for ``hand``; see :class:`Policy`."""
         if self._single is not None:

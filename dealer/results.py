@@ -80,11 +80,13 @@ from dealer.match import Match, MatchResult
 from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
 from dealer.relay import QueryRelay, Question
 from protocol.deal import Deal
+from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State
 from protocol.wire import (
     LogState,
     MatchState,
+    format_chips,
     log_state_for,
     parse_log_state,
     parse_score,
@@ -284,6 +286,10 @@ class QueryLogData:
     aivat: dict[int, list[dict[str, FloatArray]] | None] = field(default_factory=dict)
     #: Failed queries recorded in the file.
     failures: int = 0
+    #: Per hand with rows, the (betting, action) of each opponent decision they are for.
+    lines: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    #: Per hand with AIVAT rows, the betting of each opponent decision they are for.
+    aivat_lines: dict[int, list[str]] = field(default_factory=dict)
 
 
 def read_query_log(path: Path) -> QueryLogData:
@@ -295,6 +301,8 @@ def read_query_log(path: Path) -> QueryLogData:
     header: QueryLogHeader | None = None
     rows: dict[int, list[FloatArray] | None] = {}
     aivat: dict[int, list[dict[str, FloatArray]] | None] = {}
+    lines: dict[int, list[tuple[str, str]]] = {}
+    aivat_lines: dict[int, list[str]] = {}
     queries = failures = 0
     with open(path, encoding="ascii") as file:
         for line in file:
@@ -308,6 +316,7 @@ def read_query_log(path: Path) -> QueryLogData:
             elif record.get("type") == "hand":
                 if "decisions" in record:
                     rows[int(record["hand"])] = [decode_row(d["row"]) for d in record["decisions"]]
+                    lines[int(record["hand"])] = [(d["betting"], d["action"]) for d in record["decisions"]]
                     # (source "aivat": a row of AIVAT's own queries, counted with them)
                     queries += sum(1 for d in record["decisions"] if d.get("source") == "asked")
                 elif "failed" in record:
@@ -317,6 +326,7 @@ def read_query_log(path: Path) -> QueryLogData:
                     aivat[int(record["hand"])] = [
                         {a: decode_row(r) for a, r in d["rows"].items()} for d in record["aivat"]
                     ]
+                    aivat_lines[int(record["hand"])] = [d["betting"] for d in record["aivat"]]
                     queries += sum(1 for d in record["aivat"] if d.get("asked"))
                 elif "aivat_failed" in record:
                     aivat[int(record["hand"])] = None
@@ -324,7 +334,49 @@ def read_query_log(path: Path) -> QueryLogData:
                     queries += int(record.get("aivat_asked", 0))
     if header is None:
         raise ValueError(f"{path}: not a query log (no header line)")
-    return QueryLogData(header, rows, queries, aivat, failures)
+    return QueryLogData(header, rows, queries, aivat, failures, lines, aivat_lines)
+
+
+def check_query_log(path: Path, queries: QueryLogData, match: str, half: int, measured: str,
+                    game: GameDef, hands: Iterable[LogState]) -> None:
+    """Refuse a query log that is not the one of this match's log and measured player.
+
+    Its rows are σ at the opponent decisions of the hands it lists: a query
+    log of another match (the mirror's, another run's), of another measured
+    player, or whose lines are not the log's lines, would give IO values
+    computed from the answers to other questions.
+
+    Raises:
+        ValueError: what does not fit.
+    """
+    header = queries.header
+    for key, want in (("match", match), ("half", half), ("measured", measured)):
+        if key in header and header[key] != want:  # type: ignore[literal-required]
+            raise ValueError(f"{path}: the query log is for {key} {header[key]!r}, "  # type: ignore[literal-required]
+                             f"not {want!r}: its rows answer other questions")
+    by_id = {hand.hand_id: hand for hand in hands}
+    for hand_id, line in queries.lines.items():
+        hand = by_id.get(hand_id)
+        if hand is None:  # past the end of a log cut short: its rows are not used
+            continue
+        opponent = 1 - hand.names.index(measured)
+        played = [(d.state.betting_text(), d.action.text()) for d in opponent_decisions(game, hand, opponent)]
+        if played != line:
+            raise ValueError(f"{path}: the rows of hand {hand_id} are for the line {line}, "
+                             f"not the log's {played}")
+    for hand_id, bettings in queries.aivat_lines.items():
+        hand = by_id.get(hand_id)
+        if hand is not None:
+            opponent = 1 - hand.names.index(measured)
+            played_bettings = [d.state.betting_text() for d, _ in aivat_requests(game, hand, opponent)]
+            if played_bettings != bettings:
+                raise ValueError(f"{path}: the AIVAT rows of hand {hand_id} are for the decisions {bettings}, "
+                                 f"not the log's {played_bettings}")
+    every_row = [row for hand_rows in queries.rows.values() for row in hand_rows or ()]
+    every_row += [row for decisions in queries.aivat.values() for found in decisions or () for row in found.values()]
+    for row in every_row:
+        if row.shape != (game.num_hands,) or not bool(np.all((row >= 0.0) & (row <= 1.0))):
+            raise ValueError(f"{path}: a row is not {game.num_hands} probabilities in [0, 1]")
 
 
 # -- offline: from files ----------------------------------------------------------------
@@ -340,24 +392,72 @@ class LogData:
 
 
 def read_match_log(path: Path, game: GameDef) -> LogData:
-    """Read the ``STATE`` lines of a ``.log`` (a resumed log's repeated hands count once)."""
-    hands: dict[int, LogState] = {}
-    seat_names: tuple[str, ...] = ()
-    errors = []
+    """Read the ``STATE`` lines of a ``.log`` (a resumed log's repeated hands count once).
+
+    A torn last line (no line end: the writer was stopped mid-line) is ignored,
+    as in a query log.
+
+    Raises:
+        ValueError: a malformed line, a hand number missing between 0 and the
+            last one, a hand repeated with another record, or a ``SCORE`` that
+            is not the sum of the hands before it: the file does not say what
+            was played.
+    """
+    log = _LogReader(game)
     with open(path, encoding="ascii", errors="replace") as file:
-        for line in file:
-            text = line.rstrip("\r\n")
-            if text.startswith("STATE:"):
-                state = parse_log_state(text, game)
-                hands.setdefault(state.hand_id, state)
-            elif text.startswith("SCORE:"):
-                seat_names = parse_score(text).names
-            elif text.startswith("# ERROR"):
-                errors.append(text[2:])
-    ordered = [hands[k] for k in sorted(hands)]
+        for number, line in enumerate(file, 1):
+            if not line.endswith("\n"):
+                break
+            try:
+                log.line(line.rstrip("\r\n"))
+            except (ProtocolError, ValueError) as error:
+                raise ValueError(f"{path}:{number}: {error}") from None
+    ordered = [log.hands[k] for k in sorted(log.hands)]
+    missing = next((k for k, hand in enumerate(ordered) if hand.hand_id != k), None)
+    if missing is not None:
+        raise ValueError(f"{path}: hand {missing} is missing (the log has {len(ordered)} hands up to hand "
+                         f"{ordered[-1].hand_id}): the file does not hold the whole match")
+    seat_names = log.seat_names
     if not seat_names and ordered:
         seat_names = ordered[0].names  # hand 0: position p is seat p
-    return LogData(ordered, seat_names, errors)
+    return LogData(ordered, seat_names, log.errors)
+
+
+@dataclass
+class _LogReader:
+    """The lines of one ``.log`` so far: its hands, every player's total, and the checks between them."""
+
+    game: GameDef
+    hands: dict[int, LogState] = field(default_factory=dict)
+    totals: dict[str, float] = field(default_factory=dict)
+    seat_names: tuple[str, ...] = ()
+    errors: list[str] = field(default_factory=list)
+
+    def line(self, text: str) -> None:
+        """Take one line (without its line end)."""
+        if text.startswith("STATE:"):
+            self.hand(parse_log_state(text, self.game))
+        elif text.startswith("SCORE:"):
+            score = parse_score(text)
+            tolerance = 1e-6 * (len(self.hands) + 1)
+            if any(abs(total - self.totals.get(name, 0.0)) > tolerance
+                   for total, name in zip(score.totals, score.names, strict=True)):
+                summed = "|".join(format_chips(self.totals.get(name, 0.0)) for name in score.names)
+                raise ValueError(f"the SCORE is not the sum of the {len(self.hands)} hands before it "
+                                 f"({summed})")
+            self.seat_names = score.names
+        elif text.startswith("# ERROR"):
+            self.errors.append(text[2:])
+
+    def hand(self, state: LogState) -> None:
+        """Take one ``STATE`` record (a repeat of an earlier hand must be the same record)."""
+        first = self.hands.setdefault(state.hand_id, state)
+        if first is not state:
+            if first.text() != state.text():
+                raise ValueError(f"hand {state.hand_id} appears twice with different records")
+            return
+        for name, value in zip(state.names, state.values, strict=True):
+            self.totals[name] = self.totals.get(name, 0.0) + value
 
 
 def read_log_header(path: Path) -> tuple[str, str, int, int]:
@@ -417,9 +517,11 @@ def outcomes_of_hands(
     if aivat_rows is not None:
         equity = equity_function(game)
     for hand in hands:
+        if measured not in hand.names:
+            raise ValueError(f"hand {hand.hand_id}: {measured!r} did not play it ({'|'.join(hand.names)})")
         position = hand.names.index(measured)
         hand_rows = None if rows is None else rows.get(hand.hand_id)
-        result = hand_io(game, hand, position, hand_rows)
+        result = hand_io(game, hand, position, hand_rows, checked_state(game, hand))
         if tally is not None:
             tally.showdowns += result.showdown
             tally.io_fallbacks += result.fallback and rows is not None
@@ -433,6 +535,24 @@ def outcomes_of_hands(
                 tally.aivat_fallbacks += fallback
         outcomes.append(HandOutcome(hand.hand_id, half, result.chips, io, aivat))
     return outcomes
+
+
+def checked_state(game: GameDef, hand: LogState) -> State:
+    """The finished hand of a ``STATE`` record, replayed by the rules.
+
+    Raises:
+        ValueError: the betting is not a finished hand of ``game``, or the
+            record's values are not what its betting and cards give.
+    """
+    try:
+        state = hand.to_state(game)
+        expected = log_values(state.values(hand.hole, [card for cards in hand.board for card in cards]))
+    except ProtocolError as error:
+        raise ValueError(f"hand {hand.hand_id}: {error}") from None
+    if any(abs(want - got) > 1e-6 for want, got in zip(expected, hand.values, strict=True)):
+        raise ValueError(f"hand {hand.hand_id}: the values {'|'.join(map(format_chips, hand.values))} are not "
+                         f"what its betting and cards give ({'|'.join(map(format_chips, expected))})")
+    return state
 
 
 # -- live: one match inside the dealer ------------------------------------------------------
@@ -821,7 +941,11 @@ def _log_groups(paths: Sequence[Path]) -> tuple[dict[str, list[tuple[int, Path]]
     if not logs:
         raise ValueError("no .log file given")
     groups: dict[str, list[tuple[int, Path]]] = {}
+    seen: dict[Path, Path] = {}
     for log in logs:
+        first = seen.setdefault(log.resolve(), log)
+        if first is not log:
+            raise ValueError(f"{log} is given twice (as {first}): its hands would count twice")
         base, half = _match_base(log)
         groups.setdefault(base, []).append((half, log))
     return groups, explicit
@@ -844,6 +968,12 @@ class _FoundResults:
     outcomes: list[HandOutcome] = field(default_factory=list)
     matches: list[str] = field(default_factory=list)
     setups: _AivatSetups = field(default_factory=lambda: _AivatSetups())
+    #: The log of each (match name, seed) added.
+    headers: dict[tuple[str, int], Path] = field(default_factory=dict)
+    #: The log of each (seed, seat names) added.
+    seatings: dict[tuple[int, tuple[str, ...]], Path] = field(default_factory=dict)
+    #: The first log of each match (by its deal offset): seed, seat names, path.
+    halves: dict[int, tuple[int, tuple[str, ...], Path]] = field(default_factory=dict)
 
     def add_log(self, log: Path, half: int, query_path: Path, deal_offset: int) -> int:
         """Add one ``.log`` (and its ``.queries`` file, if there is one); returns its header's hands.
@@ -852,6 +982,10 @@ class _FoundResults:
             ValueError: its game differs from the first log's, or a file is unreadable.
         """
         name, this_game, hands, this_seed = read_log_header(log)
+        if (name, this_seed) in self.headers:
+            raise ValueError(f"{log} and {self.headers[name, this_seed]} are the same match ({name}, seed "
+                             f"{this_seed}): its hands would count twice")
+        self.headers[name, this_seed] = log
         if self.game_arg is None:
             self.game_arg, self.game, self.seed = this_game, load_game(this_game), this_seed
         elif load_game(this_game) != self.game:
@@ -861,6 +995,18 @@ class _FoundResults:
         data = read_match_log(log, game)
         if not self.players:
             self.players = data.seat_names
+        elif sorted(data.seat_names) != sorted(self.players):
+            raise ValueError(f"{log}: players {'|'.join(data.seat_names)}, not {'|'.join(self.players)}: "
+                             "the results of other players do not merge into one figure")
+        first = self.halves.setdefault(deal_offset, (this_seed, data.seat_names, log))
+        if first[2] != log and (first[0] != this_seed or tuple(reversed(first[1])) != data.seat_names):
+            raise ValueError(f"{log} is not the mirror of {first[2]} (seed {this_seed}, seats "
+                             f"{'|'.join(data.seat_names)}; against seed {first[0]}, seats {'|'.join(first[1])}): "
+                             "a duplicate pair is the same deal with the seats reversed")
+        seating = self.seatings.setdefault((this_seed, data.seat_names), log)
+        if seating != log:
+            raise ValueError(f"{log} and {seating} were dealt from the same seed {this_seed} to the same seats: "
+                             "the same deals, not independent samples (give each match its own seed)")
         self.errors += len(data.errors)
         self.duplicate = self.duplicate or half == 1
         rows: dict[int, list[FloatArray] | None] | None = None
@@ -869,6 +1015,8 @@ class _FoundResults:
         who = self.measured
         if query_path.exists():
             queries = read_query_log(query_path)
+            check_query_log(query_path, queries, name, half, who or queries.header.get("measured") or
+                            self.players[0], game, data.hands)
             rows = queries.rows
             if queries.header.get("aivat"):
                 setup = self.setups.setup_of(query_path, queries.header)
@@ -1175,7 +1323,7 @@ class DealerResults:
             try:
                 doc = docs[0] if len(docs) == 1 else merge_documents(docs)
             except ValueError as error:
-                print(f"WARNING: results of different games are not merged ({error}); "
+                print(f"WARNING: the matches' results are not merged ({error}); "
                       f"writing the first match's only", file=self.stream)
                 doc = docs[0]
             with open(self.results_json, "w", encoding="utf-8") as file:

@@ -62,7 +62,7 @@ from twisted.internet.error import CannotListenError, ProcessExitedAlready, Reac
 from twisted.python.failure import Failure
 
 from acpc_lbr.commands import scaleout, seating
-from acpc_lbr.estimators import HandOutcome, MatchEstimates
+from acpc_lbr.estimators import CheckName, HandOutcome, MatchEstimates
 from acpc_lbr.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERNAL,
@@ -75,7 +75,7 @@ from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.progress import Progress, best_estimate
 from acpc_lbr.reactor import install_asyncio_reactor
 from acpc_lbr.report import render, require_matplotlib
-from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_line
+from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_line, proven_lies
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
@@ -1023,23 +1023,40 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
     names = ["raw", "duplicate"] if config.duplicate else ["raw"]
     for name in names:
         mean, half, n = evaluation.mbb(name)
-        unit = "pairs" if name == "duplicate" else "hands"
-        lines.append(_bound_line(name, mean, half, f"{n} {unit}"))
-    if evaluation.io_estimates is not None:
+        lines.append(_bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
+    lies = proven_lies(evaluation.document["counts"]) if evaluation.document is not None else 0
+    if evaluation.io_estimates is not None and lies:
+        lines.append(f"  {'io, aivat':<15} no bound: the opponent's answers were proven false {lies} times (range "
+                     "inconsistencies, counts below): IO and AIVAT rest on them")
+    elif evaluation.io_estimates is not None:
         scale = 1000.0 / config.game.big_blind
         for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
             stat = evaluation.io_estimates.estimator(name)
-            if stat.n:
+            if stat.n and _flagged(evaluation, "io_minus_raw" if "io" in name else "aivat_minus_raw"):
+                lines.append(f"  {name:<15} no bound: its honesty check is flagged (below)")
+            elif stat.n:
                 lines.append(_bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines
 
 
+def _flagged(evaluation: Evaluation, check: CheckName) -> bool:
+    """Whether the honesty check ``check`` of the evaluation's document is flagged."""
+    if evaluation.document is None:
+        return False
+    block = evaluation.document["estimators"].get(check)
+    return block is not None and bool(block["flagged"])
+
+
 def _bound_line(name: str, mean: float, half: float, units: str) -> str:
-    """One estimator's row; with fewer than two units it has no interval (was '± nan [+nan, +nan]')."""
+    """One estimator's mean and 95% interval in mbb/g (no interval below two units: its width is unknown).
+
+    >>> _bound_line("duplicate", 1500.0, float("nan"), "1 pairs")
+    '  duplicate          +1500.0 ± -        (no interval: fewer than 2 units)  (1 pairs)'
+    """
     if not math.isfinite(half):
-        return f"  {name:<15} {mean:>+10.1f}   (no interval: fewer than 2 units)  ({units})"
+        return f"  {name:<15} {mean:>+10.1f} ± {'-':<8} (no interval: fewer than 2 units)  ({units})"
     return f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({units})"
 
 

@@ -115,8 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         br = best_response(game, policy)
         lbr = lbr_value(game, policy, options, rounds)
-    except StrategyFailed as error:
-        print(f"acpc-lbr exact: {error}", file=sys.stderr)
+    except (StrategyFailed, ValueError) as error:  # ValueError: probabilities that are not a strategy
+        print(f"acpc-lbr exact: {args.strategy}: {error}" if isinstance(error, ValueError) else
+              f"acpc-lbr exact: {error}", file=sys.stderr)
         return EXIT_FAILED
     elapsed = time.perf_counter() - started
     print(f"game {args.game}, strategy {args.strategy}, LBR {options.name} rounds {rounds.text()}")

@@ -15,14 +15,13 @@ matplotlib.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render, require_matplotlib
+from acpc_lbr.results import read_document
 
 
 def main(argv: Sequence[str]) -> int:
@@ -43,7 +42,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"acpc-lbr report: {missing}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        docs = [_read(f) for f in args.files]
+        docs = [read_document(f) for f in args.files]
         page = render(docs, list(args.files))
         Path(args.out).write_text(page, encoding="utf-8")
     except (OSError, ValueError, KeyError, TypeError) as error:
@@ -51,18 +50,3 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     print(f"report written to {args.out}", file=sys.stderr)
     return EXIT_OK
-
-
-def _read(file: str) -> Any:
-    """One results document's JSON.
-
-    Raises:
-        OSError: it cannot be read.
-        ValueError: it is not JSON (a ``.log`` given for the ``.json``), naming the file.
-    """
-    try:
-        return json.loads(Path(file).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{file}: not a results document (JSON: {error}); write one with "
-                         "'acpc-lbr evaluate --json FILE', 'acpc-lbr dealer --results-json FILE' "
-                         "or 'acpc-lbr results --json'") from None

@@ -15,13 +15,12 @@ docs/results.md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from acpc_lbr.results import dumps, format_table, merge_documents
+from acpc_lbr.results import dumps, format_table, merge_documents, read_document
 from dealer.results import results_from_files
 
 
@@ -41,11 +40,11 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     try:
         if args.merge:
-            docs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.files]
+            docs = [read_document(f) for f in args.files]
             doc = merge_documents(docs)
         else:
             doc = results_from_files([Path(f) for f in args.files], measured=args.measure)
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError, KeyError, TypeError) as error:  # TypeError: a document's field of another type
         print(f"acpc-lbr results: {error}", file=sys.stderr)
         return EXIT_USAGE
     text = dumps(doc)

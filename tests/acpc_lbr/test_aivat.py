@@ -374,7 +374,8 @@ def test_merge_refuses_aivat_across_value_functions(case: str) -> None:
         other = {"not_computed": "m.queries: records no AIVAT value function"}
     b["config"]["aivat"] = other  # type: ignore[index]
     together = merge_documents([a, b])
-    assert merge_documents([a, a])["config"]["aivat"] == setup.record()  # the same setup merges
+    same = {**b, "config": {**b["config"], "aivat": setup.record()}}  # type: ignore[dict-item]
+    assert merge_documents([a, same])["config"]["aivat"] == setup.record()  # the same setup merges
     reason = together["config"]["aivat"]["not_computed"]
     expected = {"other coefficients": "different AIVAT setups", "other samples": "different AIVAT setups",
                 "unrecorded": "version 3 document: its AIVAT value function is not recorded",

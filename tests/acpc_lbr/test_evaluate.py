@@ -279,21 +279,11 @@ def test_an_opponent_program_started_for_another_game_is_pointed_to_its_output(t
     assert "start the bot with the dealer's game (--game)" in Path(shown.group(1)).read_text()
 
 
-def test_one_deal_prints_no_nan_interval(tmp_path: Path) -> None:
-    """--hands 1: one duplicate pair has a mean but no interval; the report says so instead of
-    '± nan [+nan, +nan]'."""
-    done = _run(["--game", "kuhn", "--opponent", "random", "--hands", "1", "--quiet",
-                 "--out", str(tmp_path / "logs")], tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "± nan" not in done.stdout and "+nan" not in done.stdout, done.stdout
-    assert re.search(r"^  duplicate +[+-]\d+\.\d   \(no interval: fewer than 2 units\)  \(1 pairs\)$",
-                     done.stdout, flags=re.MULTILINE), done.stdout
-
-
 # -- numbers that must be refused, and counts that must agree (issue 13) ----------------------
 
 LEDUC = load_game("leduc")
 BROKEN_BOT = REPO / "tests" / "data" / "bots" / "broken_answers.py"
+LIAR_BOT = REPO / "tests" / "data" / "bots" / "king_liar.py"
 
 
 def test_default_rounds_are_the_games_last_two() -> None:
@@ -359,6 +349,56 @@ def test_cli_refuses_a_bound_for_a_bot_whose_queries_fail(tmp_path: Path) -> Non
     assert "vs broken_answers in leduc" in done.stdout
     launched = [l for l in done.stdout.splitlines() if "command:" in l]
     assert len(launched) == 2 and all("{port}" not in l and "127.0.0.1" in l for l in launched)
+
+
+@pytest_twisted.ensureDeferred
+async def test_answers_proven_false_give_no_io_or_aivat_bound(tmp_path: Path) -> None:
+    """Before: against a bot that raises with kings but answers 'always call', evaluate printed AIVAT
+    +757 ± 98 mbb/g (300 deals, seed 1) beside duplicate +1530 ± 324, the report's headline was
+    AIVAT, and the honesty check (p = 0.0012) did not flag it, though the dealer had counted 224
+    range inconsistencies: proof that the answers IO and AIVAT rest on are not the bot's play."""
+    import importlib.util
+
+    from acpc_lbr.report import headline
+    from agents.client import StrategyBot, seeded_rng
+
+    spec = importlib.util.spec_from_file_location("king_liar", LIAR_BOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = config(tmp_path, "always-call", hands=60, game="leduc", rounds="1-2")
+    cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
+    evaluation = await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    assert evaluation.document is not None and evaluation.document["counts"]["range_inconsistencies"] > 0
+    report = format_report(evaluation)
+    assert "proven false" in report
+    assert not any(line.strip().startswith(("io ", "duplicate_io", "aivat ", "duplicate_aivat")) for line in
+                   report.splitlines())
+    assert headline(evaluation.document) in ("raw", "duplicate")
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_estimator_whose_honesty_check_is_flagged_is_no_bound(tmp_path: Path) -> None:
+    """Before: with AIVAT's check flagged (p = 4e-9: a bot that plays by its cards and answers
+    uniformly), evaluate still listed AIVAT +2,000 mbb/g, twice the duplicate figure, as a lower bound."""
+    import importlib.util
+
+    from agents.client import StrategyBot, seeded_rng
+
+    spec = importlib.util.spec_from_file_location("uniform_liar", REPO / "tests" / "data" / "bots" / "uniform_liar.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = config(tmp_path, "always-call", hands=800, game="leduc", rounds="1-2")
+    cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
+    evaluation = await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    assert evaluation.document is not None
+    estimators = evaluation.document["estimators"]
+    assert estimators["aivat_minus_raw"]["flagged"] and not estimators["io_minus_raw"]["flagged"]
+    lines = format_report(evaluation).splitlines()
+    assert [line.split()[0] for line in lines if "no bound: its honesty check is flagged" in line] == [
+        "aivat", "duplicate_aivat"]
+    assert any(line.strip().startswith("io ") and "[" in line for line in lines)
 
 
 def test_opponent_name_option(tmp_path: Path) -> None:

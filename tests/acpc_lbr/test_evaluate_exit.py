@@ -8,6 +8,7 @@ they are generous and are not performance bounds.
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -184,3 +185,17 @@ def test_the_mirrored_seatings_process_ends_quietly_on_a_signal(tmp_path: Path, 
     assert "connection to the dealer lost" not in text and "range query failed" not in text, text[-2000:]
     for log in (logs / "lbr-vs-random.log", mirror):
         assert log.read_text().splitlines()[-2].startswith("# ERROR:"), log
+
+
+def test_one_deal_prints_no_nan_interval(tmp_path: Path) -> None:
+    """Before: with one duplicate pair the duplicate rows read '± nan [+nan, +nan]'. A single unit
+    has no interval: the row says so, and every figure printed is a number."""
+    done = subprocess.run(
+        [str(ACPC_LBR), "evaluate", "--game", "kuhn", "--opponent", "random", "--hands", "1", "--quiet",
+         "--one-process", "--out", str(tmp_path / "logs")],
+        capture_output=True, text=True, timeout=HANG, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not re.search(r"\bnan\b", done.stdout.lower())
+    duplicate = next(line for line in done.stdout.splitlines() if line.strip().startswith("duplicate "))
+    assert "no interval: fewer than 2 units" in duplicate and "(1 pairs)" in duplicate

@@ -539,3 +539,17 @@ def test_sampled_lbr_play_agrees_with_exact_value():
     mean = float(np.mean(outcomes))
     error = float(np.std(outcomes, ddof=1)) / np.sqrt(len(outcomes))
     assert abs(mean - exact) < 4 * error, (mean, exact, error)
+
+
+@pytest.mark.parametrize("name", ["nan_call", "negative_fold"])
+def test_probabilities_that_are_not_probabilities_are_refused(
+        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: NaN passed the sum check (every comparison with NaN is false), and `acpc-lbr exact`
+    printed 'exploitability nan' with exit 0; a fold of -0.5 beside a call of 1.5 summed to 1 and
+    was walked as a strategy. Now: one line naming the state, exit 1, no figure."""
+    from acpc_lbr.commands.exact import main as exact_main
+
+    bots = Path(__file__).resolve().parents[1] / "data" / "bots" / "invalid_probabilities.py"
+    assert exact_main(["--game", "kuhn", "--strategy", f"{bots}:{name}"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "are not all finite and in [0, 1]" in err

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 from itertools import combinations
+from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -26,6 +28,7 @@ from acpc_lbr.lbr import BettingOptions
 from acpc_lbr.outcomes import hand_io, log_values, opponent_decisions
 from acpc_lbr.results import (
     SCHEMA_VERSION,
+    ResultsDocument,
     dumps,
     estimates_from_outcomes,
     format_table,
@@ -338,6 +341,81 @@ def test_merge_refuses_different_games() -> None:
     b = results_document({"game": "leduc"}, estimates_from_outcomes(_outcomes(3, 5)), 1)
     with pytest.raises(ValueError):
         merge_documents([a, b])
+
+
+def _batch(seed: int | None, **config: object) -> ResultsDocument:
+    base: dict[str, object] = {"game": "nolimit", "players": ["lbr", "bot"], "measured": "lbr", "seed": seed,
+                               "lbr": {"bets": "fcpa", "rounds": "3-4"}}
+    base.update(config)
+    doc = results_document(base, estimates_from_outcomes(_outcomes(seed or 0, 20)), 100)  # type: ignore[arg-type]
+    return cast(ResultsDocument, json.loads(dumps(doc)))
+
+
+def test_merge_refuses_the_same_hands_twice() -> None:
+    """Before: a document merged with itself doubled n and narrowed the interval by a factor of 1.41."""
+    a = _batch(5)
+    assert merge_documents([a, _batch(6)])["counts"]["hands"] == 80
+    with pytest.raises(ValueError, match="batches 1 and 2 were dealt from the same seed 5"):
+        merge_documents([a, a])
+    rerun = _batch(5)
+    rerun["timings"] = {"wall_seconds": 9.0}
+    with pytest.raises(ValueError, match="same seed"):  # the same deals, whatever the timings
+        merge_documents([_batch(6), a, rerun])
+    unseeded = _batch(None)
+    with pytest.raises(ValueError, match="batches 1 and 2 hold the same hands"):
+        merge_documents([unseeded, unseeded])
+
+
+def test_merge_refuses_a_document_whose_counts_disagree_with_its_figures() -> None:
+    """Before: the merged counts said whatever the documents' counts said."""
+    altered = _batch(6)
+    altered["counts"]["hands"] = 400
+    with pytest.raises(ValueError, match="batch 2 counts 400 hands but its raw estimator has 40"):
+        merge_documents([_batch(5), altered])
+
+
+def test_merge_refuses_to_pair_halves_of_different_seeds() -> None:
+    """Before: deal 0's unpaired first half in a batch of seed 5 and deal 0's unpaired second half in a
+    batch of seed 7 became one duplicate pair, of two unrelated hands."""
+    def batch(seed: int, outcomes: list[HandOutcome]) -> ResultsDocument:
+        doc = results_document({"game": "kuhn", "players": ["lbr", "bot"], "measured": "lbr", "seed": seed},
+                               estimates_from_outcomes(outcomes), 1)
+        return cast(ResultsDocument, json.loads(dumps(doc)))
+
+    a = batch(5, [HandOutcome(0, 0, 2.0), HandOutcome(1, 0, 1.0), HandOutcome(1, 1, -1.0)])
+    b = batch(7, [HandOutcome(0, 1, -2.0), HandOutcome(1, 0, 1.0), HandOutcome(1, 1, 1.0)])
+    with pytest.raises(ValueError, match="hold the two halves of deal 0, dealt from seeds 5 and 7"):
+        merge_documents([a, b])
+    c = batch(8, [HandOutcome(0, 0, 1.0), HandOutcome(0, 1, 1.0)])
+    assert merge_documents([a, c])["estimators"]["duplicate"]["chips"]["n"] == 2
+    # Batches without the mirror hold only first halves: they merge, and never pair.
+    single = [batch(s, [HandOutcome(d, 0, float(d)) for d in range(3)]) for s in (10, 11)]
+    assert merge_documents(single)["estimators"]["duplicate"]["chips"]["n"] == 0
+
+
+def test_documents_with_nan_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `report` drew '[+nan, +nan]' from an altered document (Python's JSON reads NaN)."""
+    from acpc_lbr.commands.report import main as report_main
+    from acpc_lbr.commands.results import main as results_main
+
+    doc = _batch(5)
+    doc["estimators"]["raw"]["mbb_per_game"]["mean"] = math.nan
+    (tmp_path / "nan.json").write_text(json.dumps(doc), encoding="utf-8")
+    (tmp_path / "ok.json").write_text(dumps(_batch(6)), encoding="utf-8")
+    assert results_main(["--merge", str(tmp_path / "ok.json"), str(tmp_path / "nan.json")]) == 2
+    assert "holds NaN" in capsys.readouterr().err
+    pytest.importorskip("matplotlib")
+    assert report_main([str(tmp_path / "nan.json"), "--out", str(tmp_path / "r.html")]) == 2
+    assert "holds NaN" in capsys.readouterr().err and not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("change", [{"measured": "bot"}, {"players": ["lbr", "other"]},
+                                    {"lbr": {"bets": "fc", "rounds": "3-4"}}])
+def test_merge_refuses_batches_of_different_evaluations(change: dict[str, object]) -> None:
+    """Before: merged under the first document's labels (another measured player's winnings are the
+    negation: the merge of +x and -x read as a bound of 0)."""
+    with pytest.raises(ValueError, match="cannot merge results of different"):
+        merge_documents([_batch(5), _batch(6, **change)])
 
 
 def test_table_puts_estimators_side_by_side() -> None:

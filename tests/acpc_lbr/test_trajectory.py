@@ -146,5 +146,6 @@ def test_malformed_trajectory_is_refused() -> None:
     """Columns of different lengths are an error (ValueError), not a silent truncation."""
     doc = json.loads(dumps(results_document({"game": "nolimit"}, estimates_from_outcomes(_outcomes(10, range(5))), 100)))
     doc["trajectory"]["estimators"]["raw"]["n"].pop()
+    other = json.loads(dumps(results_document({"game": "nolimit"}, estimates_from_outcomes(_outcomes(11, range(5))), 100)))
     with pytest.raises(ValueError, match="different lengths"):
-        merge_documents([doc, doc])
+        merge_documents([other, doc])

@@ -286,3 +286,25 @@ def test_what_a_bot_plays_is_what_it_answers(name: str, line: str) -> None:
         assert abs(len(played) / draws - reported_raise) < 0.03
         lower_half = per_size[: len(per_size) // 2].sum()
         assert abs(sum(s < low + len(per_size) // 2 for s in played) / draws - lower_half) < 0.03
+
+
+def test_a_mix_whose_weights_add_up_to_more_than_one_is_refused_on_queries() -> None:
+    """bot-sdk.md, rule 4: weights that add up to more than 1 for a hand get RANGEERROR.
+
+    Before: only the asked rows were checked, so a mix of fold 1 and call 1 answered "fold: 1"
+    to LBR's fold query while it played fold half the time, and LBR's bound rested on that.
+    """
+    from protocol.errors import ProtocolError
+
+    leduc = load_game("leduc")
+
+    def double(view: PublicView) -> Mix:
+        return Mix({Action.FOLD: 1.0, Action.CALL: np.ones(view.num_hands)})
+
+    def honest(view: PublicView) -> Mix:
+        return Mix({Action.FOLD: 0.5, Action.CALL: np.full(view.num_hands, 0.5)})
+
+    query = "QUERY:q1:1:0:r:|:f"
+    assert "RANGE:q1:" in StrategyBot(leduc, honest, np.random.default_rng(0)).answer_query(query)
+    with pytest.raises(ProtocolError, match="add up to 2.0, more than 1"):
+        StrategyBot(leduc, double, np.random.default_rng(0)).answer_query(query)

@@ -331,9 +331,15 @@ def test_results_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert results_main([str(tmp_path / "c.log"), "-o", str(out_json)]) == 0
     table = capsys.readouterr().out
     assert "imaginary obs." in table and "duplicate + IO" in table
-    assert results_main(["--merge", str(out_json), str(out_json), "--json"]) == 0
+    _play_match(tmp_path, "e", ("lbr", "bot"), 100, 3, _honest_ask())
+    other_json = tmp_path / "e.json"
+    assert results_main([str(tmp_path / "e.log"), "-o", str(other_json)]) == 0
+    capsys.readouterr()
+    assert results_main(["--merge", str(out_json), str(other_json), "--json"]) == 0
     merged = capsys.readouterr().out
     assert '"n": 200' in merged
+    assert results_main(["--merge", str(out_json), str(out_json)]) == 2  # the same hands twice
+    assert "same seed" in capsys.readouterr().err
     assert results_main([str(tmp_path / "missing.log")]) == 2
     assert results_main([str(tmp_path / "c.json")]) == 2
     capsys.readouterr()
