@@ -827,8 +827,9 @@ class Match:
                 last = f" (last refused: {missing.last_refusal})" if missing.last_refusal else ""
                 self.abort(MatchAborted(
                     Cause.NO_CONNECTION,
+                    # No option named: the dealer's is --start_timeout, evaluate has none.
                     f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect "
-                    f"(--start_timeout {timeout / 1000.0:g} s){last}",
+                    f"within {timeout / 1000.0:g} s{last}",
                     missing.index,
                 ))
             timer = self.clock.callLater(timeout / 1000.0, expire)

@@ -425,11 +425,13 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
                                                 make_opponent, here)
     try:
         results = await defer.gatherResults(finished)
+        # Our opponent processes wind down while the mirror's process finishes (its own do too).
+        winding = defer.Deferred.fromCoroutine(_wind_down(reactor, processes, factories))
         mirror = await remote.finished if remote is not None else None
     finally:
         bar.close()
     reactor.removeSystemEventTrigger(shutdown_trigger)
-    await _wind_down(reactor, processes, factories)
+    await winding
     evaluation.seconds = time.perf_counter() - started
     _gather(evaluation, list(results), agents, matches, group, here, mirror,
             estimators=seatings is None or on_outcome is None)
@@ -486,9 +488,14 @@ def _results_group(config: EvaluationConfig, matches: Sequence[Match], evaluatio
 
 async def _wind_down(reactor: EvaluateReactor, processes: list[_OpponentProcess],
                      factories: Sequence[BotFactory]) -> None:
-    """Let the opponent processes exit (within the grace) and the clients see the close."""
+    """Let the opponent processes exit (all at once, each within the grace; one that never
+    connected is asked to stop now: it would not see the match end) and the clients see
+    the close."""
     for process in processes:
-        await process.finish(reactor, EXIT_GRACE_SECONDS)
+        if not process.connected():
+            process.stop()
+    await defer.gatherResults([defer.Deferred.fromCoroutine(process.finish(reactor, EXIT_GRACE_SECONDS))
+                               for process in processes])
     for factory in factories:  # the clients see the dealer's close before we return
         await factory.done
 
@@ -580,6 +587,7 @@ def _seat_players(config: EvaluationConfig, reactor: EvaluateReactor, matches: S
             process = _spawn(reactor, config, opponent_port, half)
             processes.append(process)
             evaluation.commands.append(process.command)
+            process.seat = match.seats[1 - lbr_seat]
             process.ended.addCallback(_exited_before_connecting, match, 1 - lbr_seat,
                                       process.command, config.out / f"opponent{half}.out")
     return agents, factories, finished
@@ -904,6 +912,8 @@ class _OpponentProcess:
     def __init__(self, reactor: EvaluateReactor, argv: list[str], log_path: Path) -> None:
         self.ended: defer.Deferred[int] = defer.Deferred()
         self.command = shlex.join(argv)
+        #: The match's seat the program plays (set by the caller).
+        self.seat: Any = None
         self.log = open(log_path, "wb")  # noqa: SIM115 (closed when the process ends)
         self.logged = 0
         outer = self
@@ -945,6 +955,10 @@ class _OpponentProcess:
             await self.ended
             if timer.active():
                 timer.cancel()
+
+    def connected(self) -> bool:
+        """Whether the program's seat ever connected (a seat never set: assumed so)."""
+        return self.seat is None or bool(self.seat.connected)
 
     def stop(self) -> None:
         """Ask the process to end (SIGTERM), if it still runs."""

@@ -136,3 +136,24 @@ def test_equity_bad_input_is_a_clear_error(argv: list[str], capsys: pytest.Captu
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("acpc-lbr equity:") and "Traceback" not in err
+
+
+def test_output_to_a_closed_pipe_is_one_line_and_a_failure(tmp_path: Path) -> None:
+    """``acpc-lbr evaluate | head``: the reader leaves before the report is written. The
+    program says so in one line and exits 1, with no BrokenPipeError traceback; the logs
+    are kept."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first write
+    try:
+        done = subprocess.run(
+            [str(ACPC_LBR), "evaluate", "--game", "kuhn", "--opponent", "random", "--hands", "20",
+             "--one-process", "--quiet", "--out", str(tmp_path / "logs")],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert "the standard output was closed by its reader" in done.stderr
+    assert (tmp_path / "logs" / "lbr-vs-random.log").read_text().count("STATE:") == 20

@@ -514,3 +514,53 @@ def test_evaluate_json_is_byte_identical_to_the_recorded_document(tmp_path: Path
     for key in ("schema", "version", "big_blind", "estimators", "counts"):
         assert json.dumps(written[key], indent=2) == json.dumps(golden[key], indent=2), key
     assert hashlib.sha256(trajectory_text.encode()).hexdigest() == golden["trajectory_sha256"]
+
+
+class _FakeProcess:
+    """An opponent process for _wind_down: its seat connected or not; it exits when stopped
+    (SIGTERM) or killed at the end of the grace."""
+
+    def __init__(self, clock: Any, connected: bool) -> None:
+        from twisted.internet import defer
+
+        self.clock = clock
+        self.was_connected = connected
+        self.ended: Any = defer.Deferred()
+        self.stopped_at: float | None = None
+        self.ended_at: float | None = None
+
+    def connected(self) -> bool:
+        return self.was_connected
+
+    def stop(self) -> None:
+        self.stopped_at = self.clock.seconds()
+        self.clock.callLater(0.1, self._end)
+
+    def _end(self) -> None:
+        if not self.ended.called:
+            self.ended_at = self.clock.seconds()
+            self.ended.callback(0)
+
+    async def finish(self, reactor: Any, grace: float) -> None:
+        reactor.callLater(grace, self._end)  # the kill
+        await self.ended
+
+
+def test_wind_down_stops_a_program_that_never_connected_and_waits_for_all_at_once() -> None:
+    """An opponent program that never connected would not see the match end: it is asked to
+    stop at once, not given the grace; the others' graces run side by side (an evaluation
+    whose opponent never connected took the start timeout plus one grace per program)."""
+    from twisted.internet import defer
+    from twisted.internet.task import Clock
+
+    from acpc_lbr.commands.evaluate import EXIT_GRACE_SECONDS, _wind_down
+
+    clock = Clock()
+    silent, slow, other_slow = _FakeProcess(clock, False), _FakeProcess(clock, True), _FakeProcess(clock, True)
+    done = defer.Deferred.fromCoroutine(_wind_down(clock, [slow, silent, other_slow], []))  # type: ignore[arg-type]
+    assert silent.stopped_at == 0 and slow.stopped_at is None and other_slow.stopped_at is None
+    clock.advance(0.1)
+    assert silent.ended_at == 0.1 and not done.called
+    clock.advance(EXIT_GRACE_SECONDS)
+    assert slow.ended_at == other_slow.ended_at == EXIT_GRACE_SECONDS + 0.1
+    assert done.called
