@@ -65,6 +65,14 @@ def test_it_is_worth_polling_only_for_a_seat_that_answered_within_the_budget() -
     assert not poll.worth_it(101e-6) and not poll.worth_it(0.5)
 
 
+def test_it_is_not_worth_polling_while_several_matches_play() -> None:
+    """The loop's spare time is then the other matches', and a spin takes a processor from their bots."""
+    poll = BusyPoll(FakeLoop().call_soon, 100e-6)
+    for playing, worth in ((0, True), (1, True), (2, False), (4, False)):
+        poll.playing = playing
+        assert poll.worth_it(0.0) is worth, playing
+
+
 def play_waits(poll: BusyPoll, waits: int, answer_s: Callable[[bool], float]) -> list[bool]:
     """``waits`` waits decided by ``poll``, each answered after ``answer_s(polled)``."""
     decided = []
