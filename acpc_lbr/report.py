@@ -41,7 +41,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from acpc_lbr import estimators
-from acpc_lbr.results import READABLE_VERSIONS, SCHEMA, aivat_not_computed, proven_lies
+from acpc_lbr.results import (
+    READABLE_VERSIONS,
+    SCHEMA,
+    aivat_not_computed,
+    honesty_verdict,
+    proven_lies,
+)
 
 #: One line for a missing plotting library.
 MISSING_MATPLOTLIB = "the report needs matplotlib: pip install 'acpc-lbr[report]' (or pip install matplotlib)"
@@ -381,11 +387,19 @@ def _honesty(doc: Mapping[str, Any], i: int) -> str:
             p_text = _num(i, f"{base}.p_value", float(p_value), 3, kind="g")
         else:
             p_text = "–"
-        verdict = ('<span class="flag">FLAGGED</span>: the difference is too large to be chance; the bot\'s '
-                   "range answers do not match how it plays, so the IO-based estimators are not to be trusted. "
-                   "Raw and duplicate remain valid bounds whatever the answers."
-                   if block.get("flagged") else
-                   '<span class="ok">passed</span>: the difference is what chance gives with honest answers.')
+        lies = proven_lies(doc.get("counts", {}))
+        verdict = {
+            "flagged": '<span class="flag">FLAGGED</span>: the difference is too large to be chance; the '
+                       "bot's range answers do not match how it plays, so the IO-based estimators are not "
+                       "to be trusted. Raw and duplicate remain valid bounds whatever the answers.",
+            "proven false": f'<span class="flag">FLAGGED</span>: whatever the statistic, the answers were '
+                            f"proven false {lies} times (range inconsistencies: an answer gave the action "
+                            "played probability 0), so the IO-based estimators are no bound. Raw and "
+                            "duplicate remain valid bounds whatever the answers.",
+            "untested": '<span class="muted">not tested</span>: the difference is the same on every hand '
+                        "(no showdown was valued from the answers), so the p-value says nothing.",
+            "passed": '<span class="ok">passed</span>: the difference is what chance gives with honest answers.',
+        }[honesty_verdict(block, lies)]
         alpha = _honesty_alpha()
         if alpha is not None:
             verdict += (f" (The check flags at p &lt; {alpha:g}, so an honest bot is flagged about once "

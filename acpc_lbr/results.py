@@ -53,6 +53,7 @@ from acpc_lbr.estimators import (
     CHECKS,
     ESTIMATORS,
     HONESTY_ALPHA,
+    CheckFigures,
     CheckName,
     EstimatorsSection,
     HandOutcome,
@@ -436,17 +437,51 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
-def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"] = "io") -> str | None:
+HonestyVerdict = Literal["flagged", "proven false", "untested", "passed"]
+
+
+def honesty_verdict(check: CheckFigures, lies: int = 0) -> HonestyVerdict:
+    """What a honesty check (an ``io_minus_raw`` or ``aivat_minus_raw`` block) says.
+
+    ``flagged``: the difference is too large for chance. ``proven false``: the
+    counts prove the answers false (``lies``, :func:`proven_lies`) whatever the
+    statistic says. ``untested``: the difference is the same on every hand (no
+    spread: e.g. every showdown fell back to its raw value), so p = 1 tells
+    nothing. ``passed``: otherwise.
+
+    >>> honesty_verdict({"flagged": False, "chips": {"n": 40, "std": 0.0}})
+    'untested'
+    >>> honesty_verdict({"flagged": False, "chips": {"n": 40, "std": 1.5}}, lies=3)
+    'proven false'
+    """
+    if check.get("flagged"):
+        return "flagged"
+    if lies:
+        return "proven false"
+    if not check["chips"].get("std"):
+        return "untested"
+    return "passed"
+
+
+def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"] = "io",
+                 lies: int = 0) -> str | None:
     """The honesty check of ``estimator`` (``io`` or ``aivat``) as one line (None when it has no units).
 
     The statistic is the mean of IO − raw (or AIVAT − raw) per hand; z and the two-sided p-value
     test that its true mean is 0, which it is when the range answers are the
-    strategy the bot plays. Flagged at p < :data:`~acpc_lbr.estimators.HONESTY_ALPHA`.
+    strategy the bot plays. Flagged at p < :data:`~acpc_lbr.estimators.HONESTY_ALPHA`;
+    ``lies`` (:func:`proven_lies`) and a difference without spread say more than
+    the statistic (:func:`honesty_verdict`).
 
     >>> from acpc_lbr.estimators import HandOutcome
     >>> est = estimates_from_outcomes(HandOutcome(d, 0, 1.0, 1.0 + (-1) ** d) for d in range(40))
     >>> honesty_line(est.to_dict(2))
     'honesty check (IO - raw): +0.0 ± 156.9 mbb/g over 40 hands, z = +0.00, p = 1: ok (flagged when p < 0.001)'
+    >>> honesty_line(est.to_dict(2), lies=2).split(": ", 2)[2]
+    'FLAGGED: the range answers were proven false 2 times (range inconsistencies)'
+    >>> same = estimates_from_outcomes(HandOutcome(d, 0, 1.0, 1.0) for d in range(40))
+    >>> honesty_line(same.to_dict(2)).split("p = 1: ")[1]
+    'not tested: IO - raw is the same on every hand (no showdown valued from the answers)'
     """
     check_name: CheckName = "io_minus_raw" if estimator == "io" else "aivat_minus_raw"
     check, measured = estimators.get(check_name), estimators.get(estimator)
@@ -462,12 +497,13 @@ def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"
                f", p = {'-' if p_value is None else f'{p_value:.3g}'}")
     if z is not None and z >= 0:
         figures = figures.replace("z = ", "z = +", 1)
-    verdict = (
-        "FLAGGED: the range answers do not match the play"
-        if check.get("flagged")
-        else f"ok (flagged when p < {HONESTY_ALPHA:g})"
-    )
     label = {"io": "IO", "aivat": "AIVAT"}.get(estimator, estimator)
+    verdict = {
+        "flagged": "FLAGGED: the range answers do not match the play",
+        "proven false": f"FLAGGED: the range answers were proven false {lies} times (range inconsistencies)",
+        "untested": f"not tested: {label} - raw is the same on every hand (no showdown valued from the answers)",
+        "passed": f"ok (flagged when p < {HONESTY_ALPHA:g})",
+    }[honesty_verdict(check, lies)]
     return f"honesty check ({label} - raw): {figures}: {verdict}"
 
 
@@ -542,12 +578,10 @@ def format_table(doc: ResultsDocument) -> str:
     if lies and (est["io"]["chips"]["n"] or ("aivat" in est and est["aivat"]["chips"]["n"])):
         lines.append(f"the opponent's answers were proven false {lies} times (range inconsistencies): "
                      "IO and AIVAT rest on them and are no bound (raw and duplicate are)")
-    honesty = honesty_line(est)
-    if honesty is not None:
-        lines.append(honesty)
-    honesty = honesty_line(est, "aivat")
-    if honesty is not None:
-        lines.append(honesty)
+    for estimator in ("io", "aivat"):
+        honesty = honesty_line(est, estimator, lies)
+        if honesty is not None:
+            lines.append(honesty)
     counts = doc.get("counts", {})
     shown = ", ".join(f"{key} {value}" for key, value in counts.items() if key != "hands")
     lines.append(f"counts: hands {counts.get('hands', 0)}, {shown}")

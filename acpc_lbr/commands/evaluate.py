@@ -1015,7 +1015,8 @@ def format_report(evaluation: Evaluation) -> str:
         lines += _bound_lines(evaluation)
     if evaluation.document is not None:
         estimators = evaluation.document["estimators"]
-        for honesty in (honesty_line(estimators, "io"), honesty_line(estimators, "aivat")):
+        lies = proven_lies(evaluation.document["counts"])
+        for honesty in (honesty_line(estimators, "io", lies), honesty_line(estimators, "aivat", lies)):
             if honesty is not None:
                 lines.append(honesty)
     lines.append("")

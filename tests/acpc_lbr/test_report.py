@@ -217,6 +217,31 @@ def test_a_flagged_check_keeps_the_headline_to_answer_free_estimators() -> None:
     assert (0, "estimators.io_minus_raw.p_value") in _check_numbers(page, [doc])
 
 
+def test_answers_proven_false_fail_the_honesty_check_whatever_its_p_value() -> None:
+    """Range inconsistencies prove the answers false: the check's verdict says so (it read
+    'passed' when the p-value happened to be large)."""
+    doc = _leduc_document(5)
+    honest = render([doc])
+    section = honest[honest.index('id="honesty-0"'):]
+    assert "passed" in section[:section.index("</div>")]
+    doc["counts"]["range_inconsistencies"] = 3
+    page = render([doc])
+    section = page[page.index('id="honesty-0"'):]
+    verdict = section[:section.index("</div>")]
+    assert "proven false 3 times" in verdict and "passed" not in verdict
+
+
+def test_a_difference_without_spread_is_not_tested() -> None:
+    """IO - raw the same on every hand (no showdown valued from the answers): p = 1 says
+    nothing, and the verdict says the check was not made instead of 'passed'."""
+    doc = _leduc_document(5)
+    doc["estimators"]["io_minus_raw"]["chips"]["std"] = 0.0
+    page = render([doc])
+    section = page[page.index('id="honesty-0"'):]
+    verdict = section[:section.index("</div>")]
+    assert "not tested" in verdict and "passed" not in verdict
+
+
 def test_a_refused_aivat_shows_its_reason_as_results_does() -> None:
     """AIVAT refused by a merge (a version-3 batch records no value function): the report's AIVAT
     rows say "not computed" and the page gives the reason, the line `acpc-lbr results` prints."""
