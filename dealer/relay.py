@@ -8,7 +8,8 @@ kinds of traffic go through :class:`QueryRelay`:
   goes to a queryable seat; its ``RANGE`` answer (version 1 or 2) is decoded
   and checked once by :mod:`protocol.rangecodec` (N values per asked action,
   all finite, in [0, 1] for every hand that does not collide with the board,
-  sums over the asked actions at most 1 + 1e-6) and returned as a float64
+  sums over the asked actions at most 1 + 1e-6, and at least 1 - 1e-3 when
+  they are every legal action of a limit game) and returned as a float64
   array of shape ``(len(actions), num_hands)``. A ``RANGEERROR``,
   a malformed answer, no answer within ``t_query`` or a seat that does not
   answer queries raise :class:`QueryFailed`. Queries may be pipelined; each
@@ -213,6 +214,8 @@ class _Outstanding:
     sent: float
     answer: defer.Deferred[tuple[FloatArray, str]]
     timer: Any
+    #: The asked actions are every legal action: the answer must be a whole strategy.
+    complete: bool = False
 
 
 def _values_or_errors(results: list[tuple[bool, Any]]) -> list[FloatArray | Exception]:
@@ -382,7 +385,8 @@ class QueryRelay:
             lines.append(Query(qid, public_state(state), actions).text())
             answer: defer.Deferred[tuple[FloatArray, str]] = defer.Deferred()
             timer = clock.callLater(self.t_query, self._expire, qid)
-            self._outstanding[qid] = _Outstanding(seat, actions, state.board_cards, now, answer, timer)
+            self._outstanding[qid] = _Outstanding(seat, actions, state.board_cards, now, answer, timer,
+                                                  self._every_legal_action(state, actions))
             if self._asked[seat] == 0:
                 self._asked_since[seat] = now
             self._asked[seat] += 1
@@ -391,6 +395,18 @@ class QueryRelay:
         if lines:
             protocol.send_line("\r\n".join(lines))
         return answers
+
+    def _every_legal_action(self, state: MatchState, actions: Sequence[Action]) -> bool:
+        """Whether ``actions`` are every legal action at ``state`` (a limit game's: a no-limit
+        game has a raise per size, which no query lists)."""
+        if not self.game.is_limit:
+            return False
+        try:
+            legal = state.to_state(self.game).legal_actions()
+        except ParseError:
+            return False
+        asked = {action.type for action in actions}
+        return bool(legal) and all(kind in asked for kind in legal)
 
     def _notify_hooks(self, result: tuple[FloatArray, str], state: MatchState,
                       actions: tuple[Action, ...]) -> tuple[FloatArray, str]:
@@ -443,7 +459,7 @@ class QueryRelay:
             # Decoded and checked once, here; the agent gets the bot's bytes.
             _, body = answer_fields(line)
             values, _ = decode_body(body, pending.actions, self.game.num_hands)
-            check_rows(values, blocked_mask(self.game, pending.board))
+            check_rows(values, blocked_mask(self.game, pending.board), pending.complete)
             error_part = sampling_error(body)
         except ParseError as error:
             self._fail(pending, QueryCause.MALFORMED, f"malformed answer: {error.message}")

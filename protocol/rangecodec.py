@@ -67,6 +67,10 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: The versions of the answer format this module reads and writes.
 SUPPORTED_VERSIONS = (1, 2)
+#: When the requested actions are every legal action, their probabilities may sum to this
+#: much less than 1 (looser than :data:`SUM_TOLERANCE`: a bot writing six decimals,
+#: 0.333333 three times, must pass; a strategy that is not one, such as 2/3, must not).
+SHORTFALL_TOLERANCE = 1e-3
 #: Sums of probabilities over the requested actions may exceed 1 by this much.
 SUM_TOLERANCE = 1e-6
 #: The longest decimal accepted in a ``K`` part (a float's repr is at most 24).
@@ -305,22 +309,26 @@ def _compact_row(data: str, num_hands: int, token: str) -> npt.NDArray[np.floati
 # -- check ----------------------------------------------------------------------
 
 
-def check_rows(rows: FloatArray, blocked: BoolArray | None = None) -> None:
+def check_rows(rows: FloatArray, blocked: BoolArray | None = None, complete: bool = False) -> None:
     """The value rules of an answer, vectorised.
 
     Every value is finite; for every hand not flagged in ``blocked`` (hands
     sharing a card with the board) each value is in [0, 1] and the values of a
-    hand over the asked actions sum to at most 1 + :data:`SUM_TOLERANCE`.
+    hand over the asked actions sum to at most 1 + :data:`SUM_TOLERANCE`; and
+    when the asked actions are every legal action (``complete``), to at least
+    1 - :data:`SHORTFALL_TOLERANCE`: then they are the whole strategy at the
+    state, and less is not one (answers that could not be how the bot plays).
 
     Args:
         rows: float64 ``(actions, num_hands)``.
         blocked: bool ``(num_hands,)``, or None (no hand is blocked).
+        complete: the asked actions are every legal action at the state.
 
     Raises:
         ParseError: a rule is broken (the message names the first offender).
     """
     if rows.size and rows.min() >= 0.0 and rows.max() <= 1.0 and (
-            rows.sum(axis=0).max() <= 1.0 + SUM_TOLERANCE):
+            rows.sum(axis=0).max() <= 1.0 + SUM_TOLERANCE) and not complete:
         return  # every hand passes, blocked or not (NaN fails every comparison)
     finite = np.isfinite(rows)
     if not finite.all():
@@ -337,6 +345,9 @@ def check_rows(rows: FloatArray, blocked: BoolArray | None = None) -> None:
     worst = int(sums.argmax())
     if sums[worst] > 1.0 + SUM_TOLERANCE:
         raise ParseError(f"probabilities of a hand sum to {float(sums[worst])!r} > 1")
+    short = int(sums.argmin())
+    if complete and sums[short] < 1.0 - SHORTFALL_TOLERANCE:
+        raise ParseError(f"probabilities of a hand sum to {float(sums[short])!r} < 1 over every legal action")
 
 
 def read_answer(line: str, actions: Sequence[Action], num_hands: int,

@@ -437,3 +437,36 @@ def test_a_bad_sampling_error_part_is_a_malformed_answer(in_tmp: Path, part: str
     t.feed(1, f"RANGE:{forwarded.split(':')[1]}:2:c=K1;{part}\r\n")
     (line,) = t.take(0)
     assert line.startswith("QUERYERROR:a:malformed answer") and "sampling error" in line
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "relayed"),
+    [
+        ("f,c,r", ("f=0.2", "c=0.3", "r=0.5"), True),  # a whole strategy
+        ("f,c,r", ("f=0.333333", "c=0.333333", "r=0.333333"), True),  # six decimals
+        ("f,c,r", ("f=0.2", "c=0.2", "r=0.2"), False),  # 0.6: not a strategy
+        ("f,c", ("f=0.2", "c=0.2"), True),  # not every action asked: less than 1 is fine
+    ],
+    ids=["whole", "six-decimals", "short", "partial-query"],
+)
+def test_an_answer_over_every_legal_action_must_be_a_whole_strategy(
+        in_tmp: Path, asked: str, answer: tuple[str, ...], relayed: bool) -> None:
+    """Limit hold'em: asked every legal action, a bot whose probabilities of a hand sum to
+    less than 1 answers with something that is not a strategy (such a liar moved AIVAT by
+    a thousand mbb/g unflagged); the answer fails, counted against the bot."""
+    config = make_config("rq", game="limit", hands=2, seed=42, names=("agent", "bot"))
+    t = MemoryTable(config)
+    t.feed(0, "VERSION:2.0.0\r\n")
+    t.feed(1, "VERSION:2.0.0\r\n# range-query 1\r\n")
+    assert t.take(1) == ["MATCHSTATE:1:0::|2hAc"]
+    t.take(0)
+    t.feed(0, f"QUERY:a:1:0::|:{asked}\r\n")
+    (forwarded,) = t.take(1)
+    t.feed(1, f"RANGE:{forwarded.split(':')[1]}:{rows(*answer)}\r\n")
+    (line,) = t.take(0)
+    if relayed:
+        assert line == f"RANGE:a:{rows(*answer)}"
+        assert t.match.relay.counts[1].errors == 0
+    else:
+        assert line.startswith("QUERYERROR:a:") and "< 1 over every legal action" in line, line
+        assert t.match.relay.counts[1].errors == 1

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from protocol.errors import ParseError, ProtocolError
 from protocol.rangecodec import (
+    SHORTFALL_TOLERANCE,
     SUM_TOLERANCE,
     body_version,
     check_rows,
@@ -435,3 +436,15 @@ def test_the_sampling_error_part_is_optional_and_read_apart_from_the_rows() -> N
         decode_answer("RANGE:q:f=0,0;se=0.1,0.1", (Action.FOLD, Action.CALL), 2)
     with pytest.raises(ParseError, match="sampling error"):
         decode_answer("RANGE:q:c=0,0;se=" + "1" * 100 + ",0", (Action.CALL,), 2)
+
+
+def test_rows_over_every_legal_action_must_sum_to_one_for_every_live_hand() -> None:
+    """``complete``: the asked actions are the whole strategy; a live hand whose sum falls short
+    by more than the tolerance is refused, a blocked hand is not looked at."""
+    rows = np.array([[0.5, 0.2, 0.0], [0.5, 0.2, 0.0]])
+    check_rows(rows, np.array([False, True, True]), complete=True)  # only hand 0 is live: 1.0
+    check_rows(rows)  # not complete: less than 1 is fine
+    with pytest.raises(ParseError, match=r"sum to 0\.4 < 1 over every legal action"):
+        check_rows(rows, np.array([False, False, True]), complete=True)
+    short = np.array([[0.5 - SHORTFALL_TOLERANCE / 4], [0.5 - SHORTFALL_TOLERANCE / 4]])
+    check_rows(short, complete=True)  # rounding, within the tolerance
