@@ -101,7 +101,9 @@ class Mix:
     Args:
         weights: part -> weight; a weight is a float (all hands) or an array of
             shape ``(num_hands,)``. For each hand the weights should sum to 1;
-            :meth:`sample` normalises, :meth:`probabilities` reports them as given.
+            a hand's weights that add up to less are normalised, by :meth:`sample`
+            and :meth:`probabilities` alike (the answers are then the play); more
+            than 1 is refused when answering (agents/client.py).
 
     >>> Mix({Action.CALL: 1.0}).sample(0, np.random.default_rng(0))
     Action(type=<ActionType.CALL: 'c'>, size=0)
@@ -123,7 +125,15 @@ class Mix:
         return f"Mix({dict(self.parts)!r})"
 
     def probabilities(self, actions: Sequence[Action], num_hands: int) -> FloatArray:
-        """Probabilities of ``actions`` for every hand; see :class:`Policy`."""
+        """Probabilities of ``actions`` for every hand; see :class:`Policy`.
+
+        A hand whose weights add up to less than 1 has them normalised, as
+        :meth:`sample` plays them: half a call and a quarter of a fold answer a
+        call 2/3.
+
+        >>> Mix({Action.CALL: 0.5, Action.FOLD: 0.25}).probabilities([Action.CALL], 2).round(4).tolist()
+        [[0.6667, 0.6667]]
+        """
         result = np.zeros((len(actions), num_hands))
         for row, action in enumerate(actions):
             for part, weight in self.parts:
@@ -132,6 +142,10 @@ class Mix:
                         result[row] += weight
                 elif part.contains(action):
                     result[row] += np.asarray(weight) / part.count
+        totals = self.totals(num_hands)
+        short = (totals > 0.0) & (totals < 1.0)
+        if short.any():
+            result[:, short] /= totals[short]
         return result
 
     def totals(self, num_hands: int) -> FloatArray:

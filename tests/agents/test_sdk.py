@@ -308,3 +308,18 @@ def test_a_mix_whose_weights_add_up_to_more_than_one_is_refused_on_queries() -> 
     assert "RANGE:q1:" in StrategyBot(leduc, honest, np.random.default_rng(0)).answer_query(query)
     with pytest.raises(ProtocolError, match="add up to 2.0, more than 1"):
         StrategyBot(leduc, double, np.random.default_rng(0)).answer_query(query)
+
+
+@pytest.mark.parametrize("weights", [{Action.CALL: 0.5}, {Action.CALL: 0.3, Action.FOLD: 0.1},
+                                     {Action.CALL: np.array([0.2, 1.0, 0.5]), Action.FOLD: 0.0}])
+def test_weights_under_one_are_answered_as_they_are_played(weights: dict[Action, object]) -> None:
+    """A hand whose weights add up to less than 1 is played normalised; its answers are too
+    (they were the raw weights: 'call 0.5' from a bot that always calls)."""
+    mix = Mix(weights)  # type: ignore[arg-type]
+    rng = np.random.default_rng(3)
+    answered = mix.probabilities([Action.CALL, Action.FOLD], 3)
+    for hand in range(3):
+        played = [mix.sample(hand, rng) for _ in range(4000)]
+        calls = sum(action == Action.CALL for action in played) / len(played)
+        assert abs(calls - answered[0, hand]) < 0.03, (hand, calls, answered[:, hand])
+        assert answered[:, hand].sum() == pytest.approx(1.0)
