@@ -351,24 +351,30 @@ def test_cli_refuses_a_bound_for_a_bot_whose_queries_fail(tmp_path: Path) -> Non
     assert len(launched) == 2 and all("{port}" not in l and "127.0.0.1" in l for l in launched)
 
 
+async def _evaluate_test_bot(tmp_path: Path, bot_file: Path, hands: int) -> Any:
+    """An in-process Leduc evaluation with AIVAT (rounds 1-2) against the SDK strategy of ``bot_file``."""
+    import importlib.util
+
+    from agents.client import StrategyBot, seeded_rng
+
+    spec = importlib.util.spec_from_file_location(bot_file.stem, bot_file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = config(tmp_path, "always-call", hands=hands, game="leduc", rounds="1-2")
+    cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
+    return await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+
+
 @pytest_twisted.ensureDeferred
 async def test_answers_proven_false_give_no_io_or_aivat_bound(tmp_path: Path) -> None:
     """Before: against a bot that raises with kings but answers 'always call', evaluate printed AIVAT
     +757 ± 98 mbb/g (300 deals, seed 1) beside duplicate +1530 ± 324, the report's headline was
     AIVAT, and the honesty check (p = 0.0012) did not flag it, though the dealer had counted 224
     range inconsistencies: proof that the answers IO and AIVAT rest on are not the bot's play."""
-    import importlib.util
-
     from acpc_lbr.report import headline
-    from agents.client import StrategyBot, seeded_rng
 
-    spec = importlib.util.spec_from_file_location("king_liar", LIAR_BOT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    cfg = config(tmp_path, "always-call", hands=60, game="leduc", rounds="1-2")
-    cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
-    evaluation = await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    evaluation = await _evaluate_test_bot(tmp_path, LIAR_BOT, hands=60)
     assert evaluation.document is not None and evaluation.document["counts"]["range_inconsistencies"] > 0
     report = format_report(evaluation)
     assert "proven false" in report
@@ -381,17 +387,7 @@ async def test_answers_proven_false_give_no_io_or_aivat_bound(tmp_path: Path) ->
 async def test_an_estimator_whose_honesty_check_is_flagged_is_no_bound(tmp_path: Path) -> None:
     """Before: with AIVAT's check flagged (p = 4e-9: a bot that plays by its cards and answers
     uniformly), evaluate still listed AIVAT +2,000 mbb/g, twice the duplicate figure, as a lower bound."""
-    import importlib.util
-
-    from agents.client import StrategyBot, seeded_rng
-
-    spec = importlib.util.spec_from_file_location("uniform_liar", REPO / "tests" / "data" / "bots" / "uniform_liar.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    cfg = config(tmp_path, "always-call", hands=800, game="leduc", rounds="1-2")
-    cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
-    evaluation = await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    evaluation = await _evaluate_test_bot(tmp_path, REPO / "tests" / "data" / "bots" / "uniform_liar.py", hands=800)
     assert evaluation.document is not None
     estimators = evaluation.document["estimators"]
     assert estimators["aivat_minus_raw"]["flagged"] and not estimators["io_minus_raw"]["flagged"]
