@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import math
 import os
 import shlex
 import sys
@@ -278,11 +277,13 @@ def paired_result(main: MatchResult, mirror: MatchResult) -> str:
             pairs.add((main.hand_values[h][0] + mirror.hand_values[h][1]) / 2.0)
     if not pairs.n:
         return f"DUPLICATE {main.name}: no complete pairs"
-    half = pairs.half_width if pairs.n > 1 else math.inf
+    # The interval to a tenth of a chip, as docs/dealer.md shows it (the .log's six decimals
+    # say nothing here); one pair has none.
+    interval = (f"95% CI {pairs.mean - pairs.half_width:.1f} .. {pairs.mean + pairs.half_width:.1f}"
+                if pairs.n > 1 else "no interval from one pair")
     return (
         f"DUPLICATE {main.name}: {first} {format_chips(pairs.mean)} chips per hand, mean of each "
-        f"mirrored pair (95% CI {format_chips(pairs.mean - half)} .. {format_chips(pairs.mean + half)}) "
-        f"over {pairs.n} pairs; {main.names[1]} the negation"
+        f"mirrored pair ({interval}) over {pairs.n} pairs; {main.names[1]} the negation"
     )
 
 
