@@ -555,10 +555,13 @@ def format_table(doc: ResultsDocument) -> str:
     lines.append(header)
     lines.append("-" * len(header))
     raw_width = est["raw"]["mbb_per_game"]["half_width_95"]
+    aivat_asked = config.get("aivat") is not None
     for name in (*ESTIMATORS, *CHECKS):
         stat = est.get(name)
         if stat is None:  # a version-1 document: no AIVAT
             continue
+        if name in AIVAT_NAMES and not aivat_asked and not stat["chips"]["n"]:
+            continue  # AIVAT was not asked for: no empty rows of it
         mbb = stat["mbb_per_game"]
         if stat["chips"]["n"] == 0:
             lines.append(f"{_LABELS[name]:<18} {0:>8} {'-':>10}")

@@ -428,6 +428,17 @@ def test_table_puts_estimators_side_by_side() -> None:
     assert raw_row.split()[-1] == "1.000"
 
 
+def test_table_shows_aivat_rows_only_when_aivat_was_asked_for() -> None:
+    """Without AIVAT the table has no empty AIVAT rows (a dealer's match showed three rows of
+    0 and '-'); asked for and not computed, the rows stay with the reason."""
+    estimates = estimates_from_outcomes(_outcomes(4, 100))
+    plain = format_table(results_document({"game": "nolimit"}, estimates, 100))
+    assert "AIVAT" not in plain
+    refused = format_table(results_document(
+        {"game": "nolimit", "aivat": {"not_computed": "no value function recorded"}}, estimates, 100))
+    assert "AIVAT-raw (check)" in refused and "AIVAT not computed: no value function recorded" in refused
+
+
 def test_estimates_order_is_canonical() -> None:
     """Outcomes in any arrival order give bit-identical estimates (live vs offline)."""
     outcomes = _outcomes(5, 100)
