@@ -25,7 +25,7 @@ from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
 from acpc_lbr.reactor import write_now
-from agents.sdk import Mix, Part, PublicView, Strategy, Weight, blocked_hands, hand_of
+from agents.sdk import Mix, PublicView, Strategy, as_played, blocked_hands, hand_of
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
@@ -47,7 +47,7 @@ from protocol.rangequery import (
     public_state,
     read_query,
 )
-from protocol.rules import Action, State, correct_action
+from protocol.rules import Action, correct_action
 from protocol.wire import MatchState
 
 log = logging.getLogger(__name__)
@@ -371,7 +371,7 @@ class StrategyBot(AcpcClient):
         board = query.state.board_cards
         policy = self.strategy(PublicView(game, state, query.state.position, board))
         if isinstance(policy, Mix):
-            policy = _as_played(policy, state)
+            policy = as_played(policy, state)
         probabilities = np.array(
             policy.probabilities(query.actions, game.num_hands), dtype=np.float64
         )
@@ -388,23 +388,6 @@ class StrategyBot(AcpcClient):
         except ParseError as problem:
             raise ParseError(f"the strategy's answer is not a valid range: {problem.message}") from None
         return encode_answer(query.qid, query.actions, probabilities, self.answer_version, blocked)
-
-
-def _as_played(policy: Mix, state: State) -> Mix:
-    """``policy`` with each illegal action part replaced by the action it is played as.
-
-    :meth:`StrategyBot.choose_action` corrects an illegal sample the way the
-    reference dealer would (an illegal fold or a raise past the cap is a call);
-    the answers must give that action the part's weight, not an action never played.
-    """
-    if all(not isinstance(part, Action) or state.is_legal(part) for part, _ in policy.parts):
-        return policy
-    weights: dict[Part, Weight] = {}
-    for part, weight in policy.parts:
-        if isinstance(part, Action) and not state.is_legal(part):
-            part = correct_action(state, part)[0]
-        weights[part] = weights[part] + weight if part in weights else weight
-    return Mix(weights)
 
 
 def _check_total(policy: Mix, num_hands: int, blocked: np.ndarray) -> None:

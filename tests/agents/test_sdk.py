@@ -360,3 +360,18 @@ def test_a_hand_without_weight_is_refused_on_queries() -> None:
     # A hand the board blocks may have none (its values are ignored).
     assert "RANGE:q2:" in StrategyBot(leduc, hole, np.random.default_rng(0)).answer_query(
         "QUERY:q2:0:0:cc/:|/Kh:c,r")
+
+
+def test_the_exact_tools_see_an_illegal_action_as_the_call_it_is_played_as() -> None:
+    """from_sdk (acpc-lbr exact, the simulated matches) gives the same probabilities as the
+    networked bot's answers: an illegal fold's weight is the call's (it was nobody's)."""
+    from agents.adapters import from_sdk
+    from protocol.rules import State
+
+    leduc = load_game("leduc")
+
+    def sloppy(view: PublicView) -> Mix:
+        return Mix({Action.FOLD: 0.2, Action.CALL: 0.5, Action.RAISE: 0.3})
+
+    rows = from_sdk(leduc, sloppy)(State(leduc), (), [Action.CALL, Action.RAISE])
+    assert np.allclose(rows, [[0.7] * 6, [0.3] * 6]), rows
