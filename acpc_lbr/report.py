@@ -397,7 +397,8 @@ def _honesty(doc: Mapping[str, Any], i: int) -> str:
                             "played probability 0), so the IO-based estimators are no bound. Raw and "
                             "duplicate remain valid bounds whatever the answers.",
             "untested": '<span class="muted">not tested</span>: the difference is the same on every hand '
-                        "(no showdown was valued from the answers), so the p-value says nothing.",
+                        f"(no {'showdown' if name == 'io_minus_raw' else 'hand'} was valued from the answers), "
+                        "so the p-value says nothing.",
             "passed": '<span class="ok">passed</span>: the difference is what chance gives with honest answers.',
         }[honesty_verdict(block, lies)]
         alpha = _honesty_alpha()

@@ -501,7 +501,8 @@ def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"
     verdict = {
         "flagged": "FLAGGED: the range answers do not match the play",
         "proven false": f"FLAGGED: the range answers were proven false {lies} times (range inconsistencies)",
-        "untested": f"not tested: {label} - raw is the same on every hand (no showdown valued from the answers)",
+        "untested": f"not tested: {label} - raw is the same on every hand "
+                    f"(no {'showdown' if estimator == 'io' else 'hand'} valued from the answers)",
         "passed": f"ok (flagged when p < {HONESTY_ALPHA:g})",
     }[honesty_verdict(check, lies)]
     return f"honesty check ({label} - raw): {figures}: {verdict}"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from acpc_lbr.strategies import FloatArray, Policy, default_actions
-from agents.sdk import Mix, PublicView, Strategy
+from agents.sdk import Mix, PublicView, Strategy, as_played
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
 
@@ -38,7 +38,10 @@ def from_sdk(game: GameDef, strategy: Strategy) -> Policy:
 
     def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
         view = PublicView(game, state, state.current_player, tuple(board))
-        probs = strategy(view).probabilities(list(actions), game.num_hands)
+        played = strategy(view)
+        if isinstance(played, Mix):
+            played = as_played(played, state)
+        probs = played.probabilities(list(actions), game.num_hands)
         return np.asarray(probs, dtype=np.float64)
 
     return policy

@@ -25,7 +25,7 @@ from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
 from acpc_lbr.reactor import write_now
-from agents.sdk import Mix, PublicView, Strategy, blocked_hands, hand_of
+from agents.sdk import Mix, PublicView, Strategy, as_played, blocked_hands, hand_of
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
@@ -370,6 +370,8 @@ class StrategyBot(AcpcClient):
             raise ParseError(f"position {query.state.position} is not to act at this state")
         board = query.state.board_cards
         policy = self.strategy(PublicView(game, state, query.state.position, board))
+        if isinstance(policy, Mix):
+            policy = as_played(policy, state)
         probabilities = np.array(
             policy.probabilities(query.actions, game.num_hands), dtype=np.float64
         )
@@ -389,18 +391,24 @@ class StrategyBot(AcpcClient):
 
 
 def _check_total(policy: Mix, num_hands: int, blocked: np.ndarray) -> None:
-    """Refuse a mix whose weights add up to more than 1 for a hand the board does not block.
+    """Refuse a mix whose weights add up to more than 1, or to no positive weight, for a hand
+    the board does not block.
 
     The SDK plays the weights normalised: a total above 1 would make every
-    answer larger than the probability the bot really plays with.
+    answer larger than the probability the bot really plays with; a hand with
+    no positive weight cannot be sampled (the bot calls), so no answer is its play.
 
     Raises:
         ParseError: the first such hand.
     """
-    totals = np.where(blocked, 0.0, policy.totals(num_hands))
+    live = policy.totals(num_hands)
+    totals = np.where(blocked, 0.0, live)
     worst = int(totals.argmax())
     if not totals[worst] <= 1.0 + SUM_TOLERANCE:
         raise ParseError(f"hand {worst}: the policy's weights add up to {float(totals[worst])!r}, more than 1")
+    empty = np.flatnonzero(~blocked & ~(live > 0.0))
+    if empty.size:
+        raise ParseError(f"hand {int(empty[0])}: the policy has no positive weight")
 
 
 class BotFactory(protocol.ClientFactory):

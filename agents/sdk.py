@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from protocol.gamedef import GameDef
-from protocol.rules import Action, ActionType, State
+from protocol.rules import Action, ActionType, State, correct_action
 
 FloatArray = npt.NDArray[np.float64]
 #: A weight: one float for every hand, or an array of shape (num_hands,).
@@ -178,6 +178,28 @@ class Mix:
         if chosen.low == chosen.high:
             return Action.raise_to(chosen.low)
         return Action.raise_to(int(rng.integers(chosen.low, chosen.high + 1)))
+
+
+def as_played(policy: Mix, state: State) -> Mix:
+    """``policy`` with each illegal action part replaced by the action it is played as.
+
+    :meth:`agents.client.StrategyBot.choose_action` corrects an illegal sample the way the
+    reference dealer would (an illegal fold or a raise past the cap is a call);
+    the answers must give that action the part's weight, not an action never played.
+
+    >>> from protocol.gamedef import load_game
+    >>> opening = State(load_game("leduc"))  # nothing to call: a fold is a check
+    >>> as_played(Mix({Action.FOLD: 0.25, Action.CALL: 0.75}), opening)
+    Mix({Action(type=<ActionType.CALL: 'c'>, size=0): 1.0})
+    """
+    if all(not isinstance(part, Action) or state.is_legal(part) for part, _ in policy.parts):
+        return policy
+    weights: dict[Part, Weight] = {}
+    for part, weight in policy.parts:
+        if isinstance(part, Action) and not state.is_legal(part):
+            part = correct_action(state, part)[0]
+        weights[part] = weights[part] + weight if part in weights else weight
+    return Mix(weights)
 
 
 class PublicView:

@@ -9,7 +9,7 @@ kinds of traffic go through :class:`QueryRelay`:
   and checked once by :mod:`protocol.rangecodec` (N values per asked action,
   all finite, in [0, 1] for every hand that does not collide with the board,
   sums over the asked actions at most 1 + 1e-6, and at least 1 - 1e-3 when
-  they are every legal action of a limit game) and returned as a float64
+  they are every legal action: a limit game's, or a no-limit game's facing an all-in) and returned as a float64
   array of shape ``(len(actions), num_hands)``. A ``RANGEERROR``,
   a malformed answer, no answer within ``t_query`` or a seat that does not
   answer queries raise :class:`QueryFailed`. Queries may be pipelined; each
@@ -84,7 +84,7 @@ from protocol.rangequery import (
     public_state,
     read_query,
 )
-from protocol.rules import Action, State
+from protocol.rules import Action, ActionType, State
 from protocol.wire import MatchState
 
 FloatArray = npt.NDArray[np.float64]
@@ -397,13 +397,14 @@ class QueryRelay:
         return answers
 
     def _every_legal_action(self, state: MatchState, actions: Sequence[Action]) -> bool:
-        """Whether ``actions`` are every legal action at ``state`` (a limit game's: a no-limit
-        game has a raise per size, which no query lists)."""
-        if not self.game.is_limit:
-            return False
+        """Whether ``actions`` are every legal action at ``state``: a limit game's, or a no-limit
+        game's where no raise is legal (facing an all-in; otherwise it has a raise per size,
+        which no query lists)."""
         try:
             legal = state.to_state(self.game).legal_actions()
         except ParseError:
+            return False
+        if not self.game.is_limit and ActionType.RAISE in legal:
             return False
         asked = {action.type for action in actions}
         return bool(legal) and all(kind in asked for kind in legal)

@@ -447,3 +447,16 @@ def test_estimates_order_is_canonical() -> None:
     a = estimates_from_outcomes(outcomes).to_dict(100)
     b = estimates_from_outcomes(shuffled).to_dict(100)
     assert dumps(a) == dumps(b)
+
+
+def test_an_aivat_check_without_spread_does_not_speak_of_showdowns() -> None:
+    """AIVAT - raw the same on every hand: 'not tested', and why is that no hand was valued from
+    the answers (AIVAT values every hand, folds too: 'no showdown' described IO's case only)."""
+    from acpc_lbr.results import honesty_line
+
+    outcomes = [HandOutcome(d, 0, float(d % 3), float(d % 3), float(d % 3)) for d in range(40)]
+    doc = results_document({"game": "leduc"}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
+    line = honesty_line(doc["estimators"], "aivat")
+    assert line is not None and "not tested" in line and "showdown" not in line, line
+    io_line = honesty_line(doc["estimators"], "io")
+    assert io_line is not None and "no showdown valued from the answers" in io_line

@@ -323,3 +323,55 @@ def test_weights_under_one_are_answered_as_they_are_played(weights: dict[Action,
         calls = sum(action == Action.CALL for action in played) / len(played)
         assert abs(calls - answered[0, hand]) < 0.03, (hand, calls, answered[:, hand])
         assert answered[:, hand].sum() == pytest.approx(1.0)
+
+
+def test_weight_on_an_illegal_action_is_answered_as_the_call_it_is_played_as() -> None:
+    """bot-sdk.md, rule 3: an illegal sample is played corrected (an illegal fold or a raise
+    past the cap becomes a call); the answers say so. They gave the illegal action's mass
+    to no legal action, so asked every legal action (c, r with nothing to call in Leduc)
+    the answer summed to 0.7 and the dealer refused it, counted against the bot."""
+    leduc = load_game("leduc")
+
+    def sloppy(view: PublicView) -> Mix:
+        return Mix({Action.FOLD: 0.2, Action.CALL: 0.5, Action.RAISE: 0.3})
+
+    bot = StrategyBot(leduc, sloppy, np.random.default_rng(0))
+    opening = read_answer(bot.answer_query("QUERY:q1:0:0::|:c,r"), [Action.CALL, Action.RAISE], 6)
+    assert np.allclose(opening.rows, [[0.7] * 6, [0.3] * 6]), opening.rows
+    capped = read_answer(bot.answer_query("QUERY:q2:0:0:rr:|:f,c"), [Action.FOLD, Action.CALL], 6)
+    assert np.allclose(capped.rows, [[0.2] * 6, [0.8] * 6]), capped.rows
+
+
+def test_a_hand_without_weight_is_refused_on_queries() -> None:
+    """A hand whose weights add up to 0 cannot be played (sample raises; the bot calls):
+    its answer of 0 for every action was a lie, proven false when the bot then called
+    (a range inconsistency), and refused by the dealer in a limit game. RANGEERROR instead."""
+    from protocol.errors import ProtocolError
+
+    leduc = load_game("leduc")
+
+    def hole(view: PublicView) -> Mix:
+        weights = np.ones(view.num_hands)
+        weights[2] = 0.0
+        return Mix({Action.CALL: weights})
+
+    with pytest.raises(ProtocolError, match="hand 2: the policy has no positive weight"):
+        StrategyBot(leduc, hole, np.random.default_rng(0)).answer_query("QUERY:q1:0:0::|:c,r")
+    # A hand the board blocks may have none (its values are ignored).
+    assert "RANGE:q2:" in StrategyBot(leduc, hole, np.random.default_rng(0)).answer_query(
+        "QUERY:q2:0:0:cc/:|/Kh:c,r")
+
+
+def test_the_exact_tools_see_an_illegal_action_as_the_call_it_is_played_as() -> None:
+    """from_sdk (acpc-lbr exact, the simulated matches) gives the same probabilities as the
+    networked bot's answers: an illegal fold's weight is the call's (it was nobody's)."""
+    from agents.adapters import from_sdk
+    from protocol.rules import State
+
+    leduc = load_game("leduc")
+
+    def sloppy(view: PublicView) -> Mix:
+        return Mix({Action.FOLD: 0.2, Action.CALL: 0.5, Action.RAISE: 0.3})
+
+    rows = from_sdk(leduc, sloppy)(State(leduc), (), [Action.CALL, Action.RAISE])
+    assert np.allclose(rows, [[0.7] * 6, [0.3] * 6]), rows

@@ -470,3 +470,29 @@ def test_an_answer_over_every_legal_action_must_be_a_whole_strategy(
     else:
         assert line.startswith("QUERYERROR:a:") and "< 1 over every legal action" in line, line
         assert t.match.relay.counts[1].errors == 1
+
+
+@pytest.mark.parametrize(
+    ("betting", "answer", "relayed"),
+    [
+        ("cr20000", ("f=0.2", "c=0.8"), True),  # facing all-in: fold and call are the whole strategy
+        ("cr20000", ("f=0.2", "c=0.2"), False),  # 0.4: not a strategy
+        ("cr300", ("f=0.2", "c=0.2"), True),  # a raise is legal: fold and call are not everything
+    ],
+    ids=["all-in-whole", "all-in-short", "raise-legal"],
+)
+def test_a_no_limit_answer_over_every_legal_action_must_be_a_whole_strategy(
+        in_tmp: Path, betting: str, answer: tuple[str, ...], relayed: bool) -> None:
+    """No-limit: facing an all-in, no raise is legal and fold, call are every legal action,
+    as in a limit game; an answer short of 1 there is not a strategy. The check was for
+    limit games only, so a liar's 0.4 there was relayed (and fed AIVAT)."""
+    t = table(in_tmp)
+    bot_calls(t)
+    t.feed(0, f"QUERY:a:1:0:{betting}:|:f,c\r\n")
+    (forwarded,) = t.take(1)
+    t.feed(1, f"RANGE:{forwarded.split(':')[1]}:{rows(*answer)}\r\n")
+    (line,) = t.take(0)
+    if relayed:
+        assert line == f"RANGE:a:{rows(*answer)}"
+    else:
+        assert line.startswith("QUERYERROR:a:") and "< 1 over every legal action" in line, line
