@@ -400,13 +400,15 @@ class QueryRelay:
         """Whether ``actions`` are every legal action at ``state``: a limit game's, or a no-limit
         game's where no raise is legal (facing an all-in; otherwise it has a raise per size,
         which no query lists)."""
-        try:
+        asked = {action.type for action in actions}
+        if ActionType.CALL not in asked or (not self.game.is_limit and ActionType.RAISE in asked):
+            return False  # a call is always legal; a no-limit raise asked means one is legal
+        try:  # a replay of the betting: only for the queries that may be complete
             legal = state.to_state(self.game).legal_actions()
         except ParseError:
             return False
         if not self.game.is_limit and ActionType.RAISE in legal:
             return False
-        asked = {action.type for action in actions}
         return bool(legal) and all(kind in asked for kind in legal)
 
     def _notify_hooks(self, result: tuple[FloatArray, str], state: MatchState,
