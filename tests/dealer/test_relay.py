@@ -460,7 +460,13 @@ def test_an_answer_over_every_legal_action_must_be_a_whole_strategy(
     t.feed(1, "VERSION:2.0.0\r\n# range-query 1\r\n")
     assert t.take(1) == ["MATCHSTATE:1:0::|2hAc"]
     t.take(0)
-    t.feed(0, f"QUERY:a:1:0::|:{asked}\r\n")
+    _assert_whole_strategy_check(t, f"QUERY:a:1:0::|:{asked}", answer, relayed)
+
+
+def _assert_whole_strategy_check(t: MemoryTable, query: str, answer: tuple[str, ...], relayed: bool) -> None:
+    """The agent sends ``query``, the bot answers ``answer``: relayed as it is, or refused as
+    not a strategy (and counted against the bot)."""
+    t.feed(0, query + "\r\n")
     (forwarded,) = t.take(1)
     t.feed(1, f"RANGE:{forwarded.split(':')[1]}:{rows(*answer)}\r\n")
     (line,) = t.take(0)
@@ -488,11 +494,4 @@ def test_a_no_limit_answer_over_every_legal_action_must_be_a_whole_strategy(
     limit games only, so a liar's 0.4 there was relayed (and fed AIVAT)."""
     t = table(in_tmp)
     bot_calls(t)
-    t.feed(0, f"QUERY:a:1:0:{betting}:|:f,c\r\n")
-    (forwarded,) = t.take(1)
-    t.feed(1, f"RANGE:{forwarded.split(':')[1]}:{rows(*answer)}\r\n")
-    (line,) = t.take(0)
-    if relayed:
-        assert line == f"RANGE:a:{rows(*answer)}"
-    else:
-        assert line.startswith("QUERYERROR:a:") and "< 1 over every legal action" in line, line
+    _assert_whole_strategy_check(t, f"QUERY:a:1:0:{betting}:|:f,c", answer, relayed)
