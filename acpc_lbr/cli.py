@@ -17,6 +17,7 @@ from typing import NoReturn
 
 import protocol
 from acpc_lbr import __version__
+from acpc_lbr.commands import drop_stdout
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_USAGE
 from protocol import _variant
 
@@ -82,9 +83,8 @@ def run() -> NoReturn:
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader of the output has gone (``acpc-lbr evaluate | head``). What was written
-        # to files stays written; the rest of the output is dropped, and the interpreter's
-        # last flush must not fail again (the Python documentation's recipe, "Note on SIGPIPE").
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # to files stays written; the rest of the output is dropped.
+        drop_stdout()
         print("acpc-lbr: the standard output was closed by its reader; the rest of the output "
               "is lost (the files written are kept)", file=sys.stderr)
         code = EXIT_FAILED

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from acpc_lbr.commands import drop_stdout
 from acpc_lbr.estimators import HandOutcome
 from acpc_lbr.exit_codes import EXIT_INTERNAL
 from acpc_lbr.results import ResultsDocument
@@ -259,9 +260,7 @@ def _write(line: str, flush: bool = False) -> None:
             sys.stdout.flush()
     except BrokenPipeError:
         parent_gone.append(True)
-        devnull = os.open(os.devnull, os.O_WRONLY)  # no second error when Python flushes at exit
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        drop_stdout()
 
 
 def end_with_parent() -> None:
