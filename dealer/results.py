@@ -82,6 +82,7 @@ from dealer.relay import QueryRelay, Question
 from protocol.deal import Deal
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
+from protocol.rangecodec import proves_not_a_strategy
 from protocol.rules import Action, State
 from protocol.wire import (
     LogState,
@@ -286,6 +287,9 @@ class QueryLogData:
     aivat: dict[int, list[dict[str, FloatArray]] | None] = field(default_factory=dict)
     #: Failed queries recorded in the file.
     failures: int = 0
+    #: Hands whose recorded failure is an answer refused as not a strategy
+    #: (:func:`protocol.rangecodec.proves_not_a_strategy`), IO's and AIVAT's apart.
+    not_strategies: int = 0
     #: Per hand with rows, the (betting, action) of each opponent decision they are for.
     lines: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
     #: Per hand with AIVAT rows, the betting of each opponent decision they are for.
@@ -303,7 +307,7 @@ def read_query_log(path: Path) -> QueryLogData:
     aivat: dict[int, list[dict[str, FloatArray]] | None] = {}
     lines: dict[int, list[tuple[str, str]]] = {}
     aivat_lines: dict[int, list[str]] = {}
-    queries = failures = 0
+    queries = failures = not_strategies = 0
     with open(path, encoding="ascii") as file:
         for line in file:
             if not line.endswith("\n"):
@@ -322,6 +326,7 @@ def read_query_log(path: Path) -> QueryLogData:
                 elif "failed" in record:
                     rows[int(record["hand"])] = None
                     failures += 1
+                    not_strategies += proves_not_a_strategy(str(record["failed"]))
                 if "aivat" in record:
                     aivat[int(record["hand"])] = [
                         {a: decode_row(r) for a, r in d["rows"].items()} for d in record["aivat"]
@@ -332,9 +337,10 @@ def read_query_log(path: Path) -> QueryLogData:
                     aivat[int(record["hand"])] = None
                     failures += int(record.get("aivat_errors", 1))
                     queries += int(record.get("aivat_asked", 0))
+                    not_strategies += proves_not_a_strategy(str(record["aivat_failed"]))
     if header is None:
         raise ValueError(f"{path}: not a query log (no header line)")
-    return QueryLogData(header, rows, queries, aivat, failures, lines, aivat_lines)
+    return QueryLogData(header, rows, queries, aivat, failures, not_strategies, lines, aivat_lines)
 
 
 def check_query_log(path: Path, queries: QueryLogData, match: str, half: int, measured: str,
@@ -723,6 +729,7 @@ class MatchResults:
             if isinstance(reply, Exception):  # QueryFailed or a closed match: no IO for this hand
                 io.failure = str(getattr(reply, "reason", reply)) or type(reply).__name__
                 self.tally.query_errors += 1
+                self._proof_of_lies(hand.hand_id, io.failure)
                 return io  # rows None
             rows.append(np.asarray(reply, dtype=np.float64)[0])
             io.sources.append("asked")
@@ -797,8 +804,18 @@ class MatchResults:
                 asked.add((hand.hand_id, betting, action.text()))
         if failure is not None:
             errors = sum(1 for reply in replies if isinstance(reply, Exception))
+            self._proof_of_lies(hand.hand_id, failure)
             return AivatRows(decisions, None, answered, failure, errors=errors)
         return AivatRows(decisions, found, asked_texts)
+
+    def _proof_of_lies(self, hand_id: int, failure: str) -> None:
+        """A hand whose (first) failed query is an answer refused as not a strategy counts as a
+        range inconsistency: proof that the answers are not the play (as the query log's
+        reader counts it, :func:`read_query_log`)."""
+        if proves_not_a_strategy(failure):
+            self.tally.range_inconsistencies += 1
+            if self.notify is not None:
+                self.notify(RangeInconsistency(hand=hand_id, count=1))
 
     def close(self) -> None:
         """Close the query log."""
@@ -1023,6 +1040,7 @@ class _FoundResults:
                 aivat_rows = None if setup is None else queries.aivat
             self.tally.dealer_queries += queries.queries
             self.tally.query_errors += queries.failures
+            self.tally.range_inconsistencies += queries.not_strategies
             who = who or queries.header.get("measured")
             self.any_io = True
         who = who or self.players[0]

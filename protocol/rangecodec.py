@@ -347,7 +347,24 @@ def check_rows(rows: FloatArray, blocked: BoolArray | None = None, complete: boo
         raise ParseError(f"probabilities of a hand sum to {float(sums[worst])!r} > 1")
     short = int(sums.argmin())
     if complete and sums[short] < 1.0 - SHORTFALL_TOLERANCE:
-        raise ParseError(f"probabilities of a hand sum to {float(sums[short])!r} < 1 over every legal action")
+        raise ParseError(f"probabilities of a hand sum to {float(sums[short])!r} {NOT_A_STRATEGY}")
+
+
+#: The end of the message of an answer refused because it is not a strategy
+#: (:func:`check_rows` with ``complete``); it stays in the reasons built on it.
+NOT_A_STRATEGY = "< 1 over every legal action"
+
+
+def proves_not_a_strategy(reason: str) -> bool:
+    """Whether a query's failure ``reason`` is an answer refused as not a strategy: proof that
+    the bot's answers are not its play, as a range inconsistency is.
+
+    >>> proves_not_a_strategy("malformed answer: probabilities of a hand sum to 0.6 < 1 over every legal action")
+    True
+    >>> proves_not_a_strategy("timed out")
+    False
+    """
+    return reason.endswith(NOT_A_STRATEGY)
 
 
 def read_answer(line: str, actions: Sequence[Action], num_hands: int,

@@ -351,8 +351,8 @@ def test_cli_refuses_a_bound_for_a_bot_whose_queries_fail(tmp_path: Path) -> Non
     assert len(launched) == 2 and all("{port}" not in l and "127.0.0.1" in l for l in launched)
 
 
-async def _evaluate_test_bot(tmp_path: Path, bot_file: Path, hands: int) -> Any:
-    """An in-process Leduc evaluation with AIVAT (rounds 1-2) against the SDK strategy of ``bot_file``."""
+async def _evaluate_test_bot(tmp_path: Path, bot_file: Path, hands: int, name: str = "strategy") -> Any:
+    """An in-process Leduc evaluation with AIVAT (rounds 1-2) against the SDK strategy ``name`` of ``bot_file``."""
     import importlib.util
 
     from agents.client import StrategyBot, seeded_rng
@@ -363,7 +363,8 @@ async def _evaluate_test_bot(tmp_path: Path, bot_file: Path, hands: int) -> Any:
     spec.loader.exec_module(module)
     cfg = config(tmp_path, "always-call", hands=hands, game="leduc", rounds="1-2")
     cfg = EvaluationConfig(**{**cfg.__dict__, "aivat": True})
-    return await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, module.strategy, seeded_rng(half)))
+    strategy = getattr(module, name)
+    return await evaluate(cfg, make_opponent=lambda half: StrategyBot(LEDUC, strategy, seeded_rng(half)))
 
 
 @pytest_twisted.ensureDeferred
@@ -381,6 +382,28 @@ async def test_answers_proven_false_give_no_io_or_aivat_bound(tmp_path: Path) ->
     assert not any(line.strip().startswith(("io ", "duplicate_io", "aivat ", "duplicate_aivat")) for line in
                    report.splitlines())
     assert headline(evaluation.document) in ("raw", "duplicate")
+
+
+@pytest_twisted.ensureDeferred
+async def test_answers_refused_as_not_a_strategy_prove_the_answers_false(tmp_path: Path) -> None:
+    """A bot that answers a third for each action, fold included when it is not legal, gives
+    answers over every legal action that sum to 2/3: refused as not a strategy, they were
+    query errors only, and IO (honesty p = 0.1) stayed a bound on the same bot's answers.
+    Each hand so refused is a proof, counted with the range inconsistencies, live and from
+    the files alike, and IO and AIVAT are no bound."""
+    from dealer.results import results_from_files
+
+    evaluation = await _evaluate_test_bot(tmp_path, REPO / "tests" / "data" / "bots" / "uniform_liar.py", hands=60,
+                                          name="thirds")
+    assert evaluation.document is not None
+    counts = evaluation.document["counts"]
+    assert counts["range_inconsistencies"] > 0 and counts["query_errors"] >= counts["range_inconsistencies"]
+    offline = results_from_files(sorted(evaluation.config.out.glob("*.log")))
+    assert offline["counts"]["range_inconsistencies"] == counts["range_inconsistencies"]
+    report = format_report(evaluation)
+    assert "proven false" in report
+    assert not any(line.strip().startswith(("io ", "duplicate_io", "aivat ", "duplicate_aivat"))
+                   for line in report.splitlines())
 
 
 @pytest_twisted.ensureDeferred
