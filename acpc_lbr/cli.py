@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("acpc_lbr.commands.evaluate", "measure a bot's exploitability with LBR"),
     "results": ("acpc_lbr.commands.results", "recompute match results from log files"),
     "report": ("acpc_lbr.commands.report", "one self-contained HTML report from results JSON files"),
+    "tournament": ("acpc_lbr.commands.tournament", "play bots against bots: duplicate matches, rankings, intervals"),
     "exact": ("acpc_lbr.commands.exact", "exact best response and exact LBR value of a strategy in Kuhn or Leduc"),
 }
 

@@ -174,7 +174,7 @@ def slurm_cluster(options: dict[str, Any]) -> Any:
 
 
 @contextlib.contextmanager
-def _client(args: argparse.Namespace) -> Iterator[tuple[Any, int]]:
+def dask_client(args: argparse.Namespace) -> Iterator[tuple[Any, int]]:
     """A Dask client for the run (and the number of workers it is meant to have)."""
     import dask
     from distributed import Client, LocalCluster
@@ -261,7 +261,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_USAGE
     driver = _Driver(args, batch_argv(argv), args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-"))
     started = time.perf_counter()
-    with _client(args) as (client, workers):
+    with dask_client(args) as (client, workers):
         driver.drive(client, workers, batches)
     if not driver.done:
         print("acpc-lbr evaluate: no batch completed; no result", file=sys.stderr)
