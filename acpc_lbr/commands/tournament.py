@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="a built-in bot, FILE.py:FUNCTION, or a command with {host} {port} "
                         "({game} {seed} {seat} too); repeat per entrant")
     parser.add_argument("--matches", type=int, default=None, metavar="M",
-                        help="duplicate matches per pairing (default 2)")
+                        help="duplicate matches per pairing (default 10)")
     parser.add_argument("--hands", type=int, default=None, metavar="H", help="deals per match (default 1000)")
     parser.add_argument("--seed", type=int, default=None, metavar="S", help="the event's seed (default 1)")
     parser.add_argument("--format", choices=["round-robin", "gauntlet"], default=None,
@@ -71,14 +71,20 @@ def _parser() -> argparse.ArgumentParser:
                         "disqualified (default 2)")
     parser.add_argument("--resamples", type=int, default=None, metavar="B",
                         help="bootstrap resamples of the matches (default 1000)")
+    _add_groups(parser)
+    return parser
+
+
+def _add_groups(parser: argparse.ArgumentParser) -> None:
+    """Time limits, output, metrics, scale-out and the LBR column."""
     limits = parser.add_argument_group("time limits in milliseconds (the ACPC's, passed to every dealer)")
-    limits.add_argument("--t-response", type=int, default=None, metavar="MS", help="per action (600000)")
-    limits.add_argument("--t-hand", type=int, default=None, metavar="MS", help="per hand (600000)")
+    limits.add_argument("--t-response", type=int, default=None, metavar="MS", help="per action (60000)")
+    limits.add_argument("--t-hand", type=int, default=None, metavar="MS", help="per hand (180000)")
     limits.add_argument("--t-per-hand", type=int, default=None, metavar="MS",
                         help="average per hand over the match (7000)")
     limits.add_argument("--start-timeout", type=int, default=None, metavar="MS",
                         help="for every seat to connect (20000)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines and no tables")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no tables")
     parser.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                         help="serve Prometheus metrics labelled by entrant on PORT (0: any free port)")
     parser.add_argument("--metrics-bind", default="127.0.0.1", metavar="ADDR",
@@ -100,10 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     lbr.add_argument("--lbr-probe", type=int, default=None, metavar="K",
                      help="measure command entrants that do not answer range queries through the "
                      "probe adapter with K samples")
-    return parser
 
 
-DEFAULTS: dict[str, Any] = {"matches": 2, "hands": 1000, "seed": 1, "format": "round-robin",
+DEFAULTS: dict[str, Any] = {"matches": 10, "hands": 1000, "seed": 1, "format": "round-robin",
                             "concurrency": 1, "retries": 2, "max_failures": 2, "resamples": 1000}
 
 

@@ -171,10 +171,16 @@ def bot_seed(event_seed: int, match: int, seating: int, name: str) -> int:
 
 @dataclass(frozen=True)
 class Limits:
-    """The ACPC's time limits, in milliseconds, given to every dealer (and how long bots get to connect)."""
+    """The time limits, in milliseconds, given to every dealer (and how long bots get to connect).
 
-    t_response: int = 600_000
-    t_hand: int = 600_000
+    ``t_per_hand`` is the ACPC's 7 s average per hand. The reference dealer's
+    600 s per action and per hand would let one stuck bot hold a match for ten
+    minutes, and an event plays hundreds of matches: here a stuck bot is
+    stopped after 60 s (``--t-response``), 180 s within a hand.
+    """
+
+    t_response: int = 60_000
+    t_hand: int = 180_000
     t_per_hand: int = 7_000
     start_timeout: int = 20_000
 

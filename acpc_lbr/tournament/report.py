@@ -131,7 +131,7 @@ def _match_table(event: Event, ranked: Sequence[str], pairings: list[tuple[str, 
 
 def _faults(event: Event, records: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
     rows = []
-    counts = {e.name: dict.fromkeys(FAULT_KINDS[:-1], 0) for e in event.entrants}
+    counts: dict[str, dict[str, int]] = {e.name: dict.fromkeys(FAULT_KINDS[:-1], 0) for e in event.entrants}
     for job in event.schedule():
         record = records.get(job.key)
         if record is None:
@@ -230,4 +230,4 @@ def leader(document_rankings: list[dict[str, Any]]) -> str:
         return "-"
     top = document_rankings[0]
     score = top.get("mbb_per_game")
-    return top["name"] + ("" if score is None or math.isnan(score) else f" {score:+.0f} mbb/g")
+    return str(top["name"]) + ("" if score is None or math.isnan(score) else f" {score:+.0f} mbb/g")

@@ -127,8 +127,7 @@ def allin_values(game: GameDef, spent: tuple[int, ...], folded: tuple[bool, ...]
     deck = [c for c in game.deck if c not in used]
     live = [p for p in range(n) if not folded[p]]
     if missing == 0:
-        ranks = [rank_hand([*hole[p], *board]) if p in live else -1 for p in range(n)]
-        return showdown_values(spent, ranks)
+        return showdown_values(spent, [rank_hand([*hole[p], *board]) if p in live else -1 for p in range(n)])
     if _holdem_like(game) and len(live) == 2:
         return _two_way_holdem(spent, live, hole, board, n)
     boards = _boards(deck, missing)
@@ -158,7 +157,8 @@ def _mean_showdown(spent: FloatArray, ranks: npt.NDArray[np.int64]) -> FloatArra
         winners = (eligible == best) & (best >= 0)
         counts = winners.sum(axis=1, keepdims=True)
         won += np.where(winners, size / np.maximum(counts, 1), 0.0)
-    return won.mean(axis=0) - spent
+    result: FloatArray = won.mean(axis=0) - spent
+    return result
 
 
 def _two_way_holdem(spent: tuple[int, ...], live: list[int], hole: tuple[tuple[int, ...], ...],

@@ -171,6 +171,7 @@ class _Seats:
         self.processes: list[subprocess.Popen[bytes] | None] = []
         self.outputs: list[Path] = []
         self.early_exit: dict[int, int] = {}  # seat -> exit code, for an exit while the dealer ran
+        self.own_exit: dict[int, int] = {}  # seat -> exit code of a process that ended by itself
         self.flooded: set[int] = set()
         self.start_errors: dict[int, str] = {}
 
@@ -193,7 +194,7 @@ class _Seats:
                 continue
             code = process.poll()
             if code is not None:
-                self.early_exit[seat] = code
+                self.early_exit[seat] = self.own_exit[seat] = code
                 return seat
             with contextlib.suppress(OSError):
                 if self.outputs[seat].stat().st_size > self.job.output_limit:
@@ -211,10 +212,12 @@ class _Seats:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=max(0.0, deadline - time.monotonic()))
         codes: dict[str, int | None] = {}
-        for name, process in zip(self.job.names, self.processes):
+        for seat, (name, process) in enumerate(zip(self.job.names, self.processes)):
             if process is None:
                 codes[name] = None
                 continue
+            if process.poll() is not None and seat not in self.flooded:
+                self.own_exit.setdefault(seat, process.returncode)
             _kill_group(process)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
@@ -268,8 +271,8 @@ def _wait(dealer: subprocess.Popen[bytes], seats: _Seats) -> int | None:
             _kill_group(dealer, signal.SIGTERM)
             dealer.wait()
             return None
-        seat = seats.watch()
-        if seat is not None:
+        leaving = seats.watch()
+        if leaving is not None:
             # A bot that was seated makes the dealer end the match (disconnect); one that
             # never connected would leave it waiting for --start_timeout.
             try:
@@ -277,7 +280,7 @@ def _wait(dealer: subprocess.Popen[bytes], seats: _Seats) -> int | None:
             except subprocess.TimeoutExpired:
                 _kill_group(dealer, signal.SIGTERM)
                 dealer.wait()
-                return seat
+                return leaving
             return None
         time.sleep(POLL_SECONDS)
     return None
@@ -301,46 +304,53 @@ def _dealer_events(folder: Path) -> tuple[dict[str, object] | None, dict[str, ob
 
 def _classify(job: SeatingJob, folder: Path, seats: _Seats, dealer_code: int | None,
               stopped: int | None, codes: dict[str, int | None]) -> tuple[list[Fault], int]:
-    """The faults of a finished seating, and how many hands its dealer finished."""
+    """The faults of a finished seating, and how many hands its dealer finished.
+
+    The dealer says which seat ended the match and why; what the seat's
+    process did says more: one that exited by itself with an error status (or
+    before it ever connected) crashed, whatever the dealer saw of it.
+    """
     aborted, ended = _dealer_events(folder)
     hands = int(ended.get("hands", 0)) if ended else 0  # type: ignore[call-overload]
     faults: list[Fault] = []
     corrections = ended.get("corrections", ()) if ended else ()
-    for seat, count in enumerate(corrections if isinstance(corrections, list) else ()):
+    for position, count in enumerate(corrections if isinstance(corrections, list) else ()):
         if isinstance(count, int) and count > 0:
-            faults.append(Fault(job.names[seat], "invalid_action",
+            faults.append(Fault(job.names[position], "invalid_action",
                                 f"{count} invalid action(s) corrected by the dealer", fatal=False, count=count))
     if dealer_code == 0 and ended is not None and ended.get("event") == "match_finished":
         return faults, hands
-    seat = stopped
-    kind: FaultKind = "dealer"
-    message = ""
+    seat: int | None = stopped
+    cause: str | None = None
+    said = ""
     if seat is None and aborted is not None and isinstance(aborted.get("seat"), int):
         seat = int(aborted["seat"]) - 1  # type: ignore[call-overload]  # the dealer's seats are 1-based
-        kind = CAUSE_KINDS.get(str(aborted.get("cause")), "dealer")
-        message = str(aborted.get("error", ""))
-    if seat is None:
+        cause, said = str(aborted.get("cause")), str(aborted.get("error", ""))
+    if seat is None or not 0 <= seat < len(job.names):
         why = (str(aborted.get("error")) if aborted else "") or _tail(folder / "dealer.err") \
             or f"the dealer {_exit_text(dealer_code)}"
         faults.append(Fault(None, "dealer", why))
         return faults, hands
     name = job.names[seat]
-    out = folder / f"{name}.out"
+    own = seats.own_exit.get(seat)
+    unseated = cause in (None, "no_connection")
+    kind: FaultKind
     if seat in seats.start_errors:
         kind, message = "crash", seats.start_errors[seat]
     elif seat in seats.flooded:
         kind, message = "protocol_error", f"wrote over {job.output_limit // 2**20} MiB of output; stopped"
-    elif seat in seats.early_exit or (kind in ("disconnect", "never_connected") and codes.get(name) not in (None, 0)):
-        code = seats.early_exit.get(seat, codes.get(name))
-        if kind == "never_connected" or seat in seats.early_exit and stopped == seat:
-            what = "before connecting" if stopped == seat or kind == "never_connected" else "during the match"
-        else:
-            what = "during the match"
+    elif own is not None and (own != 0 or unseated):
         kind = "crash"
-        message = f"{_exit_text(code)} {what}"
-    tail = _tail(out)
-    if kind == "never_connected" and not message:
-        message = "never connected"
-    text = f"{message} (its output: {tail})" if tail and kind in ("crash", "never_connected") else message
-    faults.append(Fault(name, kind, text or kind))
+        message = f"{_exit_text(own)} {'before connecting' if unseated else 'during the match'}"
+    elif own == 0 and cause == "disconnect":
+        kind, message = "disconnect", "closed its connection and exited (status 0) before the match ended"
+    else:
+        kind, message = CAUSE_KINDS.get(str(cause), "dealer"), said or "never connected"
+        ignored = ended.get("ignored", []) if ended else []
+        count = ignored[seat] if isinstance(ignored, list) and seat < len(ignored) else 0
+        if kind == "timeout" and isinstance(count, int) and count > 0:
+            # Its lines were read and refused while it was due: garbage, not slowness.
+            kind, message = "protocol_error", f"{message}, after {count} unparsable or stale line(s)"
+    tail = _tail(folder / f"{name}.out") if kind in ("crash", "never_connected", "disconnect") else ""
+    faults.append(Fault(name, kind, f"{message} (its output: {tail})" if tail else message))
     return faults, hands

@@ -128,8 +128,8 @@ class EventStore:
             self.record_path(job).unlink()
 
 
-def _differences(found: object, wanted: dict[str, Any]) -> str:
-    if not isinstance(found, dict):
+def _differences(found: object, wanted: object) -> str:
+    if not isinstance(found, dict) or not isinstance(wanted, dict):
         return "an unreadable manifest"
     keys = [k for k in wanted if found.get(k) != wanted[k]]
     return "different " + ", ".join(keys) if keys else "a different fingerprint"
