@@ -107,7 +107,7 @@ class Driver:
             if record["status"] == "ok":
                 try:
                     fresh = self.score(job, [Path(self.store.root / s["log"]) for s in record["seatings"]])
-                except LogMismatch:
+                except (LogMismatch, ValueError):
                     fresh = None
                 if fresh is None or fresh != record["moments"]:
                     self.rescored.append(job.key)
@@ -201,10 +201,10 @@ class Driver:
             try:
                 record["moments"] = self.score(job, logs)
                 record["status"] = "ok"
-            except LogMismatch as error:
+            except (LogMismatch, ValueError) as error:  # a log that cannot be scored: no result from it
                 record["status"] = "failed"
                 record["charged_to"] = None
-                record["reason"] = f"the logs do not add up: {error}"
+                record["reason"] = f"the logs cannot be scored: {error}"
         else:
             fatal = [f for r in failed for f in r.faults if f.fatal]
             blamed = next((f for f in fatal if f.entrant is not None), fatal[0] if fatal else None)

@@ -226,7 +226,8 @@ def read_seating(path: Path, game: GameDef, seat_names: Sequence[str], order: Se
                 row[column[name]] = value
             raw[seen] = row
             allin[seen] = row
-            if not game.is_limit and fields[2].count("/") < rounds - 1 and fields[3].count("/") == rounds - 1:
+            # The log shows the rounds dealt after an all-in as empty: "r20000c///".
+            if not game.is_limit and rounds > 1 and fields[2].endswith("/"):
                 expected = _allin_row(line, game, names, column, where)
                 if expected is not None:
                     allin[seen] = expected
@@ -254,9 +255,10 @@ def _allin_row(line: str, game: GameDef, names: list[str], column: dict[str, int
     if state.num_folded + 1 >= game.num_players:
         return None
     last = max(i for i, actions in enumerate(state.actions) if actions)
-    shown = game.board_cards_visible(last)
+    # hand.board holds each round's cards; those of the rounds up to the last action were seen.
+    seen = tuple(card for round_cards in hand.board[: last + 1] for card in round_cards)
     values = allin_values(game, tuple(state.spent), tuple(state.folded),
-                          tuple(tuple(h) for h in hand.hole), tuple(hand.board[:shown]))
+                          tuple(tuple(h) for h in hand.hole), seen)
     row = np.zeros(len(column))
     for name, value in zip(names, values):
         row[column[name]] = value

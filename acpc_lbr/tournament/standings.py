@@ -10,7 +10,8 @@ Both rules are the ACPC's:
   series among those still in; the entrants with the lowest total are ranked
   below the rest, tied with each other, and removed with their series. Repeat
   until no one is left. With three players a series is a triple, and each
-  entrant of it scores +1/-1/0 against each of the other two.
+  entrant of it scores +1/-1/0 against each of the other two; when two are
+  left (no triple of theirs remains), the last round's points order them.
 
 Uncertainty (:func:`bootstrap`): the matches are resampled with replacement,
 the same match indices for every pairing, which keeps the common-seed
@@ -73,11 +74,14 @@ def instant_runoff(entrants: Sequence[str], pairings: Sequence[tuple[str, ...]],
     """
     remaining = set(entrants)
     place: dict[str, int] = {}
+    last: dict[str, int] = {}
     while remaining:
         points = dict.fromkeys(remaining, 0)
+        series = 0
         for names, result in zip(pairings, means):
             if result is None or not remaining.issuperset(names):
                 continue
+            series += 1
             for x, y in itertools.combinations(names, 2):
                 if result[x] > result[y]:
                     points[x] += 1
@@ -85,6 +89,11 @@ def instant_runoff(entrants: Sequence[str], pairings: Sequence[tuple[str, ...]],
                 elif result[y] > result[x]:
                     points[y] += 1
                     points[x] -= 1
+        if not series and last:
+            # Fewer left than a series seats (three players, two left): they are
+            # ordered by the points of the last round that scored them.
+            points = {e: last[e] for e in remaining}
+        last = points
         lowest = min(points.values())
         out = {e for e in remaining if points[e] == lowest}
         for e in out:
