@@ -1,0 +1,122 @@
+"""How much the tournament driver costs over playing the same matches directly.
+
+Three rows, each ratio taken in the same run, alternating:
+
+* ``direct``: the same seatings, one after another, by the plainest launcher:
+  ``acpc-lbr dealer`` with the entrants' processes started on its ports, wait
+  for all of them; nothing scored;
+* ``tournament -c1``: ``acpc-lbr tournament --concurrency 1`` on those matches
+  (start-up, scoring, records and the results included);
+* ``tournament -c2``: the same with ``--concurrency 2``.
+
+Hands are counted as hands: every seating plays H hands, so a duplicate
+match of H deals is 2H hands heads-up. The entrants are the C plain bot
+(docs/examples/plain_bot.c, built here with cc) in its two strategies and
+two built-in Python bots, so play is varied. The driver's memory is reported
+as its peak RSS.
+
+    python bench/bench_tournament.py [--hands 2000] [--matches 2] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GAME = "nolimit"
+
+
+def build_bot(folder: Path) -> Path:
+    binary = folder / "plain_bot"
+    subprocess.run(["cc", "-O2", "-std=c99", "-o", str(binary), str(REPO / "docs/examples/plain_bot.c")], check=True)
+    return binary
+
+
+def entrants(bot: Path) -> list[tuple[str, list[str]]]:
+    """(name, argv template with {port}) of the four entrants."""
+    play = [sys.executable, "-m", "acpc_lbr.cli", "play"]
+    return [("crandom", [str(bot), "random", "127.0.0.1", "{port}"]),
+            ("cthreshold", [str(bot), "threshold", "127.0.0.1", "{port}"]),
+            ("callraise", [*play, "call-raise", "127.0.0.1", "{port}", "--game", GAME, "--seed", "3"]),
+            ("random", [*play, "random", "127.0.0.1", "{port}", "--game", GAME, "--seed", "4"])]
+
+
+def direct(folder: Path, players: list[tuple[str, list[str]]], matches: int, hands: int) -> float:
+    """Seconds to play every seating of every pairing with a bare launcher."""
+    started = time.perf_counter()
+    for k in range(matches):
+        for pair in itertools.combinations(players, 2):
+            for order in itertools.permutations(pair):
+                names = [n for n, _ in order]
+                dealer = subprocess.Popen(
+                    [sys.executable, "-m", "acpc_lbr.cli", "dealer", "m", GAME, str(hands), str(100 + k), *names, "-q"],
+                    cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                assert dealer.stdout is not None
+                ports = dealer.stdout.readline().split()
+                bots = [subprocess.Popen([w.replace("{port}", p.decode()) for w in argv], cwd=folder,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        for (_, argv), p in zip(order, ports)]
+                dealer.wait()
+                for bot in bots:
+                    bot.wait()
+    return time.perf_counter() - started
+
+
+def tournament(folder: Path, bot: Path, matches: int, hands: int, concurrency: int) -> float:
+    out = folder / f"event-c{concurrency}-{time.monotonic_ns()}"
+    argv = [sys.executable, "-m", "acpc_lbr.cli", "tournament", "--game", GAME, "-q",
+            "--entrant", f"crandom={bot} random {{host}} {{port}}",
+            "--entrant", f"cthreshold={bot} threshold {{host}} {{port}}",
+            "--entrant", "callraise=call-raise", "--entrant", "random=random",
+            "--matches", str(matches), "--hands", str(hands), "--seed", "100",
+            "--concurrency", str(concurrency), "--out", str(out), "--resamples", "1000"]
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"tournament failed: {done.stderr[-2000:]}")
+    shutil.rmtree(out)
+    return seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=2000)
+    parser.add_argument("--matches", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        bot = build_bot(folder)
+        players = entrants(bot)
+        seatings = args.matches * 6 * 2
+        total_hands = seatings * args.hands
+        rows: dict[str, list[float]] = {"direct": [], "tournament -c1": [], "tournament -c2": []}
+        for run in range(args.runs):
+            rows["direct"].append(total_hands / direct(folder, players, args.matches, args.hands))
+            rows["tournament -c1"].append(total_hands / tournament(folder, bot, args.matches, args.hands, 1))
+            rows["tournament -c2"].append(total_hands / tournament(folder, bot, args.matches, args.hands, 2))
+            print(f"run {run + 1}: " + ", ".join(f"{k} {v[-1]:.0f} hands/s" for k, v in rows.items()), flush=True)
+    base = statistics.median(rows["direct"])
+    c1 = statistics.median(rows["tournament -c1"])
+    c2 = statistics.median(rows["tournament -c2"])
+    print(f"\n{seatings} seatings of {args.hands} hands ({total_hands} hands) per row, medians of {args.runs} runs:")
+    print(f"  direct          {base:8.0f} hands/s")
+    print(f"  tournament -c1  {c1:8.0f} hands/s   {c1 / base:.2f}x direct")
+    print(f"  tournament -c2  {c2:8.0f} hands/s   {c2 / c1:.2f}x -c1")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"  largest child's peak RSS (a dealer, a bot or a driver): {peak:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
