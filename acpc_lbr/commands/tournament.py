@@ -391,7 +391,7 @@ def _lbr_figures(result: Path, done: subprocess.CompletedProcess[str]) -> dict[s
         if figures and figures.get("mbb_per_game", {}).get("mean") is not None:
             figure = figures["mbb_per_game"]
             return {"bound": {"estimator": name, "mean": figure["mean"], "half_width_95": figure["half_width_95"]},
-                    "hands": figure.get("n"), "file": str(result)}
+                    "hands": figure.get("n")}
     return {"bound": None, "reason": "the evaluation gave no estimate"}
 
 

@@ -24,6 +24,7 @@ from acpc_lbr.tournament.standings import (
     MatchTable,
     bankroll_scores,
     bootstrap,
+    MIN_MATCHES_TO_SEPARATE,
     rank,
     separated_after,
 )
@@ -80,7 +81,7 @@ def build_document(event: Event, records: dict[str, dict[str, Any]], disqualifie
         places = rank(rule, ranked, table.pairings, point)
         order = sorted(ranked, key=lambda n: (places[n], ranked.index(n)))
         uncertainty = bootstrap(rule, ranked, table, event.resamples, event.seed)
-        separated = separated_after(order, uncertainty)
+        separated = separated_after(order, uncertainty, event.matches)
         rankings[rule] = [{"name": n, "rank": places[n],
                            "p_rank": uncertainty.p_rank[n] if uncertainty else None,
                            "separated_from_next": sep,
@@ -214,10 +215,22 @@ def format_tables(document: dict[str, Any]) -> str:
                 lines.append("      ---- separated at 95% ----")
         if document["p_above"][rule] is None:
             lines.append("  (no bootstrap: it needs at least 2 matches per pairing; places are not tested)")
+        elif document["event"]["matches"] < MIN_MATCHES_TO_SEPARATE:
+            lines.append(f"  (P from a bootstrap of {document['event']['matches']} matches: too few to separate "
+                         f"places; use --matches {MIN_MATCHES_TO_SEPARATE} or more)")
     if document["disqualified"]:
         lines.append("")
         for d in document["disqualified"]:
             lines.append(f"disqualified: {d['name']}: {d['reason']}")
+    bounds = [(e["name"], e["lbr"]) for e in document["entrants"] if "lbr" in e]
+    if bounds:
+        lines.append("")
+        lines.append("exploitability, LBR lower bound (mbb/g, 95%):")
+        for name, lbr in bounds:
+            bound = lbr.get("bound") if lbr else None
+            text = (f"{bound['mean']:+.1f} ± {bound['half_width_95']:.1f} ({bound['estimator']})"
+                    if bound else f"none: {lbr.get('reason') if lbr else 'not measured'}")
+            lines.append(f"  {name}: {text}")
     counted = [(e["name"], k, v) for e in document["entrants"] for k, v in e["faults"].items() if v]
     if counted:
         lines.append("faults: " + ", ".join(f"{n} {k} {v}" for n, k, v in counted))

@@ -163,12 +163,26 @@ def _mean_showdown(spent: FloatArray, ranks: npt.NDArray[np.int64]) -> FloatArra
 
 def _two_way_holdem(spent: tuple[int, ...], live: list[int], hole: tuple[tuple[int, ...], ...],
                     board: tuple[int, ...], n: int) -> tuple[float, ...]:
-    """Two live hold'em hands: win/tie/loss shares from the exact equity engine."""
-    from acpc_lbr.equity import equity  # lazy: numba kernels, needed only for all-in hands
+    """Two live hold'em hands: win/tie/loss shares from the exact equity engine.
 
+    A preflop all-in with no other hole cards dealt reads the shipped table of
+    exact preflop counts (a lookup); any other enumerates the board (at most
+    990 flop completions, or 1.7 million preflop boards beside dead cards).
+    """
     a, b = live
     dead = [c for p in range(n) if p not in live for c in hole[p]]
-    win, tie, loss = equity(list(hole[a]), list(hole[b]), list(board), dead)
+    if not board and not dead:
+        from acpc_lbr.equity import hand_index  # lazy: numba kernels, needed only for all-in hands
+        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector
+
+        wins, ties = preflop_counts_vector(list(hole[a]))
+        villain = hand_index(*hole[b])
+        win, tie = int(wins[villain]) / NUM_BOARDS, int(ties[villain]) / NUM_BOARDS
+        loss = 1.0 - win - tie
+    else:
+        from acpc_lbr.equity import equity  # lazy: numba kernels, needed only for all-in hands
+
+        win, tie, loss = equity(list(hole[a]), list(hole[b]), list(board), dead)
     total = np.zeros(n)
     for share, ranks in ((win, (2, 1)), (tie, (1, 1)), (loss, (1, 2))):
         if share:

@@ -34,6 +34,9 @@ import numpy.typing as npt
 
 #: Fraction of resamples in which a place must hold to count as separated.
 SEPARATION = 0.95
+#: Matches per pairing below which no place is called separated: a bootstrap of
+#: two matches has three distinct resamples, and agrees with itself 100% of the time.
+MIN_MATCHES_TO_SEPARATE = 10
 
 #: One pairing's result per member: name -> mean (mbb/g or chips; only the order matters).
 PairingMeans = Mapping[str, float]
@@ -172,17 +175,18 @@ def bootstrap(rule: str, entrants: Sequence[str], table: MatchTable, resamples: 
                        {a: {b: above[a][b] / resamples for b in entrants if b != a} for a in entrants})
 
 
-def separated_after(order: Sequence[str], uncertainty: Uncertainty | None) -> list[bool]:
+def separated_after(order: Sequence[str], uncertainty: Uncertainty | None, matches: int) -> list[bool]:
     """For each position of ``order`` (best first): is it separated from everyone below it?
 
     A line after position j holds when each entrant above finishes above each
     entrant below in at least :data:`SEPARATION` of the resamples. Without a
-    bootstrap nothing is claimed separated.
+    bootstrap, or with fewer than :data:`MIN_MATCHES_TO_SEPARATE` matches per
+    pairing, nothing is claimed separated.
     """
     flags = []
     for j in range(len(order)):
         below = order[j + 1:]
-        if uncertainty is None or not below:
+        if uncertainty is None or not below or matches < MIN_MATCHES_TO_SEPARATE:
             flags.append(False)
             continue
         flags.append(all(uncertainty.p_above[a][b] >= SEPARATION for a in order[: j + 1] for b in below))

@@ -89,7 +89,8 @@ def test_the_bootstrap_keeps_the_common_seeds_and_separates_only_what_it_sees() 
     assert uncertainty is not None
     assert uncertainty.p_above["a"]["b"] > 0.99 and uncertainty.p_above["a"]["c"] > 0.99
     assert 0.05 < uncertainty.p_above["b"]["c"] < 0.95  # a coin flip between b and c
-    assert separated_after(["a", "b", "c"], uncertainty) == [True, False, False]
+    assert separated_after(["a", "b", "c"], uncertainty, matches) == [True, False, False]
+    assert separated_after(["a", "b", "c"], uncertainty, 2) == [False, False, False]
     assert sum(uncertainty.p_rank["a"]) == pytest.approx(1.0)
     again = bootstrap("bankroll", ["a", "b", "c"], table, 400, seed=1)
     assert again == uncertainty  # seeded: the same document every time
