@@ -15,6 +15,7 @@ matplotlib.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render, require_matplotlib
 from acpc_lbr.results import read_document
+from acpc_lbr.tournament import html as tournament_html
 
 
 def main(argv: Sequence[str]) -> int:
@@ -35,7 +37,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("-o", "--out", default="report.html", metavar="FILE",
                         help="the HTML file to write (default report.html)")
     args = parser.parse_args(list(argv))
-
+    tournament = _tournament(args.files)
+    if tournament is not None:
+        return _write(args.out, tournament)
     try:
         require_matplotlib()
     except ImportError as missing:
@@ -49,4 +53,35 @@ def main(argv: Sequence[str]) -> int:
         print(f"acpc-lbr report: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(f"report written to {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _tournament(files: Sequence[str]) -> tuple[dict[str, object], str] | None:
+    """A single tournament document (acpc-lbr tournament --json), or None: results documents."""
+    if len(files) != 1:
+        return None
+    try:
+        with open(files[0], encoding="utf-8") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None  # read_document says why
+    if '"acpc-lbr-tournament"' not in head:
+        return None
+    try:
+        document = json.loads(Path(files[0]).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        return {"error": f"{files[0]}: {error}"}, files[0]
+    return (document if isinstance(document, dict) else {"error": f"{files[0]}: not a JSON object"}), files[0]
+
+
+def _write(out: str, tournament: tuple[dict[str, object], str]) -> int:
+    document, name = tournament
+    try:
+        if "error" in document:
+            raise ValueError(document["error"])
+        Path(out).write_text(tournament_html.render(document, [name]), encoding="utf-8")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        print(f"acpc-lbr report: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"report written to {out}", file=sys.stderr)
     return EXIT_OK

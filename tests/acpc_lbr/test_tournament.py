@@ -288,3 +288,72 @@ def test_a_c_program_plays_beside_python_bots(tmp_path: Path) -> None:
     assert document["headline"] == "allin" and len(document["pairings"]) == 6
     assert all(p["units"] == 100 for p in document["pairings"])
     assert document["allin_hands"] > 0
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+def _document() -> dict[str, object]:
+    from acpc_lbr.tournament.report import build_document
+
+    event = build_event("kuhn", ["a=random", "b=call-raise", "c=always-call"], matches=2, hands=10, seed=1)
+    records = {}
+    for job in event.schedule():
+        a, b = job.names
+        mean = 0.25 * (job.pairing + 1) * (1 if job.match else 0.5)
+        records[job.key] = {"key": job.key, "match": job.match, "status": "ok", "faults": [],
+                            "moments": {m: {a: {"n": 10, "mean": mean, "m2": 4.0},
+                                            b: {"n": 10, "mean": -mean, "m2": 4.0}, "allin_hands": 0}
+                                        for m in ("raw", "allin")}}
+    return build_document(event, records, {})
+
+
+def test_the_document_is_built_from_records_in_canonical_order() -> None:
+    from acpc_lbr.tournament.report import format_tables, to_csv
+
+    document = _document()
+    first = document["pairings"][0]  # type: ignore[index]
+    assert (first["a"], first["b"], first["units"]) == ("a", "b", 20)
+    # Two matches of 10 units, means 0.125 and 0.25 chips: 187.5 mbb/g (Kuhn's big blind is 1 chip).
+    assert first["mbb_per_game"]["mean"] == pytest.approx(187.5)
+    assert [r["name"] for r in document["rankings"]["bankroll"]] == ["a", "b", "c"]  # type: ignore[index]
+    assert "a" in format_tables(document) and to_csv(document).count("\n") == 7
+    json.dumps(document, allow_nan=False)  # no NaN reaches the file
+
+
+def test_the_html_report_escapes_everything_a_document_says(tmp_path: Path) -> None:
+    from acpc_lbr.tournament import html as tournament_html
+
+    document = _document()
+    evil = '<script>alert(1)</script>" onmouseover="x'
+
+    def poison(value: object) -> object:
+        if isinstance(value, dict):
+            return {(evil + k if k not in ("format",) else k): poison(v) for k, v in value.items()} | {
+                k: poison(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [poison(v) for v in value]
+        if isinstance(value, str) and value != "acpc-lbr-tournament":
+            return evil + value
+        return value
+
+    page = tournament_html.render(poison(document))  # type: ignore[arg-type]
+    assert "<script>" not in page and 'onmouseover="x' not in page
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    done = subprocess.run([sys.executable, "-m", "acpc_lbr.cli", "report", str(path), "-o", str(tmp_path / "t.html")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Series instant run-off" in (tmp_path / "t.html").read_text()
+    path.write_text(json.dumps({"format": "acpc-lbr-tournament", "entrants": "nope"}))
+    done = subprocess.run([sys.executable, "-m", "acpc_lbr.cli", "report", str(path), "-o", str(tmp_path / "u.html")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "not a tournament results document" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_built_in_entrants_are_the_bots_acpc_lbr_play_knows() -> None:
+    from acpc_lbr.tournament.event import BUILTIN_BOTS
+    from agents.cli import PLAYERS
+
+    assert set(BUILTIN_BOTS) == set(PLAYERS) - {"lbr"}
