@@ -94,12 +94,12 @@ def _crosstable(document: Mapping[str, Any]) -> str:
                     tds.append('<td class="none"></td>')
             body.append(f"<tr><th>{_esc(a)}</th>{''.join(tds)}</tr>")
         return f'<table class="heat"><tr><th></th>{head}</tr>{"".join(body)}</table>'
-    body = []
+    triples = []
     for r in rows:
-        tds = "".join(f"<th>{_esc(n)}</th>{_cell(r['results'].get(n, {}).get('mbb_per_game'), scale)}"
-                      for n in r["names"])
-        body.append(f"<tr>{tds}<td>{_esc(r.get('units', ''))} units</td></tr>")
-    return f'<table class="heat">{"".join(body)}</table>'
+        cells = "".join(f"<th>{_esc(n)}</th>{_cell(r['results'].get(n, {}).get('mbb_per_game'), scale)}"
+                        for n in r["names"])
+        triples.append(f"<tr>{cells}<td>{_esc(r.get('units', ''))} units</td></tr>")
+    return f'<table class="heat">{"".join(triples)}</table>'
 
 
 def _ranking(document: Mapping[str, Any], rule: str) -> str:
@@ -164,10 +164,10 @@ def render(document: Mapping[str, Any], names: Sequence[str] = ()) -> str:
     """The page of one tournament document."""
     check(document)
     game = document["game"]
-    event = document.get("event") if isinstance(document.get("event"), Mapping) else {}
+    event: Mapping[str, Any] = document["event"] if isinstance(document.get("event"), Mapping) else {}
     headline = "all-in expectation" if document.get("headline") == "allin" else "chips"
     title = f"Tournament: {game.get('name', '')}, {len(document['entrants'])} entrants"
-    matches = document.get("matches") if isinstance(document.get("matches"), Mapping) else {}
+    matches: Mapping[str, Any] = document["matches"] if isinstance(document.get("matches"), Mapping) else {}
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>{_esc(title)}</title>
 <style>{STYLE}</style></head><body>
