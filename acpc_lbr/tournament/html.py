@@ -96,9 +96,9 @@ def _crosstable(document: Mapping[str, Any]) -> str:
         return f'<table class="heat"><tr><th></th>{head}</tr>{"".join(body)}</table>'
     triples = []
     for r in rows:
-        cells = "".join(f"<th>{_esc(n)}</th>{_cell(r['results'].get(n, {}).get('mbb_per_game'), scale)}"
-                        for n in r["names"])
-        triples.append(f"<tr>{cells}<td>{_esc(r.get('units', ''))} units</td></tr>")
+        row_cells = "".join(f"<th>{_esc(n)}</th>{_cell(r['results'].get(n, {}).get('mbb_per_game'), scale)}"
+                            for n in r["names"])
+        triples.append(f"<tr>{row_cells}<td>{_esc(r.get('units', ''))} units</td></tr>")
     return f'<table class="heat">{"".join(triples)}</table>'
 
 
