@@ -269,7 +269,10 @@ class _DaskExecutor:
     def wait_some(self, futures: list[Any]) -> list[tuple[Any, SeatingReport]]:
         from distributed import wait  # lazy: the optional dask extra
 
-        done, _ = wait(futures, timeout=0.5, return_when="FIRST_COMPLETED")
+        try:
+            done, _ = wait(futures, timeout=0.5, return_when="FIRST_COMPLETED")
+        except TimeoutError:  # distributed's wait says "none yet" by raising
+            return []
         results = []
         for future in done:
             try:
