@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "results": ("acpc_lbr.commands.results", "recompute match results from log files"),
     "report": ("acpc_lbr.commands.report", "one self-contained HTML report from results JSON files"),
     "exact": ("acpc_lbr.commands.exact", "exact best response and exact LBR value of a strategy in Kuhn or Leduc"),
+    "table": ("acpc_lbr.commands.table", "serve a web page where a person plays a bot through the dealer"),
 }
 
 
