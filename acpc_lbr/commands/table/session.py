@@ -127,6 +127,7 @@ class TableSession:
         self.status = "starting"
         self.message = ""
         self.result: MatchResult | None = None
+        self.base_result: MatchResult | None = None
         self.processes: list[_OpponentProcess] = []
         self.match = self._match(self.name, HUMAN, start_timeout_ms=60_000)
         self.base_match = (self._match(self.name + ".baseline", BASELINE, start_timeout_ms=None)
@@ -183,18 +184,35 @@ class TableSession:
     def _person_match_ended(self, result: MatchResult) -> None:
         self.result = result
         self.seat.leave()
-        self.status = "over"
-        self.message = (f"the match is over: {result.hands_played} hands played" if result.completed
-                        else f"the match ended after {result.hands_played} hands: {result.message}")
         for waiting in self._person_hand_done.values():
             if not waiting.called:
-                waiting.callback(None)
+                waiting.callback(None)  # the baseline's next hand will not come
         if self.base_match is not None and not self._baseline_connected():
             self.base_match.abort(MatchAborted(Cause.INTERRUPTED, "the person played no hand", None, EXIT_OK))
-        self._stop_processes_later()
-        self.changed()
+        if self.base_result is not None or self.base_match is None:
+            self._over()
+        else:
+            self.status = "finishing"  # the baseline plays the person's last hand
+            self.changed()
 
     def _baseline_ended(self, result: MatchResult) -> None:
+        self.base_result = result
+        if self.result is not None:
+            self._over()
+        else:
+            self.changed()
+
+    def _over(self) -> None:
+        """Both matches are over: the page shows the final figures."""
+        result = self.result
+        assert result is not None
+        self.status = "over"
+        self.message = (f"The match is over: {result.hands_played} hands played." if result.completed
+                        else f"The match ended after {result.hands_played} hands: {result.message}.")
+        base = self.base_result
+        if base is not None and base.hands_played < result.hands_played:
+            self.message += f" The baseline's match ended after {base.hands_played} hands: {base.message}."
+        self._stop_processes_later()
         self.changed()
 
     def _baseline_connected(self) -> bool:
