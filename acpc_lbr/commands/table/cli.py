@@ -11,7 +11,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from twisted.internet.error import CannotListenError
 
@@ -140,10 +140,11 @@ def main(argv: Sequence[str]) -> int:
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     limits = Limits(tables=args.max_tables, action_seconds=args.seconds)
     tables = TableServer(games, players, reactor, out.resolve(), limits, key, seed)
-    site = server.Site(tables)
+    site = server.Site(tables)  # type: ignore[no-untyped-call]
     site.requestFactory = BoundedRequest
+    tcp: Any = installed  # zope interfaces are opaque to mypy
     try:
-        port = installed.listenTCP(args.port, site, interface=args.bind)  # type: ignore[attr-defined]
+        port = tcp.listenTCP(args.port, site, interface=args.bind)
     except CannotListenError as problem:
         print(f"acpc-lbr table: cannot serve {args.bind}:{args.port}: {problem.socketError}", file=sys.stderr)
         return EXIT_FAILED

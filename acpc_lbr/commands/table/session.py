@@ -24,6 +24,7 @@ import shlex
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,16 @@ HISTORY_SHOWN = 60
 #: The dealer's own limit on a reply is the person's clock plus this (a backstop:
 #: the seat answers for a late person first).
 DEALER_MARGIN_S = 15.0
+
+
+class Status(StrEnum):
+    """Where a table is (the page shows each its own way)."""
+
+    STARTING = "starting"
+    PLAYING = "playing"
+    #: The person's match is over; the baseline plays the person's last hand.
+    FINISHING = "finishing"
+    OVER = "over"
 
 
 @dataclass(frozen=True)
@@ -124,7 +135,7 @@ class TableSession:
         self._person_values: dict[int, float] = {}
         self._baseline_values: dict[int, float] = {}
         self._person_hand_done: dict[int, defer.Deferred[None]] = {}
-        self.status = "starting"
+        self.status = Status.STARTING
         self.message = ""
         self.result: MatchResult | None = None
         self.base_result: MatchResult | None = None
@@ -158,7 +169,7 @@ class TableSession:
             self.base_match.events.subscribe(self._baseline_event)
             self.base_match.hand_hooks.append(self._hold_baseline)
             self.base_match.start().addCallback(self._baseline_ended)
-        self.status = "playing"
+        self.status = Status.PLAYING
 
     def _connect(self, port: int, make: Callable[[], AcpcClient]) -> None:
         self.reactor.connectTCP("127.0.0.1", port, BotFactory(make))
@@ -192,7 +203,7 @@ class TableSession:
         if self.base_result is not None or self.base_match is None:
             self._over()
         else:
-            self.status = "finishing"  # the baseline plays the person's last hand
+            self.status = Status.FINISHING  # the baseline plays the person's last hand
             self.changed()
 
     def _baseline_ended(self, result: MatchResult) -> None:
@@ -206,7 +217,7 @@ class TableSession:
         """Both matches are over: the page shows the final figures."""
         result = self.result
         assert result is not None
-        self.status = "over"
+        self.status = Status.OVER
         self.message = (f"The match is over: {result.hands_played} hands played." if result.completed
                         else f"The match ended after {result.hands_played} hands: {result.message}.")
         base = self.base_result

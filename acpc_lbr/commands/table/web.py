@@ -30,17 +30,18 @@ import io
 import json
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from twisted.internet import task
 from twisted.web import http, resource, server
 
 from acpc_lbr.commands.evaluate import EvaluateReactor
 from acpc_lbr.commands.table.seat import Refusal
-from acpc_lbr.commands.table.session import GameChoice, Player, TableSession, TableSpec
+from dealer.interfaces import DelayedCall
+from acpc_lbr.commands.table.session import GameChoice, Player, Status, TableSession, TableSpec
 
 #: The largest request body read, in bytes; a larger one is refused unread.
 MAX_BODY = 2048
@@ -50,6 +51,28 @@ MAX_HANDS = 10_000
 KEEP_FINISHED = 32
 #: Seconds between the keep-alive comments of an event stream.
 KEEPALIVE_S = 15.0
+
+
+class HttpRequest(Protocol):
+    """What the server uses of a Twisted web request (``twisted.web`` has no type hints)."""
+
+    method: bytes
+    postpath: list[bytes]
+    args: dict[bytes, list[bytes]]
+    content: Any
+    finished: bool
+
+    def setHeader(self, name: bytes, value: bytes) -> None: ...
+
+    def setResponseCode(self, code: int) -> None: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def finish(self) -> None: ...
+
+    def notifyFinish(self) -> Any: ...
+
+    def getClientAddress(self) -> Any: ...
 
 
 class TokenBucket:
@@ -87,14 +110,15 @@ class BoundedRequest(server.Request):
     def gotLength(self, length: int | None) -> None:
         """Keep the body in memory, at most :data:`MAX_BODY` bytes of it."""
         self.too_large = length is not None and length > MAX_BODY
-        self.content = io.BytesIO()
+        self.body = io.BytesIO()
+        self.content = self.body
 
     def handleContentChunk(self, data: bytes) -> None:
         """Store the chunk while the body is within the bound."""
-        if self.too_large or self.content.tell() + len(data) > MAX_BODY:
+        if self.too_large or self.body.tell() + len(data) > MAX_BODY:
             self.too_large = True
             return
-        self.content.write(data)
+        self.body.write(data)
 
 
 @dataclass(frozen=True)
@@ -159,25 +183,31 @@ class Limits:
 
     tables: int = 8
     action_seconds: float = 30.0
-    per_table_rate: float = 4.0
-    per_table_burst: int = 12
+    per_table_rate: float = 8.0
+    per_table_burst: int = 20
     per_address_rate: float = 20.0
     per_address_burst: int = 60
     sit_down_rate: float = 0.2
     sit_down_burst: int = 4
 
 
-@dataclass
 class Table:
-    """A session, its secret token, its one live stream, and its rate limit."""
+    """A session, its secret token, its one live stream (tab), and its rate limit.
 
-    session: TableSession
-    token: str
-    bucket: TokenBucket
-    stream: server.Request | None = None
-    stream_id: str = ""
-    pending: Any = None
-    snapshot_text: str = field(default="", repr=False)
+    Args:
+        number: the table's number.
+        spec: what it plays.
+        tables: the server (its reactor, logs folder and limits).
+    """
+
+    def __init__(self, number: int, spec: TableSpec, tables: TableServer) -> None:
+        self.token = secrets.token_urlsafe(18)
+        limits = tables.limits
+        self.bucket = TokenBucket(limits.per_table_rate, limits.per_table_burst, tables.reactor.seconds)
+        self.stream: HttpRequest | None = None
+        self.stream_id = ""
+        self.pending: DelayedCall | None = None
+        self.session = TableSession(number, spec, tables.reactor, tables.out, lambda: tables.changed(self))
 
 
 class TableServer(resource.Resource):
@@ -196,7 +226,7 @@ class TableServer(resource.Resource):
 
     def __init__(self, games: dict[str, GameChoice], players: dict[str, Player], reactor: EvaluateReactor,
                  out: Path, limits: Limits, key: str | None, seed: int) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.games, self.players, self.reactor, self.out = games, players, reactor, out
         self.limits, self.key, self.seed = limits, key, seed
         self.tables: dict[int, Table] = {}
@@ -204,19 +234,19 @@ class TableServer(resource.Resource):
         self.sit_downs = TokenBucket(limits.sit_down_rate, limits.sit_down_burst, reactor.seconds)
         self.page = resources.files("acpc_lbr.commands.table").joinpath("page.html").read_bytes()
         self.keepalive = task.LoopingCall(self._keepalive)
-        self.keepalive.clock = reactor
+        self.keepalive.clock = cast(Any, reactor)
         self.keepalive.start(KEEPALIVE_S, now=False)
 
     # -- dispatch ------------------------------------------------------------
 
-    def render(self, request: server.Request) -> bytes | int:  # type: ignore[override]
+    def render(self, request: HttpRequest) -> bytes | int:
         """Route one request; every refusal is a JSON ``{"error": ...}`` with its status."""
         try:
             return self._route(request)
         except Refusal as refusal:
             return _json(request, {"error": refusal.message}, refusal.status)
 
-    def _route(self, request: server.Request) -> bytes | int:
+    def _route(self, request: HttpRequest) -> bytes | int:
         path = [p.decode("ascii", "replace") for p in request.postpath]
         method = request.method
         self._address_limit(request)
@@ -234,9 +264,9 @@ class TableServer(resource.Resource):
             return self._table_route(request, method, path[2], path[3])
         raise Refusal(404, "no such page")
 
-    def _table_route(self, request: server.Request, method: bytes, number: str, what: str) -> bytes | int:
+    def _table_route(self, request: HttpRequest, method: bytes, number: str, what: str) -> bytes | int:
         if method == b"GET" and what == "events":
-            token = request.args.get(b"token", [b""])[0].decode("ascii", "replace")
+            token = (request.args.get(b"token") or [b""])[0].decode("ascii", "replace")
             return self.open_stream(self._table(number, token), request)
         if method != b"POST" or what not in ("act", "leave"):
             raise Refusal(404, "no such page")
@@ -250,13 +280,13 @@ class TableServer(resource.Resource):
         if what == "leave":
             table.session.leave()
             return _json(request, {"ok": True})
-        if table.session.status != "playing":
+        if table.session.status is not Status.PLAYING:
             raise Refusal(409, "the match is over")
         action = table.session.seat.act(message["hand"], message["betting"], message["action"],
                                         message.get("to"))
         return _json(request, {"ok": True, "played": action.text()})
 
-    def _address_limit(self, request: server.Request) -> None:
+    def _address_limit(self, request: HttpRequest) -> None:
         address = getattr(request.getClientAddress(), "host", "?")
         bucket = self.addresses.get(address)
         if bucket is None:
@@ -276,7 +306,7 @@ class TableServer(resource.Resource):
 
     # -- the page and the menu ----------------------------------------------------
 
-    def _page(self, request: server.Request) -> bytes:
+    def _page(self, request: HttpRequest) -> bytes:
         request.setHeader(b"content-type", b"text/html; charset=utf-8")
         request.setHeader(b"content-security-policy",
                           b"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -295,7 +325,7 @@ class TableServer(resource.Resource):
             "maxHands": MAX_HANDS,
         }
 
-    def sit_down(self, body: bytes, request: server.Request) -> dict[str, Any]:
+    def sit_down(self, body: bytes, request: HttpRequest) -> dict[str, Any]:
         """Make a table.
 
         Raises:
@@ -313,23 +343,21 @@ class TableServer(resource.Resource):
             raise Refusal(400, "unknown game or bot")
         if game.game.num_players != 2:
             raise Refusal(400, "the table plays heads-up games only")
-        if sum(t.session.status != "over" for t in self.tables.values()) >= self.limits.tables:
+        if sum(t.session.status is not Status.OVER for t in self.tables.values()) >= self.limits.tables:
             raise Refusal(503, f"all {self.limits.tables} tables are in play; try again later")
         if not self.sit_downs.take():
             raise Refusal(429, "too many tables opened just now; try again in a few seconds")
         number = max(self.tables, default=0) + 1
         spec = TableSpec(game, opponent, baseline, message["hands"], (self.seed + number) % 2**32,
                          self.limits.action_seconds)
-        table = Table(None, secrets.token_urlsafe(18),  # type: ignore[arg-type]  # set just below
-                      TokenBucket(self.limits.per_table_rate, self.limits.per_table_burst, self.reactor.seconds))
-        table.session = TableSession(number, spec, self.reactor, self.out, lambda: self._changed(table))
+        table = Table(number, spec, self)
         self.tables[number] = table
         self._forget_finished()
         table.session.start()
         return {"table": number, "token": table.token}
 
     def _forget_finished(self) -> None:
-        finished = [n for n, t in self.tables.items() if t.session.status == "over"]
+        finished = [n for n, t in self.tables.items() if t.session.status is Status.OVER]
         for number in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             table = self.tables.pop(number)
             if table.stream is not None:
@@ -337,7 +365,7 @@ class TableServer(resource.Resource):
 
     # -- the event stream ------------------------------------------------------
 
-    def open_stream(self, table: Table, request: server.Request) -> int:
+    def open_stream(self, table: Table, request: HttpRequest) -> int:
         """Give ``request`` the seat's stream; an older tab's stream is told and closed."""
         old = table.stream
         if old is not None:
@@ -355,7 +383,7 @@ class TableServer(resource.Resource):
         request.notifyFinish().addBoth(gone)
         return server.NOT_DONE_YET
 
-    def _changed(self, table: Table) -> None:
+    def changed(self, table: Table) -> None:
         """Coalesce the changes of one reactor turn into one snapshot."""
         if table.pending is None or not table.pending.active():
             table.pending = self.reactor.callLater(0.0, self._push, table)
@@ -374,20 +402,20 @@ class TableServer(resource.Resource):
         if self.keepalive.running:
             self.keepalive.stop()
         for table in self.tables.values():
-            if table.session.status != "over":
+            if table.session.status is not Status.OVER:
                 table.session.leave()
 
 
-def _body(request: server.Request) -> bytes:
+def _body(request: HttpRequest) -> bytes:
     content = request.content
     return content.getvalue() if isinstance(content, io.BytesIO) else b""
 
 
-def _send(request: server.Request, event: str, data: dict[str, Any]) -> None:
+def _send(request: HttpRequest, event: str, data: dict[str, Any]) -> None:
     request.write(f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode())
 
 
-def _json(request: server.Request, data: dict[str, Any], status: int = http.OK) -> bytes:
+def _json(request: HttpRequest, data: dict[str, Any], status: int = http.OK) -> bytes:
     request.setResponseCode(status)
     request.setHeader(b"content-type", b"application/json")
     request.setHeader(b"cache-control", b"no-store")
