@@ -181,13 +181,13 @@ def _check_history(driver: Any, by_hand: dict[int, dict[str, Any]]) -> None:
         cells = row.find_elements(By.TAG_NAME, "td")
         hand = by_hand[int(cells[0].text)]
         opponent = next(name for name in hand["hole"] if name != "human")
-        assert _cards(cells[1]) == hand["hole"]["human"]
-        shown = _cards(cells[2])
+        assert float(cells[1].text.replace("+", "")) == hand["value"]["human"]
+        assert _cards(cells[2]) == hand["hole"]["human"]
+        shown = _cards(cells[3])
         folded = hand["betting"].endswith("f")
         assert shown == ("" if folded else hand["hole"][opponent])
-        assert _cards(cells[3]) == hand["board"]
-        assert cells[4].text == hand["betting"]
-        assert float(cells[5].text.replace("+", "")) == hand["value"]["human"]
+        assert _cards(cells[4]) == hand["board"]
+        assert cells[5].text == hand["betting"]
 
 
 def _check_marks(driver: Any, by_hand: dict[int, dict[str, Any]], done: dict[str, Any]) -> None:
