@@ -18,7 +18,8 @@ from twisted.web import server
 
 from acpc_lbr.commands.table.cli import games_offered, players_offered
 from acpc_lbr.commands.table.seat import HumanSeat, Refusal, timeout_action
-from acpc_lbr.commands.table.web import MAX_BODY, BoundedRequest, Limits, TableServer
+from acpc_lbr.commands.table import web
+from acpc_lbr.commands.table.web import KEEPALIVE_S, MAX_BODY, BoundedRequest, Limits, TableServer
 
 NOLIMIT = "holdem.nolimit.2p.reverse_blinds"
 
@@ -248,3 +249,21 @@ def test_a_limit_raise_has_its_one_size() -> None:
     with pytest.raises(Refusal, match="only raise is to 20"):
         _legal_action(state, "r", 30)
     assert timeout_action(state).text() == "f"
+
+
+def test_a_table_nobody_watches_is_ended(browser: Browser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no tab open for ABANDONED_S, the table is ended (as if the person had left)."""
+    monkeypatch.setattr(web, "ABANDONED_S", 10.0)  # within the dealer's start timeout (no seat connects here)
+    table, token = browser.sit_down()
+    browser.stream(table, token)
+    session = browser.tables.tables[table].session
+    left: list[str] = []
+    session.leave = left.append  # type: ignore[method-assign]
+    browser.reactor.advance(KEEPALIVE_S + 1)  # a tab is open: nothing happens
+    assert left == []
+    stream = browser.tables.tables[table].stream
+    assert stream is not None
+    stream.finish()  # the tab is closed
+    browser.reactor.advance(KEEPALIVE_S)
+    browser.reactor.advance(KEEPALIVE_S)
+    assert left and "no page showed the table for" in left[0]

@@ -188,9 +188,9 @@ class TableSession:
         log = Path(f"{match.config.name}.{player.name}.out")
         self.processes.append(_OpponentProcess(self.reactor, argv, log))
 
-    def leave(self) -> None:
+    def leave(self, why: str = "the person left the table") -> None:
         """The person leaves: the match ends now, its finished hands logged."""
-        self.match.abort(MatchAborted(Cause.INTERRUPTED, "the person left the table", 0, EXIT_OK))
+        self.match.abort(MatchAborted(Cause.INTERRUPTED, why, 0, EXIT_OK))
 
     def _person_match_ended(self, result: MatchResult) -> None:
         self.result = result

@@ -49,6 +49,8 @@ MAX_BODY = 2048
 MAX_HANDS = 10_000
 #: Finished tables kept for a reload, beyond which the oldest is forgotten.
 KEEP_FINISHED = 32
+#: A table no tab has shown for this long is ended (its seat would only check and fold).
+ABANDONED_S = 600.0
 #: Seconds between the keep-alive comments of an event stream.
 KEEPALIVE_S = 15.0
 
@@ -207,6 +209,8 @@ class Table:
         self.stream: HttpRequest | None = None
         self.stream_id = ""
         self.pending: DelayedCall | None = None
+        #: Since when no tab shows the table (None: one does).
+        self.alone_since: float | None = None
         self.session = TableSession(number, spec, tables.reactor, tables.out, lambda: tables.changed(self))
 
 
@@ -393,9 +397,16 @@ class TableServer(resource.Resource):
             _send(table.stream, "state", table.session.snapshot())
 
     def _keepalive(self) -> None:
+        """Keep the streams open, and end the tables nobody has watched for :data:`ABANDONED_S`."""
+        now = self.reactor.seconds()
         for table in self.tables.values():
             if table.stream is not None:
                 table.stream.write(b": keep-alive\n\n")
+                table.alone_since = None
+            elif table.session.status is Status.PLAYING:
+                table.alone_since = table.alone_since if table.alone_since is not None else now
+                if now - table.alone_since >= ABANDONED_S:
+                    table.session.leave(f"no page showed the table for {ABANDONED_S / 60:g} minutes")
 
     def close(self) -> None:
         """End every table (the server is stopping): their logs keep the finished hands."""
