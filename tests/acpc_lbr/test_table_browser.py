@@ -4,9 +4,11 @@ Skipped where Chromium, its driver or selenium is missing (``.ci/run`` installs
 them where apt can). The test starts the real command, sits down at heads-up
 no-limit against the ``random`` bot, and plays every hand of a 22-hand match
 through the page: calls by click and by keyboard, one raise to a typed size,
-one decision left to the clock, one reload in the middle of a hand. Then it
-checks that what the page shows equals the dealer's ``.log`` files, hand by
-hand, and that its results equal ``acpc-lbr results`` on the same files.
+one decision left to the clock, one reload in the middle of a hand; then a
+second table in a second tab, limit hold'em against an ACPC program given by
+``--opponent-cmd``. For both it checks that what the page shows equals the
+dealer's ``.log`` files, hand by hand, and that its results equal
+``acpc-lbr results`` on the same files.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from typing import Any
 
 import pytest
 
-from acpc_lbr.commands import results as results_command
 from acpc_lbr.stats import RunningMean
 
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -39,6 +40,8 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 HANDS = 22
 SECONDS = 2.0  # the person's clock: short, so the timeout costs the test little
 BIG_BLIND = 100
+LIMIT_HANDS = 6
+LIMIT_BIG_BLIND = 10
 
 
 @pytest.fixture
@@ -46,7 +49,8 @@ def table(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """``acpc-lbr table`` running; its address and its log folder (from its first two lines)."""
     server = subprocess.Popen(
         [sys.executable, "-m", "acpc_lbr.cli", "table", "--seconds", str(SECONDS), "--seed", "5",
-         "--out", str(tmp_path / "logs")],
+         "--out", str(tmp_path / "logs"),
+         "--opponent-cmd", f"program={sys.executable} -m acpc_lbr.cli play random {{host}} {{port}} --game {{game}}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ | {"PYTHONUNBUFFERED": "1"})
     try:
         assert server.stdout is not None
@@ -153,14 +157,7 @@ def _play(driver: Any) -> dict[str, Any]:
 def test_a_person_plays_through_the_page_and_the_page_equals_the_logs(table: tuple[str, Path], driver: Any) -> None:
     """22 hands by clicking (a typed raise, a timeout, a reload): every number shown is the dealer's."""
     url, logs = table
-    driver.get(url)
-    WebDriverWait(driver, 10).until(lambda d: len(Select(d.find_element(By.ID, "opponent")).options) > 0)
-    Select(driver.find_element(By.ID, "game")).select_by_value("holdem.nolimit.2p.reverse_blinds")
-    Select(driver.find_element(By.ID, "opponent")).select_by_value("random")
-    hands_field = driver.find_element(By.ID, "hands")
-    hands_field.clear()
-    hands_field.send_keys(str(HANDS))
-    driver.find_element(By.ID, "sit").click()
+    _sit_down(driver, url, "holdem.nolimit.2p.reverse_blinds", "random", HANDS)
     done = _play(driver)
     assert done["raise"] and done["timeout"] and done["reload"] and done["keys"]
 
@@ -170,13 +167,43 @@ def test_a_person_plays_through_the_page_and_the_page_equals_the_logs(table: tup
     by_hand = {h["hand"]: h for h in log}
     _check_history(driver, by_hand)
     _check_marks(driver, by_hand, done)
-    _check_results(driver, log, baseline, logs)
+    _check_results(driver, log, baseline, logs, "table1", BIG_BLIND)
+    _second_table_in_limit(driver, url, logs)
 
 
-def _check_history(driver: Any, by_hand: dict[int, dict[str, Any]]) -> None:
+def _sit_down(driver: Any, url: str, game: str, opponent: str, hands: int) -> None:
+    driver.get(url)
+    WebDriverWait(driver, 10).until(lambda d: len(Select(d.find_element(By.ID, "opponent")).options) > 0)
+    Select(driver.find_element(By.ID, "game")).select_by_value(game)
+    Select(driver.find_element(By.ID, "opponent")).select_by_value(opponent)
+    hands_field = driver.find_element(By.ID, "hands")
+    hands_field.clear()
+    hands_field.send_keys(str(hands))
+    driver.find_element(By.ID, "sit").click()
+
+
+def _second_table_in_limit(driver: Any, url: str, logs: Path) -> None:
+    """A second table in a second tab: limit hold'em against a program (``--opponent-cmd``),
+    raising whenever the page offers it; its page equals its logs too."""
+    driver.switch_to.new_window("tab")
+    _sit_down(driver, url, "holdem.limit.2p.reverse_blinds", "program", LIMIT_HANDS)
+    last = None
+    while (decision := _next_decision(driver, last, timeout=60.0)) is not None:
+        last = (decision["hand"], decision["betting"])
+        assert not driver.find_element(By.ID, "sizing").is_displayed()  # one raise size in limit
+        driver.find_element(By.ID, "raise" if decision["raise"] else "call").click()
+    log = _log_hands(next(logs.glob("table2-*[!e].log")))
+    baseline = _log_hands(next(logs.glob("table2-*.baseline.log")))
+    assert len(log) == LIMIT_HANDS and len(baseline) == LIMIT_HANDS
+    assert any("r" in h["betting"] for h in log)
+    _check_history(driver, {h["hand"]: h for h in log}, LIMIT_HANDS)
+    _check_results(driver, log, baseline, logs, "table2", LIMIT_BIG_BLIND)
+
+
+def _check_history(driver: Any, by_hand: dict[int, dict[str, Any]], hands: int = HANDS) -> None:
     """Every row of the page's history is the log's hand: cards, board, betting, chips."""
     rows = driver.find_elements(By.CSS_SELECTOR, "#history tbody tr")
-    assert len(rows) == HANDS
+    assert len(rows) == hands
     for row in rows:
         cells = row.find_elements(By.TAG_NAME, "td")
         hand = by_hand[int(cells[0].text)]
@@ -204,25 +231,26 @@ def _shown(driver: Any, key: str) -> tuple[str, str, str]:
     return tuple(driver.find_element(By.ID, f"{kind}-{key}").text for kind in ("r", "h", "n"))  # type: ignore[return-value]
 
 
-def _expected(values: list[float]) -> tuple[str, str, str]:
+def _expected(values: list[float], big_blind: int) -> tuple[str, str, str]:
     stat = RunningMean()
     for v in values:
-        stat.add(v * 1000 / BIG_BLIND)
+        stat.add(v * 1000 / big_blind)
     mean = f"{stat.mean:.0f}"
     return (("+" + mean if stat.mean > 0 else mean), f"±{stat.half_width:.0f}", str(stat.n))
 
 
-def _check_results(driver: Any, log: list[dict[str, Any]], baseline: list[dict[str, Any]], logs: Path) -> None:
+def _check_results(driver: Any, log: list[dict[str, Any]], baseline: list[dict[str, Any]], logs: Path,
+                   table: str, big_blind: int) -> None:
     """The page's three results equal the logs', and ``acpc-lbr results`` agrees."""
     person = [h["value"]["human"] for h in log]
     base = {h["hand"]: h["value"]["baseline"] for h in baseline}
-    assert _shown(driver, "you") == _expected(person)
-    assert _shown(driver, "base") == _expected(list(base.values()))
-    assert _shown(driver, "diff") == _expected([h["value"]["human"] - base[h["hand"]] for h in log])
-    for path, shown in ((next(logs.glob("table1-*[!e].log")), "you"), (next(logs.glob("table1-*.baseline.log")), "base")):
+    assert _shown(driver, "you") == _expected(person, big_blind)
+    assert _shown(driver, "base") == _expected(list(base.values()), big_blind)
+    assert _shown(driver, "diff") == _expected([h["value"]["human"] - base[h["hand"]] for h in log], big_blind)
+    for path, shown in ((next(logs.glob(f"{table}-*[!e].log")), "you"),
+                        (next(logs.glob(f"{table}-*.baseline.log")), "base")):
         document = subprocess.run([sys.executable, "-m", "acpc_lbr.cli", "results", str(path), "--json"],
                                   capture_output=True, text=True, check=True).stdout
         raw = json.loads(document)["estimators"]["raw"]["mbb_per_game"]
         mean, half, n = _shown(driver, shown)
         assert (f"{raw['mean']:.0f}", f"±{raw['half_width_95']:.0f}", raw["n"]) == (mean.lstrip("+"), half, int(n))
-    assert results_command  # the command the files are checked with (run as a program above)
