@@ -267,3 +267,18 @@ def test_a_table_nobody_watches_is_ended(browser: Browser, monkeypatch: pytest.M
     browser.reactor.advance(KEEPALIVE_S)
     browser.reactor.advance(KEEPALIVE_S)
     assert left and "no page showed the table for" in left[0]
+
+
+def test_the_matches_have_the_dealers_metrics(tmp_path: Path) -> None:
+    """With metrics on, each table's two matches get the dealer's series, labelled by match and seat."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from dealer.metrics import DealerMetrics
+
+    registry = CollectorRegistry()
+    browser = Browser(tmp_path)
+    browser.tables.metrics = DealerMetrics(registry)
+    browser.sit_down()
+    text = generate_latest(registry).decode()
+    assert 'match="table1-always-call",seat="human"' in text
+    assert 'match="table1-always-call.baseline",seat="baseline"' in text

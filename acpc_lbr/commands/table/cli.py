@@ -20,6 +20,7 @@ from acpc_lbr.commands.table.session import GameChoice, Player
 from acpc_lbr.commands.table.web import MAX_HANDS, BoundedRequest, Limits, TableServer
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.reactor import install_asyncio_reactor
+from dealer.metrics import DealerMetrics, serve_metrics
 from agents.bots import BOTS
 from agents.cli import load_strategy
 from protocol.errors import ProtocolError
@@ -47,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--game", action="append", default=[], metavar="FILE",
                         help="offer this game file too (heads-up; the bundled games are always offered)")
     parser.add_argument("--max-tables", type=int, default=8, help="tables in play at once (default 8)")
+    parser.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                        help="serve the matches' Prometheus metrics on PORT, as the dealer does (0: any free port)")
+    parser.add_argument("--metrics-bind", default="127.0.0.1", metavar="ADDR",
+                        help="interface of the metrics endpoint (default 127.0.0.1)")
     parser.add_argument("--seed", type=int, default=None, help="deal seed of table 1 (the next count up; default random)")
     return parser
 
@@ -139,7 +144,8 @@ def main(argv: Sequence[str]) -> int:
     key = None if _is_loopback(args.bind) else secrets.token_urlsafe(18)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     limits = Limits(tables=args.max_tables, action_seconds=args.seconds)
-    tables = TableServer(games, players, reactor, out.resolve(), limits, key, seed)
+    metrics = DealerMetrics() if args.metrics_port is not None else None
+    tables = TableServer(games, players, reactor, out.resolve(), limits, key, seed, metrics)
     site = server.Site(tables)  # type: ignore[no-untyped-call]
     site.requestFactory = BoundedRequest
     tcp: Any = installed  # zope interfaces are opaque to mypy
@@ -151,6 +157,13 @@ def main(argv: Sequence[str]) -> int:
     host = f"[{args.bind}]" if ":" in args.bind else args.bind
     print(f"http://{host}:{port.getHost().port}/" + (f"#key={key}" if key else ""), flush=True)
     print(f"logs: {out.resolve()}", flush=True)
+    if metrics is not None:
+        try:
+            endpoint = serve_metrics(metrics, args.metrics_port, args.metrics_bind).getHost()
+        except CannotListenError as problem:
+            print(f"acpc-lbr table: cannot serve the metrics: {problem.socketError}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"METRICS http://{endpoint.host}:{endpoint.port}/metrics", file=sys.stderr, flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", tables.close)
     signal.signal(signal.SIGTERM, lambda *_: reactor.callFromThread(reactor.stop))  # type: ignore[attr-defined]
     reactor.run()

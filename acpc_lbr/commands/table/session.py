@@ -30,7 +30,7 @@ from typing import Any
 
 from twisted.internet import defer
 
-from acpc_lbr.commands.evaluate import EvaluateReactor, _OpponentProcess
+from acpc_lbr.commands.evaluate import EvaluateReactor, _exited_before_connecting, _OpponentProcess
 from acpc_lbr.commands.table.seat import HandRecord, HumanSeat
 from acpc_lbr.exit_codes import EXIT_OK
 from acpc_lbr.stats import RunningMean
@@ -38,6 +38,7 @@ from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.sdk import Strategy
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
+from dealer.metrics import DealerMetrics, MatchMetrics
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
 from protocol.rules import ActionType, State
@@ -121,7 +122,7 @@ class TableSession:
     """
 
     def __init__(self, number: int, spec: TableSpec, reactor: EvaluateReactor, out: Path,
-                 changed: Callable[[], None]) -> None:
+                 changed: Callable[[], None], metrics: DealerMetrics | None = None) -> None:
         self.number = number
         self.spec = spec
         self.reactor = reactor
@@ -143,6 +144,12 @@ class TableSession:
         self.match = self._match(self.name, HUMAN, start_timeout_ms=60_000)
         self.base_match = (self._match(self.name + ".baseline", BASELINE, start_timeout_ms=None)
                            if spec.baseline is not None else None)
+        #: The Prometheus series of each match (``--metrics-port``), as the dealer's.
+        self.series: list[MatchMetrics] = []
+        for match in (self.match, self.base_match):
+            if metrics is not None and match is not None:
+                self.series.append(metrics.match(Path(match.config.name).name, match.config.names))
+                match.events.subscribe(self.series[-1].observe)
 
     def _match(self, name: str, seat_one: str, start_timeout_ms: int | None) -> Match:
         spec = self.spec
@@ -163,7 +170,7 @@ class TableSession:
         self.match.events.subscribe(self._person_event)
         self.match.start().addCallback(self._person_match_ended)
         self._connect(ports[0], lambda: self.seat)
-        self._seat_bot(self.match, ports[1], self.spec.opponent, rng_seed=self.spec.seed + 1)
+        self._seat_bot(self.match, 1, ports[1], self.spec.opponent, rng_seed=self.spec.seed + 1)
         if self.base_match is not None:
             self.base_ports = self.base_match.listen()
             self.base_match.events.subscribe(self._baseline_event)
@@ -174,8 +181,11 @@ class TableSession:
     def _connect(self, port: int, make: Callable[[], AcpcClient]) -> None:
         self.reactor.connectTCP("127.0.0.1", port, BotFactory(make))
 
-    def _seat_bot(self, match: Match, port: int, player: Player, rng_seed: int) -> None:
-        """Connect a bot (an SDK strategy here, or a program it starts) to ``port``."""
+    def _seat_bot(self, match: Match, seat: int, port: int, player: Player, rng_seed: int) -> None:
+        """Connect a bot (an SDK strategy here, or a program it starts) to ``port``, seat ``seat``.
+
+        A program that exits before it connects ends the match at once, saying so
+        (as in ``acpc-lbr evaluate``), instead of after the start timeout."""
         game = self.spec.game
         if player.strategy is not None:
             bot = StrategyBot(game.game, player.strategy, seeded_rng(rng_seed))
@@ -186,7 +196,10 @@ class TableSession:
         argv = shlex.split(command)
         argv[0] = shutil.which(argv[0]) or argv[0]
         log = Path(f"{match.config.name}.{player.name}.out")
-        self.processes.append(_OpponentProcess(self.reactor, argv, log))
+        process = _OpponentProcess(self.reactor, argv, log)
+        process.seat = match.seats[seat]
+        process.ended.addCallback(_exited_before_connecting, match, seat, process.command, log)
+        self.processes.append(process)
 
     def leave(self, why: str = "the person left the table") -> None:
         """The person leaves: the match ends now, its finished hands logged."""
@@ -246,8 +259,8 @@ class TableSession:
         self.person.add(value)
         self._pair(event.hand)
         if event.hand == 0 and self.base_match is not None and self.spec.baseline is not None:
-            self._seat_bot(self.base_match, self.base_ports[0], self.spec.baseline, self.spec.seed + 2)
-            self._seat_bot(self.base_match, self.base_ports[1], self.spec.opponent, self.spec.seed + 1)
+            self._seat_bot(self.base_match, 0, self.base_ports[0], self.spec.baseline, self.spec.seed + 2)
+            self._seat_bot(self.base_match, 1, self.base_ports[1], self.spec.opponent, self.spec.seed + 1)
         waiting = self._person_hand_done.pop(event.hand, None)
         if waiting is not None:
             waiting.callback(None)

@@ -41,6 +41,7 @@ from twisted.web import http, resource, server
 from acpc_lbr.commands.evaluate import EvaluateReactor
 from acpc_lbr.commands.table.seat import Refusal
 from dealer.interfaces import DelayedCall
+from dealer.metrics import DealerMetrics
 from acpc_lbr.commands.table.session import GameChoice, Player, Status, TableSession, TableSpec
 
 #: The largest request body read, in bytes; a larger one is refused unread.
@@ -211,7 +212,8 @@ class Table:
         self.pending: DelayedCall | None = None
         #: Since when no tab shows the table (None: one does).
         self.alone_since: float | None = None
-        self.session = TableSession(number, spec, tables.reactor, tables.out, lambda: tables.changed(self))
+        self.session = TableSession(number, spec, tables.reactor, tables.out, lambda: tables.changed(self),
+                                    tables.metrics)
 
 
 class TableServer(resource.Resource):
@@ -224,15 +226,17 @@ class TableServer(resource.Resource):
         limits: the bounds.
         key: the secret a page must give to sit down (None: none, on loopback).
         seed: the first table's deal seed (the next ones count up).
+        metrics: the Prometheus metrics of the tables' matches (``--metrics-port``), or None.
     """
 
     isLeaf = True
 
     def __init__(self, games: dict[str, GameChoice], players: dict[str, Player], reactor: EvaluateReactor,
-                 out: Path, limits: Limits, key: str | None, seed: int) -> None:
+                 out: Path, limits: Limits, key: str | None, seed: int,
+                 metrics: DealerMetrics | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.games, self.players, self.reactor, self.out = games, players, reactor, out
-        self.limits, self.key, self.seed = limits, key, seed
+        self.limits, self.key, self.seed, self.metrics = limits, key, seed, metrics
         self.tables: dict[int, Table] = {}
         self.addresses: dict[str, TokenBucket] = {}
         self.sit_downs = TokenBucket(limits.sit_down_rate, limits.sit_down_burst, reactor.seconds)
@@ -364,6 +368,8 @@ class TableServer(resource.Resource):
         finished = [n for n, t in self.tables.items() if t.session.status is Status.OVER]
         for number in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             table = self.tables.pop(number)
+            for series in table.session.series:
+                series.retire()
             if table.stream is not None:
                 table.stream.finish()
 
