@@ -5,9 +5,10 @@ the same game and the same seed, so the same cards by position in every hand:
 
 - ``NAME``: the person (seat 1, ``human``) against the opponent (seat 2);
 - ``NAME.baseline``: the baseline bot in the person's seat against the same
-  opponent, its hand *h* played only once the person has finished hand *h*
-  (a hand hook of the dealer holds it), so its ``.log`` never holds a hand the
-  person did not play.
+  opponent. It starts when the person has finished hand 0, and its hand *h*
+  is played only once the person has finished hand *h* (a hand hook of the
+  dealer holds it), so its ``.log`` never holds a hand the person did not
+  play, and once both matches are over the two logs hold the same hands.
 
 This is the dealer's duplicate idea (same seed, cards dealt by position) with
 the person's seat kept rather than mirrored: hand *h*'s difference, person
@@ -40,6 +41,7 @@ from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, MatchMetrics
 from protocol.cards import cards_to_text
+from protocol.deal import Deal
 from protocol.gamedef import GameDef
 from protocol.rules import ActionType, State
 
@@ -142,8 +144,9 @@ class TableSession:
         self.base_result: MatchResult | None = None
         self.processes: list[_OpponentProcess] = []
         self.match = self._match(self.name, HUMAN, start_timeout_ms=60_000)
-        self.base_match = (self._match(self.name + ".baseline", BASELINE, start_timeout_ms=None)
+        self.base_match = (self._match(self.name + ".baseline", BASELINE, start_timeout_ms=60_000)
                            if spec.baseline is not None else None)
+        self._baseline_started = False
         #: The Prometheus series of each match (``--metrics-port``), as the dealer's.
         self.series: list[MatchMetrics] = []
         for match in (self.match, self.base_match):
@@ -171,12 +174,24 @@ class TableSession:
         self.match.start().addCallback(self._person_match_ended)
         self._connect(ports[0], lambda: self.seat)
         self._seat_bot(self.match, 1, ports[1], self.spec.opponent, rng_seed=self.spec.seed + 1)
-        if self.base_match is not None:
-            self.base_ports = self.base_match.listen()
-            self.base_match.events.subscribe(self._baseline_event)
-            self.base_match.hand_hooks.append(self._hold_baseline)
-            self.base_match.start().addCallback(self._baseline_ended)
         self.status = Status.PLAYING
+
+    def _start_baseline(self) -> None:
+        """Start the baseline's match once the person has finished hand 0 (its hands follow the person's)."""
+        match, baseline = self.base_match, self.spec.baseline
+        if match is None or baseline is None:
+            return
+        try:
+            ports = match.listen()
+        except MatchAborted as failure:
+            self.message = f"no baseline: {failure.message}"
+            return
+        self._baseline_started = True
+        match.events.subscribe(self._baseline_event)
+        match.hand_hooks.append(self._hold_baseline)
+        match.start().addCallback(self._baseline_ended)
+        self._seat_bot(match, 0, ports[0], baseline, self.spec.seed + 2)
+        self._seat_bot(match, 1, ports[1], self.spec.opponent, self.spec.seed + 1)
 
     def _connect(self, port: int, make: Callable[[], AcpcClient]) -> None:
         self.reactor.connectTCP("127.0.0.1", port, BotFactory(make))
@@ -211,9 +226,7 @@ class TableSession:
         for waiting in self._person_hand_done.values():
             if not waiting.called:
                 waiting.callback(None)  # the baseline's next hand will not come
-        if self.base_match is not None and not self._baseline_connected():
-            self.base_match.abort(MatchAborted(Cause.INTERRUPTED, "the person played no hand", None, EXIT_OK))
-        if self.base_result is not None or self.base_match is None:
+        if self.base_result is not None or not self._baseline_started:
             self._over()
         else:
             self.status = Status.FINISHING  # the baseline plays the person's last hand
@@ -239,9 +252,6 @@ class TableSession:
         self._stop_processes_later()
         self.changed()
 
-    def _baseline_connected(self) -> bool:
-        return self.base_match is not None and all(s.connected for s in self.base_match.seats)
-
     def _stop_processes_later(self) -> None:
         """Opponent programs see their match end and exit; any still running after a grace is killed."""
         def stop() -> None:
@@ -258,9 +268,8 @@ class TableSession:
         self._person_values[event.hand] = value
         self.person.add(value)
         self._pair(event.hand)
-        if event.hand == 0 and self.base_match is not None and self.spec.baseline is not None:
-            self._seat_bot(self.base_match, 0, self.base_ports[0], self.spec.baseline, self.spec.seed + 2)
-            self._seat_bot(self.base_match, 1, self.base_ports[1], self.spec.opponent, self.spec.seed + 1)
+        if event.hand == 0:
+            self._start_baseline()
         waiting = self._person_hand_done.pop(event.hand, None)
         if waiting is not None:
             waiting.callback(None)
@@ -278,7 +287,7 @@ class TableSession:
         if hand in self._person_values and hand in self._baseline_values:
             self.difference.add(self._person_values[hand] - self._baseline_values[hand])
 
-    async def _hold_baseline(self, state: Any, deal: Any, seats: Any) -> None:
+    async def _hold_baseline(self, state: State, deal: Deal, seats: list[int]) -> None:
         """A hand hook of the baseline's match: its next hand waits for the person's."""
         following = state.hand_id + 1
         if following >= self.spec.hands:
