@@ -19,7 +19,7 @@ from twisted.web import server
 from acpc_lbr.commands.table.cli import games_offered, players_offered
 from acpc_lbr.commands.table.seat import HumanSeat, Refusal, timeout_action
 from acpc_lbr.commands.table import web
-from acpc_lbr.commands.table.web import KEEPALIVE_S, MAX_BODY, BoundedRequest, Limits, TableServer
+from acpc_lbr.commands.table.web import KEEPALIVE_S, MAX_BODY, BoundedRequest, ConnectionCap, Limits, TableServer
 
 NOLIMIT = "holdem.nolimit.2p.reverse_blinds"
 
@@ -282,3 +282,18 @@ def test_the_matches_have_the_dealers_metrics(tmp_path: Path) -> None:
     text = generate_latest(registry).decode()
     assert 'match="table1-always-call",seat="human"' in text
     assert 'match="table1-always-call.baseline",seat="baseline"' in text
+
+
+def test_connections_are_capped_per_address_and_in_all(browser: Browser) -> None:
+    """Past the bounds a new connection is closed as it arrives; a closed one frees its place."""
+    cap = ConnectionCap(browser.site, total=3, per_address=2)
+    cap.doStart()
+    one, two, three = (IPv4Address("TCP", host, 1) for host in ("10.0.0.1", "10.0.0.1", "10.0.0.2"))
+    first = cap.buildProtocol(one)
+    assert first is not None and cap.buildProtocol(two) is not None
+    assert cap.buildProtocol(IPv4Address("TCP", "10.0.0.1", 2)) is None  # a third from one address
+    assert cap.buildProtocol(three) is not None
+    assert cap.buildProtocol(IPv4Address("TCP", "10.0.0.3", 1)) is None  # a fourth in all
+    first.makeConnection(StringTransport(peerAddress=one))
+    first.connectionLost(None)
+    assert cap.buildProtocol(IPv4Address("TCP", "10.0.0.3", 1)) is not None

@@ -17,7 +17,7 @@ from twisted.internet.error import CannotListenError
 
 from acpc_lbr.commands.evaluate import EvaluateReactor, default_opponent_name
 from acpc_lbr.commands.table.session import GameChoice, Player
-from acpc_lbr.commands.table.web import MAX_HANDS, BoundedRequest, Limits, TableServer
+from acpc_lbr.commands.table.web import BoundedRequest, ConnectionCap, Limits, TableServer
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.reactor import install_asyncio_reactor
 from dealer.metrics import DealerMetrics, serve_metrics
@@ -150,7 +150,7 @@ def main(argv: Sequence[str]) -> int:
     site.requestFactory = BoundedRequest
     tcp: Any = installed  # zope interfaces are opaque to mypy
     try:
-        port = tcp.listenTCP(args.port, site, interface=args.bind)
+        port = tcp.listenTCP(args.port, ConnectionCap(site), interface=args.bind)
     except CannotListenError as problem:
         print(f"acpc-lbr table: cannot serve {args.bind}:{args.port}: {problem.socketError}", file=sys.stderr)
         return EXIT_FAILED

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from twisted.internet import task
+from twisted.protocols import policies
 from twisted.web import http, resource, server
 
 from acpc_lbr.commands.evaluate import EvaluateReactor
@@ -122,6 +123,35 @@ class BoundedRequest(server.Request):
             self.too_large = True
             return
         self.body.write(data)
+
+
+class ConnectionCap(policies.WrappingFactory):
+    """The web server's factory, with at most ``total`` connections open, ``per_address`` from one address.
+
+    A connection over either bound is closed as it arrives; open ones (an event
+    stream per tab) are not disturbed.
+    """
+
+    def __init__(self, site: server.Site, total: int = 256, per_address: int = 32) -> None:
+        super().__init__(site)  # type: ignore[no-untyped-call]
+        self.total, self.per_address = total, per_address
+        self.open: dict[str, int] = {}
+
+    def buildProtocol(self, addr: Any) -> Any:
+        """A connection, or None (closed) over a bound."""
+        host = getattr(addr, "host", "?")
+        if sum(self.open.values()) >= self.total or self.open.get(host, 0) >= self.per_address:
+            return None
+        self.open[host] = self.open.get(host, 0) + 1
+        return super().buildProtocol(addr)
+
+    def unregisterProtocol(self, p: Any) -> None:
+        """Count a closed connection out."""
+        super().unregisterProtocol(p)  # type: ignore[no-untyped-call]
+        host = getattr(p.getPeer(), "host", "?")
+        self.open[host] -= 1
+        if not self.open[host]:
+            del self.open[host]
 
 
 @dataclass(frozen=True)
