@@ -28,6 +28,7 @@ from __future__ import annotations
 import hmac
 import io
 import json
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -446,11 +447,13 @@ class TableServer(resource.Resource):
 
     def close(self) -> None:
         """End every table (the server is stopping): their logs keep the finished hands."""
+        # The bots in this process lose their connections because of it; the logs say why.
+        logging.getLogger("agents").setLevel(logging.CRITICAL)
         if self.keepalive.running:
             self.keepalive.stop()
         for table in self.tables.values():
             if table.session.status is not Status.OVER:
-                table.session.leave()
+                table.session.leave("the table's server was stopped")
 
 
 def _body(request: HttpRequest) -> bytes:
