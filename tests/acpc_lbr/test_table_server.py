@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from twisted.internet.address import IPv4Address
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.web import server
@@ -19,7 +21,8 @@ from twisted.web import server
 from acpc_lbr.commands.table.cli import games_offered, players_offered
 from acpc_lbr.commands.table.seat import HumanSeat, Refusal, timeout_action
 from acpc_lbr.commands.table import web
-from acpc_lbr.commands.table.web import KEEPALIVE_S, MAX_BODY, BoundedRequest, ConnectionCap, Limits, TableServer
+from acpc_lbr.commands.table.web import ACT_SHAPE
+from acpc_lbr.commands.table.web import KEEPALIVE_S, MAX_BODY, BoundedRequest, ConnectionCap, Limits, TableServer, read_message
 
 NOLIMIT = "holdem.nolimit.2p.reverse_blinds"
 
@@ -221,10 +224,12 @@ def test_a_server_off_loopback_needs_its_key(tmp_path: Path) -> None:
     ({"game": NOLIMIT, "opponent": "always-call", "hands": 0}, "hands must be in 1..10000"),
     ({"game": NOLIMIT, "opponent": "always-call"}, "hands is missing"),
     ([1, 2], "must be a JSON object"),
+    (None, "the message is not JSON"),
 ])
 def test_sitting_down_takes_only_the_menus_choices(browser: Browser, message: Any, says: str) -> None:
     """A page names games and bots from the server's menu only: no file, no program."""
-    status, answer = browser.call("POST", "/api/tables", message)
+    raw = b"[" * 2000 if message is None else None  # nested deeper than Python's stack
+    status, answer = browser.call("POST", "/api/tables", message, raw=raw)
     assert status == 400 and says in answer["error"]
     assert browser.tables.tables == {}
 
@@ -297,3 +302,18 @@ def test_connections_are_capped_per_address_and_in_all(browser: Browser) -> None
     first.makeConnection(StringTransport(peerAddress=one))
     first.connectionLost(None)
     assert cap.buildProtocol(IPv4Address("TCP", "10.0.0.3", 1)) is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(st.binary(max_size=MAX_BODY),
+                 st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                              lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=6),
+                              max_leaves=20).map(lambda value: json.dumps(value).encode())))
+def test_any_message_is_read_or_refused(body: bytes) -> None:
+    """Whatever bytes come in, reading a message gives a checked dict or a Refusal, nothing else."""
+    try:
+        message = read_message(body, ACT_SHAPE)
+    except Refusal as refusal:
+        assert refusal.status == 400 and refusal.message
+    else:
+        assert set(message) <= set(ACT_SHAPE)

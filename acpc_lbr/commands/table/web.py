@@ -180,7 +180,7 @@ def read_message(body: bytes, shape: dict[str, Field]) -> dict[str, Any]:
     """
     try:
         message = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: "[[[[..." nested deeper than Python's stack
         raise Refusal(400, "the message is not JSON") from None
     if not isinstance(message, dict):
         raise Refusal(400, "the message must be a JSON object")
@@ -206,7 +206,7 @@ def read_message(body: bytes, shape: dict[str, Field]) -> dict[str, Any]:
 
 _CREATE = {"game": Field(str), "opponent": Field(str), "baseline": Field(str, required=False),
            "hands": Field(int, low=1, high=MAX_HANDS), "key": Field(str, required=False)}
-_ACT = {"token": Field(str), "stream": Field(str), "hand": Field(int), "betting": Field(str, longest=1024),
+ACT_SHAPE = {"token": Field(str), "stream": Field(str), "hand": Field(int), "betting": Field(str, longest=1024),
         "action": Field(str, longest=1), "to": Field(int, required=False)}
 _LEAVE = {"token": Field(str), "stream": Field(str)}
 
@@ -309,7 +309,7 @@ class TableServer(resource.Resource):
             return self.open_stream(self._table(number, token), request)
         if method != b"POST" or what not in ("act", "leave"):
             raise Refusal(404, "no such page")
-        message = read_message(_body(request), _ACT if what == "act" else _LEAVE)
+        message = read_message(_body(request), ACT_SHAPE if what == "act" else _LEAVE)
         table = self._table(number, message["token"])
         if not table.bucket.take():
             raise Refusal(429, f"too many messages: at most {self.limits.per_table_rate:g} a second; "
