@@ -38,7 +38,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 HANDS = 22
-SECONDS = 2.0  # the person's clock: short, so the timeout costs the test little
+SECONDS = 5.0  # the person's clock: short, so the timeout costs the test little, but room for a slow machine
 BIG_BLIND = 100
 LIMIT_HANDS = 6
 LIMIT_BIG_BLIND = 10
