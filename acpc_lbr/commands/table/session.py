@@ -29,7 +29,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from twisted.internet import defer
+from twisted.internet import defer, error
+from twisted.python.failure import Failure
 
 from acpc_lbr.commands.evaluate import EvaluateReactor, _exited_before_connecting, _OpponentProcess
 from acpc_lbr.commands.table.seat import HandRecord, HumanSeat
@@ -194,7 +195,7 @@ class TableSession:
         self._seat_bot(match, 1, ports[1], self.spec.opponent, self.spec.seed + 1)
 
     def _connect(self, port: int, make: Callable[[], AcpcClient]) -> None:
-        self.reactor.connectTCP("127.0.0.1", port, BotFactory(make))
+        self.reactor.connectTCP("127.0.0.1", port, _SeatFactory(make))
 
     def _seat_bot(self, match: Match, seat: int, port: int, player: Player, rng_seed: int) -> None:
         """Connect a bot (an SDK strategy here, or a program it starts) to ``port``, seat ``seat``.
@@ -360,6 +361,19 @@ class TableSession:
             "left": max(0.0, decision.deadline - self.reactor.seconds()),
             "fold": ActionType.FOLD in state.legal_actions(), "call": to_call, "raise": raising,
         }
+
+
+class _SeatFactory(BotFactory):
+    """A seat's client factory that leaves the reporting of a lost connection to the dealer.
+
+    When a match ends early (the person leaves, a bot fails) the dealer closes
+    the seats and its log and events say why; the clients in this process
+    would each add a "connection lost" error line to the server's output.
+    """
+
+    def clientConnectionLost(self, connector: Any, reason: Failure) -> None:
+        """The status only (see the class)."""
+        self._finish(0 if reason.check(error.ConnectionDone) else 1)  # type: ignore[no-untyped-call]
 
 
 def readable_actions(state: State, me: int) -> list[list[list[str]]]:
