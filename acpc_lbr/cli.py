@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     module_name, _ = SUBCOMMANDS[args[0]]
-    if args[0] == "dealer":
+    if args[0] in ("dealer", "table"):  # the table runs dealers too
         # Before numpy is imported: the dealer does no linear algebra, and OpenBLAS
         # would otherwise start a thread per core that spins at start-up (~0.13 s of
         # CPU per dealer process). An explicit setting is kept.
