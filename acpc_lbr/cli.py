@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("acpc_lbr.commands.report", "one self-contained HTML report from results JSON files"),
     "tournament": ("acpc_lbr.commands.tournament", "play bots against bots: duplicate matches, rankings, intervals"),
     "exact": ("acpc_lbr.commands.exact", "exact best response and exact LBR value of a strategy in Kuhn or Leduc"),
+    "table": ("acpc_lbr.commands.table", "serve a web page where a person plays a bot through the dealer"),
 }
 
 
@@ -58,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     module_name, _ = SUBCOMMANDS[args[0]]
-    if args[0] == "dealer":
+    if args[0] in ("dealer", "table"):  # the table runs dealers too
         # Before numpy is imported: the dealer does no linear algebra, and OpenBLAS
         # would otherwise start a thread per core that spins at start-up (~0.13 s of
         # CPU per dealer process). An explicit setting is kept.
