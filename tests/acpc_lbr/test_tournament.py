@@ -208,19 +208,27 @@ def test_an_event_file_is_read_and_checked(tmp_path: Path) -> None:
 # -- events played for real ------------------------------------------------------------
 
 
+CARD_AWARE = REPO / "tests/data/bots/card_aware.py"
+
+
 def exact_mbb(game_name: str, a: str, b: str) -> float:
+    """The exact value of ``a`` against ``b`` (built-in bots, or ``card`` for the SDK bot), mbb/g."""
+    from agents.cli import load_strategy
+
     game = load_game(game_name)
-    return 1000.0 * strategy_value(game, from_sdk(game, BOTS[a]), from_sdk(game, BOTS[b])) / game.big_blind
+    bots = {**BOTS, "card": load_strategy(f"{CARD_AWARE}:strategy")}
+    return 1000.0 * strategy_value(game, from_sdk(game, bots[a]), from_sdk(game, bots[b])) / game.big_blind
 
 
 def test_a_kuhn_round_robin_contains_the_exact_values(tmp_path: Path) -> None:
     out = tmp_path / "event"
-    done = run("--game", "kuhn", "--entrant", "random", "--entrant", "call-raise", "--entrant", "always-raise",
+    done = run("--game", "kuhn", "--entrant", "random", "--entrant", "call-raise",
+               "--entrant", f"card={CARD_AWARE}:strategy",
                "--matches", "2", "--hands", "300", "--seed", "11", "--concurrency", "2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     document = json.loads((out / "results.json").read_text())
     assert {(p["a"], p["b"]) for p in document["pairings"]} == {
-        ("random", "call-raise"), ("random", "always-raise"), ("call-raise", "always-raise")}
+        ("random", "call-raise"), ("random", "card"), ("call-raise", "card")}
     for pairing in document["pairings"]:
         figure = pairing["mbb_per_game"]
         exact = exact_mbb("kuhn", pairing["a"], pairing["b"])
