@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import shlex
 import signal
@@ -36,6 +37,8 @@ from acpc_lbr.tournament.store import EventStore, write_atomically
 from protocol.gamedef import bundled_game_text, format_gamedef
 
 PROG = "acpc-lbr tournament"
+#: Seconds between two computations of the standings for the progress line and the metrics.
+REFRESH_SECONDS = 2.0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -164,12 +167,21 @@ class _Watcher:
         self.quiet = quiet
         self.metrics = metrics
         self.kept = len(driver.records)
+        self.leader = "-"
+        self.refreshed = -math.inf
 
     def __call__(self, progress: Progress) -> None:
         record = progress.record
-        document = build_document(_no_bootstrap(self.event), self.driver.records, self.driver.disqualified())
-        if self.metrics is not None:
-            self.metrics.update(document)
+        if self.quiet and self.metrics is None:
+            return
+        # The standings read every record: at most every REFRESH seconds, so that
+        # a long event's driver does not spend its time on its own progress line.
+        if time.monotonic() - self.refreshed >= REFRESH_SECONDS or progress.done == progress.total:
+            self.refreshed = time.monotonic()
+            document = build_document(_no_bootstrap(self.event), self.driver.records, self.driver.disqualified())
+            self.leader = leader(document["rankings"]["bankroll"])
+            if self.metrics is not None:
+                self.metrics.update(document)
         if self.quiet:
             return
         played = progress.done - self.kept
@@ -178,7 +190,7 @@ class _Watcher:
         status = "ok" if record["status"] == "ok" else f"FAILED ({record.get('charged_to') or 'dealer'}: " \
             f"{record.get('reason', '')[:160]})"
         print(f"[{progress.done}/{progress.total}] {record['key']} {status}; ETA {_clock(eta)}; "
-              f"leader {leader(document['rankings']['bankroll'])}", file=sys.stderr, flush=True)
+              f"leader {self.leader}", file=sys.stderr, flush=True)
 
 
 def _no_bootstrap(event: Event) -> Event:
