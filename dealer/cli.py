@@ -17,8 +17,8 @@ mirror ``MATCH.dup``), several matches in one process (``--match "NAME GAME
 HANDS SEED P1 P2"``, repeatable, or ``--matches FILE`` with one such line per
 match; one port line per match, in order), ``--max_line`` and
 ``--max_ignored``. See docs/dealer.md for the failure policy and exit codes.
-Results of heads-up matches (raw, duplicate and imaginary-observation
-estimators; ``--measure``, ``--results-json``; docs/results.md) and Prometheus
+Results (raw, duplicate and imaginary-observation estimators of heads-up
+matches, each player's raw result in a match of more players; ``--measure``, ``--results-json``; docs/results.md) and Prometheus
 metrics (``--metrics-port``, ``--metrics-bind``, ``--metrics-grace``;
 docs/metrics.md) come from dealer/results.py and dealer/metrics.py.
 
@@ -467,7 +467,7 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
 
 def _setup_results(matches: list[list[Match]], options: argparse.Namespace | None, reactor: Any,
                    progress_shown: bool = False) -> Any:
-    """The results of every heads-up group, and the metrics endpoint when asked for.
+    """The results of every group, and the metrics endpoint when asked for.
 
     None when nothing would read them -- no table (``-q`` without ``--table``),
     no ``--results-json``, no metrics, no progress display, and no ``.log``

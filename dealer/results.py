@@ -72,6 +72,7 @@ from acpc_lbr.results import (
     estimates_from_outcomes,
     format_table,
     merge_documents,
+    player_results,
     results_document,
 )
 from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
@@ -597,8 +598,8 @@ class MatchResults:
         aivat: bool = False,
         seed: int = 0,
     ) -> None:
-        if game.num_players != 2:
-            raise ValueError("results are computed for heads-up matches only")
+        if game.num_players != 2 and (ask is not None or aivat):
+            raise ValueError("IO and AIVAT are computed for heads-up matches only")
         self.game = game
         self.aivat = aivat
         #: What fixes the AIVAT values besides cards and answers (recorded in the query log).
@@ -991,6 +992,8 @@ class _FoundResults:
     seatings: dict[tuple[int, tuple[str, ...]], Path] = field(default_factory=dict)
     #: The first log of each match (by its deal offset): seed, seat names, path.
     halves: dict[int, tuple[int, tuple[str, ...], Path]] = field(default_factory=dict)
+    #: Per hand, the names and values by position (each player's raw result, more than two players).
+    player_values: list[tuple[tuple[str, ...], tuple[float, ...]]] = field(default_factory=list)
 
     def add_log(self, log: Path, half: int, query_path: Path, deal_offset: int) -> int:
         """Add one ``.log`` (and its ``.queries`` file, if there is one); returns its header's hands.
@@ -1026,6 +1029,7 @@ class _FoundResults:
                              "the same deals, not independent samples (give each match its own seed)")
         self.errors += len(data.errors)
         self.duplicate = self.duplicate or half == 1
+        self.player_values.extend((hand.names, tuple(hand.values)) for hand in data.hands)
         rows: dict[int, list[FloatArray] | None] | None = None
         aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None
         setup: AivatSetup | None = None
@@ -1081,7 +1085,11 @@ class _FoundResults:
             "io_fallbacks": tally.io_fallbacks if self.any_io else 0,
             "aivat_fallbacks": tally.aivat_fallbacks,
         }
-        return results_document(config, estimates_from_outcomes(self.outcomes), self.game.big_blind, counts, {})
+        players = None
+        if self.game.num_players > 2:
+            players = player_results(self.player_values, self.game.big_blind)
+        return results_document(config, estimates_from_outcomes(self.outcomes), self.game.big_blind, counts, {},
+                                players)
 
 
 # -- wiring into the dealer: a match, or a match and its mirror ------------------------------
@@ -1129,6 +1137,9 @@ class ResultsGroup:
         self.lbr = lbr
         self.match_metrics: list[MatchMetrics] = []
         self.started = 0.0
+        #: Heads-up: IO and AIVAT can be computed; more players: raw results only.
+        self.heads_up = self.game.num_players == 2
+        io, aivat = io and self.heads_up, aivat and self.heads_up
         self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
         self.results: list[MatchResults] = []
         for half, match in zip(range(len(self.matches)) if halves is None else halves, self.matches):
@@ -1171,13 +1182,12 @@ class ResultsGroup:
             await previous
             names = tuple(match.config.names[s] for s in seat_of)
             position = names.index(self.measured)
-            opponent_seat = seat_of[1 - position]
             recorded = match.result.hand_values.get(state.hand_id)
             if recorded is not None:  # by seat, as the dealer computed them for the .log
                 values = log_values([recorded[s] for s in seat_of])
             else:
                 values = log_values(state.values(deal.hole, deal.board_cards))
-            if not part.will_ask(opponent_seat):
+            if not self.heads_up or not part.will_ask(seat_of[1 - position]):
                 part.plain_hand(state.hand_id, values[position], state.is_showdown)
                 return
             # (The hand's final state, queued for the opponent's next send, goes out
@@ -1235,7 +1245,12 @@ class ResultsGroup:
         }
         all_timings = {"query_seconds": query_seconds}
         all_timings.update(timings or {})
-        return results_document(config, self.live.final(), self.game.big_blind, counts, all_timings)
+        players = None
+        if not self.heads_up:  # each player's raw result, from the values the .log got
+            players = player_results(
+                ((m.config.names, values) for m, r in zip(self.matches, outcomes)
+                 for _, values in sorted(r.hand_values.items())), self.game.big_blind)
+        return results_document(config, self.live.final(), self.game.big_blind, counts, all_timings, players)
 
     def close(self) -> None:
         """Close the query logs."""
@@ -1244,7 +1259,8 @@ class ResultsGroup:
 
 
 class DealerResults:
-    """Results and metrics of every heads-up match of a dealer process (``dealer/cli.py``).
+    """Results and metrics of every match of a dealer process (``dealer/cli.py``): every estimator
+    of a heads-up match, each player's raw result of a match of more players.
 
     Args:
         matches: groups of matches (a match, or a match and its mirror).
@@ -1283,11 +1299,8 @@ class DealerResults:
         self.started = time.time()
         self.metrics = DealerMetrics() if metrics_port is not None else None
         self.metrics_grace = metrics_grace
-        self.groups = [
-            ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
-            for group in matches
-            if group[0].game.num_players == 2
-        ]
+        self.groups = [ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
+                       for group in matches]
         self.listening: ListeningPort | None = None
         if self.metrics is not None:
             for group in self.groups:

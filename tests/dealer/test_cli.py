@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -276,6 +277,38 @@ def test_cli_several_matches_in_one_process(tmp_path: Path) -> None:
         assert sum(line.startswith("STATE:") for line in lines) == 30
         assert f"{name} {lines[-1]}" in out
         parse_score(lines[-1])
+
+
+def test_cli_three_player_match_gives_each_players_raw_result(tmp_path: Path) -> None:
+    """A 3-player match gets results, live and from the files alike: each player's raw result
+    (mean of its chips per hand, 95% interval) in the table and the JSON, and one line saying
+    why duplicate, IO and AIVAT are not there (issue 31: it printed and wrote nothing)."""
+    from dealer.results import results_from_files
+
+    args = ["k", "kuhn.limit.3p", "60", "5", "a", "b", "c", "-q", "--table", "--results-json", "k.json"]
+    proc, [ports] = start_dealer(args, tmp_path)
+    code, _ = finish(proc, [start_bot(port, "kuhn.limit.3p") for port in ports])
+    assert code == 0
+    game = load_game("kuhn.limit.3p")
+    states = [parse_log_state(l, game) for l in (tmp_path / "k.log").read_text().splitlines()
+              if l.startswith("STATE:")]
+    doc = json.loads((tmp_path / "k.json").read_text())
+    err = (tmp_path / "dealer.err").read_text()
+    assert "not computed for 3 players" in err
+    for name in "abc":
+        values = [s.values[s.names.index(name)] for s in states]
+        figures = doc["players"][name]
+        assert figures["chips"]["n"] == 60
+        assert figures["chips"]["mean"] == pytest.approx(statistics.fmean(values), abs=1e-12)
+        half = 1.96 * statistics.stdev(values) / math.sqrt(60)
+        assert figures["mbb_per_game"]["half_width_95"] == pytest.approx(1000 * half / game.big_blind, rel=1e-3)
+        row = next(l for l in err.splitlines() if l.startswith(f"{name} "))
+        assert row.split()[1:4] == ["60", f"{1000 * statistics.fmean(values) / game.big_blind:.1f}",
+                                    f"{figures['mbb_per_game']['half_width_95']:.1f}"]
+    assert doc["estimators"]["raw"] == doc["players"]["a"]  # the measured player's, the first name
+    from_files = results_from_files([tmp_path / "k.log"])
+    assert from_files["players"] == doc["players"]
+    assert from_files["estimators"] == doc["estimators"]
 
 
 @pytest.mark.parametrize(("bot1", "bot2", "game"), [
