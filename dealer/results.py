@@ -1018,15 +1018,7 @@ class _FoundResults:
         elif sorted(data.seat_names) != sorted(self.players):
             raise ValueError(f"{log}: players {'|'.join(data.seat_names)}, not {'|'.join(self.players)}: "
                              "the results of other players do not merge into one figure")
-        first = self.halves.setdefault(deal_offset, (this_seed, data.seat_names, log))
-        if first[2] != log and (first[0] != this_seed or tuple(reversed(first[1])) != data.seat_names):
-            raise ValueError(f"{log} is not the mirror of {first[2]} (seed {this_seed}, seats "
-                             f"{'|'.join(data.seat_names)}; against seed {first[0]}, seats {'|'.join(first[1])}): "
-                             "a duplicate pair is the same deal with the seats reversed")
-        seating = self.seatings.setdefault((this_seed, data.seat_names), log)
-        if seating != log:
-            raise ValueError(f"{log} and {seating} were dealt from the same seed {this_seed} to the same seats: "
-                             "the same deals, not independent samples (give each match its own seed)")
+        self._check_seating(log, this_seed, data.seat_names, deal_offset)
         self.errors += len(data.errors)
         self.duplicate = self.duplicate or half == 1
         self.player_values.extend((hand.names, tuple(hand.values)) for hand in data.hands)
@@ -1056,6 +1048,22 @@ class _FoundResults:
                                              outcome.chips, outcome.io_chips, outcome.aivat_chips))
         self.matches.append(name)
         return hands
+
+    def _check_seating(self, log: Path, seed: int, seat_names: tuple[str, ...], deal_offset: int) -> None:
+        """Refuse a second half that is not the first's mirror, or two logs of the same deals.
+
+        Raises:
+            ValueError: which logs, and why.
+        """
+        first = self.halves.setdefault(deal_offset, (seed, seat_names, log))
+        if first[2] != log and (first[0] != seed or tuple(reversed(first[1])) != seat_names):
+            raise ValueError(f"{log} is not the mirror of {first[2]} (seed {seed}, seats "
+                             f"{'|'.join(seat_names)}; against seed {first[0]}, seats {'|'.join(first[1])}): "
+                             "a duplicate pair is the same deal with the seats reversed")
+        seating = self.seatings.setdefault((seed, seat_names), log)
+        if seating != log:
+            raise ValueError(f"{log} and {seating} were dealt from the same seed {seed} to the same seats: "
+                             "the same deals, not independent samples (give each match its own seed)")
 
     def document(self, lbr: LbrOptions | None) -> ResultsDocument:
         """The results document of every log added."""
@@ -1266,7 +1274,8 @@ class DealerResults:
         matches: groups of matches (a match, or a match and its mirror).
         reactor: for the metrics endpoint and the grace timers.
         measure: the measured player (default: each group's first name).
-        results_json: write the results document here (several groups: merged).
+        results_json: write the results document here (several groups: one per group beside it,
+            and their merge when they merge; :meth:`_write_documents`).
         metrics_port: serve ``/metrics`` on this port (None: no metrics).
         metrics_bind: the endpoint's interface.
         metrics_grace: seconds a finished match's series stay visible.
@@ -1351,12 +1360,28 @@ class DealerResults:
                 self.stream.write(f"RESULTS {group.name}\n" + format_table(doc))
         self.stream.flush()
         if self.results_json is not None and docs:
-            try:
-                doc = docs[0] if len(docs) == 1 else merge_documents(docs)
-            except ValueError as error:
-                print(f"WARNING: the matches' results are not merged ({error}); "
-                      f"writing the first match's only", file=self.stream)
-                doc = docs[0]
-            with open(self.results_json, "w", encoding="utf-8") as file:
-                file.write(dumps(doc))
+            self._write_documents(docs)
         return docs
+
+    def _write_documents(self, docs: Sequence[ResultsDocument]) -> None:
+        """``--results-json FILE``: one group's document in FILE; with several groups, one
+        document per group (``FILE`` with ``.MATCH`` before its suffix) and, when they merge
+        (batches of one pairing, dealt from different seeds), the merge in FILE; each path
+        written is named on the stream."""
+        path = Path(self.results_json or "")
+        if len(docs) == 1:
+            path.write_text(dumps(docs[0]), encoding="utf-8")
+            return
+        written = []
+        for group, doc in zip(self.groups, docs):
+            own = path.with_name(f"{path.stem}.{group.name.replace('/', '_')}{path.suffix}")
+            own.write_text(dumps(doc), encoding="utf-8")
+            written.append(str(own))
+        try:
+            path.write_text(dumps(merge_documents(docs)), encoding="utf-8")
+            merged = f"{path} (the {len(docs)} matches merged: one estimate)"
+        except ValueError as error:
+            path.unlink(missing_ok=True)  # not an older run's figures under this run's name
+            merged = f"no {path}: the matches do not merge ({error})"
+        print(f"RESULTS JSON: one document per match: {', '.join(written)}; {merged}",
+              file=self.stream, flush=True)
