@@ -146,8 +146,10 @@ class ResultsConfig(TypedDict, total=False):
     matches: list[str]
     #: Documents merged into this one (:func:`merge_documents`).
     merged_from: int
-    #: ``evaluate``: the opponent (its name or command) and the folder of its logs.
+    #: ``evaluate``: the opponent's short name (``--opponent-name``, the bot's or the program's
+    #: name), its command line (``--opponent-cmd``) and the folder of its logs.
     opponent: str | None
+    opponent_cmd: str
     logs: str
     #: The AIVAT setup the figures rest on (None: no AIVAT), or why there are no AIVAT figures.
     aivat: AivatRecord | NotComputed | None
@@ -609,9 +611,9 @@ def format_table(doc: ResultsDocument) -> str:
     config = doc["config"]
     est = doc["estimators"]
     lines = []
-    players = ", ".join(config.get("players") or [])
+    seats = ", ".join(config.get("players") or [])
     lines.append(
-        f"{config.get('game')}  players: {players}  measured: {config.get('measured')}  "
+        f"{config.get('game')}  players: {seats}  measured: {config.get('measured')}  "
         f"seed: {config.get('seed')}  hands: {config.get('hands')}"
         + ("  (duplicate)" if config.get("duplicate") else "")
     )

@@ -822,9 +822,11 @@ def _document(evaluation: Evaluation, group: ResultsGroup) -> ResultsDocument:
     }
     document = group.document(evaluation.results, timings)
     document["config"].update({
-        "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
+        "opponent": config.opponent_name,  # short (--opponent-name, or the program's name)
         "logs": str(config.out),
     })
+    if config.opponent_cmd is not None:
+        document["config"]["opponent_cmd"] = config.opponent_cmd
     sent, failed = evaluation.lbr_queries
     document["counts"].update({
         "lbr_queries": sent,
