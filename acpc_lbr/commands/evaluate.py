@@ -316,7 +316,17 @@ class Evaluation:
 
     @property
     def refusal(self) -> str | None:
-        """Why the figures are not a bound on the opponent's exploitability (None: they are)."""
+        """Why the figures are not a bound on the opponent's exploitability (None: they are), with
+        the last lines an ``--opponent-cmd`` program wrote when a match ended early: the cause is
+        often there (a bot started for another game says so, then disconnects)."""
+        reason = self._refusal()
+        if reason is None or self.config.opponent_cmd is None or "it said: " in reason:
+            return reason
+        ended = next((k for k, r in enumerate(self.results) if r.cause is not None), None)
+        said = None if ended is None else program_said(self.config.out / f"opponent{ended}.out")
+        return reason if said is None else f"{reason}; the opponent program said: {said}"
+
+    def _refusal(self) -> str | None:
         sent, failed = self.lbr_queries
         if sent and failed / sent > MAX_FAILED_QUERY_SHARE:
             reasons = self.timing.errors
@@ -974,15 +984,45 @@ class _OpponentProcess:
 
 def _exited_before_connecting(status: int, match: Match, seat: int, command: str, log: Path) -> int:
     """An opponent program that exits before its seat is connected ends the match now,
-    saying so (else the match would wait out its start timeout and blame LBR)."""
+    saying so, with its last words (else the match would wait out its start timeout and blame LBR)."""
     if not match.seats[seat].connected:
+        said = program_said(log)
         match.abort(MatchAborted(
             Cause.STARTUP,
             f"the opponent program exited (status {status}) before it connected: {command} "
-            f"(its output: {log})",
+            + (f"(it said: {said}; its output: {log})" if said else f"(its output: {log})"),
             seat, EXIT_FAILED,
         ))
     return status
+
+
+#: How much of a program's output :func:`program_said` quotes: its last lines, each cut short.
+SAID_LINES, SAID_LINE_CHARS = 3, 300
+
+
+def program_said(log: Path) -> str | None:
+    r"""The last lines a program wrote (its output file's last 8 KiB), joined by ' / ', each cut
+    to :data:`SAID_LINE_CHARS` with unprintable characters as '?' (a terminal escape from a bot
+    stays text); None when it wrote nothing or the file is unreadable.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".out") as f:
+    ...     _ = f.write(b"starting\nERROR: bad game \x1b[31m(kuhn)\nbye\n"); f.flush()
+    ...     program_said(Path(f.name))
+    "'starting' / 'ERROR: bad game ?[31m(kuhn)' / 'bye'"
+    """
+    try:
+        with open(log, "rb") as file:
+            file.seek(0, os.SEEK_END)
+            file.seek(max(file.tell() - 8192, 0))
+            text = file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()][-SAID_LINES:]
+    if not lines:
+        return None
+    clean = ["".join(c if c.isprintable() else "?" for c in line[:SAID_LINE_CHARS]) for line in lines]
+    return " / ".join(repr(line) for line in clean)
 
 
 def _spawn(reactor: EvaluateReactor, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:
@@ -1029,6 +1069,10 @@ def format_report(evaluation: Evaluation) -> str:
     for result in evaluation.results:
         if result.exit_code != 0:
             lines.append(f"match {result.name} ended early: {result.message}")
+            said = (program_said(config.out / f"opponent{evaluation.results.index(result)}.out")
+                    if config.opponent_cmd is not None and refusal is None else None)  # (else quoted there)
+            if said is not None:
+                lines.append(f"  the opponent program's last lines: {said}")
     lines.append(f"logs: {config.out}")
     return "\n".join(lines)
 
