@@ -62,6 +62,7 @@ from twisted.internet.error import CannotListenError, ProcessExitedAlready, Reac
 from twisted.python.failure import Failure
 
 from acpc_lbr.commands import scaleout, seating
+from acpc_lbr.commands.summary import bound_line, counts_line, time_lines
 from acpc_lbr.estimators import CheckName, HandOutcome, MatchEstimates
 from acpc_lbr.exit_codes import (
     EXIT_FAILED,
@@ -1084,7 +1085,7 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
     names = ["raw", "duplicate"] if config.duplicate else ["raw"]
     for name in names:
         mean, half, n = evaluation.mbb(name)
-        lines.append(_bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
+        lines.append(bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
     lies = proven_lies(evaluation.document["counts"]) if evaluation.document is not None else 0
     if evaluation.io_estimates is not None and lies:
         lines.append(f"  {'io, aivat':<15} no bound: the opponent's answers were proven false {lies} times (range "
@@ -1096,7 +1097,7 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
             if stat.n and _flagged(evaluation, "io_minus_raw" if "io" in name else "aivat_minus_raw"):
                 lines.append(f"  {name:<15} no bound: its honesty check is flagged (below)")
             elif stat.n:
-                lines.append(_bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
+                lines.append(bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines
@@ -1110,54 +1111,21 @@ def _flagged(evaluation: Evaluation, check: CheckName) -> bool:
     return block is not None and bool(block["flagged"])
 
 
-def _bound_line(name: str, mean: float, half: float, units: str) -> str:
-    """One estimator's mean and 95% interval in mbb/g (no interval below two units: its width is unknown).
-
-    >>> _bound_line("duplicate", 1500.0, float("nan"), "1 pairs")
-    '  duplicate          +1500.0 ± -        (no interval: fewer than 2 units)  (1 pairs)'
-    """
-    if not math.isfinite(half):
-        return f"  {name:<15} {mean:>+10.1f} ± {'-':<8} (no interval: fewer than 2 units)  ({units})"
-    return f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({units})"
-
-
 def _time_lines(evaluation: Evaluation, hands: int) -> list[str]:
-    """Where the wall time went (:func:`_time_breakdown`)."""
-    wall = evaluation.seconds
-    rate = hands / wall if wall > 0 else 0.0
-    split = evaluation.breakdown
-    both = " (both seatings at once; the parts below are summed over them)" if evaluation.config.duplicate else ""
-    lines = [f"time: {wall:.1f} s wall, {rate:.0f} hands/s{both}"]
-    if split:
-        lines.append(f"  opponent, as the dealer saw it: acting {split['opponent_acting_seconds']:.1f} s, "
-                     f"answering queries {split['opponent_answering_seconds']:.1f} s "
-                     "(with a query out to it)")
-        lines.append(f"  channel: dealer checking answers {split['channel_check_seconds']:.1f} s, "
-                     f"LBR decoding them {split['channel_decode_seconds']:.1f} s")
-        lines.append(f"  LBR: computation {split['lbr_compute_seconds']:.1f} s; its turns took "
-                     f"{split['lbr_turn_seconds']:.1f} s, waiting for answers "
-                     f"{evaluation.timing.queries:.1f} s of it")
-        lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
-                     f"{split['dealer_other_seconds']:.1f} s")
-    timings = evaluation.document["timings"] if evaluation.document is not None else {}
-    if "mirror_cpu_seconds" in timings:
-        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process (dealer, LBR and opponent of "
-                     f"the first seating), {timings['mirror_cpu_seconds']:.1f} s in the mirrored "
-                     "seating's process")
-    elif "cpu_seconds" in timings:
-        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process")
-    return lines
+    """Where the wall time went (:func:`_time_breakdown`; :func:`acpc_lbr.commands.summary.time_lines`)."""
+    timings: dict[str, Any] = dict(evaluation.document["timings"]) if evaluation.document is not None else {}
+    timings.update(evaluation.breakdown)
+    if evaluation.breakdown:
+        timings["lbr_query_wait_seconds"] = evaluation.timing.queries
+    return time_lines(timings, evaluation.seconds, hands, evaluation.config.duplicate)
 
 
 def _counts_line(evaluation: Evaluation) -> str:
     """The queries, showdowns, fallbacks and decisions counted."""
-    counts = evaluation.document["counts"] if evaluation.document is not None else {}
-    return (f"counts: {counts.get('queries', 0)} range queries reached the opponent "
-            f"({counts.get('query_errors', 0)} failed; {counts.get('dealer_queries', 0)} "
-            f"the dealer's own for IO), {counts.get('showdowns', 0)} showdowns, "
-            f"{counts.get('io_fallbacks', 0)} IO fallbacks, "
-            f"{evaluation.inconsistencies} LBR range inconsistencies, "
-            f"{evaluation.timing.decisions} active decisions")
+    counts: dict[str, Any] = dict(evaluation.document["counts"]) if evaluation.document is not None else {}
+    counts.update(lbr_range_inconsistencies=evaluation.inconsistencies,
+                  lbr_active_decisions=evaluation.timing.decisions)
+    return counts_line(counts)
 
 
 def _probe_lines(probe: ProbeSection) -> list[str]:
