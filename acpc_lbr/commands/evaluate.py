@@ -372,8 +372,8 @@ class _Progress:
     duplicate figures and no errors.
     """
 
-    def __init__(self, stream: TextIO | None, total: int, every: int) -> None:
-        self.bar = Progress(stream, total, every)
+    def __init__(self, stream: TextIO | None, total: int, every: int, shorter: str | None = None) -> None:
+        self.bar = Progress(stream, total, every, shorter=shorter)
         self.tty = self.bar.tty
         self.sources: Callable[[Evaluation], tuple[MatchEstimates, int]] = lambda e: (e.estimates, 0)
 
@@ -422,7 +422,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
         here = [0]
     total = config.hands * halves
     bar = _Progress(progress, config.hands * len(here) if seatings is not None else total,
-                    progress_every or max(config.hands * halves // 10, 1))
+                    progress_every or max(config.hands * halves // 10, 1), _shorter(config))
     config.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in here]
@@ -809,6 +809,14 @@ def mirror_main(argv: Sequence[str]) -> int:
                   file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_OK
+
+
+def _shorter(config: EvaluationConfig) -> str:
+    """What shortens an evaluation, for the one line of a long first ETA."""
+    text = f"--hands N shortens it in proportion (now {config.hands} deals)"
+    if config.probe is not None:
+        text += f", and a smaller --probe K too (now K = {config.probe}: up to 1,326·K probes per query)"
+    return text
 
 
 def _returning(client: AcpcClient) -> Callable[[], AcpcClient]:

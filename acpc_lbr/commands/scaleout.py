@@ -386,7 +386,8 @@ class _Driver:
             self.say(f"metrics: http://{args.metrics_bind}:{self.live.port}/metrics")
         if not args.quiet:  # a line per batch done, or the bar on a terminal: as plain evaluate
             seatings = 1 if getattr(args, "duplicate", True) is False else 2
-            self.progress = Progress(sys.stderr, args.hands * seatings, 1)
+            self.progress = Progress(sys.stderr, args.hands * seatings, 1, shorter=(
+                f"--hands N shortens it in proportion (now {args.hands} deals), and more workers on free cores"))
         for batch in batches:
             self._submit(client, batch, 0)
         queue = as_completed(list(self.owner))
