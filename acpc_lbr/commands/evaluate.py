@@ -1043,8 +1043,9 @@ def _spawn(reactor: EvaluateReactor, config: EvaluationConfig, port: int, half: 
     return _OpponentProcess(reactor, argv, config.out / f"opponent{half}.out")
 
 
-def format_report(evaluation: Evaluation) -> str:
-    """The human-readable result (no bound when :attr:`Evaluation.refusal` says so)."""
+def format_report(evaluation: Evaluation, logs_removed: bool = False) -> str:
+    """The human-readable result (no bound when :attr:`Evaluation.refusal` says so); ``logs_removed``:
+    the default log folder is removed after this (the last line says so)."""
     config = evaluation.config
     hands = sum(r.hands_played for r in evaluation.results)
     lines = [
@@ -1082,7 +1083,8 @@ def format_report(evaluation: Evaluation) -> str:
                     if config.opponent_cmd is not None and refusal is None else None)  # (else quoted there)
             if said is not None:
                 lines.append(f"  the opponent program's last lines: {said}")
-    lines.append(f"logs: {config.out}")
+    lines.append(f"logs: removed ({config.out}: a run with a bound and no --out; --keep-logs or --out DIR "
+                 "keeps them)" if logs_removed else f"logs: {config.out}")
     return "\n".join(lines)
 
 
@@ -1183,7 +1185,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--one-process", dest="one_process", action="store_true",
                         help="play both seatings in this process (by default the mirrored one "
                         "runs in a process of its own, so that the two use two cores)")
-    parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="directory for the logs, always kept (default: a new folder "
+                        f"{tempfile.gettempdir()}/acpc-lbr-evaluate-*, removed after a run that gave a bound, "
+                        "kept after any other; docs/lbr.md)")
+    parser.add_argument("--keep-logs", dest="keep_logs", action="store_true",
+                        help="keep the default log folder after a run that gave a bound too")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
     parser.add_argument("--report", default=None, metavar="FILE",
                         help="write the HTML report here at the end (needs matplotlib: "
@@ -1331,8 +1338,14 @@ def main(argv: Sequence[str]) -> int:
               "queries, which LBR needs: implement them (docs/range-query.md), or rerun with "
               "--probe to have copies of the bot probed for its ranges.", file=sys.stderr)
         return EXIT_NOT_QUERYABLE
-    print(format_report(evaluation))
-    return _write_results(evaluation, args)
+    code = _write_results(evaluation, args)
+    # The default folder (no --out) goes after a run that gave its bound; any other run keeps its
+    # logs for the post-mortem, and says where (docs/lbr.md, "Logs").
+    remove = args.out is None and not args.keep_logs and code == EXIT_OK
+    print(format_report(evaluation, logs_removed=remove))
+    if remove:
+        shutil.rmtree(config.out, ignore_errors=True)
+    return code
 
 
 def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | int:

@@ -590,3 +590,23 @@ def test_wind_down_stops_a_program_that_never_connected_and_waits_for_all_at_onc
     clock.advance(EXIT_GRACE_SECONDS)
     assert slow.ended_at == other_slow.ended_at == EXIT_GRACE_SECONDS + 0.1
     assert done.called
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_default_log_folder_goes_after_a_bound_unless_kept(tmp_path: Path, keep: bool) -> None:
+    """Without --out the logs go to $TMPDIR/acpc-lbr-evaluate-*: removed after a run that gave its
+    bound (each run left several MB in /tmp forever), kept with --keep-logs; the last line says
+    which, with the path. (A failed run keeps them: the tests above read opponent0.out there.)"""
+    env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "acpc_lbr.cli", "evaluate", "--game", "leduc", "--hands", "20",
+                           "--quiet", *(["--keep-logs"] if keep else [])],
+                          check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    folders = list(tmp_path.glob("acpc-lbr-evaluate-*"))
+    if keep:
+        assert len(folders) == 1 and last == f"logs: {folders[0]}"
+        assert list(folders[0].glob("*.log"))
+    else:
+        assert folders == [] and last.startswith(f"logs: removed ({tmp_path}/acpc-lbr-evaluate-")
+        assert "--keep-logs" in last
