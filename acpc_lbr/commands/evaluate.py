@@ -1074,6 +1074,12 @@ def format_report(evaluation: Evaluation, logs_removed: bool = False) -> str:
     lines.append("")
     lines += _time_lines(evaluation, hands)
     lines.append(_counts_line(evaluation))
+    if evaluation.inconsistencies:
+        lines.append(f"  LBR range inconsistencies: {evaluation.inconsistencies} decisions where the opponent "
+                     "played an action its answers gave probability 0 for every hand it could hold (LBR's "
+                     "range then falls back to the prior)"
+                     + ("; with --probe, an action rarer than 1/K often looks impossible"
+                        if evaluation.probe is not None else ""))
     if evaluation.probe is not None:
         lines += _probe_lines(evaluation.probe)
     for result in evaluation.results:
@@ -1139,18 +1145,25 @@ def _counts_line(evaluation: Evaluation) -> str:
 
 
 def _probe_lines(probe: ProbeSection) -> list[str]:
-    """What the probe adapters did, and their consistency check."""
+    """What the probe adapters did and their consistency check, one line per figure with its meaning."""
     check = probe["consistency"]
-    mass = probe["smallest_answer_mass"]
-    adapter = (f"probe adapter: K {probe['samples']}, N {probe['instances']}, {probe['probes']} probes "
-               f"for {probe['queries']} queries ({probe['refused']} refused, {probe['copy_failures']} "
-               f"copy failures); standard error of an answer: largest {probe['largest_standard_error']:.4f}, "
-               f"mean {probe['mean_standard_error']:.4f}"
-               + (f"; smallest answer mass {mass:.4f}" if mass is not None else ""))
-    consistency = (f"  consistency check: {check['verdict']} ({check['decisions']} decisions of the "
-                   f"playing copy against {check['probes']} probes, largest z {check['largest_z']:.2f}, "
-                   f"limit {check['threshold_z']:g})")
-    return [adapter, consistency]
+    mass, mean_mass = probe["smallest_answer_mass"], probe["mean_answer_mass"]
+    lines = [
+        f"probe adapter: K {probe['samples']}, N {probe['instances']}, {probe['probes']} probes "
+        f"for {probe['queries']} queries ({probe['refused']} refused, {probe['copy_failures']} "
+        "copy failures): each answer is a frequency over K plays of a copy of the bot",
+        f"  standard error of an answer: largest {probe['largest_standard_error']:.4f}, "
+        f"mean {probe['mean_standard_error']:.4f} (a frequency p from K probes is off by about "
+        "sqrt(p(1-p)/K))",
+    ]
+    if mass is not None:
+        lines.append(f"  smallest answer mass {mass:.4f}" + (f", mean {mean_mass:.4f}" if mean_mass is not None else "")
+                     + ": the probability of the asked actions for one hand, summed; well below 1 when the "
+                     "bot plays actions LBR did not ask about (no-limit raise sizes it randomises)")
+    lines.append(f"  consistency check: {check['verdict']} ({check['decisions']} decisions of the "
+                 f"playing copy against {check['probes']} probes, largest z {check['largest_z']:.2f}, "
+                 f"limit {check['threshold_z']:g}): whether the bot plays as its probes answer")
+    return lines
 
 
 def _parser() -> argparse.ArgumentParser:
