@@ -7,7 +7,10 @@ records the SHA-256 of each source they were built from
 (``protocol/__init__.py`` checks it before using them). If mypyc
 or the C compiler fails, or ``ACPC_LBR_PURE`` is set, the install goes on with
 the pure sources and says so. mypyc runs only in build_ext, so the metadata
-steps of an install stay quick.
+steps of an install stay quick. An in-place (editable) build whose manifest
+says every source is the one its modules were built from keeps them and
+compiles nothing (``protocol._variant.reusable_build``): installing an extra
+with ``pip install -e '.[extra]'`` no longer recompiles unchanged sources.
 """
 
 from __future__ import annotations
@@ -60,9 +63,13 @@ class BuildNative(build_ext):
         # mypyc type-checks the group and writes its C here, so that
         # build_ext's own preparation sees the real extensions.
         self.start = time.monotonic()
-        self.problem = self._generate()
+        #: An in-place build whose sources are unchanged: its manifest, kept with its modules.
+        self.reused: dict[str, Any] | None = None
+        if (self.editable_mode or self.inplace) and not VARIANT.pure_forced():
+            self.reused = VARIANT.reusable_build(ROOT, sysconfig.get_config_var("EXT_SUFFIX"))
+        self.problem = None if self.reused is not None else self._generate()
         super().finalize_options()
-        if self.problem is not None:
+        if self.problem is not None or self.reused is not None:
             # The placeholder stays in the distribution, so that setuptools
             # still runs this command (an editable install skips it when there
             # are no extensions) and run() records why nothing was compiled;
@@ -101,6 +108,12 @@ class BuildNative(build_ext):
         return None
 
     def run(self) -> None:
+        if self.reused is not None:
+            # An editable install (of an extra, say) with the sources the modules were built from.
+            _say(f"reusing the compiled {', '.join(VARIANT.GROUP)}: their sources are unchanged "
+                 f"since they were built ({VARIANT.MANIFEST} records each SHA-256)")
+            self._write_manifest(self.reused, inplace=False)  # the build tree's copy; the source's stays
+            return
         # setuptools clears inplace while it builds, and leaves it cleared when the build fails.
         inplace = bool(self.inplace)
         if self.problem is None:

@@ -93,6 +93,15 @@ class EstimatorsSection(TypedDict):
     pending_halves: list[PendingHalf]
 
 
+def estimator_figures(stat: RunningMean, big_blind: int) -> EstimatorFigures:
+    """A sample's figures in chips (with the exact sums: documents merge exactly), mbb/g and bb/hand."""
+    return {
+        "chips": stat.to_dict(),
+        "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(exact=False),
+        "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class HandOutcome:
     """One played hand, from the measured player's seat.
@@ -216,12 +225,7 @@ class MatchEstimates:
 
     def figures(self, name: EstimatorName | CheckName, big_blind: int) -> EstimatorFigures:
         """One estimator's figures in chips (with the exact sums: documents merge exactly), mbb/g and bb/hand."""
-        stat = self.estimator(name)
-        return {
-            "chips": stat.to_dict(),
-            "mbb_per_game": stat.scaled(1000.0 / big_blind).to_dict(exact=False),
-            "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
-        }
+        return estimator_figures(self.estimator(name), big_blind)
 
     def check_figures(self, name: CheckName, big_blind: int) -> CheckFigures:
         """An honesty check's figures, with z, the two-sided p-value and whether it is flagged."""

@@ -75,6 +75,12 @@ def best_estimate(figures: dict[str, tuple[float, float, int]], big_blind: int) 
     return Estimate(name, mean * scale, half * scale)
 
 
+#: A run whose first ETA is longer than this says so once (:class:`Progress`, ``shorter``).
+LONG_RUN_SECONDS = 600.0
+#: Seconds after the start when the first ETA is taken (the rate of the first hands is noise).
+FIRST_ETA_AFTER = 5.0
+
+
 class Progress:
     """Shows a run's progress on ``stream`` (None: nowhere).
 
@@ -86,12 +92,17 @@ class Progress:
         clock: seconds, monotonic (tests).
         bar: draw the live bar on a TTY (False: plain lines even there).
         transient: erase the bar when it stops (the dealer: its output stays the reference's).
+        shorter: the option that shortens the run (``--hands N``): when the first ETA
+            (:data:`FIRST_ETA_AFTER`) is over :data:`LONG_RUN_SECONDS`, one line says how long
+            the run will take and names it (None: no such line).
     """
 
     def __init__(self, stream: TextIO | None, total: int, every: int, label: str = "LBR",
                  clock: Callable[[], float] = time.monotonic, bar: bool = True,
-                 transient: bool = False) -> None:
+                 transient: bool = False, shorter: str | None = None) -> None:
         self.stream = stream
+        self.shorter = shorter
+        self._eta_told = shorter is None
         self.total = max(total, 1)
         self.every = max(1, every)
         self.label = label
@@ -155,6 +166,8 @@ class Progress:
         else:
             shown = f"{self.label} {estimate.text()}".strip()
         errors = f"query errors {query_errors}" if query_errors else ""
+        if not self._eta_told and elapsed >= FIRST_ETA_AFTER and done < self.total:
+            self._tell_long_run(done, rate)
         if self._bar is not None:
             self._bar.update(self._task, completed=done, rate=_rate(rate), estimate=shown, errors=errors)
             if done >= self.total:
@@ -164,6 +177,19 @@ class Progress:
             parts = [f"{done}/{self.total} hands", shown, f"{_rate(rate)} hands/s", f"ETA {eta}", errors]
             self.stream.write("  ".join(p for p in parts if p) + "\n")
             self.stream.flush()
+
+    def _tell_long_run(self, done: int, rate: float) -> None:
+        """Once, from the first ETA: a run of more than :data:`LONG_RUN_SECONDS` says so, with
+        the option that shortens it."""
+        self._eta_told = True
+        left = (self.total - done) / rate if rate > 0 else math.nan
+        if self.stream is None or not left > LONG_RUN_SECONDS:
+            return
+        line = (f"this run will take about {format_eta(left)} more (the first estimate, at {done}/{self.total} "
+                f"hands); {self.shorter}\n")
+        out = self.proxy(self.stream)
+        out.write(line)
+        out.flush()
 
     def close(self) -> None:
         """Stop the live bar (leaving its last state on screen); idempotent."""

@@ -55,9 +55,11 @@ from acpc_lbr.estimators import (
     HONESTY_ALPHA,
     CheckFigures,
     CheckName,
+    EstimatorFigures,
     EstimatorsSection,
     HandOutcome,
     MatchEstimates,
+    estimator_figures,
 )
 from acpc_lbr.lbr import (
     ActiveRounds,
@@ -73,6 +75,7 @@ from acpc_lbr.outcomes import (
     log_values,
     opponent_decisions,
 )
+from acpc_lbr.stats import RunningMean
 from acpc_lbr.strategies import Policy, default_actions
 from acpc_lbr.trajectory import Trajectory, TrajectorySection
 from protocol.deal import Deal, DealSource
@@ -143,8 +146,10 @@ class ResultsConfig(TypedDict, total=False):
     matches: list[str]
     #: Documents merged into this one (:func:`merge_documents`).
     merged_from: int
-    #: ``evaluate``: the opponent (its name or command) and the folder of its logs.
+    #: ``evaluate``: the opponent's short name (``--opponent-name``, the bot's or the program's
+    #: name), its command line (``--opponent-cmd``) and the folder of its logs.
     opponent: str | None
+    opponent_cmd: str
     logs: str
     #: The AIVAT setup the figures rest on (None: no AIVAT), or why there are no AIVAT figures.
     aivat: AivatRecord | NotComputed | None
@@ -162,6 +167,8 @@ class ResultsDocument(TypedDict):
     counts: dict[str, int]
     timings: dict[str, float]
     trajectory: TrajectorySection
+    #: Games of more than two players: each player's raw result, by name (:func:`player_results`).
+    players: NotRequired[dict[str, EstimatorFigures]]
     #: ``evaluate --probe``: what the probe adapters reported.
     probe: NotRequired[Mapping[str, object]]
     #: ``evaluate --workers``: the batches of a scaled-out run.
@@ -191,6 +198,49 @@ def estimates_from_outcomes(outcomes: Iterable[HandOutcome]) -> MatchEstimates:
     return estimates
 
 
+#: Why a game of more than two players has only raw figures (the table and docs/results.md say it).
+MULTIPLAYER_NOT_COMPUTED = (
+    "duplicate, IO and AIVAT: not computed for {n} players (IO and AIVAT value one heads-up "
+    "opponent's range; --duplicate mirrors two seats). Each player's raw result:"
+)
+
+
+def player_results(hands: Iterable[tuple[Sequence[str], Sequence[float]]], big_blind: int
+                   ) -> dict[str, EstimatorFigures]:
+    """Each player's raw result: the mean of its chips per hand with its 95% interval.
+
+    Args:
+        hands: per hand, the names and the values in one order (by seat or by position).
+        big_blind: chips per big blind.
+
+    Returns:
+        By name in the order first seen, the figures of :func:`acpc_lbr.estimators.estimator_figures`
+        (exact sums: the live dealer and the files give the same document whatever the order).
+
+    >>> figures = player_results([(("a", "b", "c"), (2.0, -1.0, -1.0)), (("b", "c", "a"), (1.0, 1.0, -2.0))], 2)
+    >>> [(name, f["chips"]["mean"]) for name, f in figures.items()]
+    [('a', 0.0), ('b', 0.0), ('c', 0.0)]
+    """
+    stats: dict[str, RunningMean] = {}
+    for names, values in hands:
+        for name, value in zip(names, values, strict=True):
+            stats.setdefault(name, RunningMean()).add(float(value))
+    return {name: estimator_figures(stat, big_blind) for name, stat in stats.items()}
+
+
+def _merged_players(docs: Sequence[ResultsDocument], big_blind: int) -> dict[str, EstimatorFigures] | None:
+    """The ``players`` section of a merge (None when a document has none: heads-up)."""
+    sections = [doc.get("players") for doc in docs]
+    if any(section is None for section in sections):
+        return None
+    stats: dict[str, RunningMean] = {}
+    for section in sections:
+        assert section is not None
+        for name, figures in section.items():
+            stats.setdefault(name, RunningMean()).merge(RunningMean.from_dict(figures["chips"]))
+    return {name: estimator_figures(stat, big_blind) for name, stat in stats.items()}
+
+
 def read_document(path: Path | str) -> ResultsDocument:
     """A results document from its file.
 
@@ -217,6 +267,7 @@ def results_document(
     big_blind: int,
     counts: Mapping[str, int] | None = None,
     timings: Mapping[str, float] | None = None,
+    players: dict[str, EstimatorFigures] | None = None,
 ) -> ResultsDocument:
     """Build one results document.
 
@@ -228,6 +279,8 @@ def results_document(
         counts: errors, timeouts, queries, ... (see :data:`COUNT_KEYS`);
             ``hands`` defaults to the raw estimator's n.
         timings: seconds (wall time, query time, ...).
+        players: each player's raw result (:func:`player_results`; games of more than
+            two players), or None.
 
     Returns:
         A JSON-serialisable dict.
@@ -247,7 +300,7 @@ def results_document(
     all_counts["hands"] = estimates.raw.n
     if counts:
         all_counts.update({key: int(value) for key, value in counts.items()})
-    return {
+    doc: ResultsDocument = {
         "schema": SCHEMA,
         "version": SCHEMA_VERSION,
         "software": {"name": "acpc-lbr", "version": software_version()},
@@ -258,6 +311,9 @@ def results_document(
         "timings": dict(timings or {}),
         "trajectory": estimates.trajectory.to_dict(estimates.raw.n, estimates.stats()),
     }
+    if players is not None:
+        doc["players"] = players
+    return doc
 
 
 def document_estimates(doc: ResultsDocument) -> MatchEstimates:
@@ -315,7 +371,8 @@ def merge_documents(docs: Sequence[ResultsDocument]) -> ResultsDocument:
     config["aivat"] = aivat
     if refused:
         counts["aivat_fallbacks"] = 0
-    return results_document(config, estimates, big_blinds.pop(), counts, timings)
+    big_blind = big_blinds.pop()
+    return results_document(config, estimates, big_blind, counts, timings, _merged_players(docs, big_blind))
 
 
 def _check_mergeable(docs: Sequence[ResultsDocument]) -> None:
@@ -429,6 +486,14 @@ def _merged_aivat(docs: Sequence[ResultsDocument]) -> tuple[AivatRecord | NotCom
 def dumps(doc: ResultsDocument) -> str:
     """The document as JSON text (one fixed formatting, so runs compare byte for byte)."""
     return json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def _table_row(label: str, stat: EstimatorFigures, ratio: str) -> str:
+    """One row of :func:`format_table`: n, mbb/g ± 95%, std, bb/hand, chips and the width ratio."""
+    mbb = stat["mbb_per_game"]
+    return (f"{label:<18} {stat['chips']['n']:>8} {_fmt(mbb['mean']):>10} "
+            f"{_fmt(mbb['half_width_95']):>9} {_fmt(mbb['std']):>10} "
+            f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}").rstrip()
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -546,9 +611,9 @@ def format_table(doc: ResultsDocument) -> str:
     config = doc["config"]
     est = doc["estimators"]
     lines = []
-    players = ", ".join(config.get("players") or [])
+    seats = ", ".join(config.get("players") or [])
     lines.append(
-        f"{config.get('game')}  players: {players}  measured: {config.get('measured')}  "
+        f"{config.get('game')}  players: {seats}  measured: {config.get('measured')}  "
         f"seed: {config.get('seed')}  hands: {config.get('hands')}"
         + ("  (duplicate)" if config.get("duplicate") else "")
     )
@@ -557,24 +622,26 @@ def format_table(doc: ResultsDocument) -> str:
     lines.append("-" * len(header))
     raw_width = est["raw"]["mbb_per_game"]["half_width_95"]
     aivat_asked = config.get("aivat") is not None
+    players = doc.get("players")
     for name in (*ESTIMATORS, *CHECKS):
         stat = est.get(name)
         if stat is None:  # a version-1 document: no AIVAT
             continue
         if name in AIVAT_NAMES and not aivat_asked and not stat["chips"]["n"]:
             continue  # AIVAT was not asked for: no empty rows of it
-        mbb = stat["mbb_per_game"]
+        if players is not None and name != "raw" and not stat["chips"]["n"]:
+            continue  # more than two players: only raw (the line below says why)
         if stat["chips"]["n"] == 0:
             lines.append(f"{_LABELS[name]:<18} {0:>8} {'-':>10}")
             continue
         ratio = "-"
-        if raw_width and mbb["half_width_95"] is not None and name not in CHECKS:
-            ratio = f"{mbb['half_width_95'] / raw_width:.3f}"
-        lines.append(
-            f"{_LABELS[name]:<18} {stat['chips']['n']:>8} {_fmt(mbb['mean']):>10} "
-            f"{_fmt(mbb['half_width_95']):>9} {_fmt(mbb['std']):>10} "
-            f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}"
-        )
+        width = stat["mbb_per_game"]["half_width_95"]
+        if raw_width and width is not None and name not in CHECKS:
+            ratio = f"{width / raw_width:.3f}"
+        lines.append(_table_row(_LABELS[name], stat, ratio))
+    if players is not None:
+        lines.append(MULTIPLAYER_NOT_COMPUTED.format(n=len(players)))
+        lines.extend(_table_row(name[:18], figures, "") for name, figures in players.items())
     reason = aivat_not_computed(config)
     if reason is not None:
         lines.append(f"AIVAT not computed: {reason}")

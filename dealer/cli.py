@@ -17,8 +17,8 @@ mirror ``MATCH.dup``), several matches in one process (``--match "NAME GAME
 HANDS SEED P1 P2"``, repeatable, or ``--matches FILE`` with one such line per
 match; one port line per match, in order), ``--max_line`` and
 ``--max_ignored``. See docs/dealer.md for the failure policy and exit codes.
-Results of heads-up matches (raw, duplicate and imaginary-observation
-estimators; ``--measure``, ``--results-json``; docs/results.md) and Prometheus
+Results (raw, duplicate and imaginary-observation estimators of heads-up
+matches, each player's raw result in a match of more players; ``--measure``, ``--results-json``; docs/results.md) and Prometheus
 metrics (``--metrics-port``, ``--metrics-bind``, ``--metrics-grace``;
 docs/metrics.md) come from dealer/results.py and dealer/metrics.py.
 
@@ -261,30 +261,40 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
     return groups, options
 
 
-def paired_result(main: MatchResult, mirror: MatchResult) -> str:
-    """The duplicate result: NAME1's chips per hand, averaged over each pair of mirrored hands.
+def paired_result(main: MatchResult, mirror: MatchResult, big_blind: int) -> tuple[str, str | None]:
+    """The duplicate result: NAME1's mbb per game, averaged over each pair of mirrored hands,
+    and a warning when the two halves of every pair were the same (else None).
 
     A pair is hand h of the match plus hand h of the mirror (same cards, seats
     reversed); only hands finished in both count. Its unit is the pair's mean,
-    as the ``duplicate`` estimator of the results table (docs/results.md).
+    as the ``duplicate`` estimator of the results table (docs/results.md), in
+    mbb/g like the table (1000 chips per big blind).
     """
     from acpc_lbr.stats import RunningMean  # lazy: only --duplicate needs it
 
     first = main.names[0]
     pairs = RunningMean()
+    identical = 0
     for h in sorted(main.hand_values):
         if h in mirror.hand_values:
             pairs.add((main.hand_values[h][0] + mirror.hand_values[h][1]) / 2.0)
+            identical += main.hand_values[h] == mirror.hand_values[h]  # each seat won the same in both
     if not pairs.n:
-        return f"DUPLICATE {main.name}: no complete pairs"
-    # The interval to a tenth of a chip, as docs/dealer.md shows it (the .log's six decimals
-    # say nothing here); one pair has none.
-    interval = (f"95% CI {pairs.mean - pairs.half_width:.1f} .. {pairs.mean + pairs.half_width:.1f}"
-                if pairs.n > 1 else "no interval from one pair")
-    return (
-        f"DUPLICATE {main.name}: {first} {format_chips(pairs.mean)} chips per hand, mean of each "
-        f"mirrored pair ({interval}) over {pairs.n} pairs; {main.names[1]} the negation"
-    )
+        return f"DUPLICATE {main.name}: no complete pairs", None
+    scale = 1000.0 / big_blind
+    mean, half = pairs.mean * scale, pairs.half_width * scale
+    # The interval to a tenth of a mbb/g, as the table prints it; one pair has none.
+    interval = f"± {half:.1f} (95%)" if pairs.n > 1 else "no interval from one pair"
+    line = (f"DUPLICATE {main.name}: {first} {mean:+.1f} mbb/g {interval}, mean of each mirrored "
+            f"pair over {pairs.n} pairs; {main.names[1]} the negation")
+    warning = None
+    if pairs.n > 1 and identical == pairs.n:
+        warning = (f"WARNING: DUPLICATE {main.name}: the two halves of all {pairs.n} pairs are the same hand "
+                   f"(each seat won the same in {main.name} and {mirror.name}), so the duplicate result is "
+                   "0 by construction and measures nothing: the bots play alike whatever their seat, most "
+                   "likely because they were seeded alike (give each of the four bot processes its own "
+                   "--seed; docs/dealer.md, 'Seeding bots for duplicate')")
+    return line, warning
 
 
 def main(argv: Sequence[str]) -> int:
@@ -405,7 +415,11 @@ def _report(results: list[tuple[bool, Any]], matches: list[list[Match]], several
             score = result.score_line()
             print(f"{m.config.name} {score}" if several else score)
         if len(group) == 2:
-            print(paired_result(by_name[group[0].config.name], by_name[group[1].config.name]))
+            line, warning = paired_result(by_name[group[0].config.name], by_name[group[1].config.name],
+                                          group[0].game.big_blind)
+            print(line)
+            if warning is not None:
+                print(warning, file=sys.stderr)
     sys.stdout.flush()
     if results_setup is not None:
         try:
@@ -467,7 +481,7 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
 
 def _setup_results(matches: list[list[Match]], options: argparse.Namespace | None, reactor: Any,
                    progress_shown: bool = False) -> Any:
-    """The results of every heads-up group, and the metrics endpoint when asked for.
+    """The results of every group, and the metrics endpoint when asked for.
 
     None when nothing would read them -- no table (``-q`` without ``--table``),
     no ``--results-json``, no metrics, no progress display, and no ``.log``

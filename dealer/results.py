@@ -72,6 +72,7 @@ from acpc_lbr.results import (
     estimates_from_outcomes,
     format_table,
     merge_documents,
+    player_results,
     results_document,
 )
 from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
@@ -597,8 +598,8 @@ class MatchResults:
         aivat: bool = False,
         seed: int = 0,
     ) -> None:
-        if game.num_players != 2:
-            raise ValueError("results are computed for heads-up matches only")
+        if game.num_players != 2 and (ask is not None or aivat):
+            raise ValueError("IO and AIVAT are computed for heads-up matches only")
         self.game = game
         self.aivat = aivat
         #: What fixes the AIVAT values besides cards and answers (recorded in the query log).
@@ -991,6 +992,8 @@ class _FoundResults:
     seatings: dict[tuple[int, tuple[str, ...]], Path] = field(default_factory=dict)
     #: The first log of each match (by its deal offset): seed, seat names, path.
     halves: dict[int, tuple[int, tuple[str, ...], Path]] = field(default_factory=dict)
+    #: Per hand, the names and values by position (each player's raw result, more than two players).
+    player_values: list[tuple[tuple[str, ...], tuple[float, ...]]] = field(default_factory=list)
 
     def add_log(self, log: Path, half: int, query_path: Path, deal_offset: int) -> int:
         """Add one ``.log`` (and its ``.queries`` file, if there is one); returns its header's hands.
@@ -1015,17 +1018,10 @@ class _FoundResults:
         elif sorted(data.seat_names) != sorted(self.players):
             raise ValueError(f"{log}: players {'|'.join(data.seat_names)}, not {'|'.join(self.players)}: "
                              "the results of other players do not merge into one figure")
-        first = self.halves.setdefault(deal_offset, (this_seed, data.seat_names, log))
-        if first[2] != log and (first[0] != this_seed or tuple(reversed(first[1])) != data.seat_names):
-            raise ValueError(f"{log} is not the mirror of {first[2]} (seed {this_seed}, seats "
-                             f"{'|'.join(data.seat_names)}; against seed {first[0]}, seats {'|'.join(first[1])}): "
-                             "a duplicate pair is the same deal with the seats reversed")
-        seating = self.seatings.setdefault((this_seed, data.seat_names), log)
-        if seating != log:
-            raise ValueError(f"{log} and {seating} were dealt from the same seed {this_seed} to the same seats: "
-                             "the same deals, not independent samples (give each match its own seed)")
+        self._check_seating(log, this_seed, data.seat_names, deal_offset)
         self.errors += len(data.errors)
         self.duplicate = self.duplicate or half == 1
+        self.player_values.extend((hand.names, tuple(hand.values)) for hand in data.hands)
         rows: dict[int, list[FloatArray] | None] | None = None
         aivat_rows: dict[int, list[dict[str, FloatArray]] | None] | None = None
         setup: AivatSetup | None = None
@@ -1052,6 +1048,22 @@ class _FoundResults:
                                              outcome.chips, outcome.io_chips, outcome.aivat_chips))
         self.matches.append(name)
         return hands
+
+    def _check_seating(self, log: Path, seed: int, seat_names: tuple[str, ...], deal_offset: int) -> None:
+        """Refuse a second half that is not the first's mirror, or two logs of the same deals.
+
+        Raises:
+            ValueError: which logs, and why.
+        """
+        first = self.halves.setdefault(deal_offset, (seed, seat_names, log))
+        if first[2] != log and (first[0] != seed or tuple(reversed(first[1])) != seat_names):
+            raise ValueError(f"{log} is not the mirror of {first[2]} (seed {seed}, seats "
+                             f"{'|'.join(seat_names)}; against seed {first[0]}, seats {'|'.join(first[1])}): "
+                             "a duplicate pair is the same deal with the seats reversed")
+        seating = self.seatings.setdefault((seed, seat_names), log)
+        if seating != log:
+            raise ValueError(f"{log} and {seating} were dealt from the same seed {seed} to the same seats: "
+                             "the same deals, not independent samples (give each match its own seed)")
 
     def document(self, lbr: LbrOptions | None) -> ResultsDocument:
         """The results document of every log added."""
@@ -1081,7 +1093,11 @@ class _FoundResults:
             "io_fallbacks": tally.io_fallbacks if self.any_io else 0,
             "aivat_fallbacks": tally.aivat_fallbacks,
         }
-        return results_document(config, estimates_from_outcomes(self.outcomes), self.game.big_blind, counts, {})
+        players = None
+        if self.game.num_players > 2:
+            players = player_results(self.player_values, self.game.big_blind)
+        return results_document(config, estimates_from_outcomes(self.outcomes), self.game.big_blind, counts, {},
+                                players)
 
 
 # -- wiring into the dealer: a match, or a match and its mirror ------------------------------
@@ -1129,6 +1145,9 @@ class ResultsGroup:
         self.lbr = lbr
         self.match_metrics: list[MatchMetrics] = []
         self.started = 0.0
+        #: Heads-up: IO and AIVAT can be computed; more players: raw results only.
+        self.heads_up = self.game.num_players == 2
+        io, aivat = io and self.heads_up, aivat and self.heads_up
         self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
         self.results: list[MatchResults] = []
         for half, match in zip(range(len(self.matches)) if halves is None else halves, self.matches):
@@ -1171,13 +1190,12 @@ class ResultsGroup:
             await previous
             names = tuple(match.config.names[s] for s in seat_of)
             position = names.index(self.measured)
-            opponent_seat = seat_of[1 - position]
             recorded = match.result.hand_values.get(state.hand_id)
             if recorded is not None:  # by seat, as the dealer computed them for the .log
                 values = log_values([recorded[s] for s in seat_of])
             else:
                 values = log_values(state.values(deal.hole, deal.board_cards))
-            if not part.will_ask(opponent_seat):
+            if not self.heads_up or not part.will_ask(seat_of[1 - position]):
                 part.plain_hand(state.hand_id, values[position], state.is_showdown)
                 return
             # (The hand's final state, queued for the opponent's next send, goes out
@@ -1235,7 +1253,12 @@ class ResultsGroup:
         }
         all_timings = {"query_seconds": query_seconds}
         all_timings.update(timings or {})
-        return results_document(config, self.live.final(), self.game.big_blind, counts, all_timings)
+        players = None
+        if not self.heads_up:  # each player's raw result, from the values the .log got
+            players = player_results(
+                ((m.config.names, values) for m, r in zip(self.matches, outcomes)
+                 for _, values in sorted(r.hand_values.items())), self.game.big_blind)
+        return results_document(config, self.live.final(), self.game.big_blind, counts, all_timings, players)
 
     def close(self) -> None:
         """Close the query logs."""
@@ -1244,13 +1267,15 @@ class ResultsGroup:
 
 
 class DealerResults:
-    """Results and metrics of every heads-up match of a dealer process (``dealer/cli.py``).
+    """Results and metrics of every match of a dealer process (``dealer/cli.py``): every estimator
+    of a heads-up match, each player's raw result of a match of more players.
 
     Args:
         matches: groups of matches (a match, or a match and its mirror).
         reactor: for the metrics endpoint and the grace timers.
         measure: the measured player (default: each group's first name).
-        results_json: write the results document here (several groups: merged).
+        results_json: write the results document here (several groups: one per group beside it,
+            and their merge when they merge; :meth:`_write_documents`).
         metrics_port: serve ``/metrics`` on this port (None: no metrics).
         metrics_bind: the endpoint's interface.
         metrics_grace: seconds a finished match's series stay visible.
@@ -1283,11 +1308,8 @@ class DealerResults:
         self.started = time.time()
         self.metrics = DealerMetrics() if metrics_port is not None else None
         self.metrics_grace = metrics_grace
-        self.groups = [
-            ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
-            for group in matches
-            if group[0].game.num_players == 2
-        ]
+        self.groups = [ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
+                       for group in matches]
         self.listening: ListeningPort | None = None
         if self.metrics is not None:
             for group in self.groups:
@@ -1338,12 +1360,28 @@ class DealerResults:
                 self.stream.write(f"RESULTS {group.name}\n" + format_table(doc))
         self.stream.flush()
         if self.results_json is not None and docs:
-            try:
-                doc = docs[0] if len(docs) == 1 else merge_documents(docs)
-            except ValueError as error:
-                print(f"WARNING: the matches' results are not merged ({error}); "
-                      f"writing the first match's only", file=self.stream)
-                doc = docs[0]
-            with open(self.results_json, "w", encoding="utf-8") as file:
-                file.write(dumps(doc))
+            self._write_documents(docs)
         return docs
+
+    def _write_documents(self, docs: Sequence[ResultsDocument]) -> None:
+        """``--results-json FILE``: one group's document in FILE; with several groups, one
+        document per group (``FILE`` with ``.MATCH`` before its suffix) and, when they merge
+        (batches of one pairing, dealt from different seeds), the merge in FILE; each path
+        written is named on the stream."""
+        path = Path(self.results_json or "")
+        if len(docs) == 1:
+            path.write_text(dumps(docs[0]), encoding="utf-8")
+            return
+        written = []
+        for group, doc in zip(self.groups, docs):
+            own = path.with_name(f"{path.stem}.{group.name.replace('/', '_')}{path.suffix}")
+            own.write_text(dumps(doc), encoding="utf-8")
+            written.append(str(own))
+        try:
+            path.write_text(dumps(merge_documents(docs)), encoding="utf-8")
+            merged = f"{path} (the {len(docs)} matches merged: one estimate)"
+        except ValueError as error:
+            path.unlink(missing_ok=True)  # not an older run's figures under this run's name
+            merged = f"no {path}: the matches do not merge ({error})"
+        print(f"RESULTS JSON: one document per match: {', '.join(written)}; {merged}",
+              file=self.stream, flush=True)

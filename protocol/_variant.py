@@ -113,6 +113,18 @@ def compiled_problem(root: Path, manifest: dict[str, Any]) -> str | None:
     return None
 
 
+def reusable_build(root: Path, ext_suffix: str | None) -> dict[str, Any] | None:
+    """The manifest of an in-place build that a new build may keep as it is: it compiled, for
+    this Python (``ext_suffix``), every compiled module is there, and every source's SHA-256 is
+    the one it was built from. None: compile again. (``pip install -e '.[extra]'`` reruns the
+    build step; unchanged sources need not be compiled again: 83 to 130 s each time.)
+    """
+    manifest = read_manifest(root)
+    if manifest is None or not manifest.get("compiled") or manifest.get("ext_suffix") != ext_suffix:
+        return None
+    return manifest if compiled_problem(root, manifest) is None else None
+
+
 def choose(root: Path) -> tuple[bool, str, str | None]:
     """Whether to use the compiled group, why (for ``acpc-lbr --version``), and
     the notice to print (None: no notice).

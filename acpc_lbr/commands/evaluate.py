@@ -62,6 +62,7 @@ from twisted.internet.error import CannotListenError, ProcessExitedAlready, Reac
 from twisted.python.failure import Failure
 
 from acpc_lbr.commands import scaleout, seating
+from acpc_lbr.commands.summary import bound_line, counts_line, time_lines
 from acpc_lbr.estimators import CheckName, HandOutcome, MatchEstimates
 from acpc_lbr.exit_codes import (
     EXIT_FAILED,
@@ -316,7 +317,17 @@ class Evaluation:
 
     @property
     def refusal(self) -> str | None:
-        """Why the figures are not a bound on the opponent's exploitability (None: they are)."""
+        """Why the figures are not a bound on the opponent's exploitability (None: they are), with
+        the last lines an ``--opponent-cmd`` program wrote when a match ended early: the cause is
+        often there (a bot started for another game says so, then disconnects)."""
+        reason = self._refusal()
+        if reason is None or self.config.opponent_cmd is None or "it said: " in reason:
+            return reason
+        ended = next((k for k, r in enumerate(self.results) if r.cause is not None), None)
+        said = None if ended is None else program_said(self.config.out / f"opponent{ended}.out")
+        return reason if said is None else f"{reason}; the opponent program said: {said}"
+
+    def _refusal(self) -> str | None:
         sent, failed = self.lbr_queries
         if sent and failed / sent > MAX_FAILED_QUERY_SHARE:
             reasons = self.timing.errors
@@ -361,8 +372,8 @@ class _Progress:
     duplicate figures and no errors.
     """
 
-    def __init__(self, stream: TextIO | None, total: int, every: int) -> None:
-        self.bar = Progress(stream, total, every)
+    def __init__(self, stream: TextIO | None, total: int, every: int, shorter: str | None = None) -> None:
+        self.bar = Progress(stream, total, every, shorter=shorter)
         self.tty = self.bar.tty
         self.sources: Callable[[Evaluation], tuple[MatchEstimates, int]] = lambda e: (e.estimates, 0)
 
@@ -411,7 +422,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
         here = [0]
     total = config.hands * halves
     bar = _Progress(progress, config.hands * len(here) if seatings is not None else total,
-                    progress_every or max(config.hands * halves // 10, 1))
+                    progress_every or max(config.hands * halves // 10, 1), _shorter(config))
     config.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in here]
@@ -800,6 +811,14 @@ def mirror_main(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+def _shorter(config: EvaluationConfig) -> str:
+    """What shortens an evaluation, for the one line of a long first ETA."""
+    text = f"--hands N shortens it in proportion (now {config.hands} deals)"
+    if config.probe is not None:
+        text += f", and a smaller --probe K too (now K = {config.probe}: up to 1,326·K probes per query)"
+    return text
+
+
 def _returning(client: AcpcClient) -> Callable[[], AcpcClient]:
     """A ``make_client`` for :class:`agents.client.BotFactory` that returns ``client``."""
     return lambda: client
@@ -822,9 +841,11 @@ def _document(evaluation: Evaluation, group: ResultsGroup) -> ResultsDocument:
     }
     document = group.document(evaluation.results, timings)
     document["config"].update({
-        "opponent": config.opponent if config.opponent is not None else config.opponent_cmd,
+        "opponent": config.opponent_name,  # short (--opponent-name, or the program's name)
         "logs": str(config.out),
     })
+    if config.opponent_cmd is not None:
+        document["config"]["opponent_cmd"] = config.opponent_cmd
     sent, failed = evaluation.lbr_queries
     document["counts"].update({
         "lbr_queries": sent,
@@ -972,15 +993,45 @@ class _OpponentProcess:
 
 def _exited_before_connecting(status: int, match: Match, seat: int, command: str, log: Path) -> int:
     """An opponent program that exits before its seat is connected ends the match now,
-    saying so (else the match would wait out its start timeout and blame LBR)."""
+    saying so, with its last words (else the match would wait out its start timeout and blame LBR)."""
     if not match.seats[seat].connected:
+        said = program_said(log)
         match.abort(MatchAborted(
             Cause.STARTUP,
             f"the opponent program exited (status {status}) before it connected: {command} "
-            f"(its output: {log})",
+            + (f"(it said: {said}; its output: {log})" if said else f"(its output: {log})"),
             seat, EXIT_FAILED,
         ))
     return status
+
+
+#: How much of a program's output :func:`program_said` quotes: its last lines, each cut short.
+SAID_LINES, SAID_LINE_CHARS = 3, 300
+
+
+def program_said(log: Path) -> str | None:
+    r"""The last lines a program wrote (its output file's last 8 KiB), joined by ' / ', each cut
+    to :data:`SAID_LINE_CHARS` with unprintable characters as '?' (a terminal escape from a bot
+    stays text); None when it wrote nothing or the file is unreadable.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".out") as f:
+    ...     _ = f.write(b"starting\nERROR: bad game \x1b[31m(kuhn)\nbye\n"); f.flush()
+    ...     program_said(Path(f.name))
+    "'starting' / 'ERROR: bad game ?[31m(kuhn)' / 'bye'"
+    """
+    try:
+        with open(log, "rb") as file:
+            file.seek(0, os.SEEK_END)
+            file.seek(max(file.tell() - 8192, 0))
+            text = file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()][-SAID_LINES:]
+    if not lines:
+        return None
+    clean = ["".join(c if c.isprintable() else "?" for c in line[:SAID_LINE_CHARS]) for line in lines]
+    return " / ".join(repr(line) for line in clean)
 
 
 def _spawn(reactor: EvaluateReactor, config: EvaluationConfig, port: int, half: int) -> _OpponentProcess:
@@ -992,8 +1043,9 @@ def _spawn(reactor: EvaluateReactor, config: EvaluationConfig, port: int, half: 
     return _OpponentProcess(reactor, argv, config.out / f"opponent{half}.out")
 
 
-def format_report(evaluation: Evaluation) -> str:
-    """The human-readable result (no bound when :attr:`Evaluation.refusal` says so)."""
+def format_report(evaluation: Evaluation, logs_removed: bool = False) -> str:
+    """The human-readable result (no bound when :attr:`Evaluation.refusal` says so); ``logs_removed``:
+    the default log folder is removed after this (the last line says so)."""
     config = evaluation.config
     hands = sum(r.hands_played for r in evaluation.results)
     lines = [
@@ -1022,12 +1074,23 @@ def format_report(evaluation: Evaluation) -> str:
     lines.append("")
     lines += _time_lines(evaluation, hands)
     lines.append(_counts_line(evaluation))
+    if evaluation.inconsistencies:
+        lines.append(f"  LBR range inconsistencies: {evaluation.inconsistencies} decisions where the opponent "
+                     "played an action its answers gave probability 0 for every hand it could hold (LBR's "
+                     "range then falls back to the prior)"
+                     + ("; with --probe, an action rarer than 1/K often looks impossible"
+                        if evaluation.probe is not None else ""))
     if evaluation.probe is not None:
         lines += _probe_lines(evaluation.probe)
     for result in evaluation.results:
         if result.exit_code != 0:
             lines.append(f"match {result.name} ended early: {result.message}")
-    lines.append(f"logs: {config.out}")
+            said = (program_said(config.out / f"opponent{evaluation.results.index(result)}.out")
+                    if config.opponent_cmd is not None and refusal is None else None)  # (else quoted there)
+            if said is not None:
+                lines.append(f"  the opponent program's last lines: {said}")
+    lines.append(f"logs: removed ({config.out}: a run with a bound and no --out; --keep-logs or --out DIR "
+                 "keeps them)" if logs_removed else f"logs: {config.out}")
     return "\n".join(lines)
 
 
@@ -1038,7 +1101,7 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
     names = ["raw", "duplicate"] if config.duplicate else ["raw"]
     for name in names:
         mean, half, n = evaluation.mbb(name)
-        lines.append(_bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
+        lines.append(bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
     lies = proven_lies(evaluation.document["counts"]) if evaluation.document is not None else 0
     if evaluation.io_estimates is not None and lies:
         lines.append(f"  {'io, aivat':<15} no bound: the opponent's answers were proven false {lies} times (range "
@@ -1050,7 +1113,7 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
             if stat.n and _flagged(evaluation, "io_minus_raw" if "io" in name else "aivat_minus_raw"):
                 lines.append(f"  {name:<15} no bound: its honesty check is flagged (below)")
             elif stat.n:
-                lines.append(_bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
+                lines.append(bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines
@@ -1064,69 +1127,43 @@ def _flagged(evaluation: Evaluation, check: CheckName) -> bool:
     return block is not None and bool(block["flagged"])
 
 
-def _bound_line(name: str, mean: float, half: float, units: str) -> str:
-    """One estimator's mean and 95% interval in mbb/g (no interval below two units: its width is unknown).
-
-    >>> _bound_line("duplicate", 1500.0, float("nan"), "1 pairs")
-    '  duplicate          +1500.0 ± -        (no interval: fewer than 2 units)  (1 pairs)'
-    """
-    if not math.isfinite(half):
-        return f"  {name:<15} {mean:>+10.1f} ± {'-':<8} (no interval: fewer than 2 units)  ({units})"
-    return f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({units})"
-
-
 def _time_lines(evaluation: Evaluation, hands: int) -> list[str]:
-    """Where the wall time went (:func:`_time_breakdown`)."""
-    wall = evaluation.seconds
-    rate = hands / wall if wall > 0 else 0.0
-    split = evaluation.breakdown
-    both = " (both seatings at once; the parts below are summed over them)" if evaluation.config.duplicate else ""
-    lines = [f"time: {wall:.1f} s wall, {rate:.0f} hands/s{both}"]
-    if split:
-        lines.append(f"  opponent, as the dealer saw it: acting {split['opponent_acting_seconds']:.1f} s, "
-                     f"answering queries {split['opponent_answering_seconds']:.1f} s "
-                     "(with a query out to it)")
-        lines.append(f"  channel: dealer checking answers {split['channel_check_seconds']:.1f} s, "
-                     f"LBR decoding them {split['channel_decode_seconds']:.1f} s")
-        lines.append(f"  LBR: computation {split['lbr_compute_seconds']:.1f} s; its turns took "
-                     f"{split['lbr_turn_seconds']:.1f} s, waiting for answers "
-                     f"{evaluation.timing.queries:.1f} s of it")
-        lines.append(f"  dealer and transfers (the rest of each seating's wall time): "
-                     f"{split['dealer_other_seconds']:.1f} s")
-    timings = evaluation.document["timings"] if evaluation.document is not None else {}
-    if "mirror_cpu_seconds" in timings:
-        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process (dealer, LBR and opponent of "
-                     f"the first seating), {timings['mirror_cpu_seconds']:.1f} s in the mirrored "
-                     "seating's process")
-    elif "cpu_seconds" in timings:
-        lines.append(f"  CPU: {timings['cpu_seconds']:.1f} s in this process")
-    return lines
+    """Where the wall time went (:func:`_time_breakdown`; :func:`acpc_lbr.commands.summary.time_lines`)."""
+    timings: dict[str, Any] = dict(evaluation.document["timings"]) if evaluation.document is not None else {}
+    timings.update(evaluation.breakdown)
+    if evaluation.breakdown:
+        timings["lbr_query_wait_seconds"] = evaluation.timing.queries
+    return time_lines(timings, evaluation.seconds, hands, evaluation.config.duplicate)
 
 
 def _counts_line(evaluation: Evaluation) -> str:
     """The queries, showdowns, fallbacks and decisions counted."""
-    counts = evaluation.document["counts"] if evaluation.document is not None else {}
-    return (f"counts: {counts.get('queries', 0)} range queries reached the opponent "
-            f"({counts.get('query_errors', 0)} failed; {counts.get('dealer_queries', 0)} "
-            f"the dealer's own for IO), {counts.get('showdowns', 0)} showdowns, "
-            f"{counts.get('io_fallbacks', 0)} IO fallbacks, "
-            f"{evaluation.inconsistencies} LBR range inconsistencies, "
-            f"{evaluation.timing.decisions} active decisions")
+    counts: dict[str, Any] = dict(evaluation.document["counts"]) if evaluation.document is not None else {}
+    counts.update(lbr_range_inconsistencies=evaluation.inconsistencies,
+                  lbr_active_decisions=evaluation.timing.decisions)
+    return counts_line(counts)
 
 
 def _probe_lines(probe: ProbeSection) -> list[str]:
-    """What the probe adapters did, and their consistency check."""
+    """What the probe adapters did and their consistency check, one line per figure with its meaning."""
     check = probe["consistency"]
-    mass = probe["smallest_answer_mass"]
-    adapter = (f"probe adapter: K {probe['samples']}, N {probe['instances']}, {probe['probes']} probes "
-               f"for {probe['queries']} queries ({probe['refused']} refused, {probe['copy_failures']} "
-               f"copy failures); standard error of an answer: largest {probe['largest_standard_error']:.4f}, "
-               f"mean {probe['mean_standard_error']:.4f}"
-               + (f"; smallest answer mass {mass:.4f}" if mass is not None else ""))
-    consistency = (f"  consistency check: {check['verdict']} ({check['decisions']} decisions of the "
-                   f"playing copy against {check['probes']} probes, largest z {check['largest_z']:.2f}, "
-                   f"limit {check['threshold_z']:g})")
-    return [adapter, consistency]
+    mass, mean_mass = probe["smallest_answer_mass"], probe["mean_answer_mass"]
+    lines = [
+        f"probe adapter: K {probe['samples']}, N {probe['instances']}, {probe['probes']} probes "
+        f"for {probe['queries']} queries ({probe['refused']} refused, {probe['copy_failures']} "
+        "copy failures): each answer is a frequency over K plays of a copy of the bot",
+        f"  standard error of an answer: largest {probe['largest_standard_error']:.4f}, "
+        f"mean {probe['mean_standard_error']:.4f} (a frequency p from K probes is off by about "
+        "sqrt(p(1-p)/K))",
+    ]
+    if mass is not None:
+        lines.append(f"  smallest answer mass {mass:.4f}" + (f", mean {mean_mass:.4f}" if mean_mass is not None else "")
+                     + ": the probability of the asked actions for one hand, summed; well below 1 when the "
+                     "bot plays actions LBR did not ask about (no-limit raise sizes it randomises)")
+    lines.append(f"  consistency check: {check['verdict']} ({check['decisions']} decisions of the "
+                 f"playing copy against {check['probes']} probes, largest z {check['largest_z']:.2f}, "
+                 f"limit {check['threshold_z']:g}): whether the bot plays as its probes answer")
+    return lines
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -1161,7 +1198,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--one-process", dest="one_process", action="store_true",
                         help="play both seatings in this process (by default the mirrored one "
                         "runs in a process of its own, so that the two use two cores)")
-    parser.add_argument("--out", default=None, metavar="DIR", help="directory for the logs (default: a new temp dir)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="directory for the logs, always kept (default: a new folder "
+                        f"{tempfile.gettempdir()}/acpc-lbr-evaluate-*, removed after a run that gave a bound, "
+                        "kept after any other; docs/lbr.md)")
+    parser.add_argument("--keep-logs", dest="keep_logs", action="store_true",
+                        help="keep the default log folder after a run that gave a bound too")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
     parser.add_argument("--report", default=None, metavar="FILE",
                         help="write the HTML report here at the end (needs matplotlib: "
@@ -1309,8 +1351,14 @@ def main(argv: Sequence[str]) -> int:
               "queries, which LBR needs: implement them (docs/range-query.md), or rerun with "
               "--probe to have copies of the bot probed for its ranges.", file=sys.stderr)
         return EXIT_NOT_QUERYABLE
-    print(format_report(evaluation))
-    return _write_results(evaluation, args)
+    code = _write_results(evaluation, args)
+    # The default folder (no --out) goes after a run that gave its bound; any other run keeps its
+    # logs for the post-mortem, and says where (docs/lbr.md, "Logs").
+    remove = args.out is None and not args.keep_logs and code == EXIT_OK
+    print(format_report(evaluation, logs_removed=remove))
+    if remove:
+        shutil.rmtree(config.out, ignore_errors=True)
+    return code
 
 
 def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | int:

@@ -2,7 +2,7 @@
 
 Usage::
 
-    acpc-lbr report RESULTS.json [MORE.json ...] [--out report.html]
+    acpc-lbr report RESULTS.json [MORE.json ...] [--out report.html] [--headline NAME]
 
 The documents are the results JSON of ``acpc-lbr evaluate --json``,
 ``acpc-lbr dealer --results-json`` or ``acpc-lbr results -o`` (docs/results.md);
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
-from acpc_lbr.report import render, require_matplotlib
+from acpc_lbr.report import HEADLINE_ORDER, render, require_matplotlib
 from acpc_lbr.results import read_document
 from acpc_lbr.tournament import html as tournament_html
 
@@ -36,6 +36,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("files", nargs="+", metavar="RESULTS.json", help="results documents (docs/results.md)")
     parser.add_argument("-o", "--out", default="report.html", metavar="FILE",
                         help="the HTML file to write (default report.html)")
+    parser.add_argument("--headline", default=None, metavar="NAME",
+                        help="the estimator of the headline bound (default: the first computed of "
+                        f"{', '.join(HEADLINE_ORDER)}; docs/results.md)")
     args = parser.parse_args(list(argv))
     tournament = _tournament(args.files)
     if tournament is not None:
@@ -47,9 +50,10 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     try:
         docs = [read_document(f) for f in args.files]
-        page = render(docs, list(args.files))
+        page = render(docs, list(args.files), args.headline)
         Path(args.out).write_text(page, encoding="utf-8")
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+        # (a document's field of another type than the schema's: a list for a mapping, a string for a number)
         print(f"acpc-lbr report: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(f"report written to {args.out}", file=sys.stderr)

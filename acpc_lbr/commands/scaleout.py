@@ -39,14 +39,16 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from acpc_lbr.estimators import CHECKS, ESTIMATORS
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render
-from acpc_lbr.results import ResultsDocument, dumps, format_table, merge_documents
+from acpc_lbr.commands.summary import counts_line, document_bound_lines, time_lines
+from acpc_lbr.progress import Estimate, Progress, best_estimate
+from acpc_lbr.results import ResultsDocument, dumps, honesty_line, merge_documents, proven_lies
 from dealer.metrics import DealerMetrics
 
 #: Options that belong to the driver, with how many values each takes; a batch never sees them.
@@ -83,6 +85,31 @@ def batch_seed(seed: int, index: int) -> int:
     """
     words = np.random.SeedSequence([seed & 0xFFFFFFFF, index]).generate_state(1, dtype=np.uint32)
     return int(words[0]) & 0x7FFFFFFF
+
+
+def batch_size(hands: int, workers: int, asked: int | None) -> int:
+    """Deals per batch: ``asked`` (``--batch-hands``), else as many as keep every worker busy
+    (at least ``workers`` batches) and at most :data:`DEFAULT_BATCH_HANDS`.
+
+    >>> batch_size(2000, 2, None), batch_size(100_000, 4, None), batch_size(2000, 2, 500)
+    (1000, 2000, 500)
+
+    Raises:
+        ValueError: fewer batches than workers (a worker would sit idle), and why.
+    """
+    workers = max(workers, 1)
+    if hands < workers:
+        raise ValueError(f"--hands {hands} cannot be cut into {workers} batches for {workers} workers: "
+                         "give at least one deal per worker, or fewer --workers")
+    size = asked if asked is not None else min(DEFAULT_BATCH_HANDS, -(-hands // workers))
+    if size < 1:
+        raise ValueError("--batch-hands must be at least 1")
+    batches = -(-hands // size)
+    if batches < workers:
+        raise ValueError(f"--batch-hands {size} cuts {hands} deals into {batches} batch(es) for {workers} "
+                         f"workers: {workers - batches} would sit idle; give --batch-hands "
+                         f"{-(-hands // workers)} or less, or leave it out (it is then chosen so)")
+    return size
 
 
 def plan_batches(hands: int, batch_hands: int, seed: int) -> list[Batch]:
@@ -237,19 +264,45 @@ class _LiveMetrics:
                                             mbb["n"])
 
 
-def _progress(doc: ResultsDocument, done: dict[int, dict[str, Any]], total: int, hands: int,
-              in_flight: int) -> str:
-    best: Literal["duplicate", "raw"] = "duplicate" if doc["estimators"]["duplicate"]["chips"]["n"] else "raw"
-    estimate = doc["estimators"][best]["mbb_per_game"]
-    played = sum(done[i]["hands"] for i in done)
-    return (f"batches {len(done)}/{total} ({in_flight} in flight), deals {played}/{hands}: "
-            f"{best} {estimate['mean']:+.1f} ± {estimate['half_width_95']:.1f} mbb/g")
+def _estimate(doc: ResultsDocument) -> Estimate | None:
+    """The progress display's estimate of a merged document, as plain ``evaluate`` chooses it."""
+    figures: dict[str, tuple[float, float, int]] = {}
+    for name in ESTIMATORS:
+        chips = doc["estimators"][name]["chips"] if name in doc["estimators"] else None
+        if chips is not None and chips["n"] > 1 and chips["half_width_95"] is not None:
+            figures[name] = (chips["mean"], chips["half_width_95"], chips["n"])
+    return best_estimate(figures, int(doc["big_blind"]))
+
+
+def summary(doc: ResultsDocument, workers: int, batches: int, seconds: float, logs: str) -> str:
+    """The text plain ``evaluate`` prints at its end (the bound, the time, the counts), for the merged run."""
+    config, counts = doc["config"], doc["counts"]
+    lbr = config.get("lbr") or {"bets": "?", "rounds": "?"}
+    duplicate = bool(config.get("duplicate"))
+    hands = int(counts.get("hands", 0))
+    deals = doc["estimators"]["duplicate"]["chips"]["n"]
+    lines = [f"LBR ({lbr['bets']}, rounds {lbr['rounds']}) vs {config.get('opponent')} in {config.get('game')}: "
+             f"{hands} hands" + (f" ({deals} duplicate deals)" if duplicate else "")
+             + f", seed {config.get('seed')}; {batches} batches on {workers} worker(s)"]
+    sent, failed = int(counts.get("lbr_queries", 0)), int(counts.get("lbr_query_errors", 0))
+    lines += [f"LBR range queries: {sent} sent, {failed} failed" + (f" ({failed / sent:.1%})" if sent else ""), ""]
+    lines += document_bound_lines(doc)
+    lies = proven_lies(counts)
+    lines += [line for line in (honesty_line(doc["estimators"], "io", lies),
+                                honesty_line(doc["estimators"], "aivat", lies)) if line is not None]
+    lines.append("")
+    lines += time_lines(doc["timings"], seconds, hands, duplicate, batches)
+    lines.append(counts_line(counts))
+    lines.append(f"logs: {logs}")
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Drive one evaluation on Dask; the exit status of ``evaluate``."""
     try:
-        batches = plan_batches(args.hands, args.batch_hands, args.seed)
+        if args.scheduler is None:  # else planned once the scheduler says how many workers it has
+            args.batch_hands = batch_size(args.hands, args.workers or 1, args.batch_hands)
+        batches = plan_batches(args.hands, args.batch_hands or DEFAULT_BATCH_HANDS, args.seed)
         if _printed_job_script(args):
             return EXIT_OK
         import distributed  # noqa: F401
@@ -262,6 +315,13 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     driver = _Driver(args, batch_argv(argv), args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-"))
     started = time.perf_counter()
     with dask_client(args) as (client, workers):
+        if args.scheduler is not None:
+            try:
+                args.batch_hands = batch_size(args.hands, workers, args.batch_hands)
+            except ValueError as problem:
+                print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
+                return EXIT_USAGE
+            batches = plan_batches(args.hands, args.batch_hands, args.seed)
         driver.drive(client, workers, batches)
     if not driver.done:
         print("acpc-lbr evaluate: no batch completed; no result", file=sys.stderr)
@@ -305,6 +365,8 @@ class _Driver:
         #: The futures in flight: the batch each runs and its attempt number.
         self.owner: dict[Any, tuple[Batch, int]] = {}
         self.live: _LiveMetrics | None = None
+        #: The progress bar or lines, as plain ``evaluate`` draws them (None: ``--quiet``).
+        self.progress: Progress | None = None
 
     def say(self, text: str) -> None:
         if not self.args.quiet:
@@ -322,6 +384,10 @@ class _Driver:
         if args.metrics_port is not None:
             self.live = _LiveMetrics(args.metrics_port, args.metrics_bind, "scaleout", workers, len(batches))
             self.say(f"metrics: http://{args.metrics_bind}:{self.live.port}/metrics")
+        if not args.quiet:  # a line per batch done, or the bar on a terminal: as plain evaluate
+            seatings = 1 if getattr(args, "duplicate", True) is False else 2
+            self.progress = Progress(sys.stderr, args.hands * seatings, 1, shorter=(
+                f"--hands N shortens it in proportion (now {args.hands} deals), and more workers on free cores"))
         for batch in batches:
             self._submit(client, batch, 0)
         queue = as_completed(list(self.owner))
@@ -330,6 +396,8 @@ class _Driver:
             if again is not None:
                 queue.add(again)
             self._show(batch, len(batches))
+        if self.progress is not None:
+            self.progress.close()
 
     def _submit(self, client: Any, batch: Batch, attempt: int) -> Any:
         future = client.submit(run_batch, self.base, batch, self.out_dir, attempt, pure=False,
@@ -367,7 +435,9 @@ class _Driver:
                 self.live.update(None, 0, states)
             return
         merged = self.merged()
-        self.say(_progress(merged, self.done, total, self.args.hands, len(self.owner)))
+        if self.progress is not None:
+            self.progress.update(int(merged["counts"].get("hands", 0)), _estimate(merged),
+                                 int(merged["counts"].get("query_errors", 0)))
         if self.live is not None:
             self.live.update(merged, int(self.done[batch.index]["document"]["counts"].get("hands", 0)), states)
 
@@ -388,7 +458,7 @@ def _publish(args: argparse.Namespace, driver: _Driver, batches: int, workers: i
         "retries": driver.retries, "given_up": driver.given_up,
         "wall_seconds": seconds,
     }
-    print(format_table(doc))
+    print(summary(doc, workers, batches, seconds, driver.out_dir))
     if args.json:
         Path(args.json).write_text(dumps(doc))
     if getattr(args, "report", None):  # the merged run's report (acpc_lbr/report.py)
@@ -420,8 +490,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="start workers through dask-jobqueue (see docs/scale-out.md)")
     group.add_argument("--cluster-option", action="append", default=[], metavar="KEY=VALUE",
                        help="a dask-jobqueue cluster argument, e.g. queue=short (repeatable)")
-    group.add_argument("--batch-hands", type=int, default=DEFAULT_BATCH_HANDS, metavar="N",
-                       help=f"deals per batch (default {DEFAULT_BATCH_HANDS})")
+    group.add_argument("--batch-hands", type=int, default=None, metavar="N",
+                       help=f"deals per batch (default: hands / workers, at most {DEFAULT_BATCH_HANDS}, so "
+                       "every worker gets a batch; give it to get the same result with any number of workers)")
     group.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, metavar="N",
                        help=f"reruns of a batch whose worker died (default {DEFAULT_MAX_RETRIES})")
     group.add_argument("--dry-run", action="store_true",

@@ -253,13 +253,18 @@ def test_opponent_cmd_naming_no_program_is_a_usage_error(capsys: pytest.CaptureF
 
 
 def test_an_opponent_program_that_exits_at_start_ends_the_matches_at_once(tmp_path: Path) -> None:
-    """Not after the 60 s start timeout, and not blamed on LBR: the refusal names the exit."""
+    """Not after the 60 s start timeout, and not blamed on LBR: the one-line refusal names the
+    exit and quotes the program's last words (its own error: the cause, where the user looks)."""
     out = tmp_path / "logs"
-    bot = f"{sys.executable} -c 'import sys; sys.exit(3)' {{host}} {{port}}"
+    bot = (f"{sys.executable} -c 'import sys; print(\"my_bot: cannot open model.bin\", file=sys.stderr); "
+           f"sys.exit(3)' {{host}} {{port}}")
     done = _run(["--opponent-cmd", bot, "--hands", "10", "--out", str(out)], tmp_path)
     assert done.returncode != 0
+    refusal = done.stderr.strip().splitlines()[-1]
     assert "no bound: no hand was played: the opponent program exited (status 3) before it connected" \
-        in done.stderr, done.stderr
+        in refusal, done.stderr
+    assert "it said: 'my_bot: cannot open model.bin'" in refusal
+    assert "the opponent program said" not in refusal  # quoted once
     assert "took no active decision" not in done.stderr
     assert "Traceback" not in done.stderr
     assert (out / "opponent0.out").exists() and (out / "opponent1.out").exists()
@@ -277,6 +282,8 @@ def test_an_opponent_program_started_for_another_game_is_pointed_to_its_output(t
     shown = re.search(r"the opponent program's output: (\S+\.out)\)", refusal)
     assert shown is not None, refusal
     assert "start the bot with the dealer's game (--game)" in Path(shown.group(1)).read_text()
+    # ... and the refusal itself quotes it (the cause sat only in opponent0.out).
+    assert "the opponent program said: " in refusal and "start the bot with the dealer's game (--game)" in refusal
 
 
 # -- numbers that must be refused, and counts that must agree (issue 13) ----------------------
@@ -583,3 +590,23 @@ def test_wind_down_stops_a_program_that_never_connected_and_waits_for_all_at_onc
     clock.advance(EXIT_GRACE_SECONDS)
     assert slow.ended_at == other_slow.ended_at == EXIT_GRACE_SECONDS + 0.1
     assert done.called
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_default_log_folder_goes_after_a_bound_unless_kept(tmp_path: Path, keep: bool) -> None:
+    """Without --out the logs go to $TMPDIR/acpc-lbr-evaluate-*: removed after a run that gave its
+    bound (each run left several MB in /tmp forever), kept with --keep-logs; the last line says
+    which, with the path. (A failed run keeps them: the tests above read opponent0.out there.)"""
+    env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "acpc_lbr.cli", "evaluate", "--game", "leduc", "--hands", "20",
+                           "--quiet", *(["--keep-logs"] if keep else [])],
+                          check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    folders = list(tmp_path.glob("acpc-lbr-evaluate-*"))
+    if keep:
+        assert len(folders) == 1 and last == f"logs: {folders[0]}"
+        assert list(folders[0].glob("*.log"))
+    else:
+        assert folders == [] and last.startswith(f"logs: removed ({tmp_path}/acpc-lbr-evaluate-")
+        assert "--keep-logs" in last

@@ -163,3 +163,22 @@ def test_dealer_bar_on_a_terminal_with_q_is_erased_and_quiet_silences_it(tmp_pat
     assert not re.search(r"\d hands/s", screen) and "TO " not in screen
     assert (tmp_path / "ports.txt").read_text().count("SCORE:") == 1
     assert time.monotonic() - started < 2 * LIMIT_SECONDS
+
+
+def test_a_long_first_eta_is_told_once_with_the_option_that_shortens_it() -> None:
+    """A run whose first ETA (5 s in) is over 10 minutes says so once, naming the option that
+    shortens it (the README's probe command ran 4 hours with no word); a short run says nothing."""
+    out = io.StringIO()
+    times = iter([0.0, 1.0, 6.0, 7.0, 8.0])
+    bar = Progress(out, total=10_000, every=1_000_000, clock=times.__next__, shorter="--hands N shortens it")
+    bar.update(1, None)  # 1 s in: too early for an ETA
+    bar.update(6, None)  # 6 hands in 6 s: 9,994 s left
+    bar.update(7, None)
+    bar.update(8, None)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("this run will take about 2:46:34 more") and "--hands N shortens it" in lines[0]
+    quick = io.StringIO()
+    fast = Progress(quick, total=100, every=1_000_000, clock=iter([0.0, 6.0]).__next__, shorter="--hands N")
+    fast.update(50, None)  # 50 hands in 6 s: 6 s left
+    assert quick.getvalue() == ""

@@ -33,6 +33,7 @@ from acpc_lbr.results import (
     estimates_from_outcomes,
     format_table,
     merge_documents,
+    player_results,
     results_document,
     simulate_lbr_match,
 )
@@ -460,3 +461,23 @@ def test_an_aivat_check_without_spread_does_not_speak_of_showdowns() -> None:
     assert line is not None and "not tested" in line and "showdown" not in line, line
     io_line = honesty_line(doc["estimators"], "io")
     assert io_line is not None and "no showdown valued from the answers" in io_line
+
+
+def test_players_section_merges_exactly() -> None:
+    """Each player's raw result (games of more than two players) merges like the estimators: the
+    merge of two batches' ``players`` equals the section over their hands together."""
+    rng = np.random.default_rng(3)
+    names = ("a", "b", "c")
+    hands = [(names, tuple(float(v) for v in (x, y, -x - y))) for x, y in rng.integers(-4, 5, size=(50, 2))]
+    docs = []
+    for seed, part in ((1, hands[:20]), (2, hands[20:])):
+        estimates = estimates_from_outcomes(HandOutcome(d, 0, v[0]) for d, (_, v) in enumerate(part))
+        docs.append(results_document({"game": "kuhn.limit.3p", "players": list(names), "seed": seed},
+                                     estimates, 2, players=player_results(part, 2)))
+    merged = merge_documents(docs)
+    assert merged["players"] == player_results(hands, 2)
+    assert merged["players"]["a"]["chips"]["n"] == 50
+    lines = format_table(merged).splitlines()
+    at = next(k for k, line in enumerate(lines) if "not computed for 3 players" in line)
+    assert [line.split()[0] for line in lines[at + 1 : at + 4]] == ["a", "b", "c"]
+    assert not any(line.startswith(("duplicate ", "imaginary")) for line in lines)  # no empty rows

@@ -35,6 +35,8 @@ def run_cli(args: list[str], tmp_path: Path, name: str, timeout: float = 300) ->
                            "--out", str(tmp_path / name)],
                           check=False, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-2000:]
+    (tmp_path / f"{name}.stdout").write_text(done.stdout)
+    (tmp_path / f"{name}.stderr").write_text(done.stderr)
     return out
 
 
@@ -74,6 +76,30 @@ def test_same_seed_same_result_with_one_or_two_workers(tmp_path: Path) -> None:
     assert [b["index"] for b in doc["scaleout"]["batches"]] == [0, 1, 2]
     assert doc["scaleout"]["given_up"] == [] and doc["scaleout"]["retries"] == 0
     assert estimators(one)["duplicate"]["n"] == 120
+    # The output is plain evaluate's: the bound, the time lines, the counts, and progress lines.
+    stdout, stderr = (tmp_path / "two.stdout").read_text(), (tmp_path / "two.stderr").read_text()
+    assert "lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:" in stdout
+    assert "\n  duplicate " in stdout and "(120 pairs)" in stdout
+    assert "time: " in stdout and "hands/s" in stdout and "3 batches" in stdout
+    assert "LBR: computation" in stdout and stdout.count("counts: ") == 1
+    assert "240/240 hands" in stderr and "ETA" in stderr
+
+
+def test_batch_size_gives_every_worker_a_batch_or_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    """--workers N makes at least N batches: without --batch-hands the size is chosen so
+    (2,000 deals on 2 workers ran as one batch, one worker idle); a --batch-hands or --hands that
+    cannot is refused in one line, before any worker starts."""
+    assert scaleout.batch_size(2000, 2, None) == 1000
+    assert scaleout.batch_size(100_000, 4, None) == scaleout.DEFAULT_BATCH_HANDS
+    assert len(scaleout.plan_batches(2001, scaleout.batch_size(2001, 2, None), 1)) == 2
+    assert scaleout.batch_size(2000, 2, 400) == 400
+    with pytest.raises(ValueError, match="1 would sit idle; give --batch-hands 1000 or less"):
+        scaleout.batch_size(2000, 2, 2000)
+    with pytest.raises(ValueError, match="cannot be cut into 4 batches"):
+        scaleout.batch_size(3, 4, None)
+    assert evaluate.main([*GAME, "--workers", "2", "--hands", "2000", "--batch-hands", "2000"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "would sit idle" in err[0]
 
 
 def batch_running_under(pid: int) -> bool:

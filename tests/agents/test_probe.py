@@ -332,7 +332,8 @@ def test_evaluate_probe_measures_a_plain_bot_exactly_as_its_queried_twin(tmp_pat
         assert a["estimators"][estimator]["chips"] == b["estimators"][estimator]["chips"]
     assert a["counts"]["lbr_active_decisions"] > 0
     assert a["counts"]["query_errors"] == 0
-    assert a["config"]["opponent"].count(" probe ") == 1
+    assert a["config"]["opponent_cmd"].count(" probe ") == 1  # the command, the short name apart
+    assert a["config"]["opponent"] == "plain_call"
     probe = a["probe"]
     assert (probe["samples"], probe["instances"], probe["reports"]) == (5, 2, 2)
     # K probes per hand that can be held: 6 preflop, 5 with the board card out.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -195,12 +196,19 @@ def test_cli_fixed_ports_and_seats(tmp_path: Path) -> None:
     assert names == {"a|b"}
 
 
+def _play(bot: str, port: int, game: str, seed: int) -> subprocess.Popen[bytes]:
+    """`acpc-lbr play BOT` on 127.0.0.1:``port`` with its own ``--seed``."""
+    return subprocess.Popen([str(ACPC_LBR), "play", bot, "127.0.0.1", str(port), "--game", game,
+                             "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def test_cli_duplicate_match(tmp_path: Path) -> None:
-    """--duplicate: four ports, both logs with mirrored seats, and a paired result."""
+    """--duplicate: four ports, both logs with mirrored seats, and a paired result in mbb/g
+    (the unit of every other figure) with its interval; bots seeded apart get no warning."""
     proc, [ports] = start_dealer(["d", "nolimit", "40", "5", "a", "b", "--duplicate", "-q"], tmp_path)
     assert len(ports) == 4
     # NAME1's ports are the 1st and 3rd, NAME2's the 2nd and 4th.
-    bots = [start_bot(port, "nolimit") for port in ports]
+    bots = [_play("random", port, "nolimit", seed) for seed, port in enumerate(ports, 1)]
     code, out = finish(proc, bots)
     assert code == 0
     game = load_game("nolimit")
@@ -209,18 +217,57 @@ def test_cli_duplicate_match(tmp_path: Path) -> None:
     assert len(main) == len(mirror) == 40
     pairs = []
     for m, d in zip(main, mirror):
-        assert (m.hole, m.board) == (d.hole, d.board)  # same cards by position
+        assert m.hole == d.hole  # same cards by position (the boards as far as each hand went)
+        assert all(x == y for x, y in zip(m.board, d.board))
         assert m.names == d.names[::-1]  # seats reversed
         pairs.append((m.values[m.names.index("a")] + d.values[d.names.index("a")]) / 2)
     line = next(l for l in out.splitlines() if l.startswith("DUPLICATE"))
-    # The pair's mean (chips per hand), as the results table's duplicate row.
-    mean = statistics.fmean(pairs)
-    half = 1.96 * statistics.stdev(pairs) / math.sqrt(len(pairs))
-    assert f"a {mean:.6f}".rstrip("0").rstrip(".") + " chips per hand" in line
+    # The pair's mean in mbb/g (1000 chips per big blind), as the results table's duplicate row.
+    mbb = 1000.0 / game.big_blind
+    mean = statistics.fmean(pairs) * mbb
+    half = statistics.NormalDist().inv_cdf(0.975) * statistics.stdev(pairs) / math.sqrt(len(pairs)) * mbb
+    assert f"DUPLICATE d: a {mean:+.1f} mbb/g ± {half:.1f} (95%)" in line, line
     assert "40 pairs" in line
-    low = float(re.search(r"CI (\S+) \.\.", line).group(1))  # type: ignore[union-attr]
-    assert low == pytest.approx(mean - half, abs=0.051)  # to a tenth of a chip, as docs/dealer.md shows it
-    assert re.search(r"CI -?\d+\.\d \.\. -?\d+\.\d\)", line), line
+    assert "WARNING" not in (tmp_path / "dealer.err").read_text()
+
+
+def test_cli_duplicate_warns_when_every_pair_has_two_identical_halves(tmp_path: Path) -> None:
+    """Four bot processes seeded alike play each pair's two halves the same: the duplicate result
+    is 0 by construction. The dealer says so, and names the likely cause (issue 31)."""
+    proc, [ports] = start_dealer(["s", "kuhn", "30", "5", "a", "b", "--duplicate", "-q"], tmp_path)
+    code, out = finish(proc, [_play("random", port, "kuhn", 7) for port in ports])
+    assert code == 0
+    assert "DUPLICATE s: a +0.0 mbb/g ± 0.0 (95%)" in out
+    warning = next(l for l in (tmp_path / "dealer.err").read_text().splitlines() if l.startswith("WARNING"))
+    assert "the two halves of all 30 pairs are the same hand" in warning
+    assert "seeded alike" in warning and "--seed" in warning
+
+
+@pytest.mark.parametrize("second_pair", ["a b", "c d"])
+def test_cli_several_duplicate_matches_write_a_document_per_match(tmp_path: Path, second_pair: str) -> None:
+    """--results-json with several --duplicate matches: one document per match beside FILE (it
+    wrote the first match's only), and FILE the merge when the matches merge (one pairing,
+    other seeds), else no FILE and a line saying why."""
+    args = ["--match", "m1 kuhn 20 1 a b", "--match", f"m2 kuhn 20 2 {second_pair}", "--duplicate", "-q",
+            "--results-json", "all.json"]
+    proc, port_lines = start_dealer(args, tmp_path)
+    bots = [_play("random", port, "kuhn", 10 * k + i) for k, ports in enumerate(port_lines)
+            for i, port in enumerate(ports)]
+    code, _ = finish(proc, bots)
+    assert code == 0
+    docs = {name: json.loads((tmp_path / f"all.{name}.json").read_text()) for name in ("m1", "m2")}
+    for name, doc in docs.items():
+        assert doc["config"]["matches"] == [name, f"{name}.dup"]
+        assert doc["estimators"]["duplicate"]["chips"]["n"] == 20
+    line = next(l for l in (tmp_path / "dealer.err").read_text().splitlines() if l.startswith("RESULTS JSON"))
+    assert "all.m1.json, all.m2.json" in line
+    if second_pair == "a b":
+        merged = json.loads((tmp_path / "all.json").read_text())
+        assert merged["config"]["matches"] == ["m1", "m1.dup", "m2", "m2.dup"]
+        assert merged["estimators"]["duplicate"]["chips"]["n"] == 40
+    else:
+        assert not (tmp_path / "all.json").exists()
+        assert "do not merge" in line
 
 
 def _reference_quiet_header(match: str, game: str, hands: int, seed: int) -> list[str]:
@@ -276,6 +323,38 @@ def test_cli_several_matches_in_one_process(tmp_path: Path) -> None:
         assert sum(line.startswith("STATE:") for line in lines) == 30
         assert f"{name} {lines[-1]}" in out
         parse_score(lines[-1])
+
+
+def test_cli_three_player_match_gives_each_players_raw_result(tmp_path: Path) -> None:
+    """A 3-player match gets results, live and from the files alike: each player's raw result
+    (mean of its chips per hand, 95% interval) in the table and the JSON, and one line saying
+    why duplicate, IO and AIVAT are not there (issue 31: it printed and wrote nothing)."""
+    from dealer.results import results_from_files
+
+    args = ["k", "kuhn.limit.3p", "60", "5", "a", "b", "c", "-q", "--table", "--results-json", "k.json"]
+    proc, [ports] = start_dealer(args, tmp_path)
+    code, _ = finish(proc, [start_bot(port, "kuhn.limit.3p") for port in ports])
+    assert code == 0
+    game = load_game("kuhn.limit.3p")
+    states = [parse_log_state(l, game) for l in (tmp_path / "k.log").read_text().splitlines()
+              if l.startswith("STATE:")]
+    doc = json.loads((tmp_path / "k.json").read_text())
+    err = (tmp_path / "dealer.err").read_text()
+    assert "not computed for 3 players" in err
+    for name in "abc":
+        values = [s.values[s.names.index(name)] for s in states]
+        figures = doc["players"][name]
+        assert figures["chips"]["n"] == 60
+        assert figures["chips"]["mean"] == pytest.approx(statistics.fmean(values), abs=1e-12)
+        half = 1.96 * statistics.stdev(values) / math.sqrt(60)
+        assert figures["mbb_per_game"]["half_width_95"] == pytest.approx(1000 * half / game.big_blind, rel=1e-3)
+        row = next(l for l in err.splitlines() if l.startswith(f"{name} "))
+        assert row.split()[1:4] == ["60", f"{1000 * statistics.fmean(values) / game.big_blind:.1f}",
+                                    f"{figures['mbb_per_game']['half_width_95']:.1f}"]
+    assert doc["estimators"]["raw"] == doc["players"]["a"]  # the measured player's, the first name
+    from_files = results_from_files([tmp_path / "k.log"])
+    assert from_files["players"] == doc["players"]
+    assert from_files["estimators"] == doc["estimators"]
 
 
 @pytest.mark.parametrize(("bot1", "bot2", "game"), [
