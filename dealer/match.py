@@ -79,6 +79,7 @@ from dealer.events import (
     drop_partial_line,
     open_record_file,
 )
+from dealer.fds import shortage_note, watch_accept_failures
 from dealer.interfaces import Clock, DelayedCall, ListeningPort, MatchReactor
 from dealer.relay import DEFAULT_T_QUERY_MS, QueryFailed, QueryRelay  # noqa: F401 (QueryFailed: ask_seat raises it)
 from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
@@ -542,6 +543,7 @@ class Match:
         """
         tcp = self.reactor
         ports = list(self.config.ports) + [0] * (len(self.seats) - len(self.config.ports))
+        watch_accept_failures()  # a seat refused for want of descriptors is then said so
         numbers = []
         for seat, port in zip(self.seats, ports):
             try:
@@ -829,7 +831,7 @@ class Match:
                     Cause.NO_CONNECTION,
                     # No option named: the dealer's is --start_timeout, evaluate has none.
                     f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect "
-                    f"within {timeout / 1000.0:g} s{last}",
+                    f"within {timeout / 1000.0:g} s{last}{shortage_note()}",
                     missing.index,
                 ))
             timer = self.clock.callLater(timeout / 1000.0, expire)
