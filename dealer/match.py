@@ -67,7 +67,7 @@ from twisted.python.failure import Failure
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import events as ev
 from dealer import seatio
-from dealer.budget import BotBudget
+from dealer.budget import BotBudget, Charge, LineKind
 from dealer.busypoll import BusyPoll
 from dealer.events import (
     Cause,
@@ -1422,13 +1422,19 @@ class Match:
         return reply.action, reply.problem, problem
 
     def _ignore_reply(self, seat: _Seat, turn: _Turn, hand_id: int, problem: str) -> None:
-        """Count, trace and publish an unusable line; too many in a row end the match."""
+        """Count, trace and publish an unusable line (past the first few of the hand, only count
+        it: dealer/budget.py ``LineCosts``); too many in a row, or in the hand, end the match."""
         turn.ignored += 1
         seat.ignored += 1
-        self.trace.line(f"WARNING: {problem}")
-        self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
+        costs = self.relay.line_costs[seat.index]
+        charge = costs.charge(LineKind.REPLY_IGNORED, hand_id, None)
+        if charge == Charge.LOG:
+            self.trace.line(f"WARNING: {problem}")
+            self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
         if turn.ignored > self.config.max_ignored:
             self._too_many_ignored(seat, turn.ignored, hand_id, problem)
+        if charge == Charge.OVER:
+            raise MatchAborted(Cause.OVER_BUDGET, f"{seat.label()} {costs.over()}", seat.index)
 
     def _note_correction(self, seat: _Seat, hand_id: int, correction: Correction) -> None:
         """Count, trace and publish an action the rules corrected (after the warnings the

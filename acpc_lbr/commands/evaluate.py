@@ -81,6 +81,7 @@ from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_l
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
+from dealer.budget import BotBudget
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.interfaces import ListeningPort, MatchReactor
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
@@ -184,6 +185,8 @@ class EvaluationConfig:
         out: directory for the logs.
         t_query_ms: the opponent's time limit per query.
         t_response_ms: the opponent's time limit per action (the dealer's ``--t_response``).
+        t_query_match_ms: the most time the opponent may spend answering range queries in
+            one seating's match (the dealer's ``--t_query_match``).
         io: attach the dealer's results (imaginary observations; on unless ``--no-io``).
         aivat: also compute the AIVAT estimators (with the same results machinery).
         metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
@@ -205,6 +208,7 @@ class EvaluationConfig:
     out: Path = Path(".")
     t_query_ms: int = 10_000
     t_response_ms: int = 600_000
+    t_query_match_ms: int = int(BotBudget.query_seconds_match * 1000)
     io: bool = True
     aivat: bool = False
     metrics_port: int | None = None
@@ -532,6 +536,7 @@ def _seating(config: EvaluationConfig, reactor: EvaluateReactor, evaluation: Eva
         game_arg=config.game_arg, game=config.game, hands=config.hands, seed=config.seed,
         names=names, bind="127.0.0.1", t_per_hand_ms=600_000, trace_messages=False,
         t_query_ms=config.t_query_ms, t_response_ms=config.t_response_ms, start_timeout_ms=START_TIMEOUT_MS,
+        budget=BotBudget(query_seconds_match=config.t_query_match_ms / 1000.0),
     )
     match = Match(match_config, reactor, stderr=None)
 
@@ -729,7 +734,8 @@ def _spec_of(config: EvaluationConfig) -> seating.MirrorSpec:
     return {"game": config.game_arg, "opponent": config.opponent, "opponent_cmd": config.opponent_cmd,
             "bets": config.bets.name, "rounds": config.rounds.text(), "hands": config.hands,
             "seed": config.seed, "out": str(config.out), "t_query_ms": config.t_query_ms,
-            "t_response_ms": config.t_response_ms, "io": config.io, "aivat": config.aivat, "name": config.opponent_name}
+            "t_response_ms": config.t_response_ms, "t_query_match_ms": config.t_query_match_ms,
+            "io": config.io, "aivat": config.aivat, "name": config.opponent_name}
 
 
 def _config_of(spec: seating.MirrorSpec) -> EvaluationConfig:
@@ -740,6 +746,7 @@ def _config_of(spec: seating.MirrorSpec) -> EvaluationConfig:
         bets=BettingOptions.parse(spec["bets"]), rounds=ActiveRounds.parse(spec["rounds"], game),
         hands=int(spec["hands"]), seed=int(spec["seed"]), duplicate=True, out=Path(spec["out"]),
         t_query_ms=int(spec["t_query_ms"]), t_response_ms=int(spec["t_response_ms"]),
+        t_query_match_ms=int(spec["t_query_match_ms"]),
         io=bool(spec["io"]), aivat=bool(spec["aivat"]),
         name=spec["name"])
 
@@ -1213,6 +1220,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--t_response", type=int, default=600_000, metavar="MS",
                         help="the opponent's time limit per action, as the dealer's: a bot that "
                         "hangs ends the match after MS (default 600000)")
+    parser.add_argument("--t_query_match", type=int, default=int(BotBudget.query_seconds_match * 1000),
+                        metavar="MS", help="the most time the opponent may spend answering range "
+                        "queries in one match, as the dealer's (default 3600000: an hour)")
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",
                         help="without a TTY, print a progress line every N hands (default: 10 lines)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -1255,8 +1265,8 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
                          "'-', '_' or '.', and not 'lbr' (LBR's own name)")
     if args.hands < 1:
         raise ValueError("--hands must be positive")
-    if args.t_response < 1:
-        raise ValueError("--t_response must be positive (milliseconds)")
+    if args.t_response < 1 or args.t_query_match < 1:
+        raise ValueError("--t_response and --t_query_match must be positive (milliseconds)")
     if not 0 <= args.seed < 2**32:
         raise ValueError("--seed must be an unsigned 32-bit integer")
     for written in (args.json, args.report):  # found out now, not after the whole run
@@ -1274,7 +1284,8 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
         bets=BettingOptions.parse(args.bets), rounds=rounds,
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
-        t_query_ms=args.t_query, t_response_ms=args.t_response, io=args.io or args.aivat, aivat=args.aivat,
+        t_query_ms=args.t_query, t_response_ms=args.t_response, t_query_match_ms=args.t_query_match,
+        io=args.io or args.aivat, aivat=args.aivat,
         metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=name,
         probe=args.probe,
     )

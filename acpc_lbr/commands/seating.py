@@ -74,6 +74,7 @@ class MirrorSpec(TypedDict):
     out: str
     t_query_ms: int
     t_response_ms: int
+    t_query_match_ms: int
     io: bool
     aivat: bool
     name: str | None

@@ -439,6 +439,11 @@ class NeverReads(Protocol):
             self.done.callback(None)
 
 
+#: Budgets of unusable lines out of the way, for the tests of what a bot that does not read
+#: costs (its flood is 40,000 refused queries, which these budgets alone would end).
+UNBOUNDED_LINES = {"max_unusable_decision": 10**9, "max_unusable_hand": 10**9}
+
+
 async def _flood(budget: BotBudget, t_response_ms: int) -> tuple[MatchResult, list[int], list[bool]]:
     from twisted.internet import reactor
 
@@ -468,7 +473,7 @@ async def _flood(budget: BotBudget, t_response_ms: int) -> tuple[MatchResult, li
 @pytest_twisted.ensureDeferred
 async def test_a_bot_that_does_not_read_is_not_read_from(in_tmp: Path) -> None:
     """Output piling up for a bot that never reads: the dealer stops reading from it; t_response ends it."""
-    result, unsent, paused = await _flood(BotBudget(send_buffer_bytes=16384, close_grace_s=0.2), t_response_ms=1500)
+    result, unsent, paused = await _flood(BotBudget(send_buffer_bytes=16384, close_grace_s=0.2, **UNBOUNDED_LINES), t_response_ms=1500)
     assert (result.cause, result.seat) == ("timeout", 1)
     assert any(paused), "reading should have been paused"
     assert max(unsent) <= 64 * 1024 + 4096  # Twisted's bufferSize, plus one write
@@ -478,7 +483,7 @@ async def test_a_bot_that_does_not_read_is_not_read_from(in_tmp: Path) -> None:
 async def test_a_bot_whose_unsent_output_passes_the_limit_is_dropped(in_tmp: Path) -> None:
     """Past max_unsent_bytes the bot is dropped, and the message names it and the limit."""
     result, _, _ = await _flood(BotBudget(send_buffer_bytes=16384, max_unsent_bytes=20_000,
-                                          close_grace_s=0.2),
+                                          close_grace_s=0.2, **UNBOUNDED_LINES),
                                      t_response_ms=30_000)
     assert (result.exit_code, result.cause, result.seat) == (EXIT_BOT_FAILURE, "not_reading", 1)
     assert "seat 2 (s2) does not read what it is sent" in (result.message or "")
@@ -512,9 +517,10 @@ def test_out_of_turn_lines_are_bounded(in_tmp: Path) -> None:
 
 
 def test_unsolicited_range_lines_are_logged_up_to_a_budget(in_tmp: Path) -> None:
-    """80,000 unsolicited RANGE lines: 10 events logged, the rest counted in one summary; play goes on."""
+    """200 unsolicited RANGE lines in a hand (within max_unusable_hand): 10 events logged, the rest
+    counted in one summary; play goes on."""
     t = started(events=True)
-    t.feed(1, "RANGE:zz:c=1\r\n" * 80_000)
+    t.feed(1, "RANGE:zz:c=1\r\n" * 200)
     assert not t.done.called
     autoplay(t)
     assert ended(t).exit_code == EXIT_OK
@@ -522,7 +528,18 @@ def test_unsolicited_range_lines_are_logged_up_to_a_budget(in_tmp: Path) -> None
     dropped = [e for e in events if e["event"] == "query_answer_dropped"]
     assert len(dropped) == BotBudget().logged_drops
     (summary,) = [e for e in events if e["event"] == "query_answers_dropped"]
-    assert (summary["seat"], summary["dropped"]) == (2, 80_000)
+    assert (summary["seat"], summary["dropped"]) == (2, 200)
+    assert Path("m.events.jsonl").stat().st_size < 50_000
+
+
+def test_an_unsolicited_range_flood_ends_the_match_at_the_hand_budget(in_tmp: Path) -> None:
+    """80,000 unsolicited RANGE lines (logged up to a budget and played on, before): the match ends
+    at max_unusable_hand, charged to the bot, and the events file stays small."""
+    t = started(events=True)
+    t.feed(1, "RANGE:zz:c=1\r\n" * 80_000)
+    result = ended(t)
+    assert (result.cause, result.seat) == ("over_budget", 1)
+    assert "257 unusable lines in hand 0 (257 answer_dropped; limit max_unusable_hand 256)" in result.message
     assert Path("m.events.jsonl").stat().st_size < 50_000
 
 
