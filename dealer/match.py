@@ -649,6 +649,15 @@ class Match:
             self.events.emit(ev.ConnectionClosed(seat=seat_index + 1, peer=protocol.peer_label(),
                                                  reason="closed before sending VERSION"))
 
+    def seat_candidate_line_too_long(self, seat_index: int, protocol: SeatProtocol, start: bytes,
+                                     limit: int) -> None:
+        seat = self.seats[seat_index]
+        if protocol in seat.candidates:
+            seat.candidates.remove(protocol)
+            shown = _printable(start.decode("latin-1"))
+            self._refuse_candidate(seat, protocol, f"{protocol.peer_label()} to {seat.label()} sent a first "
+                                   f"line longer than {limit} bytes, which no VERSION line is: {shown}...")
+
     def seat_line(self, seat_index: int, line: str) -> None:
         seat = self.seats[seat_index]
         if self._waiting and self._waiter_seat == seat_index and not seat.queue:

@@ -31,9 +31,10 @@ charges the agent, up to ``BotBudget.query_pause_decision_s`` per decision
 and ``BotBudget.query_pause_hand_s`` per hand; beyond them the agent's clock
 runs again, so an agent cannot stall a match with queries. The agent's own
 budget (dealer/budget.py) also bounds its queries out at once
-(``max_queries``) and the length of a ``QUERY`` line (``max_query_bytes``,
-checked before any parsing); going over either ends the match, charged to the
-agent. Unsolicited or late answers are dropped; the first
+(``max_queries``: going over ends the match, charged to the agent) and the
+length of a ``QUERY`` line (``max_query_bytes``, checked before any parsing: a
+longer one is refused, and counts against the agent's budget of unusable
+lines like any refused query). Unsolicited or late answers are dropped; the first
 ``BotBudget.logged_drops`` of a seat are logged one by one, the rest only
 counted. Text sent back to an agent is made ASCII first (bot text may carry
 any byte).
@@ -535,20 +536,21 @@ class QueryRelay:
     def agent_query_received(self, seat: int, line: str) -> None:
         """A ``QUERY:`` line from an agent: refuse it or relay it."""
         budget = self.budget
-        if len(line) > budget.max_query_bytes:
-            self.over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
-                             f"(limit max_query_bytes {budget.max_query_bytes})")
-            return
         if self._out_for[seat] >= budget.max_queries:
             self.over_budget(seat, f"sent a range query with {self._out_for[seat]} "
                              f"already outstanding (limit max_queries {budget.max_queries})")
             return
-        fields = line.split(":", 2)
+        oversized = len(line) > budget.max_query_bytes
+        fields = (line[:100] if oversized else line).split(":", 2)  # an oversized line is not read
         qid = fields[1] if len(fields) >= 2 else ""
         if not is_query_id(qid):
             self.counts[seat].refused += 1
             if self.charge_line(seat, LineKind.QUERY_REFUSED) == Charge.LOG:
                 self.events.emit(ev.QueryRefused(seat=seat + 1, reason="no valid qid", line=line[:100]))
+            return
+        if oversized:  # refused unparsed, and play goes on; a flood meets the line budgets
+            self._refuse(seat, qid, f"query of {len(line)} bytes is longer than max_query_bytes "
+                                    f"{budget.max_query_bytes}")
             return
         try:
             query, asked_state = read_query(line, self.game)

@@ -544,7 +544,8 @@ def test_an_unsolicited_range_flood_ends_the_match_at_the_hand_budget(in_tmp: Pa
 
 
 def test_oversized_query_is_rejected_before_any_parse(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A QUERY line over max_query_bytes ends the agent's match without being parsed."""
+    """A QUERY line over max_query_bytes is refused without being parsed, and play goes on
+    (it ended the agent's match before); a flood of them meets the budget of unusable lines."""
 
     def no_parse(*args: Any) -> Any:
         raise AssertionError("an oversized query must not be parsed")
@@ -553,9 +554,24 @@ def test_oversized_query_is_rejected_before_any_parse(in_tmp: Path, monkeypatch:
     t = table(in_tmp)
     t.feed(0, "# range-query 1\r\n")  # the agent may now send 1 MiB lines
     t.feed(0, "QUERY:a:1:0::|:" + ",".join(["c"] * 500_000) + "\r\n")
+    assert not t.done.called
+    assert "QUERYERROR:a:query of 1000014 bytes is longer than max_query_bytes 4096" in t.take(0)
+    t.feed(0, ("QUERY:a:1:0::|:" + ",".join(["c"] * 5_000) + "\r\n") * 100)
     result = ended(t)
     assert (result.cause, result.seat) == ("over_budget", 0)
-    assert result.message == "seat 1 (agent) sent a QUERY line of 1000014 bytes (limit max_query_bytes 4096)"
+    assert "limit max_unusable_decision 64" in result.message
+
+
+def test_a_5000_digit_raise_in_a_query_is_refused_and_play_goes_on(in_tmp: Path) -> None:
+    """Before: the match ended, where the README says such a query is refused and play goes on."""
+    t = table(in_tmp)
+    t.feed(0, "# range-query 1\r\n")
+    t.feed(0, "QUERY:q1:1:0::|:f,c,r" + "9" * 5000 + "\r\n")
+    assert not t.done.called
+    assert any(line.startswith("QUERYERROR:q1:") for line in t.take(0))
+    t.feed(1, "MATCHSTATE:1:0::|2hAc:c\r\n")  # the bot, first to act, calls; then both play on
+    autoplay(t)
+    assert ended(t).exit_code == EXIT_OK
 
 
 # -- 10. seat squatting --------------------------------------------------------------
@@ -616,6 +632,22 @@ def test_a_squatters_bytes_are_shown_escaped(in_tmp: Path) -> None:
         data = Path(path).read_bytes()
         assert all(32 <= byte < 127 or byte == 10 for byte in data), path
     assert shown in Path(config.log_path).read_text()
+
+
+def test_an_over_long_first_line_is_refused_saying_so(in_tmp: Path) -> None:
+    """A 5,013-byte VERSION line (a silent reset before, and a timeout that did not quote it):
+    the connection is refused with a line that says why and shows its start; the timeout quotes it."""
+    stderr = io.StringIO()
+    t = MemoryTable(make_config("m", hands=3, seed=42, start_timeout_ms=5000), stderr=stderr)
+    squatter, transport = candidate(t, 0, "10.0.1.2")
+    squatter.dataReceived(b"VERSION:2.0." + b"0" * 5000 + b"\r\n")
+    assert transport.disconnecting
+    why = "sent a first line longer than 4096 bytes, which no VERSION line is: VERSION:2.0.000"
+    assert why in stderr.getvalue()
+    t.clock.advance(6)
+    result = ended(t)
+    assert result.exit_code == EXIT_BOT_FAILURE
+    assert "timed out waiting for seat 1" in result.message and why in result.message
 
 
 def test_candidates_are_capped_per_seat(in_tmp: Path) -> None:
