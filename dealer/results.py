@@ -47,7 +47,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, NotRequired, TextIO, TypedDict, cast
+from typing import IO, NotRequired, TextIO, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -396,9 +396,9 @@ class _QueryLogReader:
         elif record.get("type") == "hand":
             if self.header is None:
                 raise ValueError("a hand before the header line")
-            self._hand(record)
+            self._hand(cast(QueryLogHand, record))
 
-    def _header(self, record: dict[str, object]) -> None:
+    def _header(self, record: Mapping[str, object]) -> None:
         if record.get("version") not in READABLE_QUERY_LOG_VERSIONS:
             raise ValueError(f"{self.path}: unknown query log version {str(record.get('version'))[:40]!r}")
         if self.num_hands is None:
@@ -420,7 +420,9 @@ class _QueryLogReader:
             raise ValueError(f"hand {hand_id} lists {len(texts)} rows for the {actions} actions the log has")
         return [decode_row(cast(str, text), self.num_hands) for text in texts]
 
-    def _hand(self, record: dict[str, Any]) -> None:
+    def _hand(self, record: QueryLogHand) -> None:
+        """One hand's record, typed as the writer's (a field of another type raises TypeError,
+        KeyError or AttributeError, which :func:`read_query_log` turns into its one line)."""
         hand_id = int(record["hand"])
         if "decisions" in record:
             decisions = list(record["decisions"])
@@ -435,17 +437,18 @@ class _QueryLogReader:
             self.failures += 1
             self.not_strategies += proves_not_a_strategy(str(record["failed"]))
         if "aivat" in record:
-            decisions = list(record["aivat"])
-            rows_at: list[dict[str, object]] = [d["rows"] for d in decisions]
+            aivat_decisions = list(record["aivat"])
+            rows_at: list[object] = [d["rows"] for d in aivat_decisions]
             if not all(isinstance(rows, dict) and len(rows) <= MAX_AIVAT_ROWS for rows in rows_at):
                 raise ValueError(f"hand {hand_id}: an AIVAT decision's rows are not a map of at most "
                                  f"{MAX_AIVAT_ROWS} actions to rows")
-            decoded = self._decode(hand_id, [text for rows in rows_at for text in rows.values()])
+            maps = cast(list[dict[str, object]], rows_at)
+            decoded = self._decode(hand_id, [text for rows in maps for text in rows.values()])
             if decoded is not None:
                 found = iter(decoded)
-                self.aivat[hand_id] = [{str(a): next(found) for a in rows} for rows in rows_at]
-                self.aivat_lines[hand_id] = [str(d["betting"]) for d in decisions]
-            self.queries += sum(1 for d in decisions if d.get("asked"))
+                self.aivat[hand_id] = [{str(a): next(found) for a in rows} for rows in maps]
+                self.aivat_lines[hand_id] = [str(d["betting"]) for d in aivat_decisions]
+            self.queries += sum(1 for d in aivat_decisions if d.get("asked"))
         elif "aivat_failed" in record:
             self.aivat[hand_id] = None
             self.failures += int(record.get("aivat_errors", 1))
