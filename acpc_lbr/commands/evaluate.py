@@ -1215,14 +1215,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--aivat", action="store_true",
                         help="also compute the AIVAT estimators (uses the dealer's queries even with --no-io; "
                         "docs/results.md)")
-    parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
-                        help="the opponent's time limit per range query (default 10000)")
-    parser.add_argument("--t_response", type=int, default=600_000, metavar="MS",
-                        help="the opponent's time limit per action, as the dealer's: a bot that "
-                        "hangs ends the match after MS (default 600000)")
-    parser.add_argument("--t_query_match", type=int, default=int(BotBudget.query_seconds_match * 1000),
-                        metavar="MS", help="the most time the opponent may spend answering range "
-                        "queries in one match, as the dealer's (default 3600000: an hour)")
+    _add_time_limits(parser)
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",
                         help="without a TTY, print a progress line every N hands (default: 10 lines)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -1233,6 +1226,18 @@ def _parser() -> argparse.ArgumentParser:
                         help="interface of the metrics endpoint (default 127.0.0.1)")
     scaleout.add_arguments(parser)
     return parser
+
+
+def _add_time_limits(parser: argparse.ArgumentParser) -> None:
+    """The opponent's time limits: per query, per action, and for all its queries in a match."""
+    parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
+                        help="the opponent's time limit per range query (default 10000)")
+    parser.add_argument("--t_response", type=int, default=600_000, metavar="MS",
+                        help="the opponent's time limit per action, as the dealer's: a bot that "
+                        "hangs ends the match after MS (default 600000)")
+    parser.add_argument("--t_query_match", type=int, default=int(BotBudget.query_seconds_match * 1000),
+                        metavar="MS", help="the most time the opponent may spend answering range "
+                        "queries in one match, as the dealer's (default 3600000: an hour)")
 
 
 def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
