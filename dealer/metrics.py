@@ -293,12 +293,17 @@ class MetricsLimits:
         fd_reserve: a connection is refused if it would leave fewer file
             descriptors free than this (:data:`dealer.fds.SEAT_FD_RESERVE`): those
             are the seats'.
+        max_requests_per_second: requests served per second, over all
+            connections; a request past it waits, unread, for the next second
+            (its connection is not read meanwhile). So scrapers, however many
+            and however fast, cost the dealer a bounded share of its CPU.
     """
 
     max_connections: int = 16
     idle_timeout: float = 30.0
     header_timeout: float = 10.0
     fd_reserve: int = SEAT_FD_RESERVE
+    max_requests_per_second: int = 10
 
 
 class _BoundedConnection(ProtocolWrapper):
@@ -310,19 +315,38 @@ class _BoundedConnection(ProtocolWrapper):
         super().__init__(factory, wrapped)
         self._deadline: DelayedCall | None = None
         self._tail = b""
+        #: Bytes of a request held back past the request rate, and when they are let through.
+        self._held: bytes | None = None
+        self._release: DelayedCall | None = None
 
     def connectionMade(self) -> None:
         self._arm()
         super().connectionMade()  # type: ignore[no-untyped-call]
 
     def dataReceived(self, data: bytes) -> None:
+        if self._held is not None:  # waiting for the next second: kept, not read
+            self._held += data
+            return
         if self._deadline is None:  # a new request begins
             self._arm()
         seen = self._tail + data
         if b"\r\n\r\n" in seen or b"\n\n" in seen:  # its header is complete
             self._disarm()
+            wait = self.factory.admit()
+            if wait > 0.0 and self.transport is not None:
+                self._held = data
+                self.transport.pauseProducing()
+                self._release = self.factory.clock.callLater(wait, self._let_through)
+                return
         self._tail = seen[-3:]
         super().dataReceived(data)  # type: ignore[no-untyped-call]
+
+    def _let_through(self) -> None:
+        """The next second: read the held request again (it may have to wait once more)."""
+        held, self._held, self._release = self._held or b"", None, None
+        if self.transport is not None:
+            self.transport.resumeProducing()
+        self.dataReceived(held)
 
     def write(self, data: bytes) -> None:
         self._disarm()  # answering: the idle timeout (the site's) runs until the next request
@@ -330,6 +354,9 @@ class _BoundedConnection(ProtocolWrapper):
 
     def connectionLost(self, reason: Failure = connectionDone) -> None:
         self._disarm()
+        if self._release is not None and self._release.active():
+            self._release.cancel()
+        self._release = None
         super().connectionLost(reason)  # type: ignore[no-untyped-call]
 
     def _arm(self) -> None:
@@ -369,6 +396,21 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         #: Connections closed on accept (cap reached, or the seats' reserve), and cut off at the header timeout.
         self.refused = 0
         self.timed_out = 0
+        #: Requests held back to the next second (the request rate), and this second's requests.
+        self.delayed = 0
+        self._second = float("-inf")
+        self._served = 0
+
+    def admit(self) -> float:
+        """0 if a request may be served now, else the seconds until it may (the request rate)."""
+        now = self.clock.seconds()
+        if now - self._second >= 1.0:
+            self._second, self._served = now, 0
+        if self._served < self.limits.max_requests_per_second:
+            self._served += 1
+            return 0.0
+        self.delayed += 1
+        return self._second + 1.0 - now
 
     def buildProtocol(self, addr: IAddress | None) -> ProtocolWrapper | None:  # type: ignore[override]
         """The connection's protocol, or None (closed at once) past a limit."""

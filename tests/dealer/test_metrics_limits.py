@@ -197,3 +197,27 @@ def test_accepts_refused_for_want_of_descriptors_are_remembered(monkeypatch: pyt
     finally:
         from twisted.logger import globalLogPublisher
         globalLogPublisher.removeObserver(fds.ACCEPT_FAILURES.observe)
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_past_the_rate_wait_for_the_next_second() -> None:
+    """Six scrapes at once against a rate of two a second: two are served at once, the rest
+    wait (their connections unread), so the last is served about two seconds later."""
+    limits = MetricsLimits(max_requests_per_second=2, fd_reserve=0)
+    site = metrics_site(DealerMetrics(), reactor, limits)  # type: ignore[arg-type]
+    port, number = _serve(site)
+
+    def six() -> float:
+        import concurrent.futures
+
+        started = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            assert list(pool.map(lambda _: _scrape(number), range(6))) == [200] * 6
+        return time.monotonic() - started
+
+    try:
+        elapsed = await deferToThread(six)
+    finally:
+        await port.stopListening()  # type: ignore[attr-defined]
+    assert 1.8 < elapsed < 6.0, elapsed
+    assert site.delayed >= 4
