@@ -312,7 +312,29 @@ def read_document(path: Path | str) -> ResultsDocument:
         if len(message) > 160:
             message = message[:160] + "..."
         raise ValueError(f"{path}: not a results document of this program: at {where}, {message}")
-    return cast(ResultsDocument, doc)
+    document = cast(ResultsDocument, doc)
+    _check_trajectory_columns(path, document)
+    return document
+
+
+def _check_trajectory_columns(path: Path | str, doc: ResultsDocument) -> None:
+    """Every trajectory column has one entry per point (the schema cannot say so).
+
+    Raises:
+        ValueError: a column of another length than ``trajectory.hands``.
+    """
+    trajectory = doc.get("trajectory")
+    if not trajectory:
+        return
+    points = len(trajectory.get("hands", []))
+    for name, column in trajectory.get("estimators", {}).items():
+        exact = column.get("exact", {})
+        for key, values in (("n", column.get("n")), ("mean", column.get("mean")),
+                            ("half_width_95", column.get("half_width_95")),
+                            ("exact.sum", exact.get("sum")), ("exact.sum_sq", exact.get("sum_sq"))):
+            if values is not None and len(values) != points:
+                raise ValueError(f"{path}: not a results document of this program: trajectory column "
+                                 f"{name}.{key} has {len(values)} entries for {points} points")
 
 
 @lru_cache(maxsize=1)

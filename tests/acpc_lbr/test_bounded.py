@@ -101,3 +101,13 @@ def test_a_document_past_the_size_limit_is_refused_unread(tmp_path: Path) -> Non
 def test_the_recorded_document_meets_the_schema() -> None:
     """The schema takes what the program writes (a document of ``evaluate``)."""
     assert read_document(GOOD)["counts"]["hands"] == 400
+
+
+def test_trajectory_columns_of_another_length_are_refused(tmp_path: Path) -> None:
+    """A column shorter than the points (an IndexError in the report before) is refused in one line."""
+    path = _document(tmp_path, lambda d: d.update(trajectory={
+        "unit": "chips", "stride": 1, "hands": [1, 2, 3],
+        "estimators": {"raw": {"n": [1, 2, 3], "mean": [0.5], "half_width_95": [None, None, None],
+                               "exact": {"sum": ["1", "2", "3"], "sum_sq": ["1", "2", "3"]}}}}))
+    with pytest.raises(ValueError, match="trajectory column raw.mean has 1 entries for 3 points"):
+        read_document(path)
