@@ -167,3 +167,25 @@ def test_a_stopped_dask_driver_says_so_in_one_line_and_leaves_nothing(tmp_path: 
     assert "Traceback" not in err and lines[-1].startswith("acpc-lbr evaluate: interrupted"), err[-2000:]
     assert not any("WARNING" in line or "ERROR" in line for line in lines), err[-2000:]
     assert _none_left(mark, within=10.0) == []
+
+
+@pytest.mark.parametrize("command", [["play", "call-raise"], ["probe"]])
+def test_play_and_the_probe_adapter_end_on_sigterm_in_one_line(command: list[str]) -> None:
+    """Before: a stopped 'play' printed 'connection to the dealer lost' (a lost connection it caused).
+    Both reactor commands now say 'interrupted' in one line, with exit 1. The dealer here is a
+    socket that accepts and says nothing."""
+    import socket
+
+    with socket.socket() as dealer:
+        dealer.bind(("127.0.0.1", 0))
+        dealer.listen(4)
+        port = str(dealer.getsockname()[1])
+        args = ([*command, "127.0.0.1", port, "--game", "leduc"] if command[0] == "play"
+                else [*command, "127.0.0.1", port, "--game", "leduc", "--", sys.executable, "-c",
+                      "import time; time.sleep(60)"])
+        proc = subprocess.Popen([str(ACPC_LBR), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)  # started and waiting
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 1
+    assert err == f"acpc-lbr {command[0]}: interrupted\n", err
