@@ -11,12 +11,13 @@ import argparse
 import gc
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 import protocol
-from acpc_lbr import __version__
+from acpc_lbr import __version__, children
 from acpc_lbr.commands import drop_stdout
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_USAGE
 from protocol import _variant
@@ -80,9 +81,17 @@ def run() -> NoReturn:
     (``atexit``, flushing the standard streams). Only here, not in
     :func:`main`, which tests and other programs call in their own process.
     """
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a command as SIGINT does
     try:
         code = main()
         sys.stdout.flush()
+    except KeyboardInterrupt:
+        # A command without a reactor of its own (results, report, exact, evaluate's Dask
+        # driver, ...): one line and EXIT_FAILED, not a traceback or a death by signal. The
+        # dealer and evaluate handle both signals in their reactors and say more.
+        children.end_groups()
+        print(f"acpc-lbr {_command_name()}: interrupted", file=sys.stderr)
+        code = EXIT_FAILED
     except BrokenPipeError:
         # The reader of the output has gone (``acpc-lbr evaluate | head``). What was written
         # to files stays written; the rest of the output is dropped.
@@ -92,6 +101,17 @@ def run() -> NoReturn:
         code = EXIT_FAILED
     gc.freeze()
     sys.exit(code)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM, as SIGINT: raise KeyboardInterrupt where the program is."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _command_name() -> str:
+    """The subcommand being run (for the one-line message)."""
+    args = sys.argv[1:]
+    return args[0] if args and args[0] in SUBCOMMANDS else "(no command)"
 
 
 if __name__ == "__main__":

@@ -41,13 +41,16 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
 from typing import Literal, NotRequired, TypedDict, cast
 
+import jsonschema
 import numpy as np
 
 from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
+from acpc_lbr.bounded import loads_json, read_bounded_text
 from acpc_lbr.estimators import (
     AIVAT_NAMES,
     CHECKS,
@@ -240,25 +243,155 @@ def _merged_players(docs: Sequence[ResultsDocument], big_blind: int) -> dict[str
             stats.setdefault(name, RunningMean()).merge(RunningMean.from_dict(figures["chips"]))
     return {name: estimator_figures(stat, big_blind) for name, stat in stats.items()}
 
+#: The largest results document read (:func:`read_document`). A document keeps at most
+#: :data:`acpc_lbr.trajectory.MAX_POINTS` trajectory points per estimator (under 1 MB in
+#: all); a larger file is refused unread, so reading one takes at most ~20x this in memory.
+MAX_DOCUMENT_BYTES = 16 << 20
+
+_NUMBER = {"type": "number"}
+_COUNT = {"type": "integer", "minimum": 0}
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+#: A fraction's text as :meth:`acpc_lbr.stats.RunningMean.exact_sums` writes it (a denominator
+#: is never 0; the digits are bounded so that reading one stays linear).
+_FRACTION = {"type": "string", "pattern": "^-?[0-9]{1,4000}(/[1-9][0-9]{0,3999})?$"}
+_MEAN_FIGURES = {
+    "type": "object",
+    "required": ["n", "mean"],
+    "properties": {
+        "n": _COUNT, "mean": _NUMBER, "m2": _NUMBER, "std": _NUMBER_OR_NULL, "half_width_95": _NUMBER_OR_NULL,
+        "exact": {"type": "object", "required": ["sum", "sum_sq"],
+                  "properties": {"sum": _FRACTION, "sum_sq": _FRACTION}},
+    },
+}
+_ESTIMATOR = {
+    "type": "object",
+    "required": ["chips"],
+    "properties": {
+        "chips": _MEAN_FIGURES, "mbb_per_game": _MEAN_FIGURES, "bb_per_hand": _MEAN_FIGURES,
+        "z": _NUMBER_OR_NULL, "p_value": _NUMBER_OR_NULL, "flagged": {"type": "boolean"},
+    },
+}
+_COLUMN_POINTS = 4 * 512  # generous: a document holds at most MAX_POINTS + 1 points
+_TRAJECTORY_COLUMN = {
+    "type": "object",
+    "required": ["n", "exact"],
+    "properties": {
+        "n": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _COUNT},
+        "mean": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER},
+        "half_width_95": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER_OR_NULL},
+        "exact": {"type": "object", "required": ["sum", "sum_sq"], "properties": {
+            "sum": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _FRACTION},
+            "sum_sq": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _FRACTION},
+        }},
+    },
+}
+_STRING_OR_NULL = {"type": ["string", "null"]}
+#: The JSON Schema (draft 2020-12) every results document read must meet: the types of every
+#: field a merge, the table or the report reads (docs/results.md describes the fields).
+DOCUMENT_SCHEMA: dict[str, object] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["schema", "version"],
+    "properties": {
+        "schema": {"const": SCHEMA},
+        "version": {"enum": list(READABLE_VERSIONS)},
+        "software": {"type": "object", "properties": {"name": {"type": "string"}, "version": {"type": "string"}}},
+        "config": {"type": "object", "properties": {
+            "game": _STRING_OR_NULL,
+            "players": {"type": "array", "items": {"type": "string"}},
+            "measured": _STRING_OR_NULL,
+            "seed": {"type": ["integer", "null"]},
+            "hands": {"type": ["integer", "null"], "minimum": 0},
+            "duplicate": {"type": "boolean"},
+            "lbr": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+            "matches": {"type": "array", "items": {"type": "string"}},
+            "merged_from": _COUNT,
+            "opponent": _STRING_OR_NULL,
+            "logs": {"type": "string"},
+            "aivat": {"type": ["object", "null"]},
+        }},
+        "big_blind": {"type": "integer", "minimum": 1},
+        "estimators": {
+            "type": "object",
+            "properties": {"pending_halves": {"type": "array", "items": {
+                "type": "object", "required": ["deal", "half", "chips"],
+                "properties": {"deal": {"type": "integer"}, "half": {"enum": [0, 1]}, "chips": _NUMBER,
+                               "io_chips": _NUMBER_OR_NULL, "aivat_chips": _NUMBER_OR_NULL}}}},
+            "additionalProperties": _ESTIMATOR,
+        },
+        "counts": {"type": "object", "additionalProperties": _COUNT},
+        "timings": {"type": "object", "additionalProperties": _NUMBER},
+        "trajectory": {"type": ["object", "null"], "properties": {
+            "unit": {"type": "string"},
+            "stride": {"type": "integer", "minimum": 1},
+            "hands": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _COUNT},
+            "estimators": {"type": "object", "additionalProperties": _TRAJECTORY_COLUMN},
+        }},
+        "probe": {"type": "object"},
+        "scaleout": {"type": "object"},
+    },
+}
+
 
 def read_document(path: Path | str) -> ResultsDocument:
-    """A results document from its file.
+    """A results document from its file, checked against :data:`DOCUMENT_SCHEMA`.
 
     Raises:
         OSError: unreadable.
-        ValueError: not JSON, or JSON with ``NaN`` or ``Infinity``, which no
-            results document holds (they are written strictly, :func:`dumps`):
-            an altered file, whose figures are not to be shown.
+        ValueError: larger than :data:`MAX_DOCUMENT_BYTES`, not JSON, JSON
+            nested too deep, JSON with ``NaN`` or ``Infinity``, which no
+            results document holds (they are written strictly, :func:`dumps`),
+            or a field of the wrong type: an altered file, whose figures are
+            not to be shown. One line, naming the field.
     """
     def refuse(constant: str) -> float:
         raise ValueError(f"{path}: holds {constant}, which no results document does (an altered file)")
 
+    text = read_bounded_text(path, MAX_DOCUMENT_BYTES, "results document")
     try:
-        return cast(ResultsDocument, json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=refuse))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:  # e.g. a .log given for the .json
+        doc = loads_json(text, path, parse_constant=refuse)
+    except json.JSONDecodeError as error:  # e.g. a .log given for the .json
         raise ValueError(f"{path}: not a results document (JSON: {error}); write one with "
                          "'acpc-lbr evaluate --json FILE', 'acpc-lbr dealer --results-json FILE' "
                          "or 'acpc-lbr results --json'") from None
+    misfit = jsonschema.exceptions.best_match(_document_validator().iter_errors(doc))
+    if misfit is not None:
+        where = misfit.json_path
+        message = " ".join(misfit.message.split())
+        if len(message) > 160:
+            message = message[:160] + "..."
+        raise ValueError(f"{path}: not a results document of this program: at {where}, {message}")
+    document = cast(ResultsDocument, doc)
+    _check_trajectory_columns(path, document)
+    return document
+
+
+def _check_trajectory_columns(path: Path | str, doc: ResultsDocument) -> None:
+    """Every trajectory column has one entry per point (the schema cannot say so).
+
+    Raises:
+        ValueError: a column of another length than ``trajectory.hands``.
+    """
+    trajectory = doc.get("trajectory")
+    if not trajectory:
+        return
+    points = len(trajectory.get("hands", []))
+    for name, column in trajectory.get("estimators", {}).items():
+        exact = column.get("exact", {})
+        for key, values in (("n", column.get("n")), ("mean", column.get("mean")),
+                            ("half_width_95", column.get("half_width_95")),
+                            ("exact.sum", exact.get("sum")), ("exact.sum_sq", exact.get("sum_sq"))):
+            if values is not None and len(values) != points:
+                raise ValueError(f"{path}: not a results document of this program: trajectory column "
+                                 f"{name}.{key} has {len(values)} entries for {points} points")
+
+
+@lru_cache(maxsize=1)
+def _document_validator() -> jsonschema.protocols.Validator:
+    """The validator of :data:`DOCUMENT_SCHEMA` (built once)."""
+    validator_class = jsonschema.validators.validator_for(DOCUMENT_SCHEMA)
+    validator_class.check_schema(DOCUMENT_SCHEMA)
+    return validator_class(DOCUMENT_SCHEMA)
 
 
 def results_document(

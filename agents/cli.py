@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from acpc_lbr.exit_codes import EXIT_USAGE
+from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_USAGE
 from acpc_lbr.reactor import install_asyncio_reactor
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
@@ -154,7 +154,19 @@ def main(argv: Sequence[str]) -> int:
         status.append(code)
         reactor.stop()
 
+    def stopping() -> None:
+        """SIGINT/SIGTERM stopped the reactor (the match did not end): the lost connection is the
+        stop's own doing, and the one 'interrupted' line says so."""
+        if not status:
+            interrupted.append(True)
+            logging.getLogger("agents").setLevel(logging.CRITICAL)
+
+    interrupted: list[bool] = []
     factory.done.addCallback(finish)
+    reactor.addSystemEventTrigger("before", "shutdown", stopping)
     reactor.connectTCP(args.host, args.port, factory, timeout=args.connect_timeout)
     reactor.run()
-    return status[0] if status else 1
+    if interrupted:
+        print("acpc-lbr play: interrupted", file=sys.stderr)
+        return EXIT_FAILED
+    return status[0] if status else EXIT_FAILED

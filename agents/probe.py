@@ -57,6 +57,7 @@ import math
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -66,6 +67,7 @@ from twisted.internet import defer, protocol
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
+from acpc_lbr import children
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.reactor import install_asyncio_reactor
 from protocol.errors import ProtocolError
@@ -694,9 +696,10 @@ async def run_adapter(adapter: ProbeAdapter, host: str, port: int,
     await connected
     await adapter.finished
     await listening.stopListening()
+    deadline = time.monotonic() + 5.0  # five seconds for all the copies, not for each
     for process in launched or []:
         try:
-            process.wait(timeout=5)
+            process.wait(timeout=max(deadline - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             process.kill()
     return adapter.stats
@@ -757,8 +760,10 @@ def main(argv: Sequence[str]) -> int:
     outcome: list[Any] = []
 
     def launch(copy_port: int) -> list[subprocess.Popen[bytes]]:
+        # In the adapter's process group (whoever stops it stops them and their helpers), and
+        # killed when it dies (acpc_lbr/children.py).
         return [subprocess.Popen(fill_command(command, "127.0.0.1", copy_port),
-                                 stdin=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, preexec_fn=children.child_setup(new_group=False))
                 for _ in range(args.instances)]
 
     async def go() -> None:

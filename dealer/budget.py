@@ -14,6 +14,7 @@ names the bot and the limit; other matches of the process never notice.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum, StrEnum
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -51,6 +52,19 @@ class BotBudget:
             beyond them the lines are counted, not traced.
         logged_drops: unsolicited or late ``RANGE`` answers of a seat logged
             one by one; later ones are only counted (``query_answers_dropped``).
+        max_unusable_decision: lines of a seat that cost the dealer work and
+            gave nothing (:class:`LineKind`: refused queries, ignored replies,
+            dropped answers) within one decision point of a hand; one more ends
+            its match. (Ignored replies alone also meet ``--max_ignored``.)
+        max_unusable_hand: the same within one hand.
+        logged_per_hand: such lines of one kind logged one by one per seat and
+            hand (events and the stderr trace); past them they are counted, and
+            one ``lines_not_logged`` event per kind gives the count at the hand's end.
+        query_seconds_match: the most wall time a bot may spend answering range
+            queries (time with at least one query out to it) in one match; past it
+            the match ends, charged to it. Default one hour: a bot that answers
+            every query just inside ``t_query`` cannot stretch a 10,000-hand match
+            by more than an hour (``--t_query_match``).
     """
 
     handshake_s: float = 10.0
@@ -66,3 +80,92 @@ class BotBudget:
     query_pause_hand_s: float = 120.0
     trace_bytes_per_hand: int = 64 * KIB
     logged_drops: int = 10
+    max_unusable_decision: int = 64
+    max_unusable_hand: int = 256
+    logged_per_hand: int = 5
+    query_seconds_match: float = 3600.0
+
+
+class LineKind(StrEnum):
+    """The kinds of unusable lines a seat can send, each charged to its :class:`LineCosts`."""
+
+    QUERY_REFUSED = "query_refused"
+    REPLY_IGNORED = "reply_ignored"
+    ANSWER_DROPPED = "answer_dropped"
+
+
+class Charge(IntEnum):
+    """What to do with one unusable line (:meth:`LineCosts.charge`)."""
+
+    #: Log it (an event, a trace line) as before.
+    LOG = 0
+    #: Count it only: this hand's lines of its kind were logged up to ``logged_per_hand``.
+    COUNT = 1
+    #: It is one too many: end the match, charged to the seat (:meth:`LineCosts.over`).
+    OVER = 2
+
+
+class LineCosts:
+    """One seat's unusable lines: budgets per decision and per hand, logging past the first few.
+
+    Counters reset when a line comes for another hand or decision than the last
+    one (nothing runs per hand when a bot sends no such line). The lines of one
+    kind past ``logged_per_hand`` in a hand are gathered: :meth:`not_logged`
+    gives their count once that hand is over.
+    """
+
+    __slots__ = ("_decision", "_hand", "_in_decision", "_in_hand", "_kind_counts", "budget", "gathered")
+
+    def __init__(self, budget: BotBudget) -> None:
+        self.budget = budget
+        self._hand = -1
+        self._decision = -1
+        self._in_hand = 0
+        self._in_decision = 0
+        self._kind_counts: dict[LineKind, int] = {}
+        #: (hand, kind, lines not logged) of finished hands, waiting to be reported.
+        self.gathered: list[tuple[int, LineKind, int]] = []
+
+    def charge(self, kind: LineKind, hand: int, decision: int | None) -> Charge:
+        """Count one line of ``kind`` sent at ``decision`` (actions played so far) of ``hand``
+        (``decision`` None: the line counts in the hand only; ignored replies have ``--max_ignored``)."""
+        if hand != self._hand:
+            self._close_hand()
+            self._hand, self._decision, self._in_hand, self._in_decision = hand, -1, 0, 0
+        self._in_hand += 1
+        if decision is not None:
+            if decision != self._decision:
+                self._decision, self._in_decision = decision, 0
+            self._in_decision += 1
+        seen = self._kind_counts.get(kind, 0) + 1
+        self._kind_counts[kind] = seen
+        budget = self.budget
+        if self._in_decision > budget.max_unusable_decision or self._in_hand > budget.max_unusable_hand:
+            return Charge.OVER
+        return Charge.LOG if seen <= budget.logged_per_hand else Charge.COUNT
+
+    def over(self) -> str:
+        """What went over, for the message that ends the match (after :attr:`Charge.OVER`)."""
+        budget = self.budget
+        counts = ", ".join(f"{n} {kind.value}" for kind, n in sorted(self._kind_counts.items()))
+        if self._in_decision > budget.max_unusable_decision:
+            return (f"sent {self._in_decision} unusable lines at one decision of hand {self._hand} "
+                    f"({counts} in the hand; limit max_unusable_decision {budget.max_unusable_decision})")
+        return (f"sent {self._in_hand} unusable lines in hand {self._hand} "
+                f"({counts}; limit max_unusable_hand {budget.max_unusable_hand})")
+
+    def not_logged(self, final: bool = False) -> list[tuple[int, LineKind, int]]:
+        """The (hand, kind, count) of lines not logged one by one in finished hands (``final``: the
+        current hand too, at the match's end); each is given once."""
+        if final:
+            self._close_hand()
+            self._hand = -1
+        gathered, self.gathered = self.gathered, []
+        return gathered
+
+    def _close_hand(self) -> None:
+        logged = self.budget.logged_per_hand
+        for kind, n in sorted(self._kind_counts.items()):
+            if n > logged:
+                self.gathered.append((self._hand, kind, n - logged))
+        self._kind_counts = {}

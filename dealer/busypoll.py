@@ -26,8 +26,13 @@ process plays (with several, the spare time is the other matches'), and only whi
 measured to pay (:meth:`BusyPoll.decide`): the waits come in cycles; each
 begins with an exploration, blocks of waits with and without polling in turn,
 and the rest of the cycle polls if the median time to the answer was at least
-:data:`REQUIRED_GAIN` shorter with polling than without. So the dealer follows
-the machine it runs on, and a change of load, within one cycle.
+:data:`REQUIRED_GAIN` shorter with polling than without, *and* the blocks polled
+for went no slower than the others: a block's wall time, from its first wait to
+the next block's, holds the bots' own work and the dealer's, so it shows what
+the answer times alone do not -- a spin that reads each answer sooner while it
+takes a processor from the bots, and costs hands per second (fast Python bots on
+two shared cores, issue 33, when only the answer times were compared). So the
+dealer follows the machine it runs on, and a change of load, within one cycle.
 
 What it costs. At most ``budget_s`` of CPU per wait it polls for. Every match
 of a process shares one poller, and it does not poll while several play.
@@ -65,6 +70,8 @@ class BusyPoll:
 
     __slots__ = (
         "_block",
+        "_block_start",
+        "_block_times",
         "_call_soon",
         "_clock",
         "_cycle",
@@ -110,6 +117,9 @@ class BusyPoll:
         self._exploring = False
         #: The times to an answer seen while exploring: [not polled, polled].
         self._samples: tuple[list[float], list[float]] = ([], [])
+        #: The wall time of each exploration block: [not polled, polled]; and when this one began.
+        self._block_times: tuple[list[float], list[float]] = ([], [])
+        self._block_start = 0.0
         self._queued = False
         self._until = 0.0
 
@@ -124,6 +134,11 @@ class BusyPoll:
         """Whether to poll for this wait (for a seat :meth:`worth_it`); counts the wait."""
         phase = self._trials % self._cycle
         self._trials += 1
+        if phase <= self._explore and phase % self._block == 0:  # a block of the exploration ends or begins
+            now = self._clock()
+            if phase:
+                self._block_times[((phase - 1) // self._block) % 2 == 0].append(now - self._block_start)
+            self._block_start = now
         if phase == self._explore:
             self._conclude()
         self._exploring = phase < self._explore
@@ -140,11 +155,14 @@ class BusyPoll:
 
     def _conclude(self) -> None:
         without, with_ = self._samples
+        slow, fast = self._block_times  # (not polled, polled): named for what polling should give
         if without and with_:
-            self.polling = statistics.median(with_) < (1.0 - REQUIRED_GAIN) * statistics.median(without)
+            sooner = statistics.median(with_) < (1.0 - REQUIRED_GAIN) * statistics.median(without)
+            no_slower = not (slow and fast) or statistics.median(fast) <= statistics.median(slow)
+            self.polling = sooner and no_slower
             self.conclusions += 1
-        without.clear()
-        with_.clear()
+        for samples in (without, with_, slow, fast):
+            samples.clear()
 
     def arm(self) -> None:
         """Poll until ``budget_s`` from now (a later deadline than any armed before)."""

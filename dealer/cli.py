@@ -127,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="do not write MATCH.events.jsonl")
     parser.add_argument("--t_query", type=int, default=DEFAULT_T_QUERY_MS, metavar="MS",
                         help=f"a bot's time limit per range query (default {DEFAULT_T_QUERY_MS})")
+    parser.add_argument("--t_query_match", type=int, default=int(BotBudget.query_seconds_match * 1000),
+                        metavar="MS", help="the most time a bot may spend answering range queries in one "
+                        f"match; past it the match ends, charged to it (default "
+                        f"{int(BotBudget.query_seconds_match * 1000)}: an hour)")
     parser.add_argument("--queryable", default="", metavar="NAME[,NAME]",
                         help="players that answer range queries without announcing it")
     parser.add_argument("--t_handshake", type=int, default=int(BotBudget.handshake_s * 1000), metavar="MS",
@@ -197,7 +201,8 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             max_ignored=options.max_ignored, events=options.events,
             t_query_ms=options.t_query,
             queryable=tuple(n for n in options.queryable.split(",") if n),
-            budget=BotBudget(handshake_s=options.t_handshake / 1000.0, max_queries=options.max_queries),
+            budget=BotBudget(handshake_s=options.t_handshake / 1000.0, max_queries=options.max_queries,
+                             query_seconds_match=options.t_query_match / 1000.0),
         )
     except ValueError as error:
         raise _UsageError(str(error)) from error
@@ -224,7 +229,7 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
         raise _UsageError("--idle_timeout must be positive")
     if not 0 <= options.busy_poll <= MAX_BUDGET_US:
         raise _UsageError(f"--busy_poll must be in 0..{MAX_BUDGET_US} microseconds")
-    for flag in ("t_response", "t_hand", "t_per_hand", "t_query", "t_handshake"):
+    for flag in ("t_response", "t_hand", "t_per_hand", "t_query", "t_handshake", "t_query_match"):
         if getattr(options, flag) <= 0:
             raise _UsageError(f"--{flag} must be a positive number of milliseconds, "
                               f"got {getattr(options, flag)}")

@@ -75,6 +75,8 @@ class Event(StrEnum):
     QUERY_REFUSED = "query_refused"
     QUERY_ANSWER_DROPPED = "query_answer_dropped"
     QUERY_ANSWERS_DROPPED = "query_answers_dropped"
+    #: Per seat, hand and kind: unusable lines past the ones logged one by one (dealer/budget.py).
+    LINES_NOT_LOGGED = "lines_not_logged"
     #: Per hand whose range answers contradict the cards shown, to subscribers only.
     RANGE_INCONSISTENCY = "range_inconsistency"
     INTERNAL_ERROR = "internal_error"
@@ -393,6 +395,20 @@ class QueryAnswerDropped(EventRecord):
     seat: int
     qid: str
     line: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinesNotLogged(EventRecord):
+    """A seat's unusable lines of one kind in one hand, past the ones logged one by one: their count
+    (``kind``: ``query_refused``, ``reply_ignored`` or ``answer_dropped``; dealer/budget.py)."""
+
+    EVENT = Event.LINES_NOT_LOGGED
+    LEVEL = "warning"
+    CONSOLE = False
+    seat: int
+    hand: int
+    kind: str
+    count: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -67,7 +67,7 @@ from twisted.python.failure import Failure
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import events as ev
 from dealer import seatio
-from dealer.budget import BotBudget
+from dealer.budget import BotBudget, Charge, LineKind
 from dealer.busypoll import BusyPoll
 from dealer.events import (
     Cause,
@@ -79,6 +79,7 @@ from dealer.events import (
     drop_partial_line,
     open_record_file,
 )
+from dealer.fds import shortage_note, watch_accept_failures
 from dealer.interfaces import Clock, DelayedCall, ListeningPort, MatchReactor
 from dealer.relay import DEFAULT_T_QUERY_MS, QueryFailed, QueryRelay  # noqa: F401 (QueryFailed: ask_seat raises it)
 from dealer.seat import DEFAULT_MAX_LINE, SeatFactory, SeatProtocol
@@ -542,6 +543,7 @@ class Match:
         """
         tcp = self.reactor
         ports = list(self.config.ports) + [0] * (len(self.seats) - len(self.config.ports))
+        watch_accept_failures()  # a seat refused for want of descriptors is then said so
         numbers = []
         for seat, port in zip(self.seats, ports):
             try:
@@ -646,6 +648,15 @@ class Match:
             protocol.handshake_timer = None
             self.events.emit(ev.ConnectionClosed(seat=seat_index + 1, peer=protocol.peer_label(),
                                                  reason="closed before sending VERSION"))
+
+    def seat_candidate_line_too_long(self, seat_index: int, protocol: SeatProtocol, start: bytes,
+                                     limit: int) -> None:
+        seat = self.seats[seat_index]
+        if protocol in seat.candidates:
+            seat.candidates.remove(protocol)
+            shown = _printable(start.decode("latin-1"))
+            self._refuse_candidate(seat, protocol, f"{protocol.peer_label()} to {seat.label()} sent a first "
+                                   f"line longer than {limit} bytes, which no VERSION line is: {shown}...")
 
     def seat_line(self, seat_index: int, line: str) -> None:
         seat = self.seats[seat_index]
@@ -829,7 +840,7 @@ class Match:
                     Cause.NO_CONNECTION,
                     # No option named: the dealer's is --start_timeout, evaluate has none.
                     f"timed out waiting for seat {missing.index + 1} ({missing.name}) to connect "
-                    f"within {timeout / 1000.0:g} s{last}",
+                    f"within {timeout / 1000.0:g} s{last}{shortage_note()}",
                     missing.index,
                 ))
             timer = self.clock.callLater(timeout / 1000.0, expire)
@@ -1420,13 +1431,19 @@ class Match:
         return reply.action, reply.problem, problem
 
     def _ignore_reply(self, seat: _Seat, turn: _Turn, hand_id: int, problem: str) -> None:
-        """Count, trace and publish an unusable line; too many in a row end the match."""
+        """Count, trace and publish an unusable line (past the first few of the hand, only count
+        it: dealer/budget.py ``LineCosts``); too many in a row, or in the hand, end the match."""
         turn.ignored += 1
         seat.ignored += 1
-        self.trace.line(f"WARNING: {problem}")
-        self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
+        costs = self.relay.line_costs[seat.index]
+        charge = costs.charge(LineKind.REPLY_IGNORED, hand_id, None)
+        if charge == Charge.LOG:
+            self.trace.line(f"WARNING: {problem}")
+            self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
         if turn.ignored > self.config.max_ignored:
             self._too_many_ignored(seat, turn.ignored, hand_id, problem)
+        if charge == Charge.OVER:
+            raise MatchAborted(Cause.OVER_BUDGET, f"{seat.label()} {costs.over()}", seat.index)
 
     def _note_correction(self, seat: _Seat, hand_id: int, correction: Correction) -> None:
         """Count, trace and publish an action the rules corrected (after the warnings the

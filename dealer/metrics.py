@@ -18,18 +18,24 @@ exported sample name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics import MetricWrapperBase
+from twisted.internet.interfaces import IAddress, IProtocol, IProtocolFactory
+from twisted.internet.protocol import connectionDone
+from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
+from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 
 from acpc_lbr.estimators import ESTIMATORS, MatchEstimates
 from dealer import events as ev
 from dealer.events import Cause, EventRecord, QueryCause
-from dealer.interfaces import ListeningPort
+from dealer.fds import SEAT_FD_RESERVE, free_fds
+from dealer.interfaces import Clock, DelayedCall, ListeningPort
 
 if TYPE_CHECKING:  # twisted.web.server costs the dealer ~90 ms of imports at start-up
     from twisted.web.server import Request
@@ -273,15 +279,168 @@ class MetricsPage(Resource):
         return body
 
 
-def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1") -> ListeningPort:
-    """Serve ``/metrics`` from the running reactor (no thread); returns the listening port."""
-    from twisted.internet import reactor as installed_reactor
+@dataclass(frozen=True)
+class MetricsLimits:
+    """What the metrics port may take of the process (docs/metrics.md, "Limits").
+
+    Attributes:
+        max_connections: connections open at once; more are closed on accept.
+        idle_timeout: seconds a connection may stay open with no request (Twisted's
+            default is 12 hours).
+        header_timeout: seconds from a connection, or from the first byte of a
+            request, to the end of that request's header: a scraper that sends a
+            partial header, or sends it a byte at a time, is cut off then.
+        fd_reserve: a connection is refused if it would leave fewer file
+            descriptors free than this (:data:`dealer.fds.SEAT_FD_RESERVE`): those
+            are the seats'.
+        max_requests_per_second: requests served per second, over all
+            connections; a request past it waits, unread, for the next second
+            (its connection is not read meanwhile). So scrapers, however many
+            and however fast, cost the dealer a bounded share of its CPU.
+    """
+
+    max_connections: int = 16
+    idle_timeout: float = 30.0
+    header_timeout: float = 10.0
+    fd_reserve: int = SEAT_FD_RESERVE
+    max_requests_per_second: int = 10
+
+
+class _BoundedConnection(ProtocolWrapper):
+    """One metrics connection, cut off if a request's header does not come whole within the timeout."""
+
+    factory: BoundedSite
+
+    def __init__(self, factory: BoundedSite, wrapped: IProtocol) -> None:
+        super().__init__(factory, wrapped)
+        self._deadline: DelayedCall | None = None
+        self._tail = b""
+        #: Bytes of a request held back past the request rate, and when they are let through.
+        self._held: bytes | None = None
+        self._release: DelayedCall | None = None
+
+    def connectionMade(self) -> None:
+        self._arm()
+        super().connectionMade()  # type: ignore[no-untyped-call]
+
+    def dataReceived(self, data: bytes) -> None:
+        if self._held is not None:  # waiting for the next second: kept, not read
+            self._held += data
+            return
+        if self._deadline is None:  # a new request begins
+            self._arm()
+        seen = self._tail + data
+        if b"\r\n\r\n" in seen or b"\n\n" in seen:  # its header is complete
+            self._disarm()
+            wait = self.factory.admit()
+            if wait > 0.0 and self.transport is not None:
+                self._held = data
+                self.transport.pauseProducing()
+                self._release = self.factory.clock.callLater(wait, self._let_through)
+                return
+        self._tail = seen[-3:]
+        super().dataReceived(data)  # type: ignore[no-untyped-call]
+
+    def _let_through(self) -> None:
+        """The next second: read the held request again (it may have to wait once more)."""
+        held, self._held, self._release = self._held or b"", None, None
+        if self.transport is not None:
+            self.transport.resumeProducing()
+        self.dataReceived(held)
+
+    def write(self, data: bytes) -> None:
+        self._disarm()  # answering: the idle timeout (the site's) runs until the next request
+        super().write(data)  # type: ignore[no-untyped-call]
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self._disarm()
+        if self._release is not None and self._release.active():
+            self._release.cancel()
+        self._release = None
+        super().connectionLost(reason)  # type: ignore[no-untyped-call]
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.factory.clock.callLater(self.factory.limits.header_timeout, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None and self._deadline.active():
+            self._deadline.cancel()
+        self._deadline = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        self.factory.timed_out += 1
+        if self.transport is not None:
+            self.transport.abortConnection()  # an ITCPTransport
+
+
+class BoundedSite(WrappingFactory[_BoundedConnection]):
+    """The metrics site behind a cap on connections, a header timeout and the seats' descriptor reserve.
+
+    Args:
+        site: the ``twisted.web`` site (its ``timeout`` is the idle timeout).
+        clock: the reactor (tests: a ``task.Clock``).
+        limits: the bounds.
+        free_fds: descriptors the process may still open (None: unknown; injectable for tests).
+    """
+
+    protocol = _BoundedConnection
+
+    def __init__(self, site: IProtocolFactory, clock: Clock, limits: MetricsLimits,
+                 free_fds: Callable[[], int | None] = free_fds) -> None:
+        super().__init__(site)  # type: ignore[no-untyped-call]
+        self.clock = clock
+        self.limits = limits
+        self._free_fds = free_fds
+        #: Connections closed on accept (cap reached, or the seats' reserve), and cut off at the header timeout.
+        self.refused = 0
+        self.timed_out = 0
+        #: Requests held back to the next second (the request rate), and this second's requests.
+        self.delayed = 0
+        self._second = float("-inf")
+        self._served = 0
+
+    def admit(self) -> float:
+        """0 if a request may be served now, else the seconds until it may (the request rate)."""
+        now = self.clock.seconds()
+        if now - self._second >= 1.0:
+            self._second, self._served = now, 0
+        if self._served < self.limits.max_requests_per_second:
+            self._served += 1
+            return 0.0
+        self.delayed += 1
+        return self._second + 1.0 - now
+
+    def buildProtocol(self, addr: IAddress | None) -> ProtocolWrapper | None:  # type: ignore[override]
+        """The connection's protocol, or None (closed at once) past a limit."""
+        if len(self.protocols) >= self.limits.max_connections:
+            self.refused += 1
+            return None
+        free = self._free_fds()
+        if free is not None and free <= self.limits.fd_reserve:
+            self.refused += 1
+            return None
+        return super().buildProtocol(addr)
+
+
+def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | None = None) -> BoundedSite:
+    """The bounded factory serving ``/metrics`` (what :func:`serve_metrics` listens with)."""
     from twisted.web.server import Site
 
-    tcp: Any = installed_reactor  # zope interfaces confuse mypy
+    limits = limits or MetricsLimits()
     root = Resource()  # type: ignore[no-untyped-call]
     page: Any = MetricsPage(metrics.registry)  # an IResource (zope interfaces confuse mypy)
     root.putChild(b"metrics", page)
-    site: Any = Site(root)  # type: ignore[no-untyped-call]
-    listening: ListeningPort = tcp.listenTCP(port, site, interface=interface)
+    site: Any = Site(root, timeout=limits.idle_timeout, reactor=clock)  # type: ignore[no-untyped-call]
+    return BoundedSite(site, clock, limits)
+
+
+def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1",
+                  limits: MetricsLimits | None = None) -> ListeningPort:
+    """Serve ``/metrics`` from the running reactor (no thread), within ``limits``; returns the port."""
+    from twisted.internet import reactor as installed_reactor
+
+    tcp: Any = installed_reactor  # zope interfaces confuse mypy
+    listening: ListeningPort = tcp.listenTCP(port, metrics_site(metrics, tcp, limits), interface=interface)
     return listening

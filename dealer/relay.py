@@ -31,9 +31,10 @@ charges the agent, up to ``BotBudget.query_pause_decision_s`` per decision
 and ``BotBudget.query_pause_hand_s`` per hand; beyond them the agent's clock
 runs again, so an agent cannot stall a match with queries. The agent's own
 budget (dealer/budget.py) also bounds its queries out at once
-(``max_queries``) and the length of a ``QUERY`` line (``max_query_bytes``,
-checked before any parsing); going over either ends the match, charged to the
-agent. Unsolicited or late answers are dropped; the first
+(``max_queries``: going over ends the match, charged to the agent) and the
+length of a ``QUERY`` line (``max_query_bytes``, checked before any parsing: a
+longer one is refused, and counts against the agent's budget of unusable
+lines like any refused query). Unsolicited or late answers are dropped; the first
 ``BotBudget.logged_drops`` of a seat are logged one by one, the rest only
 counted. Text sent back to an agent is made ASCII first (bot text may carry
 any byte).
@@ -58,7 +59,7 @@ import numpy.typing as npt
 from twisted.internet import defer
 
 from dealer import events as ev
-from dealer.budget import BotBudget
+from dealer.budget import BotBudget, Charge, LineKind, LineCosts
 from dealer.events import EventLog, QueryCause
 from dealer.interfaces import Clock
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
@@ -290,6 +291,11 @@ class QueryRelay:
         self._hand_credit = [0.0] * n
         #: Unsolicited or late answers dropped, per seat.
         self.dropped = [0] * n
+        #: Per seat: its unusable lines (refused queries, ignored replies, dropped answers),
+        #: budgeted per decision and per hand and logged one by one only up to a few per hand.
+        self.line_costs = [LineCosts(budget) for _ in range(n)]
+        self._last_hand = -1
+        self._over_query_time = [False] * n
         self._closed = False
         #: Hooks seeing every checked answer, relayed to an agent or asked by the
         #: dealer itself (results keep them for the hand's IO: nothing asked twice).
@@ -423,6 +429,40 @@ class QueryRelay:
             self._asked[seat] -= 1
             if self._asked[seat] == 0:
                 self.counts[seat].busy_seconds += self.clock.seconds() - self._asked_since[seat]
+                self._check_query_time(seat)
+
+    def _check_query_time(self, seat: int) -> None:
+        """A bot past its match's query-time budget ends the match (once)."""
+        limit = self.budget.query_seconds_match
+        busy = self.counts[seat].busy_seconds
+        if busy > limit and not self._over_query_time[seat] and not self._closed:
+            self._over_query_time[seat] = True
+            self.over_budget(seat, f"spent {busy:.0f} s answering range queries in this match "
+                             f"(limit query_seconds_match {limit:g} s, --t_query_match)")
+
+    # -- unusable lines ------------------------------------------------------
+
+    def charge_line(self, seat: int, kind: LineKind, per_decision: bool = True) -> Charge:
+        """Charge one unusable line of ``seat`` to its budgets (``LineCosts``): log it, count it,
+        or end the match (then :attr:`Charge.OVER` is returned and the seat is over budget)."""
+        current = self.current_hand()
+        if current is not None:
+            state = current[0]
+            self._last_hand = hand = state.hand_id
+            decision: int | None = len(_flat(state.actions)) if per_decision else None
+        else:  # between hands: the lines count with the last hand's
+            hand, decision = self._last_hand, -1 if per_decision else None
+        costs = self.line_costs[seat]
+        charge = costs.charge(kind, hand, decision)
+        self.report_not_logged(seat)
+        if charge == Charge.OVER:
+            self.over_budget(seat, costs.over())
+        return charge
+
+    def report_not_logged(self, seat: int, final: bool = False) -> None:
+        """One ``lines_not_logged`` event per kind for each finished hand whose lines were only counted."""
+        for hand, kind, count in self.line_costs[seat].not_logged(final):
+            self.events.emit(ev.LinesNotLogged(seat=seat + 1, hand=hand, kind=kind.value, count=count))
 
     def _expire(self, qid: str) -> None:
         pending = self._outstanding.pop(qid, None)
@@ -439,6 +479,8 @@ class QueryRelay:
         if pending is None or pending.seat != seat:
             # Late (timed out already) or never asked: dropped (logged up to a budget).
             self.dropped[seat] += 1
+            if self.charge_line(seat, LineKind.ANSWER_DROPPED, per_decision=False) == Charge.OVER:
+                return
             if self.dropped[seat] <= self.budget.logged_drops:
                 self.events.emit(ev.QueryAnswerDropped(seat=seat + 1, qid=qid[:20], line=line[:100]))
             return
@@ -494,19 +536,21 @@ class QueryRelay:
     def agent_query_received(self, seat: int, line: str) -> None:
         """A ``QUERY:`` line from an agent: refuse it or relay it."""
         budget = self.budget
-        if len(line) > budget.max_query_bytes:
-            self.over_budget(seat, f"sent a QUERY line of {len(line)} bytes "
-                             f"(limit max_query_bytes {budget.max_query_bytes})")
-            return
         if self._out_for[seat] >= budget.max_queries:
             self.over_budget(seat, f"sent a range query with {self._out_for[seat]} "
                              f"already outstanding (limit max_queries {budget.max_queries})")
             return
-        fields = line.split(":", 2)
+        oversized = len(line) > budget.max_query_bytes
+        fields = (line[:100] if oversized else line).split(":", 2)  # an oversized line is not read
         qid = fields[1] if len(fields) >= 2 else ""
         if not is_query_id(qid):
-            self.events.emit(ev.QueryRefused(seat=seat + 1, reason="no valid qid", line=line[:100]))
             self.counts[seat].refused += 1
+            if self.charge_line(seat, LineKind.QUERY_REFUSED) == Charge.LOG:
+                self.events.emit(ev.QueryRefused(seat=seat + 1, reason="no valid qid", line=line[:100]))
+            return
+        if oversized:  # refused unparsed, and play goes on; a flood meets the line budgets
+            self._refuse(seat, qid, f"query of {len(line)} bytes is longer than max_query_bytes "
+                                    f"{budget.max_query_bytes}")
             return
         try:
             query, asked_state = read_query(line, self.game)
@@ -582,7 +626,11 @@ class QueryRelay:
 
     def _refuse(self, seat: int, qid: str, reason: str) -> None:
         self.counts[seat].refused += 1
-        self.events.emit(ev.QueryRefused(seat=seat + 1, reason=reason))
+        charge = self.charge_line(seat, LineKind.QUERY_REFUSED)
+        if charge == Charge.OVER:
+            return
+        if charge == Charge.LOG:
+            self.events.emit(ev.QueryRefused(seat=seat + 1, reason=reason))
         self._send(seat, QueryErrorReply(qid, reason).text())
 
     def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
@@ -670,6 +718,7 @@ class QueryRelay:
             item.answer.errback(QueryFailed("the match is over", QueryCause.CLOSED))
         for seat in range(len(self._protocols)):
             self._out_for[seat] = 0
+            self.report_not_logged(seat, final=True)
             logged = self.budget.logged_drops
             if self.dropped[seat] > logged:
                 self.events.emit(ev.QueryAnswersDropped(seat=seat + 1, dropped=self.dropped[seat],

@@ -43,17 +43,18 @@ import json
 import sys
 import time
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, NotRequired, TextIO, TypedDict
+from typing import IO, NotRequired, TextIO, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
 from twisted.internet import defer
 
 from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
+from acpc_lbr.bounded import bounded_lines, inflate, loads_json
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import EquityFunction, equity_function, has_fast_equity
 from acpc_lbr.outcomes import (
@@ -205,9 +206,24 @@ def _encoded_constant(value: bytes, length: int) -> str:
     return base64.b64encode(zlib.compress(value * length, 1)).decode("ascii")
 
 
-def decode_row(text: str) -> FloatArray:
-    """Inverse of :func:`encode_row`."""
-    data = zlib.decompress(base64.b64decode(text))
+def decode_row(text: str, length: int) -> FloatArray:
+    """Inverse of :func:`encode_row`, for a row of ``length`` probabilities.
+
+    The data may not inflate past ``8 * length`` bytes (a zlib bomb in a
+    crafted file stops there: :func:`acpc_lbr.bounded.inflate`).
+
+    Raises:
+        ValueError: not base64 of zlib data, or not ``length`` float64 values.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a row is {type(text).__name__}, not base64 text")
+    try:
+        packed = base64.b64decode(text, validate=True)
+    except ValueError as error:  # binascii.Error
+        raise ValueError(f"a row is not base64 ({error})") from None
+    data = inflate(packed, 8 * length)
+    if len(data) != 8 * length:
+        raise ValueError(f"a row holds {len(data)} bytes, not {length} float64 values")
     return np.frombuffer(data, dtype="<f8").astype(np.float64)
 
 
@@ -297,51 +313,148 @@ class QueryLogData:
     aivat_lines: dict[int, list[str]] = field(default_factory=dict)
 
 
-def read_query_log(path: Path) -> QueryLogData:
-    """Read a ``.queries`` file (a torn last line is ignored).
+#: The longest line a ``.queries`` file may hold. A hand's line holds a row per opponent
+#: decision (and AIVAT's, up to three per decision), each at most ~14 KB of base64 for
+#: hold'em's 1,326 hands: a no-limit hand of a hundred opponent decisions with AIVAT
+#: writes under 6 MB. Longer is a crafted or broken file, refused unread past this.
+QUERY_LOG_LINE_LIMIT = 64 << 20
+#: The most hands a row may be for when no game is given (the header's ``num_hands``).
+MAX_ROW_HANDS = 1 << 16
+#: AIVAT asks at most this many rows per opponent decision (:func:`acpc_lbr.aivat.correction_actions`:
+#: fold, call and one raise).
+MAX_AIVAT_ROWS = 3
+
+
+def read_query_log(path: Path, num_hands: int | None = None,
+                   actions_of: Mapping[int, int] | None = None) -> QueryLogData:
+    """Read a ``.queries`` file (a torn last line is ignored), within bounds.
+
+    Args:
+        num_hands: the game's hands, each row's length (None: the header's,
+            at most :data:`MAX_ROW_HANDS`).
+        actions_of: per hand of the match's log, the actions played in it.
+            When given, the rows of a hand the log does not hold are not
+            decoded (they are counted, not used), and a hand may not list
+            more decisions than it had actions. So the rows kept take at most
+            ``8 * num_hands * (1 + MAX_AIVAT_ROWS)`` bytes per action of the log.
 
     Raises:
-        ValueError: no header, or an unknown version.
+        ValueError: no header, an unknown version, a line longer than
+            :data:`QUERY_LOG_LINE_LIMIT`, or a line that is not a query log
+            record (a row that is not ``num_hands`` float64 values, too many
+            decisions, a field of the wrong type), in one line naming the line.
     """
-    header: QueryLogHeader | None = None
-    rows: dict[int, list[FloatArray] | None] = {}
-    aivat: dict[int, list[dict[str, FloatArray]] | None] = {}
-    lines: dict[int, list[tuple[str, str]]] = {}
-    aivat_lines: dict[int, list[str]] = {}
-    queries = failures = not_strategies = 0
-    with open(path, encoding="ascii") as file:
-        for line in file:
+    reader = _QueryLogReader(path, num_hands, actions_of)
+    with open(path, encoding="ascii", errors="replace") as file:
+        for number, line in enumerate(bounded_lines(file, QUERY_LOG_LINE_LIMIT, path), 1):
             if not line.endswith("\n"):
                 break
-            record = json.loads(line)
-            if record.get("type") == "header":
-                if record.get("version") not in READABLE_QUERY_LOG_VERSIONS:
-                    raise ValueError(f"{path}: unknown query log version {record.get('version')!r}")
-                header = record
-            elif record.get("type") == "hand":
-                if "decisions" in record:
-                    rows[int(record["hand"])] = [decode_row(d["row"]) for d in record["decisions"]]
-                    lines[int(record["hand"])] = [(d["betting"], d["action"]) for d in record["decisions"]]
-                    # (source "aivat": a row of AIVAT's own queries, counted with them)
-                    queries += sum(1 for d in record["decisions"] if d.get("source") == "asked")
-                elif "failed" in record:
-                    rows[int(record["hand"])] = None
-                    failures += 1
-                    not_strategies += proves_not_a_strategy(str(record["failed"]))
-                if "aivat" in record:
-                    aivat[int(record["hand"])] = [
-                        {a: decode_row(r) for a, r in d["rows"].items()} for d in record["aivat"]
-                    ]
-                    aivat_lines[int(record["hand"])] = [d["betting"] for d in record["aivat"]]
-                    queries += sum(1 for d in record["aivat"] if d.get("asked"))
-                elif "aivat_failed" in record:
-                    aivat[int(record["hand"])] = None
-                    failures += int(record.get("aivat_errors", 1))
-                    queries += int(record.get("aivat_asked", 0))
-                    not_strategies += proves_not_a_strategy(str(record["aivat_failed"]))
-    if header is None:
-        raise ValueError(f"{path}: not a query log (no header line)")
-    return QueryLogData(header, rows, queries, aivat, failures, not_strategies, lines, aivat_lines)
+            try:
+                reader.line(loads_json(line, f"{path}:{number}"))
+            except (KeyError, TypeError, AttributeError) as error:
+                raise ValueError(f"{path}:{number}: not a query log record ({type(error).__name__}: "
+                                 f"{str(error)[:200]})") from None
+            except ValueError as error:
+                message = str(error)
+                raise ValueError(message if message.startswith(str(path)) else
+                                 f"{path}:{number}: {message[:300]}") from None
+    return reader.data()
+
+
+def actions_per_hand(hands: Iterable[LogState]) -> dict[int, int]:
+    """Per hand of a log, the actions played in it (:func:`read_query_log`'s ``actions_of``)."""
+    return {hand.hand_id: sum(len(actions) for actions in hand.betting) for hand in hands}
+
+
+@dataclass
+class _QueryLogReader:
+    """The records of one ``.queries`` file so far (:func:`read_query_log`)."""
+
+    path: Path
+    num_hands: int | None
+    actions_of: Mapping[int, int] | None
+    header: QueryLogHeader | None = None
+    rows: dict[int, list[FloatArray] | None] = field(default_factory=dict)
+    aivat: dict[int, list[dict[str, FloatArray]] | None] = field(default_factory=dict)
+    lines: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    aivat_lines: dict[int, list[str]] = field(default_factory=dict)
+    queries: int = 0
+    failures: int = 0
+    not_strategies: int = 0
+
+    def data(self) -> QueryLogData:
+        if self.header is None:
+            raise ValueError(f"{self.path}: not a query log (no header line)")
+        return QueryLogData(self.header, self.rows, self.queries, self.aivat, self.failures,
+                            self.not_strategies, self.lines, self.aivat_lines)
+
+    def line(self, record: object) -> None:
+        """Take one line's JSON value."""
+        if not isinstance(record, dict):
+            raise ValueError(f"a {type(record).__name__}, not a query log record")
+        if record.get("type") == "header":
+            self._header(record)
+        elif record.get("type") == "hand":
+            if self.header is None:
+                raise ValueError("a hand before the header line")
+            self._hand(cast(QueryLogHand, record))
+
+    def _header(self, record: Mapping[str, object]) -> None:
+        if record.get("version") not in READABLE_QUERY_LOG_VERSIONS:
+            raise ValueError(f"{self.path}: unknown query log version {str(record.get('version'))[:40]!r}")
+        if self.num_hands is None:
+            claimed = record.get("num_hands")
+            if type(claimed) is not int or not 1 <= claimed <= MAX_ROW_HANDS:
+                raise ValueError(f"num_hands {str(claimed)[:40]!r} is not a count of hands in 1..{MAX_ROW_HANDS}")
+            self.num_hands = claimed
+        self.header = cast(QueryLogHeader, record)
+
+    def _decode(self, hand_id: int, texts: Sequence[object]) -> list[FloatArray] | None:
+        """The rows of one hand's ``texts`` (None: a hand the log does not hold, not decoded)."""
+        assert self.num_hands is not None
+        if self.actions_of is None:
+            return [decode_row(cast(str, text), self.num_hands) for text in texts]
+        actions = self.actions_of.get(hand_id)
+        if actions is None:
+            return None
+        if len(texts) > actions * (1 + MAX_AIVAT_ROWS):
+            raise ValueError(f"hand {hand_id} lists {len(texts)} rows for the {actions} actions the log has")
+        return [decode_row(cast(str, text), self.num_hands) for text in texts]
+
+    def _hand(self, record: QueryLogHand) -> None:
+        """One hand's record, typed as the writer's (a field of another type raises TypeError,
+        KeyError or AttributeError, which :func:`read_query_log` turns into its one line)."""
+        hand_id = int(record["hand"])
+        if "decisions" in record:
+            decisions = list(record["decisions"])
+            decoded = self._decode(hand_id, [d["row"] for d in decisions])
+            if decoded is not None:
+                self.rows[hand_id] = decoded
+                self.lines[hand_id] = [(str(d["betting"]), str(d["action"])) for d in decisions]
+            # (source "aivat": a row of AIVAT's own queries, counted with them)
+            self.queries += sum(1 for d in decisions if d.get("source") == "asked")
+        elif "failed" in record:
+            self.rows[hand_id] = None
+            self.failures += 1
+            self.not_strategies += proves_not_a_strategy(str(record["failed"]))
+        if "aivat" in record:
+            aivat_decisions = list(record["aivat"])
+            rows_at: list[object] = [d["rows"] for d in aivat_decisions]
+            if not all(isinstance(rows, dict) and len(rows) <= MAX_AIVAT_ROWS for rows in rows_at):
+                raise ValueError(f"hand {hand_id}: an AIVAT decision's rows are not a map of at most "
+                                 f"{MAX_AIVAT_ROWS} actions to rows")
+            maps = cast(list[dict[str, object]], rows_at)
+            decoded = self._decode(hand_id, [text for rows in maps for text in rows.values()])
+            if decoded is not None:
+                found = iter(decoded)
+                self.aivat[hand_id] = [{str(a): next(found) for a in rows} for rows in maps]
+                self.aivat_lines[hand_id] = [str(d["betting"]) for d in aivat_decisions]
+            self.queries += sum(1 for d in aivat_decisions if d.get("asked"))
+        elif "aivat_failed" in record:
+            self.aivat[hand_id] = None
+            self.failures += int(record.get("aivat_errors", 1))
+            self.queries += int(record.get("aivat_asked", 0))
+            self.not_strategies += proves_not_a_strategy(str(record["aivat_failed"]))
 
 
 def check_query_log(path: Path, queries: QueryLogData, match: str, half: int, measured: str,
@@ -398,6 +511,12 @@ class LogData:
     errors: list[str] = field(default_factory=list)
 
 
+#: The longest line a ``.log`` may hold. The dealer writes STATE lines of a few KB at most and
+#: comment lines that quote a bot's line (at most ``--max_line``, 1 MiB, escaped: up to 4 MiB);
+#: a longer line is not of a dealer's log, and is refused once this much of it is read.
+LOG_LINE_LIMIT = 8 << 20
+
+
 def read_match_log(path: Path, game: GameDef) -> LogData:
     """Read the ``STATE`` lines of a ``.log`` (a resumed log's repeated hands count once).
 
@@ -405,14 +524,15 @@ def read_match_log(path: Path, game: GameDef) -> LogData:
     as in a query log.
 
     Raises:
-        ValueError: a malformed line, a hand number missing between 0 and the
+        ValueError: a malformed line, a line longer than :data:`LOG_LINE_LIMIT`,
+            a hand number missing between 0 and the
             last one, a hand repeated with another record, or a ``SCORE`` that
             is not the sum of the hands before it: the file does not say what
             was played.
     """
     log = _LogReader(game)
     with open(path, encoding="ascii", errors="replace") as file:
-        for number, line in enumerate(file, 1):
+        for number, line in enumerate(bounded_lines(file, LOG_LINE_LIMIT, path), 1):
             if not line.endswith("\n"):
                 break
             try:
@@ -474,7 +594,7 @@ def read_log_header(path: Path) -> tuple[str, str, int, int]:
         ValueError: no ``# name/game/hands/seed`` line.
     """
     with open(path, encoding="ascii", errors="replace") as file:
-        for line in file:
+        for line in bounded_lines(file, LOG_LINE_LIMIT, path):
             fields = line.split()
             if len(fields) == 6 and fields[:2] == ["#", "name/game/hands/seed"]:
                 return fields[2], fields[3], int(fields[4]), int(fields[5])
@@ -1027,7 +1147,7 @@ class _FoundResults:
         setup: AivatSetup | None = None
         who = self.measured
         if query_path.exists():
-            queries = read_query_log(query_path)
+            queries = read_query_log(query_path, game.num_hands, actions_per_hand(data.hands))
             check_query_log(query_path, queries, name, half, who or queries.header.get("measured") or
                             self.players[0], game, data.hands)
             rows = queries.rows

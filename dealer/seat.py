@@ -66,6 +66,9 @@ class SeatListener(Protocol):
     def seat_candidate_lost(self, seat: int, protocol: SeatProtocol) -> None:
         """A candidate connection closed before it got the seat."""
 
+    def seat_candidate_line_too_long(self, seat: int, protocol: SeatProtocol, start: bytes, limit: int) -> None:
+        """A candidate's first line passed ``limit`` bytes (``start``: its first bytes): it is refused."""
+
     def seat_line(self, seat: int, line: str) -> None:
         """One line (without its ending) arrived from ``seat``."""
 
@@ -173,7 +176,8 @@ class SeatProtocol(twisted_protocol.Protocol):
     def lineLengthExceeded(self, line: bytes) -> None:
         if self.accepted:
             self.listener.seat_line_too_long(self.seat, len(line), self.MAX_LENGTH)
-        else:
+        elif not self.refused:  # a first line too long to be a VERSION line: refused, saying so
+            self.listener.seat_candidate_line_too_long(self.seat, self, line[:100], self.MAX_LENGTH)
             self.refused = True
         self.abort()
 

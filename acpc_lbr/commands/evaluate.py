@@ -49,6 +49,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -61,6 +62,7 @@ from twisted.internet import defer, protocol
 from twisted.internet.error import CannotListenError, ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
 
+from acpc_lbr import children
 from acpc_lbr.commands import scaleout, seating
 from acpc_lbr.commands.summary import bound_line, counts_line, time_lines
 from acpc_lbr.estimators import CheckName, HandOutcome, MatchEstimates
@@ -80,6 +82,7 @@ from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_l
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
+from dealer.budget import BotBudget
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.interfaces import ListeningPort, MatchReactor
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
@@ -106,9 +109,13 @@ EXIT_GRACE_SECONDS = 10.0
 
 
 class _Process(Protocol):
-    """A spawned process (``IProcessTransport``): what stops it."""
+    """A spawned process (``IProcessTransport``): its pid, what stops it, its pipes' close."""
+
+    pid: int | None
 
     def signalProcess(self, signalID: str | int) -> None: ...
+
+    def loseConnection(self) -> None: ...
 
 
 class EvaluateReactor(MatchReactor, Protocol):
@@ -178,6 +185,9 @@ class EvaluationConfig:
         duplicate: also play the mirrored match.
         out: directory for the logs.
         t_query_ms: the opponent's time limit per query.
+        t_response_ms: the opponent's time limit per action (the dealer's ``--t_response``).
+        t_query_match_ms: the most time the opponent may spend answering range queries in
+            one seating's match (the dealer's ``--t_query_match``).
         io: attach the dealer's results (imaginary observations; on unless ``--no-io``).
         aivat: also compute the AIVAT estimators (with the same results machinery).
         metrics_port: serve Prometheus metrics on this port (None: none; 0: any).
@@ -198,6 +208,8 @@ class EvaluationConfig:
     duplicate: bool = True
     out: Path = Path(".")
     t_query_ms: int = 10_000
+    t_response_ms: int = 600_000
+    t_query_match_ms: int = int(BotBudget.query_seconds_match * 1000)
     io: bool = True
     aivat: bool = False
     metrics_port: int | None = None
@@ -534,7 +546,8 @@ def _seating(config: EvaluationConfig, reactor: EvaluateReactor, evaluation: Eva
         name=str(config.out / (f"lbr-vs-{opponent}" + (".dup" if half else ""))),
         game_arg=config.game_arg, game=config.game, hands=config.hands, seed=config.seed,
         names=names, bind="127.0.0.1", t_per_hand_ms=600_000, trace_messages=False,
-        t_query_ms=config.t_query_ms, start_timeout_ms=START_TIMEOUT_MS,
+        t_query_ms=config.t_query_ms, t_response_ms=config.t_response_ms, start_timeout_ms=START_TIMEOUT_MS,
+        budget=BotBudget(query_seconds_match=config.t_query_match_ms / 1000.0),
     )
     match = Match(match_config, reactor, stderr=None)
 
@@ -732,6 +745,7 @@ def _spec_of(config: EvaluationConfig) -> seating.MirrorSpec:
     return {"game": config.game_arg, "opponent": config.opponent, "opponent_cmd": config.opponent_cmd,
             "bets": config.bets.name, "rounds": config.rounds.text(), "hands": config.hands,
             "seed": config.seed, "out": str(config.out), "t_query_ms": config.t_query_ms,
+            "t_response_ms": config.t_response_ms, "t_query_match_ms": config.t_query_match_ms,
             "io": config.io, "aivat": config.aivat, "name": config.opponent_name}
 
 
@@ -742,7 +756,9 @@ def _config_of(spec: seating.MirrorSpec) -> EvaluationConfig:
         game_arg=spec["game"], game=game, opponent=spec["opponent"], opponent_cmd=spec["opponent_cmd"],
         bets=BettingOptions.parse(spec["bets"]), rounds=ActiveRounds.parse(spec["rounds"], game),
         hands=int(spec["hands"]), seed=int(spec["seed"]), duplicate=True, out=Path(spec["out"]),
-        t_query_ms=int(spec["t_query_ms"]), io=bool(spec["io"]), aivat=bool(spec["aivat"]),
+        t_query_ms=int(spec["t_query_ms"]), t_response_ms=int(spec["t_response_ms"]),
+        t_query_match_ms=int(spec["t_query_match_ms"]),
+        io=bool(spec["io"]), aivat=bool(spec["aivat"]),
         name=spec["name"])
 
 
@@ -801,6 +817,8 @@ def mirror_main(argv: Sequence[str]) -> int:
 
     reactor.callWhenRunning(start)
     reactor.run()
+    if not done:  # stopped (SIGTERM from the parent, or its death): so are the programs it started
+        children.end_groups()
     if seating.parent_gone:  # the evaluation was stopped; the parent has said so
         return EXIT_FAILED
     if not done or not isinstance(done[0], Evaluation):
@@ -928,7 +946,13 @@ OPPONENT_LOG_LIMIT = 16 << 20
 
 
 class _OpponentProcess:
-    """One external opponent process (``--opponent-cmd``)."""
+    """One external opponent process (``--opponent-cmd``), in a process group of its own.
+
+    ``ended`` fires when the program itself exits, not when its output pipes
+    close: a helper it forked may hold them open for as long as it likes, and
+    the matches' end must not wait for it (:mod:`acpc_lbr.children`). Whatever
+    is left of its group then is killed (:meth:`finish`).
+    """
 
     def __init__(self, reactor: EvaluateReactor, argv: list[str], log_path: Path) -> None:
         self.ended: defer.Deferred[int] = defer.Deferred()
@@ -946,13 +970,19 @@ class _OpponentProcess:
             def errReceived(self, data: bytes) -> None:
                 outer.write_log(data)
 
-            def processEnded(self, reason: Failure) -> None:
-                outer.log.close()
+            def processExited(self, reason: Failure) -> None:
                 code = getattr(reason.value, "exitCode", None)
                 if not outer.ended.called:
                     outer.ended.callback(int(code or 0))
 
-        self.transport = reactor.spawnProcess(_Watcher(), argv[0], argv, env=dict(os.environ))
+            def processEnded(self, reason: Failure) -> None:
+                outer.log.close()
+
+        launched = children.grouped_argv(argv)
+        self.transport = reactor.spawnProcess(_Watcher(), launched[0], launched, env=dict(os.environ))
+        self.pid: int | None = self.transport.pid
+        if self.pid is not None:
+            children.started(self.pid)
 
     def write_log(self, data: bytes) -> None:
         """Keep the first :data:`OPPONENT_LOG_LIMIT` bytes of the program's output; drop the rest.
@@ -970,25 +1000,36 @@ class _OpponentProcess:
         self.logged += len(data)
 
     async def finish(self, reactor: EvaluateReactor, grace: float) -> None:
-        """Wait for the process to exit; kill it after ``grace`` seconds."""
+        """Wait for the program to exit (its group is killed after ``grace`` seconds), then kill
+        what is left of its group and stop reading its pipes."""
         if not self.ended.called:
             timer = reactor.callLater(grace, self._kill)
             await self.ended
             if timer.active():
                 timer.cancel()
+        self._kill()
+        if self.pid is not None:
+            children.STARTED.discard(self.pid)
+        with contextlib.suppress(Exception):  # pipes already closed
+            self.transport.loseConnection()
 
     def connected(self) -> bool:
         """Whether the program's seat ever connected (a seat never set: assumed so)."""
         return self.seat is None or bool(self.seat.connected)
 
     def stop(self) -> None:
-        """Ask the process to end (SIGTERM), if it still runs."""
-        with contextlib.suppress(ProcessExitedAlready, OSError):
-            self.transport.signalProcess("TERM")
+        """Ask the program and its helpers to end (SIGTERM to its group)."""
+        self._signal(signal.SIGTERM, "TERM")
 
     def _kill(self) -> None:
+        self._signal(signal.SIGKILL, "KILL")
+
+    def _signal(self, signum: int, name: str) -> None:
+        if self.pid is not None and os.name == "posix":
+            children.kill_group(self.pid, signum)
+            return
         with contextlib.suppress(ProcessExitedAlready, OSError):
-            self.transport.signalProcess("KILL")
+            self.transport.signalProcess(name)
 
 
 def _exited_before_connecting(status: int, match: Match, seat: int, command: str, log: Path) -> int:
@@ -1216,8 +1257,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--aivat", action="store_true",
                         help="also compute the AIVAT estimators (uses the dealer's queries even with --no-io; "
                         "docs/results.md)")
-    parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
-                        help="the opponent's time limit per range query (default 10000)")
+    _add_time_limits(parser)
     parser.add_argument("--progress-every", type=int, default=0, metavar="N",
                         help="without a TTY, print a progress line every N hands (default: 10 lines)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -1228,6 +1268,18 @@ def _parser() -> argparse.ArgumentParser:
                         help="interface of the metrics endpoint (default 127.0.0.1)")
     scaleout.add_arguments(parser)
     return parser
+
+
+def _add_time_limits(parser: argparse.ArgumentParser) -> None:
+    """The opponent's time limits: per query, per action, and for all its queries in a match."""
+    parser.add_argument("--t_query", type=int, default=10_000, metavar="MS",
+                        help="the opponent's time limit per range query (default 10000)")
+    parser.add_argument("--t_response", type=int, default=600_000, metavar="MS",
+                        help="the opponent's time limit per action, as the dealer's: a bot that "
+                        "hangs ends the match after MS (default 600000)")
+    parser.add_argument("--t_query_match", type=int, default=int(BotBudget.query_seconds_match * 1000),
+                        metavar="MS", help="the most time the opponent may spend answering range "
+                        "queries in one match, as the dealer's (default 3600000: an hour)")
 
 
 def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
@@ -1260,6 +1312,8 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
                          "'-', '_' or '.', and not 'lbr' (LBR's own name)")
     if args.hands < 1:
         raise ValueError("--hands must be positive")
+    if args.t_response < 1 or args.t_query_match < 1:
+        raise ValueError("--t_response and --t_query_match must be positive (milliseconds)")
     if not 0 <= args.seed < 2**32:
         raise ValueError("--seed must be an unsigned 32-bit integer")
     for written in (args.json, args.report):  # found out now, not after the whole run
@@ -1277,7 +1331,8 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         game_arg=args.game, game=game, opponent=opponent, opponent_cmd=args.opponent_cmd,
         bets=BettingOptions.parse(args.bets), rounds=rounds,
         hands=args.hands, seed=args.seed, duplicate=args.duplicate, out=out,
-        t_query_ms=args.t_query, io=args.io or args.aivat, aivat=args.aivat,
+        t_query_ms=args.t_query, t_response_ms=args.t_response, t_query_match_ms=args.t_query_match,
+        io=args.io or args.aivat, aivat=args.aivat,
         metrics_port=args.metrics_port, metrics_bind=args.metrics_bind, name=name,
         probe=args.probe,
     )
@@ -1388,6 +1443,7 @@ def _play(config: EvaluationConfig, args: argparse.Namespace) -> Evaluation | in
     reactor.addSystemEventTrigger("before", "shutdown", lambda: ended.append("interrupted"))
     reactor.run()
     if ended and ended[0] == "interrupted":
+        children.end_groups()  # the programs it started, and theirs: none outlives it
         print(f"acpc-lbr evaluate: interrupted; the logs of the finished hands are in {config.out}",
               file=sys.stderr)
         return EXIT_FAILED

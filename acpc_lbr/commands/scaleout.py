@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from acpc_lbr import children
 from acpc_lbr.estimators import CHECKS, ESTIMATORS
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from acpc_lbr.report import render
@@ -144,12 +145,6 @@ def batch_argv(argv: Sequence[str]) -> list[str]:
     return kept
 
 
-def _die_with_parent() -> None:
-    """In the batch's child: receive SIGKILL when the worker dies (Linux), leaving no orphan."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def run_batch(base_argv: Sequence[str], batch: Batch, out_dir: str, attempt: int) -> dict[str, Any]:
     """Run one batch as an ``acpc-lbr evaluate`` subprocess; its results document and facts.
 
@@ -169,7 +164,9 @@ def run_batch(base_argv: Sequence[str], batch: Batch, out_dir: str, attempt: int
     started = time.perf_counter()
     with open(folder / "stdout.txt", "wb") as out, open(folder / "stderr.txt", "wb") as err:
         code = subprocess.call(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                               preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                               # In the worker's group (a Ctrl-C reaches it too); SIGTERM when the worker
+                               # dies: it then ends its own children, as a stopped evaluate does.
+                               preexec_fn=children.child_setup(new_group=False, signum=signal.SIGTERM))
     seconds = time.perf_counter() - started
     if code != 0 or not result.exists():
         tail = (folder / "stderr.txt").read_text(errors="replace").strip().splitlines()[-3:]
@@ -218,8 +215,11 @@ def dask_client(args: argparse.Namespace) -> Iterator[tuple[Any, int]]:
             cluster.scale(jobs=args.workers or 1)
             workers = args.workers or 1
         else:
+            # silence_logs: the workers' own warnings (a task cancelled as a stopped run closes the
+            # cluster) would follow the one line that says the run was interrupted.
             cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address="127.0.0.1:0")
+                                   host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                   silence_logs=logging.ERROR)
             workers = args.workers
         with cluster, Client(cluster) as client:
             yield client, workers
@@ -314,6 +314,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_USAGE
     driver = _Driver(args, batch_argv(argv), args.out or tempfile.mkdtemp(prefix="acpc-lbr-scaleout-"))
     started = time.perf_counter()
+    interrupted = False
     with dask_client(args) as (client, workers):
         if args.scheduler is not None:
             try:
@@ -322,7 +323,15 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 print(f"acpc-lbr evaluate: {problem}", file=sys.stderr)
                 return EXIT_USAGE
             batches = plan_batches(args.hands, args.batch_hands, args.seed)
-        driver.drive(client, workers, batches)
+        try:
+            driver.drive(client, workers, batches)
+        except KeyboardInterrupt:  # SIGINT, or SIGTERM (acpc_lbr.cli): the cluster closes quietly
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            interrupted = True
+    if interrupted:
+        print(f"acpc-lbr evaluate: interrupted; the finished batches' logs are in {driver.out_dir}",
+              file=sys.stderr)
+        return EXIT_FAILED
     if not driver.done:
         print("acpc-lbr evaluate: no batch completed; no result", file=sys.stderr)
         return EXIT_FAILED

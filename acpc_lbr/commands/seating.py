@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from acpc_lbr import children
 from acpc_lbr.commands import drop_stdout
 from acpc_lbr.estimators import HandOutcome
 from acpc_lbr.exit_codes import EXIT_INTERNAL
@@ -71,6 +73,8 @@ class MirrorSpec(TypedDict):
     seed: int
     out: str
     t_query_ms: int
+    t_response_ms: int
+    t_query_match_ms: int
     io: bool
     aivat: bool
     name: str | None
@@ -173,9 +177,12 @@ class SeatingProcess:
             def processEnded(self, reason: Any) -> None:
                 outer._ended(getattr(reason.value, "exitCode", None))
 
-        argv = [*CHILD, json.dumps(spec)]
+        argv = children.grouped_argv([*CHILD, json.dumps(spec)])  # dies with us (acpc_lbr/children.py)
         self.transport = reactor.spawnProcess(_Reader(), argv[0], argv, env=dict(os.environ),
                                               childFDs={0: "w", 1: "r", 2: 2})
+        self.pid: int | None = self.transport.pid
+        if self.pid is not None:
+            children.started(self.pid)
 
     def _data(self, data: bytes) -> None:
         # The child is this program: its lines are trusted, whatever their length (the
@@ -223,6 +230,9 @@ class SeatingProcess:
 
         from twisted.internet.error import ProcessExitedAlready
 
+        if self.pid is not None and os.name == "posix":
+            children.kill_group(self.pid, signal.SIGTERM)
+            return
         with contextlib.suppress(ProcessExitedAlready, OSError):
             self.transport.signalProcess("TERM")
 
@@ -264,12 +274,6 @@ def _write(line: str, flush: bool = False) -> None:
 
 
 def end_with_parent() -> None:
-    """Receive SIGTERM when the parent dies (Linux), so that no mirror outlives its evaluation."""
-    import contextlib
-    import ctypes
-    import signal
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
+    """Receive SIGTERM when the parent dies (Linux), so that no mirror outlives its evaluation
+    (it then ends its match as an interrupted evaluate does)."""
+    children.die_with_parent(signal.SIGTERM)

@@ -73,6 +73,11 @@ def test_it_is_not_worth_polling_while_several_matches_play() -> None:
         assert poll.worth_it(0.0) is worth, playing
 
 
+def still() -> float:
+    """A clock that stands still: the blocks' wall times tie, and the answer times decide."""
+    return 0.0
+
+
 def play_waits(poll: BusyPoll, waits: int, answer_s: Callable[[bool], float]) -> list[bool]:
     """``waits`` waits decided by ``poll``, each answered after ``answer_s(polled)``."""
     decided = []
@@ -89,7 +94,7 @@ def play_waits(poll: BusyPoll, waits: int, answer_s: Callable[[bool], float]) ->
                           (28e-6, 30e-6, False)])  # a gain under REQUIRED_GAIN: not worth the CPU
 def test_it_polls_after_an_exploration_only_if_answers_came_sooner_with_polling(
         polled_s: float, unpolled_s: float, keeps_polling: bool) -> None:
-    poll = BusyPoll(FakeLoop().call_soon, 100e-6, block=4, explore_blocks=4, cycle_blocks=10)
+    poll = BusyPoll(FakeLoop().call_soon, 100e-6, clock=still, block=4, explore_blocks=4, cycle_blocks=10)
     decided = play_waits(poll, 40, lambda polled: polled_s if polled else unpolled_s)
     # Each cycle of 40 waits: 16 exploring (4 polled, 4 not, 4 polled, 4 not), then 24 decided.
     assert decided[:16] == ([True] * 4 + [False] * 4) * 2
@@ -97,8 +102,27 @@ def test_it_polls_after_an_exploration_only_if_answers_came_sooner_with_polling(
     assert poll.conclusions == 1 and poll.polling is keeps_polling
 
 
+def test_it_does_not_poll_when_answers_come_sooner_but_hands_come_slower() -> None:
+    """The fast Python bots' case (issue 33): polling read each answer sooner, but the spin took a
+    processor from the bots, so the waits came further apart (fewer hands/s than without polling).
+    The blocks' wall time shows it, and polling stays off; where both improve, it stays on."""
+    for between_polled_s, keeps_polling in ((150e-6, False), (60e-6, True)):
+        loop = FakeLoop()
+        poll = BusyPoll(loop.call_soon, 100e-6, clock=lambda: loop.now, block=4, explore_blocks=4,
+                        cycle_blocks=10)
+
+        def answer_s(polled: bool, between: float = between_polled_s) -> float:
+            answer = 20e-6 if polled else 60e-6  # polling reads the answer sooner...
+            loop.now += answer + (between if polled else 80e-6)  # ...and the rest of the wait?
+            return answer
+
+        decided = play_waits(poll, 40, answer_s)
+        assert decided[16:] == [keeps_polling] * 24
+        assert poll.polling is keeps_polling
+
+
 def test_each_cycle_explores_again_and_follows_a_change_of_machine() -> None:
-    poll = BusyPoll(FakeLoop().call_soon, 100e-6, block=4, explore_blocks=2, cycle_blocks=5)
+    poll = BusyPoll(FakeLoop().call_soon, 100e-6, clock=still, block=4, explore_blocks=2, cycle_blocks=5)
     first = play_waits(poll, 20, lambda polled: 20e-6 if polled else 60e-6)
     assert first[8:] == [True] * 12
     second = play_waits(poll, 20, lambda polled: 60e-6 if polled else 20e-6)  # the load changed
@@ -107,7 +131,7 @@ def test_each_cycle_explores_again_and_follows_a_change_of_machine() -> None:
 
 
 def test_answers_outside_an_exploration_do_not_count() -> None:
-    poll = BusyPoll(FakeLoop().call_soon, 100e-6, block=2, explore_blocks=2, cycle_blocks=6)
+    poll = BusyPoll(FakeLoop().call_soon, 100e-6, clock=still, block=2, explore_blocks=2, cycle_blocks=6)
     play_waits(poll, 4, lambda polled: 20e-6 if polled else 60e-6)  # the first exploration
     # The decided waits (polled) answer in 1 ms: counted in the next
     # exploration, they would make polling lose.

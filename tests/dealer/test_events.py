@@ -43,6 +43,8 @@ SAMPLES: list[tuple[EventRecord, list[str], str, bool]] = [
     (ev.QueryRefused(seat=1, reason="too many"), ["seat", "reason"], "warning", False),
     (ev.QueryAnswerDropped(seat=2, qid="q", line="RANGE:q"), ["seat", "qid", "line"], "warning", False),
     (ev.QueryAnswersDropped(seat=2, dropped=9, not_logged=4), ["seat", "dropped", "not_logged"], "warning", False),
+    (ev.LinesNotLogged(seat=2, hand=3, kind="reply_ignored", count=94), ["seat", "hand", "kind", "count"],
+     "warning", False),
     (ev.RangeInconsistency(hand=0, count=1), ["hand", "count"], "debug", False),
     (ev.InternalError(error="boom", seat=1), ["error", "seat"], "error", True),
     (ev.InternalError(error="boom"), ["error"], "error", True),

@@ -439,6 +439,11 @@ class NeverReads(Protocol):
             self.done.callback(None)
 
 
+#: Budgets of unusable lines out of the way, for the tests of what a bot that does not read
+#: costs (its flood is 40,000 refused queries, which these budgets alone would end).
+UNBOUNDED_LINES = {"max_unusable_decision": 10**9, "max_unusable_hand": 10**9}
+
+
 async def _flood(budget: BotBudget, t_response_ms: int) -> tuple[MatchResult, list[int], list[bool]]:
     from twisted.internet import reactor
 
@@ -468,7 +473,7 @@ async def _flood(budget: BotBudget, t_response_ms: int) -> tuple[MatchResult, li
 @pytest_twisted.ensureDeferred
 async def test_a_bot_that_does_not_read_is_not_read_from(in_tmp: Path) -> None:
     """Output piling up for a bot that never reads: the dealer stops reading from it; t_response ends it."""
-    result, unsent, paused = await _flood(BotBudget(send_buffer_bytes=16384, close_grace_s=0.2), t_response_ms=1500)
+    result, unsent, paused = await _flood(BotBudget(send_buffer_bytes=16384, close_grace_s=0.2, **UNBOUNDED_LINES), t_response_ms=1500)
     assert (result.cause, result.seat) == ("timeout", 1)
     assert any(paused), "reading should have been paused"
     assert max(unsent) <= 64 * 1024 + 4096  # Twisted's bufferSize, plus one write
@@ -478,7 +483,7 @@ async def test_a_bot_that_does_not_read_is_not_read_from(in_tmp: Path) -> None:
 async def test_a_bot_whose_unsent_output_passes_the_limit_is_dropped(in_tmp: Path) -> None:
     """Past max_unsent_bytes the bot is dropped, and the message names it and the limit."""
     result, _, _ = await _flood(BotBudget(send_buffer_bytes=16384, max_unsent_bytes=20_000,
-                                          close_grace_s=0.2),
+                                          close_grace_s=0.2, **UNBOUNDED_LINES),
                                      t_response_ms=30_000)
     assert (result.exit_code, result.cause, result.seat) == (EXIT_BOT_FAILURE, "not_reading", 1)
     assert "seat 2 (s2) does not read what it is sent" in (result.message or "")
@@ -512,9 +517,10 @@ def test_out_of_turn_lines_are_bounded(in_tmp: Path) -> None:
 
 
 def test_unsolicited_range_lines_are_logged_up_to_a_budget(in_tmp: Path) -> None:
-    """80,000 unsolicited RANGE lines: 10 events logged, the rest counted in one summary; play goes on."""
+    """200 unsolicited RANGE lines in a hand (within max_unusable_hand): 10 events logged, the rest
+    counted in one summary; play goes on."""
     t = started(events=True)
-    t.feed(1, "RANGE:zz:c=1\r\n" * 80_000)
+    t.feed(1, "RANGE:zz:c=1\r\n" * 200)
     assert not t.done.called
     autoplay(t)
     assert ended(t).exit_code == EXIT_OK
@@ -522,12 +528,24 @@ def test_unsolicited_range_lines_are_logged_up_to_a_budget(in_tmp: Path) -> None
     dropped = [e for e in events if e["event"] == "query_answer_dropped"]
     assert len(dropped) == BotBudget().logged_drops
     (summary,) = [e for e in events if e["event"] == "query_answers_dropped"]
-    assert (summary["seat"], summary["dropped"]) == (2, 80_000)
+    assert (summary["seat"], summary["dropped"]) == (2, 200)
+    assert Path("m.events.jsonl").stat().st_size < 50_000
+
+
+def test_an_unsolicited_range_flood_ends_the_match_at_the_hand_budget(in_tmp: Path) -> None:
+    """80,000 unsolicited RANGE lines (logged up to a budget and played on, before): the match ends
+    at max_unusable_hand, charged to the bot, and the events file stays small."""
+    t = started(events=True)
+    t.feed(1, "RANGE:zz:c=1\r\n" * 80_000)
+    result = ended(t)
+    assert (result.cause, result.seat) == ("over_budget", 1)
+    assert "257 unusable lines in hand 0 (257 answer_dropped; limit max_unusable_hand 256)" in result.message
     assert Path("m.events.jsonl").stat().st_size < 50_000
 
 
 def test_oversized_query_is_rejected_before_any_parse(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A QUERY line over max_query_bytes ends the agent's match without being parsed."""
+    """A QUERY line over max_query_bytes is refused without being parsed, and play goes on
+    (it ended the agent's match before); a flood of them meets the budget of unusable lines."""
 
     def no_parse(*args: Any) -> Any:
         raise AssertionError("an oversized query must not be parsed")
@@ -536,9 +554,24 @@ def test_oversized_query_is_rejected_before_any_parse(in_tmp: Path, monkeypatch:
     t = table(in_tmp)
     t.feed(0, "# range-query 1\r\n")  # the agent may now send 1 MiB lines
     t.feed(0, "QUERY:a:1:0::|:" + ",".join(["c"] * 500_000) + "\r\n")
+    assert not t.done.called
+    assert "QUERYERROR:a:query of 1000014 bytes is longer than max_query_bytes 4096" in t.take(0)
+    t.feed(0, ("QUERY:a:1:0::|:" + ",".join(["c"] * 5_000) + "\r\n") * 100)
     result = ended(t)
     assert (result.cause, result.seat) == ("over_budget", 0)
-    assert result.message == "seat 1 (agent) sent a QUERY line of 1000014 bytes (limit max_query_bytes 4096)"
+    assert "limit max_unusable_decision 64" in result.message
+
+
+def test_a_5000_digit_raise_in_a_query_is_refused_and_play_goes_on(in_tmp: Path) -> None:
+    """Before: the match ended, where the README says such a query is refused and play goes on."""
+    t = table(in_tmp)
+    t.feed(0, "# range-query 1\r\n")
+    t.feed(0, "QUERY:q1:1:0::|:f,c,r" + "9" * 5000 + "\r\n")
+    assert not t.done.called
+    assert any(line.startswith("QUERYERROR:q1:") for line in t.take(0))
+    t.feed(1, "MATCHSTATE:1:0::|2hAc:c\r\n")  # the bot, first to act, calls; then both play on
+    autoplay(t)
+    assert ended(t).exit_code == EXIT_OK
 
 
 # -- 10. seat squatting --------------------------------------------------------------
@@ -599,6 +632,22 @@ def test_a_squatters_bytes_are_shown_escaped(in_tmp: Path) -> None:
         data = Path(path).read_bytes()
         assert all(32 <= byte < 127 or byte == 10 for byte in data), path
     assert shown in Path(config.log_path).read_text()
+
+
+def test_an_over_long_first_line_is_refused_saying_so(in_tmp: Path) -> None:
+    """A 5,013-byte VERSION line (a silent reset before, and a timeout that did not quote it):
+    the connection is refused with a line that says why and shows its start; the timeout quotes it."""
+    stderr = io.StringIO()
+    t = MemoryTable(make_config("m", hands=3, seed=42, start_timeout_ms=5000), stderr=stderr)
+    squatter, transport = candidate(t, 0, "10.0.1.2")
+    squatter.dataReceived(b"VERSION:2.0." + b"0" * 5000 + b"\r\n")
+    assert transport.disconnecting
+    why = "sent a first line longer than 4096 bytes, which no VERSION line is: VERSION:2.0.000"
+    assert why in stderr.getvalue()
+    t.clock.advance(6)
+    result = ended(t)
+    assert result.exit_code == EXIT_BOT_FAILURE
+    assert "timed out waiting for seat 1" in result.message and why in result.message
 
 
 def test_candidates_are_capped_per_seat(in_tmp: Path) -> None:

@@ -311,8 +311,9 @@ def test_leaving_during_the_last_hands_batch_still_completes_the_match(in_tmp: P
 
 
 def test_a_hostile_bot_leaves_the_other_match_untouched(in_tmp: Path) -> None:
-    """Two matches side by side: one bot floods and leaves mid-batch; the other match's
-    hands, IO and files are those of the same match played alone."""
+    """Two matches side by side: one bot floods mid-batch (its match ends at its budget of
+    unusable lines a hand) and leaves; the other match's hands, IO and files are those of the
+    same match played alone."""
     def honest(name: str, other: IoTable | None) -> IoTable:
         table = IoTable(name=name, hands=3)
         while (queries := table.play_until_queried()):
@@ -326,7 +327,7 @@ def test_a_hostile_bot_leaves_the_other_match_untouched(in_tmp: Path) -> None:
     hostile = IoTable(name="hostile", hands=3)
     hostile.play_until_queried()
     beside = honest("beside", hostile)
-    assert hostile.result().cause == "disconnect"
+    assert hostile.result().cause == "over_budget"
     assert beside.result().exit_code == EXIT_OK
     assert beside.check_files_agree() == alone.check_files_agree() | {
         "config": beside.group.document([beside.result()])["config"],

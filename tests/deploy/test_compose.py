@@ -253,3 +253,20 @@ def test_dockerignore_keeps_the_context_small_but_keeps_what_the_image_copies() 
         for path in files:
             assert not ignored(path), path
     assert ignored(".venv/lib/x.py") and ignored("live.log")
+
+
+def test_the_metrics_endpoint_is_reachable_by_prometheus_alone() -> None:
+    """The dealer binds /metrics to its address on a network only it and Prometheus join (issue 33:
+    a bot on the seats' network could otherwise scrape it or hold its connections open)."""
+    services = _yaml(ROOT / "docker-compose.yml")["services"]
+    dealer = services["dealer"]
+    bind = dealer["command"][dealer["command"].index("--metrics-bind") + 1]
+    assert bind not in ("0.0.0.0", "::")
+    network = next(name for name, spec in dealer["networks"].items() if (spec or {}).get("ipv4_address") == bind)
+
+    def networks(service: dict) -> set[str]:
+        found = service.get("networks", [])
+        return set(found if isinstance(found, list) else found.keys())
+
+    assert {name for name, service in services.items() if network in networks(service)} == {"dealer", "prometheus"}
+    assert "ports" not in dealer
