@@ -10,9 +10,12 @@ split across two batches is still counted once, in full.
 Imaginary observations (Bowling et al., ICML 2008) replace a showdown's
 outcome by its expectation over every hand the opponent could have held on
 the observed line (:func:`imaginary_observation`); folds stay as they are.
-The honesty check is the mean of (IO − raw) per hand: 0 in expectation
-when the opponent's range answers are its real strategy. It is reported as
-a z statistic and a two-sided p-value, and flagged below
+The honesty check is the mean of (IO − raw): 0 in expectation when the
+opponent's range answers are its real strategy. It is tested over the units
+the data is independent in: duplicate pairs when the match is played in
+duplicate (the two hands of a deal are correlated), hands otherwise, with a
+z statistic and a two-sided p-value calibrated for skewed, sparse units
+(:meth:`~acpc_lbr.stats.CheckMean.honesty_test`), and flagged below
 :data:`HONESTY_ALPHA` (docs/results.md says what it can and cannot detect).
 AIVAT (:mod:`acpc_lbr.aivat`) adds control variates at chance nodes and at the
 opponent's decisions; it has its own check, the mean of (AIVAT − raw), tested the same way.
@@ -28,7 +31,7 @@ from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
-from acpc_lbr.stats import LiveMean, MeanFigures, RunningMean
+from acpc_lbr.stats import CheckMean, LiveMean, MeanFigures, RunningMean
 from acpc_lbr.trajectory import Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
@@ -41,10 +44,15 @@ HONESTY_ALPHA = 0.001
 EstimatorName = Literal["raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat"]
 CheckName = Literal["io_minus_raw", "aivat_minus_raw"]
 
+PairCheckName = Literal["pair_io_minus_raw", "pair_aivat_minus_raw"]
+
 #: Names of the estimators, in the order they are reported.
 ESTIMATORS: tuple[EstimatorName, ...] = ("raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat")
 #: The honesty checks: (estimator − raw) per hand, 0 in expectation for honest answers.
 CHECKS: tuple[CheckName, ...] = ("io_minus_raw", "aivat_minus_raw")
+#: Each check's sample over duplicate pairs (what it tests in a duplicate match).
+PAIR_CHECKS: dict[CheckName, PairCheckName] = {"io_minus_raw": "pair_io_minus_raw",
+                                               "aivat_minus_raw": "pair_aivat_minus_raw"}
 #: The figures that rest on AIVAT's value function (``config.aivat`` in a results document).
 AIVAT_NAMES: tuple[EstimatorName | CheckName, ...] = ("aivat", "duplicate_aivat", "aivat_minus_raw")
 
@@ -58,12 +66,20 @@ class EstimatorFigures(TypedDict):
 
 
 class CheckFigures(EstimatorFigures):
-    """An honesty check: the estimator's figures, and the test that its true mean is 0."""
+    """An honesty check: its figures per hand, and the test that its true mean is 0.
+
+    ``unit`` says what the test's units are: ``"pair"`` (the match was played
+    in duplicate: ``pairs`` holds the figures of the pairs' differences, which
+    the test and the printed interval use) or ``"hand"``. Older documents have
+    neither: their test was a normal z-test per hand.
+    """
 
     #: None below two units; ±1e308 for an infinite z (JSON has no infinity).
     z: float | None
     p_value: float | None
     flagged: bool
+    unit: NotRequired[Literal["hand", "pair"]]
+    pairs: NotRequired[EstimatorFigures]
 
 
 class PendingHalf(TypedDict):
@@ -124,9 +140,13 @@ class MatchEstimates:
     aivat: RunningMean = field(default_factory=RunningMean)
     duplicate_aivat: RunningMean = field(default_factory=RunningMean)
     #: IO − raw per hand (the honesty check).
-    io_minus_raw: RunningMean = field(default_factory=RunningMean)
+    io_minus_raw: RunningMean = field(default_factory=CheckMean)
     #: AIVAT − raw per hand (AIVAT's honesty check).
-    aivat_minus_raw: RunningMean = field(default_factory=RunningMean)
+    aivat_minus_raw: RunningMean = field(default_factory=CheckMean)
+    #: IO − raw per duplicate pair (the mean of its two hands): what the check tests in duplicate.
+    pair_io_minus_raw: RunningMean = field(default_factory=CheckMean)
+    #: AIVAT − raw per duplicate pair.
+    pair_aivat_minus_raw: RunningMean = field(default_factory=CheckMean)
     #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io, aivat).
     pending: dict[tuple[int, int], tuple[float, float | None, float | None]] = field(default_factory=dict)
     #: Thinned running figures of every estimator, by hands (acpc_lbr/trajectory.py).
@@ -149,7 +169,7 @@ class MatchEstimates:
         """Estimators that keep only the running (Welford) figures: for live displays, read with
         ``live()`` after every hand (:class:`~acpc_lbr.stats.LiveMean`; exact figures are refused)."""
         estimates = cls()
-        for name in (*ESTIMATORS, *CHECKS):
+        for name in (*ESTIMATORS, *CHECKS, *PAIR_CHECKS.values()):
             setattr(estimates, name, LiveMean())
         return estimates
 
@@ -162,11 +182,15 @@ class MatchEstimates:
         if partner is None:
             self.pending[(deal, half)] = values
             return
-        self.duplicate.add((values[0] + partner[0]) / 2.0)
-        for k, stat in ((1, self.duplicate_io), (2, self.duplicate_aivat)):
+        pair_raw = (values[0] + partner[0]) / 2.0
+        self.duplicate.add(pair_raw)
+        for k, stat, check in ((1, self.duplicate_io, self.pair_io_minus_raw),
+                               (2, self.duplicate_aivat, self.pair_aivat_minus_raw)):
             mine, theirs = values[k], partner[k]
             if mine is not None and theirs is not None:
-                stat.add((mine + theirs) / 2.0)
+                pair = (mine + theirs) / 2.0
+                stat.add(pair)
+                check.add(pair - pair_raw)
 
     def merge(self, other: MatchEstimates) -> None:
         """Fold another batch's estimates into these (played after them, for the trajectory)."""
@@ -180,13 +204,16 @@ class MatchEstimates:
         self.duplicate_aivat.merge(other.duplicate_aivat)
         self.io_minus_raw.merge(other.io_minus_raw)
         self.aivat_minus_raw.merge(other.aivat_minus_raw)
+        self.pair_io_minus_raw.merge(other.pair_io_minus_raw)
+        self.pair_aivat_minus_raw.merge(other.pair_aivat_minus_raw)
         for (deal, half), values in other.pending.items():
             self._pair(deal, half, values)
 
     def drop_aivat(self) -> None:
         """Forget every AIVAT figure, trajectory included (batches whose AIVAT values cannot be merged)."""
         for name in AIVAT_NAMES:
-            setattr(self, name, RunningMean())
+            setattr(self, name, CheckMean() if name in CHECKS else RunningMean())
+        self.pair_aivat_minus_raw = CheckMean()
         self.pending = {key: (chips, io, None) for key, (chips, io, _) in self.pending.items()}
         for _, snapshot in self.trajectory.points:
             for name in AIVAT_NAMES:
@@ -214,7 +241,7 @@ class MatchEstimates:
             ],
         }
 
-    def figures(self, name: EstimatorName | CheckName, big_blind: int) -> EstimatorFigures:
+    def figures(self, name: EstimatorName | CheckName | PairCheckName, big_blind: int) -> EstimatorFigures:
         """One estimator's figures in chips (with the exact sums: documents merge exactly), mbb/g and bb/hand."""
         stat = self.estimator(name)
         return {
@@ -223,18 +250,39 @@ class MatchEstimates:
             "bb_per_hand": stat.scaled(1.0 / big_blind).to_dict(exact=False),
         }
 
+    def check_unit(self, name: CheckName) -> Literal["hand", "pair"]:
+        """What ``name`` is tested over: duplicate pairs once the match has any, else hands.
+
+        The two hands of a deal played in duplicate are correlated (AIVAT − raw
+        at about −0.6 to −0.75 within a pair); a test that took them as
+        independent would misstate its own error rate. Pairs are the
+        independent units there, as for the duplicate estimators.
+        """
+        return "pair" if self.estimator(PAIR_CHECKS[name]).n > 0 else "hand"
+
     def check_figures(self, name: CheckName, big_blind: int) -> CheckFigures:
-        """An honesty check's figures, with z, the two-sided p-value and whether it is flagged."""
+        """An honesty check's figures, with z, the two-sided p-value and whether it is flagged.
+
+        The test runs over :meth:`check_unit`'s units; the figures per hand stay
+        (what the documents of every version have), and in duplicate the pairs'
+        figures come as ``pairs``.
+        """
         figures = self.figures(name, big_blind)
-        z, p_value = self.estimator(name).z_test(0.0)
-        return {
+        unit = self.check_unit(name)
+        tested = self.estimator(PAIR_CHECKS[name] if unit == "pair" else name)
+        z, p_value = (tested.honesty_test() if isinstance(tested, CheckMean) else tested.z_test(0.0))
+        check: CheckFigures = {
             "chips": figures["chips"],
             "mbb_per_game": figures["mbb_per_game"],
             "bb_per_hand": figures["bb_per_hand"],
             "z": None if math.isnan(z) else (z if math.isfinite(z) else math.copysign(1e308, z)),
             "p_value": None if math.isnan(p_value) else p_value,
             "flagged": bool(p_value < HONESTY_ALPHA),
+            "unit": unit,
         }
+        if unit == "pair":
+            check["pairs"] = self.figures(PAIR_CHECKS[name], big_blind)
+        return check
 
     @classmethod
     def from_dict(cls, data: EstimatorsSection) -> MatchEstimates:
@@ -243,10 +291,17 @@ class MatchEstimates:
         Estimators a document lacks (AIVAT in a version-1 document) are empty.
         """
         estimates = cls()
-        for name in (*ESTIMATORS, *CHECKS):
+        for name in ESTIMATORS:
             figures = data.get(name)
             if figures is not None:
                 setattr(estimates, name, RunningMean.from_dict(figures["chips"]))
+        for check in CHECKS:
+            block = data.get(check)
+            if block is not None:
+                setattr(estimates, check, CheckMean.from_dict(block["chips"]))
+                pairs = block.get("pairs")
+                if pairs is not None:
+                    setattr(estimates, PAIR_CHECKS[check], CheckMean.from_dict(pairs["chips"]))
         for item in data.get("pending_halves", []):
             io, aivat = item.get("io_chips"), item.get("aivat_chips")
             estimates.pending[(int(item["deal"]), int(item["half"]))] = (
