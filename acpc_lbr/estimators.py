@@ -90,6 +90,7 @@ class PendingHalf(TypedDict):
     chips: float
     io_chips: float | None
     aivat_chips: float | None
+    io_variance: NotRequired[float | None]
 
 
 class EstimatorsSection(TypedDict):
@@ -109,6 +110,18 @@ class EstimatorsSection(TypedDict):
     pending_halves: list[PendingHalf]
 
 
+#: A duplicate half waiting for its partner: (chips, IO, AIVAT, IO's variance).
+PendingValues = tuple[float, float | None, float | None, float | None]
+
+
+def _add_check(check: RunningMean, difference: float, variance: float | None) -> None:
+    """One unit of IO's check, with the variance its answers give it when the sample keeps it."""
+    if isinstance(check, CheckMean):
+        check.add(difference, variance)
+    else:
+        check.add(difference)
+
+
 @dataclass(frozen=True, slots=True)
 class HandOutcome:
     """One played hand, from the measured player's seat.
@@ -120,6 +133,10 @@ class HandOutcome:
         io_chips: the imaginary-observation value, or None when the opponent
             gave no (usable) range answers for this hand.
         aivat_chips: the AIVAT value, or None when not computed.
+        io_variance: the variance of the outcome over the opponent's hands the
+            answers leave possible on the line (:func:`imaginary_observation_spread`):
+            Var(IO − raw | what the measured player saw) when the answers are
+            honest; 0 after a fold or a fallback; None when unknown.
     """
 
     deal: int
@@ -127,6 +144,7 @@ class HandOutcome:
     chips: float
     io_chips: float | None = None
     aivat_chips: float | None = None
+    io_variance: float | None = None
 
 
 @dataclass
@@ -147,8 +165,8 @@ class MatchEstimates:
     pair_io_minus_raw: RunningMean = field(default_factory=CheckMean)
     #: AIVAT − raw per duplicate pair.
     pair_aivat_minus_raw: RunningMean = field(default_factory=CheckMean)
-    #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io, aivat).
-    pending: dict[tuple[int, int], tuple[float, float | None, float | None]] = field(default_factory=dict)
+    #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io, aivat, io variance).
+    pending: dict[tuple[int, int], PendingValues] = field(default_factory=dict)
     #: Thinned running figures of every estimator, by hands (acpc_lbr/trajectory.py).
     trajectory: Trajectory = field(default_factory=Trajectory, compare=False)
 
@@ -157,11 +175,12 @@ class MatchEstimates:
         self.raw.add(outcome.chips)
         if outcome.io_chips is not None:
             self.io.add(outcome.io_chips)
-            self.io_minus_raw.add(outcome.io_chips - outcome.chips)
+            _add_check(self.io_minus_raw, outcome.io_chips - outcome.chips, outcome.io_variance)
         if outcome.aivat_chips is not None:
             self.aivat.add(outcome.aivat_chips)
             self.aivat_minus_raw.add(outcome.aivat_chips - outcome.chips)
-        self._pair(outcome.deal, outcome.half, (outcome.chips, outcome.io_chips, outcome.aivat_chips))
+        self._pair(outcome.deal, outcome.half,
+                   (outcome.chips, outcome.io_chips, outcome.aivat_chips, outcome.io_variance))
         self.trajectory.observe(self.raw.n, self.stats)
 
     @classmethod
@@ -177,7 +196,7 @@ class MatchEstimates:
         """Every estimator and the honesty checks, by name (the figures a document reports)."""
         return {name: self.estimator(name) for name in (*ESTIMATORS, *CHECKS)}
 
-    def _pair(self, deal: int, half: int, values: tuple[float, float | None, float | None]) -> None:
+    def _pair(self, deal: int, half: int, values: PendingValues) -> None:
         partner = self.pending.pop((deal, 1 - half), None)
         if partner is None:
             self.pending[(deal, half)] = values
@@ -190,7 +209,12 @@ class MatchEstimates:
             if mine is not None and theirs is not None:
                 pair = (mine + theirs) / 2.0
                 stat.add(pair)
-                check.add(pair - pair_raw)
+                if k == 1:  # the two halves are independent given the deal: their variances add
+                    variances = (values[3], partner[3])
+                    known = None if None in variances else ((variances[0] or 0.0) + (variances[1] or 0.0)) / 4.0
+                    _add_check(check, pair - pair_raw, known)
+                else:
+                    check.add(pair - pair_raw)
 
     def merge(self, other: MatchEstimates) -> None:
         """Fold another batch's estimates into these (played after them, for the trajectory)."""
@@ -214,7 +238,7 @@ class MatchEstimates:
         for name in AIVAT_NAMES:
             setattr(self, name, CheckMean() if name in CHECKS else RunningMean())
         self.pair_aivat_minus_raw = CheckMean()
-        self.pending = {key: (chips, io, None) for key, (chips, io, _) in self.pending.items()}
+        self.pending = {key: (chips, io, None, var) for key, (chips, io, _, var) in self.pending.items()}
         for _, snapshot in self.trajectory.points:
             for name in AIVAT_NAMES:
                 snapshot.pop(name, None)
@@ -236,8 +260,8 @@ class MatchEstimates:
             "io_minus_raw": self.check_figures("io_minus_raw", big_blind),
             "aivat_minus_raw": self.check_figures("aivat_minus_raw", big_blind),
             "pending_halves": [
-                {"deal": deal, "half": half, "chips": chips, "io_chips": io, "aivat_chips": aivat}
-                for (deal, half), (chips, io, aivat) in sorted(self.pending.items())
+                {"deal": deal, "half": half, "chips": chips, "io_chips": io, "aivat_chips": aivat, "io_variance": var}
+                for (deal, half), (chips, io, aivat, var) in sorted(self.pending.items())
             ],
         }
 
@@ -303,11 +327,12 @@ class MatchEstimates:
                 if pairs is not None:
                     setattr(estimates, PAIR_CHECKS[check], CheckMean.from_dict(pairs["chips"]))
         for item in data.get("pending_halves", []):
-            io, aivat = item.get("io_chips"), item.get("aivat_chips")
+            io, aivat, var = item.get("io_chips"), item.get("aivat_chips"), item.get("io_variance")
             estimates.pending[(int(item["deal"]), int(item["half"]))] = (
                 float(item["chips"]),
                 None if io is None else float(io),
                 None if aivat is None else float(aivat),
+                None if var is None else float(var),
             )
         return estimates
 
@@ -360,12 +385,35 @@ def imaginary_observation(
     Returns:
         Σ_h w(h)·u(h) / Σ_h w(h), or NaN when no possible hand has weight.
     """
+    return imaginary_observation_spread(game, measured_position, measured_cards, board, spent, opponent_weights,
+                                        equity)[0]
+
+
+def imaginary_observation_spread(
+    game: GameDef,
+    measured_position: int,
+    measured_cards: Sequence[int],
+    board: Sequence[int],
+    spent: Sequence[int],
+    opponent_weights: np.ndarray,
+    equity: np.ndarray | None = None,
+) -> tuple[float, float]:
+    """:func:`imaginary_observation` and the variance of the outcome around it, over the same weights.
+
+    When the weights are the bot's real strategy, the opponent's hand given
+    what the measured player saw is drawn from them, so IO − raw has mean 0
+    and exactly this variance: the honesty check's null law needs no estimate
+    of its spread (:meth:`~acpc_lbr.stats.CheckMean.honesty_test`).
+
+    Returns:
+        (Σ_h w(h)·u(h) / Σ_h w(h), Σ_h w(h)·(u(h) − IO)² / Σ_h w(h)), NaN twice when no hand has weight.
+    """
     hands = game.hand_cards
     possible = ~game.hands_sharing([*measured_cards, *board])
     weights = np.where(possible, np.asarray(opponent_weights, dtype=np.float64), 0.0)
     total = weights.sum()
     if not total > 0.0:
-        return float("nan")
+        return float("nan"), float("nan")
     win, tie, loss = _showdown_outcomes(tuple(spent), measured_position)
     # A hand that is not possible has weight 0: its value is the win's, as if ranked 0.
     if equity is not None:
@@ -378,7 +426,8 @@ def imaginary_observation(
         values = np.full(len(hands), win, dtype=np.float64)
         opponent_ranks = ranks[:-1]
         values[possible] = np.where(hero_rank > opponent_ranks, win, np.where(hero_rank == opponent_ranks, tie, loss))
-    return float((weights * values).sum() / total)
+    mean = float((weights * values).sum() / total)
+    return mean, float((weights * (values - mean) ** 2).sum() / total)
 
 
 @lru_cache(maxsize=1024)

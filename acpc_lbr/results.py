@@ -720,7 +720,7 @@ class _SimulatedMatch:
         ]
         result = hand_io(game, record, me, rows)
         aivat_chips = self.aivat_value(record, me) if self.aivat else None
-        return HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips)
+        return HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips, result.io_variance)
 
     def play(self, deal: Deal, hand_id: int, me: int) -> State:
         """One hand of LBR (at position ``me``) against the bot, played to its end."""

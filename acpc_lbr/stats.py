@@ -80,13 +80,16 @@ def _exact(partials: list[float], base: Fraction) -> Fraction:
 class ExactSums(TypedDict):
     """The exact Σx and Σx² of a sample, each as a fraction's text (``"p/q"`` or ``"p"``).
 
-    An honesty check's sample (:class:`CheckMean`) also carries Σx³ and Σx⁴.
+    An honesty check's sample (:class:`CheckMean`) also carries Σx³ and Σx⁴,
+    and the sum of its units' null variances with how many units had one.
     """
 
     sum: str
     sum_sq: str
     sum_cube: NotRequired[str]
     sum_fourth: NotRequired[str]
+    sum_null_variance: NotRequired[str]
+    null_variance_units: NotRequired[int]
 
 
 class MeanFigures(TypedDict):
@@ -328,23 +331,33 @@ class CheckMean(RunningMean):
     like the mean. A sample rebuilt from a summary without them (an older
     document) has unknown higher moments (``None``) and falls back to the
     plain normal test.
+
+    A unit may come with its **null variance**: the variance the unit has
+    given what the measured player saw, if the answers are honest (IO − raw:
+    the outcome's variance over the answered range). When every unit has
+    one, the test needs no estimate of the spread.
     """
 
-    __slots__ = ("_cube", "_fourth")
+    __slots__ = ("_cube", "_fourth", "_null_units", "_null_variance")
 
     def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
         super().__init__(n, mean, m2)
         self._cube: Fraction | None = Fraction(0) if self.n == 0 else None
         self._fourth: Fraction | None = Fraction(0) if self.n == 0 else None
+        self._null_variance = Fraction(0)
+        self._null_units = 0
 
-    def add(self, x: float) -> None:
-        """Add one unit."""
+    def add(self, x: float, null_variance: float | None = None) -> None:
+        """Add one unit, with its null variance when known."""
         super().add(x)
         if self._cube is not None and self._fourth is not None:
             exact = Fraction(float(x))  # a binary64 is a dyadic fraction: the powers are exact
             square = exact * exact
             self._cube += square * exact
             self._fourth += square * square
+        if null_variance is not None and not math.isnan(null_variance):
+            self._null_variance += Fraction(float(null_variance))
+            self._null_units += 1
 
     def merge(self, other: RunningMean) -> None:
         """Fold another sample into this one; the higher sums stay known only if both knew them."""
@@ -357,6 +370,9 @@ class CheckMean(RunningMean):
         else:
             self._cube += cube
             self._fourth += fourth
+        if isinstance(other, CheckMean):
+            self._null_variance += other._null_variance
+            self._null_units += other._null_units
 
     def copy(self) -> CheckMean:
         """An independent copy."""
@@ -371,6 +387,8 @@ class CheckMean(RunningMean):
         result._cache = self._cache
         result._cube = self._cube
         result._fourth = self._fourth
+        result._null_variance = self._null_variance
+        result._null_units = self._null_units
         return result
 
     def higher_sums(self) -> tuple[Fraction | None, Fraction | None]:
@@ -389,12 +407,23 @@ class CheckMean(RunningMean):
         m4 = self._fourth / n - 4 * mu * self._cube / n + 6 * mu * mu * squares / n - 3 * mu**4
         return float(m2), float(m3), float(m4)
 
+    def null_variance(self) -> Fraction | None:
+        """Σ of the units' null variances, exactly; None unless every unit had one."""
+        return self._null_variance if self.n > 0 and self._null_units == self.n else None
+
     def honesty_test(self) -> tuple[float, float]:
         """(z, two-sided p-value) that the true mean is 0, calibrated for skewed, sparse units.
 
-        z = mean / (s/√n), as :meth:`z_test`; the p-value corrects the normal
-        law's two failures at small n and p ~ 0.001 (docs/results.md, "The
-        honesty check"):
+        When every unit has its null variance (IO − raw), z = Σx / √(Σ null
+        variances) and p is the normal law's: under honest answers the units
+        are independent given what the measured player saw, with mean 0 and
+        exactly those variances, so nothing is estimated from the sparse,
+        skewed units themselves (a sum of units without spread and not 0 is
+        impossible for honest answers: p = 0).
+
+        Otherwise z = mean / (s/√n), as :meth:`z_test`, and the p-value corrects
+        the normal law's two failures at small n and p ~ 0.001 (docs/results.md,
+        "The honesty check"):
 
         * heavy tails make s itself noisy, so z is referred to Student's t
           with ν = 2n / (b₂ − 1 + g₁²) degrees of freedom (b₂ the sample's
@@ -406,12 +435,24 @@ class CheckMean(RunningMean):
 
         Without the higher moments (an older document) it is :meth:`z_test`.
 
+        >>> known = CheckMean()
+        >>> for x in (0.5, -0.5, 1.0): known.add(x, 0.25)
+        >>> known.honesty_test()
+        (1.1547005383792517, 0.24821307898992362)
+
         >>> stat = CheckMean()
         >>> stat.add_many([1.0, -1.0] * 50 + [1.0] * 4)
         >>> z, p = stat.honesty_test()
         >>> round(z, 4), round(p, 4)
         (0.3906, 0.6975)
         """
+        variance = self.null_variance()
+        if variance is not None:
+            total = self.exact_sums()[0]
+            if variance == 0:
+                return (0.0, 1.0) if total == 0 else (math.copysign(math.inf, total), 0.0)
+            z = float(total) / math.sqrt(variance)
+            return z, math.erfc(abs(z) / math.sqrt(2.0))
         z, p_plain = self.z_test(0.0)
         moments = self.central_moments()
         if moments is None or math.isnan(z) or math.isinf(z) or p_plain == 1.0:
@@ -435,6 +476,9 @@ class CheckMean(RunningMean):
         if exact and self._cube is not None and self._fourth is not None:
             report["exact"]["sum_cube"] = str(self._cube)
             report["exact"]["sum_fourth"] = str(self._fourth)
+        if exact and self._null_units:
+            report["exact"]["sum_null_variance"] = str(self._null_variance)
+            report["exact"]["null_variance_units"] = self._null_units
         return report
 
     @classmethod
@@ -450,6 +494,10 @@ class CheckMean(RunningMean):
             stat._cube = stat._fourth = Fraction(0)
         elif exact is not None and "sum_cube" in exact and "sum_fourth" in exact:
             stat._cube, stat._fourth = Fraction(exact["sum_cube"]), Fraction(exact["sum_fourth"])
+        stat._null_variance, stat._null_units = Fraction(0), 0
+        if exact is not None and "sum_null_variance" in exact:
+            stat._null_variance = Fraction(exact["sum_null_variance"])
+            stat._null_units = int(exact.get("null_variance_units", 0))
         return stat
 
 

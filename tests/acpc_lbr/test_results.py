@@ -255,20 +255,22 @@ def test_honest_p_values_are_calibrated() -> None:
 
 
 def test_honesty_line_reports_statistic_and_p_value() -> None:
-    """The table's honesty line carries the mean, z and p; the document's z is the normal statistic and its p
-    the calibrated test's (CheckMean.honesty_test), never below the normal law's (heavier tails, a skewness term)."""
+    """The table's honesty line carries the mean, z and p. IO's check divides the summed differences by
+    the square root of the summed variances the answers give each showdown (its spread under honest
+    answers), and p is the normal law's; each showdown's variance is that of its outcome over the range."""
     play = from_sdk(LEDUC, random_bot)
     claims = from_sdk(LEDUC, lying_bot)
     outcomes = simulate_lbr_match(LEDUC, play, FCPA, 400, 3, 4, answers=claims)
+    assert all(o.io_variance is not None and o.io_variance >= 0.0 for o in outcomes)
+    assert any(o.io_variance for o in outcomes)
     estimates = estimates_from_outcomes(outcomes)
     doc = results_document({"game": "leduc"}, estimates, LEDUC.big_blind)
     check = doc["estimators"]["io_minus_raw"]
-    stat = estimates.io_minus_raw
-    z = stat.mean / (stat.std / math.sqrt(stat.n))
-    assert check["z"] == pytest.approx(z)
-    assert check["p_value"] == estimates.io_minus_raw.honesty_test()[1]
-    assert math.erfc(abs(z) / math.sqrt(2)) < check["p_value"] < 1.5 * math.erfc(abs(z) / math.sqrt(2))
+    z = sum(o.io_chips - o.chips for o in outcomes) / math.sqrt(sum(o.io_variance for o in outcomes))
+    assert check["z"] == pytest.approx(z, rel=1e-12)
+    assert check["p_value"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)), rel=1e-9)
     assert check["unit"] == "hand" and "pairs" not in check
+    assert int(check["chips"]["exact"]["null_variance_units"]) == len(outcomes)
     line = next(l for l in format_table(doc).splitlines() if l.startswith("honesty check"))
     assert f"z = {z:+.2f}" in line and f"p = {check['p_value']:.3g}" in line
 
