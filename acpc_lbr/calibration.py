@@ -150,8 +150,8 @@ def match_laws(game: GameDef, policy: Policy, options: BettingOptions, *, answer
                                     (first[AIVAT] + second[AIVAT]) / 2.0,
                                     (first[IO_VARIANCE] + second[IO_VARIANCE]) / 4.0,
                                     *first[:IO_VARIANCE], *second[:IO_VARIANCE]])
-    probability = np.asarray(pair_probability)
-    pair = UnitLaw(probability / probability.sum(), np.asarray(pair_values, dtype=np.float64))
+    weights = np.asarray(pair_probability, dtype=np.float64)
+    pair = UnitLaw(weights / weights.sum(), np.asarray(pair_values, dtype=np.float64))
     value = float((hands[0].mean()[0] + hands[1].mean()[0]) / 2.0)
     return MatchLaws((hands[0], hands[1]), pair, value)
 
@@ -160,7 +160,7 @@ def sample_units(law: UnitLaw, shape: tuple[int, ...], rng: np.random.Generator)
     """Units drawn from ``law``: an array of ``shape + (len(COLUMNS),)``."""
     cumulative = np.cumsum(law.probability)
     index = np.searchsorted(cumulative, rng.random(shape) * cumulative[-1], side="right")
-    return law.values[np.minimum(index, len(law.values) - 1)]
+    return np.asarray(law.values[np.minimum(index, len(law.values) - 1)], dtype=np.float64)
 
 
 def sample_match(laws: MatchLaws, matches: int, deals: int, duplicate: bool,

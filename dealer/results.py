@@ -1049,9 +1049,7 @@ class _FoundResults:
             self.measured = who
         for outcome in outcomes_of_hands(game, data.hands, who, half, rows, self.tally, aivat_rows, setup,
                                          this_seed):
-            self.outcomes.append(HandOutcome(outcome.deal + deal_offset, half,
-                                             outcome.chips, outcome.io_chips, outcome.aivat_chips,
-                                             outcome.io_variance))
+            self.outcomes.append(replace(outcome, deal=outcome.deal + deal_offset))
         self.matches.append(name)
         return hands
 
