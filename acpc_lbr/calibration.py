@@ -239,7 +239,8 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
     while done < matches:
         size = min(matches - done, max(chunk // deals, 1))
         units = sample_match(laws, size, deals, duplicate, rng)
-        for check, column, variance in (("io_minus_raw", IO, units[:, :, IO_VARIANCE]), ("aivat_minus_raw", AIVAT, None)):
+        checks = (("io_minus_raw", IO, units[:, :, IO_VARIANCE]), ("aivat_minus_raw", AIVAT, None))
+        for check, column, variance in checks:
             p = check_p_values(units[:, :, column] - units[:, :, RAW], variance)
             for level in LEVELS:
                 counts[f"{check} p<{level:g}"] = counts.get(f"{check} p<{level:g}", 0) + int((p < level).sum())
@@ -256,5 +257,5 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
     return counts
 
 
-__all__ = ["LEVELS", "PAIR_HALVES", "PRINTED", "error_counts", "COLUMNS", "MatchLaws", "UnitLaw", "check_p_values", "hand_values", "interval_misses", "match_laws",
-           "sample_match", "sample_units"]
+__all__ = ["COLUMNS", "LEVELS", "PAIR_HALVES", "PRINTED", "MatchLaws", "UnitLaw", "check_p_values", "error_counts",
+           "hand_values", "interval_misses", "match_laws", "sample_match", "sample_units"]

@@ -509,7 +509,8 @@ def skew_corrected_p_value(z: FloatLike, n: FloatLike, skew: FloatLike, kurtosis
 
     dof = np.clip(2.0 * n / np.maximum(kurtosis - 1.0 + skew * skew, 1e-12), 1.0, np.maximum(n - 1.0, 1.0))
     tails = 2.0 * stdtr(dof, -np.abs(z))
-    heavy_tail = np.abs(skew) * (2.0 * z * z + 1.0) * np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) / (6.0 * np.sqrt(n))
+    density = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    heavy_tail = np.abs(skew) * (2.0 * z * z + 1.0) * density / (6.0 * np.sqrt(n))
     result: FloatLike = np.minimum(1.0, tails + heavy_tail)
     return result
 

@@ -32,7 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acpc_lbr.calibration import PRINTED, error_counts, match_laws
 from acpc_lbr.lbr import BettingOptions
-from acpc_lbr.strategies import FloatArray, Policy, default_actions, kuhn_equilibrium, random_table, table_strategy, uniform_random
+from acpc_lbr.strategies import (
+    FloatArray,
+    Policy,
+    kuhn_equilibrium,
+    random_table,
+    table_strategy,
+    uniform_random,
+)
 from agents.adapters import from_sdk
 from agents.sdk import PublicView, Strategy
 from protocol.gamedef import GameDef, load_game
@@ -123,7 +130,8 @@ def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool) -
     cells = [name, play, f"{deals:,}", f"{m:,}"]
     for check in ("io_minus_raw", "aivat_minus_raw"):
         flags = counts[f"{check} p<0.001"]
-        cells.append(f"{100 * flags / m:.1f}%" if liar else f"{1000 * flags / m:.2f}‰ ({100 * counts[f'{check} p<0.05'] / m:.1f}%)")
+        at_5 = counts[f"{check} p<0.05"]
+        cells.append(f"{100 * flags / m:.1f}%" if liar else f"{1000 * flags / m:.2f}‰ ({100 * at_5 / m:.1f}%)")
     if not liar:
         for estimator, _ in PRINTED[play == "duplicate"][:3]:
             above, below = counts[f"{estimator} above"], counts[f"{estimator} below"]
@@ -133,7 +141,8 @@ def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--matches", type=int, default=100_000, help="matches of 200 deals per case (1,000 deals: a fifth)")
+    parser.add_argument("--matches", type=int, default=100_000,
+                        help="matches of 200 deals per case (of more deals: as many units in all)")
     parser.add_argument("--deals", default="200,1000")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
@@ -148,7 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n| liar | play | deals | matches | IO − raw flagged | AIVAT − raw flagged |")
             print("|---|---|---|---|---|---|")
         else:
-            print("| bot | play | deals | matches | IO − raw: p < 0.001 (p < 0.05) | AIVAT − raw: p < 0.001 (p < 0.05) "
+            print("| bot | play | deals | matches | IO − raw: p < 0.001 (p < 0.05) "
+                  "| AIVAT − raw: p < 0.001 (p < 0.05) "
                   "| raw / duplicate: miss, above | IO: miss, above | AIVAT: miss, above |")
             print("|---|---|---|---|---|---|---|---|---|")
         for name, build in cases.items():

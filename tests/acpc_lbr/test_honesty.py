@@ -38,8 +38,8 @@ def _duplicate_outcomes(seed: int, deals: int) -> list[HandOutcome]:
         luck = float(rng.normal())
         for half, sign in ((0, 1.0), (1, -0.7)):
             chips = float(rng.normal(0.0, 3.0))
-            outcomes.append(HandOutcome(deal, half, chips, chips + sign * luck, chips + sign * luck + 0.1 * rng.normal(),
-                                        0.5 + rng.random()))
+            io = chips + sign * luck
+            outcomes.append(HandOutcome(deal, half, chips, io, io + 0.1 * rng.normal(), 0.5 + rng.random()))
     return outcomes
 
 
@@ -97,7 +97,7 @@ def test_checks_test_hands_without_duplicate() -> None:
 
 
 def test_documents_without_the_new_sums_fall_back_to_the_normal_test() -> None:
-    """A check read from an older document (no Σx³, Σx⁴, null variances) is tested as before: z and the normal p."""
+    """A check read from an older document (no Σx³, Σx⁴, null variances) is tested as before: the normal z test."""
     stat = CheckMean()
     stat.add_many([1.0, -0.5, 2.0, 0.0, 0.25, -1.0, 3.0])
     figures = stat.to_dict()
