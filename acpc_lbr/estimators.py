@@ -18,7 +18,10 @@ z statistic and a two-sided p-value calibrated for skewed, sparse units
 (:meth:`~acpc_lbr.stats.CheckMean.honesty_test`), and flagged below
 :data:`HONESTY_ALPHA` (docs/results.md says what it can and cannot detect).
 AIVAT (:mod:`acpc_lbr.aivat`) adds control variates at chance nodes and at the
-opponent's decisions; it has its own check, the mean of (AIVAT − raw), tested the same way.
+opponent's decisions; it has its own check, the mean of (AIVAT − raw), over the same
+units. IO's check knows each unit's variance under honest answers (the outcome's
+spread over the answered range, :func:`imaginary_observation_spread`); AIVAT's
+estimates it, with a t test corrected for skewness and kurtosis.
 """
 
 from __future__ import annotations
@@ -210,8 +213,8 @@ class MatchEstimates:
                 pair = (mine + theirs) / 2.0
                 stat.add(pair)
                 if k == 1:  # the two halves are independent given the deal: their variances add
-                    variances = (values[3], partner[3])
-                    known = None if None in variances else ((variances[0] or 0.0) + (variances[1] or 0.0)) / 4.0
+                    mine_var, theirs_var = values[3], partner[3]
+                    known = None if mine_var is None or theirs_var is None else (mine_var + theirs_var) / 4.0
                     _add_check(check, pair - pair_raw, known)
                 else:
                     check.add(pair - pair_raw)

@@ -16,6 +16,9 @@ Two accumulators run side by side:
 * **Welford's running mean and variance** (:meth:`RunningMean.live`), cheap
   to read after every hand, for live metrics.
 
+An honesty check's sample (:class:`CheckMean`) also keeps Σx³, Σx⁴ and its
+units' null variances exactly, for its calibrated test (:meth:`CheckMean.honesty_test`).
+
 >>> a, b, whole = RunningMean(), RunningMean(), RunningMean()
 >>> for x in (1.0, 2.0, 4.0): a.add(x); whole.add(x)
 >>> for x in (8.0, 16.0): b.add(x); whole.add(x)

@@ -163,14 +163,18 @@ def _within(count: int, total: int, nominal: float, tail: float = 1e-4) -> tuple
 @pytest.mark.parametrize("deals", [200, 1000])
 @pytest.mark.parametrize("case", list(_cases()))
 def test_checks_and_intervals_hold_their_error_rates(case: str, deals: int) -> None:
-    """Matches of LBR against an honest bot, sampled from the exact laws, hands and duplicate:
+    """Matches of LBR against an honest bot, sampled from the exact laws, without and with duplicate:
 
-    * each check's false alarms (p < 0.001) are not above their binomial interval of 0.1%, and at
-      p < 0.05 within that of 5% (a check may be conservative at 0.001 where its units are few and
-      lattice-valued: Kuhn);
-    * each printed interval (raw, IO, AIVAT without duplicate; their duplicate rows with it) misses the
-      exact value within the binomial interval of 5%, and lies wholly above it (the lower bound
-      overstates) within that of 2.5%.
+    * each check's false alarms (p < 0.001) are not above their binomial interval of 0.1% (a check
+      may be conservative where its units are few and take a handful of values: IO on Kuhn), and at
+      p < 0.05 between the binomial intervals of 4% and 5% (AIVAT's correction only widens);
+    * each printed interval of the play (raw, IO, AIVAT; with duplicate, their duplicate rows) misses
+      the exact value within the binomial interval of 5% or below it, and lies wholly above it (the
+      lower bound overstates) at most 3.7% of the time. That is not the nominal 2.5%: the symmetric
+      normal interval of a skewed mean overstates the lower bound up to 3.5% of the time at 200
+      deals (Kuhn), 2.6-2.9% in Leduc (docs/results.md, "The intervals' miss rates"); the bound
+      keeps that from getting worse. AIVAT over hands is conservative in Leduc (the two positions'
+      means differ, and the hands alternate them).
     """
     game, build = _cases()[case]  # type: ignore[misc]
     laws = match_laws(game, build(), FCPA)
@@ -182,12 +186,10 @@ def test_checks_and_intervals_hold_their_error_rates(case: str, deals: int) -> N
         for check in ("io_minus_raw", "aivat_minus_raw"):
             flags = counts[f"{check} p<0.001"]
             assert flags <= _within(flags, m, 0.001)[1], (check, duplicate, flags, m)
-            low, high = _within(counts[f"{check} p<0.05"], m, 0.05)
-            assert low <= counts[f"{check} p<0.05"] <= high, (check, duplicate, counts)
+            at_5 = counts[f"{check} p<0.05"]  # conservative, not blind: between 4% and 5%
+            assert _within(at_5, m, 0.04)[0] <= at_5 <= _within(at_5, m, 0.05)[1], (check, duplicate, counts)
         names = ("duplicate", "duplicate_io", "duplicate_aivat") if duplicate else ("raw", "io", "aivat")
         for name in names:
             above, below = counts[f"{name} above"], counts[f"{name} below"]
-            low, high = _within(above + below, m, 0.05)
-            assert low <= above + below <= high, (name, duplicate, above, below, m)
-            low, high = _within(above, m, 0.025)
-            assert low <= above <= high, (name, duplicate, above, m)
+            assert above + below <= _within(above + below, m, 0.05)[1], (name, duplicate, above, below, m)
+            assert above <= _within(above, m, 0.037)[1], (name, duplicate, above, m)
