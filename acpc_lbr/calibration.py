@@ -203,14 +203,28 @@ def check_p_values(differences: FloatArray, null_variances: FloatArray | None = 
     return np.where(m2 > 0.0, p, np.where(mean == 0.0, 1.0, 0.0))
 
 
-def interval_misses(units: FloatArray, target: float) -> tuple[FloatArray, FloatArray]:
+def interval_misses(units: FloatArray, target: float, skew_shift: bool = False) -> tuple[FloatArray, FloatArray]:
     """Per match (a row of units), whether the printed 95% interval lies wholly above / below ``target``.
 
     Above: the lower bound overstates (the one-sided miss of a lower bound).
+    ``skew_shift``: the interval a skewness correction would print instead (not
+    in use; docs/results.md, "The intervals' miss rates"): the same width, its
+    centre moved by s·g·(1 + 2·1.96²)/(6n), the first-order term of Hall's (1992)
+    skew-removing transformation, with the sample skewness g shrunk by its own
+    noise, g·max(0, 1 − v/g²), v = (m₆/m₂³ − 6·m₄/m₂² + 9)/n.
     """
     n = units.shape[1]
     mean = units.mean(axis=1)
-    half = Z95 * units.std(axis=1, ddof=1) / math.sqrt(n)
+    s = units.std(axis=1, ddof=1)
+    half = Z95 * s / math.sqrt(n)
+    if skew_shift:
+        centred = units - mean[:, None]
+        m2, m3, m4, m6 = ((centred**k).mean(axis=1) for k in (2, 3, 4, 6))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            skew = np.where(m2 > 0.0, m3 / s**3, 0.0)
+            noise = (m6 / m2**3 - 6.0 * m4 / m2**2 + 9.0) / n
+            shrunk = np.where(skew != 0.0, skew * np.maximum(0.0, 1.0 - noise / (skew * skew)), 0.0)
+        mean = mean + np.nan_to_num(s * shrunk * (1.0 + 2.0 * Z95 * Z95) / (6.0 * n))
     return mean - half > target, mean + half < target
 
 
@@ -230,7 +244,8 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
     (p below 0.001 and 0.05; the check's units are pairs in duplicate, as
     :meth:`acpc_lbr.estimators.MatchEstimates.check_unit` has it), and
     ``"<estimator> above"`` / ``"<estimator> below"`` (the interval wholly above or
-    below LBR's exact value); ``"matches"``. In duplicate, ``raw``, ``io`` and
+    below LBR's exact value), the same with `` shifted`` for the skew-shifted
+    interval (:func:`interval_misses`); ``"matches"``. In duplicate, ``raw``, ``io`` and
     ``aivat`` are printed over the 2 × ``deals`` hands as if independent, as a
     document does.
     """
@@ -249,9 +264,10 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
             if duplicate and k >= 3:  # the per-hand rows of a duplicate match: both halves of every pair
                 first, second = PAIR_HALVES
                 sample = np.concatenate([units[:, :, first][:, :, column], units[:, :, second][:, :, column]], axis=1)
-            above, below = interval_misses(sample, laws.value)
-            counts[f"{name} above"] = counts.get(f"{name} above", 0) + int(above.sum())
-            counts[f"{name} below"] = counts.get(f"{name} below", 0) + int(below.sum())
+            for suffix, shift in (("", False), (" shifted", True)):
+                above, below = interval_misses(sample, laws.value, shift)
+                counts[f"{name} above{suffix}"] = counts.get(f"{name} above{suffix}", 0) + int(above.sum())
+                counts[f"{name} below{suffix}"] = counts.get(f"{name} below{suffix}", 0) + int(below.sum())
         counts["matches"] += size
         done += size
     return counts

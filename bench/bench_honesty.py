@@ -8,7 +8,9 @@ those laws, with and without duplicate play, and counted:
 * each check's false alarms (p < 0.001, the flag, and p < 0.05) against honest
   bots, and its power (flags at p < 0.001) against lying ones;
 * each printed 95% interval's misses of LBR's exact value: two-sided, and
-  "above" (the interval wholly above it: the lower bound overstates, nominal 2.5%).
+  "above" (the interval wholly above it: the lower bound overstates, nominal 2.5%);
+  with ``--skew-shift``, those of the skew-shifted interval instead (an experiment:
+  :func:`acpc_lbr.calibration.interval_misses`).
 
 Rates are per match, with their 95% binomial (Wilson) intervals in the JSON.
 docs/results.md ("The honesty check") quotes the output of
@@ -125,7 +127,7 @@ def wilson(count: int, total: int, z: float = 1.959963984540054) -> tuple[float,
     return max(centre - half, 0.0), min(centre + half, 1.0)
 
 
-def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool) -> str:
+def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool, shifted: bool = False) -> str:
     m = counts["matches"]
     cells = [name, play, f"{deals:,}", f"{m:,}"]
     for check in ("io_minus_raw", "aivat_minus_raw"):
@@ -134,7 +136,8 @@ def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool) -
         cells.append(f"{100 * flags / m:.1f}%" if liar else f"{1000 * flags / m:.2f}‰ ({100 * at_5 / m:.1f}%)")
     if not liar:
         for estimator, _ in PRINTED[play == "duplicate"][:3]:
-            above, below = counts[f"{estimator} above"], counts[f"{estimator} below"]
+            suffix = " shifted" if shifted else ""
+            above, below = counts[f"{estimator} above{suffix}"], counts[f"{estimator} below{suffix}"]
             cells.append(f"{100 * (above + below) / m:.2f}% / {100 * above / m:.2f}%")
     return "| " + " | ".join(cells) + " |"
 
@@ -147,12 +150,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--json", type=Path, help="also write every count here")
+    parser.add_argument("--skew-shift", action="store_true",
+                        help="the intervals' columns for the skew-shifted interval (an experiment, not in use)")
+    parser.add_argument("--honest-only", action="store_true", help="skip the lying bots")
     args = parser.parse_args(argv)
     deals_list = [int(d) for d in args.deals.split(",")]
     rng = np.random.default_rng(args.seed)
     wanted = {name.strip() for name in args.only.split(",") if name.strip()}
     report: list[dict[str, object]] = []
-    for liar, cases in ((False, honest_cases()), (True, liar_cases())):
+    groups = ((False, honest_cases()),) if args.honest_only else ((False, honest_cases()), (True, liar_cases()))
+    for liar, cases in groups:
         if liar:
             print("\n| liar | play | deals | matches | IO − raw flagged | AIVAT − raw flagged |")
             print("|---|---|---|---|---|---|")
@@ -172,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for duplicate in (False, True):
                     counts = error_counts(laws, deals, duplicate, matches, rng)
                     play_name = "duplicate" if duplicate else "hands"
-                    print(_row(name, play_name, deals, counts, liar), flush=True)
+                    print(_row(name, play_name, deals, counts, liar, args.skew_shift), flush=True)
                     report.append({"case": name, "liar": liar, "deals": deals, "duplicate": duplicate,
                                    "exact": laws.value, "counts": counts})
             print(f"<!-- {name}: {time.perf_counter() - began:.0f} s -->", file=sys.stderr)
