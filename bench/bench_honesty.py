@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acpc_lbr.calibration import PRINTED, error_counts, match_laws
+from acpc_lbr.calibration import AIVAT, IO, PRINTED, RAW, error_counts, match_laws
 from acpc_lbr.lbr import BettingOptions
 from acpc_lbr.strategies import (
     FloatArray,
@@ -142,6 +142,26 @@ def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool, s
     return "| " + " | ".join(cells) + " |"
 
 
+def print_biases() -> int:
+    """Each liar's exact E and standard deviation of IO − raw and AIVAT − raw: per hand at each of LBR's
+    positions, and per duplicate pair."""
+    print("| liar | unit | IO − raw: mean (sd) | AIVAT − raw: mean (sd) |")
+    print("|---|---|---|---|")
+    for name, build in liar_cases().items():
+        game, play, answers = build()
+        laws = match_laws(game, play, FCPA, answers=answers)
+        for unit, law in (("hand, LBR at position 0", laws.hands[0]), ("hand, position 1", laws.hands[1]),
+                          ("pair", laws.pair)):
+            cells = []
+            for column in (IO, AIVAT):
+                difference = law.values[:, column] - law.values[:, RAW]
+                mean = float(law.probability @ difference)
+                spread = math.sqrt(max(float(law.probability @ difference**2) - mean * mean, 0.0))
+                cells.append(f"{mean:+.3f} ({spread:.2f})")
+            print(f"| {name} | {unit} | {cells[0]} | {cells[1]} |", flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--matches", type=int, default=100_000,
@@ -153,7 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skew-shift", action="store_true",
                         help="the intervals' columns for the skew-shifted interval (an experiment, not in use)")
     parser.add_argument("--honest-only", action="store_true", help="skip the lying bots")
+    parser.add_argument("--biases", action="store_true",
+                        help="only the lying bots' exact mean and spread of each check's unit (no sampling)")
     args = parser.parse_args(argv)
+    if args.biases:
+        return print_biases()
     deals_list = [int(d) for d in args.deals.split(",")]
     rng = np.random.default_rng(args.seed)
     wanted = {name.strip() for name in args.only.split(",") if name.strip()}
