@@ -10,12 +10,18 @@ split across two batches is still counted once, in full.
 Imaginary observations (Bowling et al., ICML 2008) replace a showdown's
 outcome by its expectation over every hand the opponent could have held on
 the observed line (:func:`imaginary_observation`); folds stay as they are.
-The honesty check is the mean of (IO − raw) per hand: 0 in expectation
-when the opponent's range answers are its real strategy. It is reported as
-a z statistic and a two-sided p-value, and flagged below
+The honesty check is the mean of (IO − raw): 0 in expectation when the
+opponent's range answers are its real strategy. It is tested over the units
+the data is independent in: duplicate pairs when the match is played in
+duplicate (the two hands of a deal are correlated), hands otherwise, with a
+z statistic and a two-sided p-value calibrated for skewed, sparse units
+(:meth:`~acpc_lbr.stats.CheckMean.honesty_test`), and flagged below
 :data:`HONESTY_ALPHA` (docs/results.md says what it can and cannot detect).
 AIVAT (:mod:`acpc_lbr.aivat`) adds control variates at chance nodes and at the
-opponent's decisions; it has its own check, the mean of (AIVAT − raw), tested the same way.
+opponent's decisions; it has its own check, the mean of (AIVAT − raw), over the same
+units. IO's check knows each unit's variance under honest answers (the outcome's
+spread over the answered range, :func:`imaginary_observation_spread`); AIVAT's
+estimates it, with a t test corrected for skewness and kurtosis.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
-from acpc_lbr.stats import LiveMean, MeanFigures, RunningMean
+from acpc_lbr.stats import CheckMean, LiveMean, MeanFigures, RunningMean
 from acpc_lbr.trajectory import Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
@@ -41,10 +47,15 @@ HONESTY_ALPHA = 0.001
 EstimatorName = Literal["raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat"]
 CheckName = Literal["io_minus_raw", "aivat_minus_raw"]
 
+PairCheckName = Literal["pair_io_minus_raw", "pair_aivat_minus_raw"]
+
 #: Names of the estimators, in the order they are reported.
 ESTIMATORS: tuple[EstimatorName, ...] = ("raw", "duplicate", "io", "duplicate_io", "aivat", "duplicate_aivat")
 #: The honesty checks: (estimator − raw) per hand, 0 in expectation for honest answers.
 CHECKS: tuple[CheckName, ...] = ("io_minus_raw", "aivat_minus_raw")
+#: Each check's sample over duplicate pairs (what it tests in a duplicate match).
+PAIR_CHECKS: dict[CheckName, PairCheckName] = {"io_minus_raw": "pair_io_minus_raw",
+                                               "aivat_minus_raw": "pair_aivat_minus_raw"}
 #: The figures that rest on AIVAT's value function (``config.aivat`` in a results document).
 AIVAT_NAMES: tuple[EstimatorName | CheckName, ...] = ("aivat", "duplicate_aivat", "aivat_minus_raw")
 
@@ -58,12 +69,20 @@ class EstimatorFigures(TypedDict):
 
 
 class CheckFigures(EstimatorFigures):
-    """An honesty check: the estimator's figures, and the test that its true mean is 0."""
+    """An honesty check: its figures per hand, and the test that its true mean is 0.
+
+    ``unit`` says what the test's units are: ``"pair"`` (the match was played
+    in duplicate: ``pairs`` holds the figures of the pairs' differences, which
+    the test and the printed interval use) or ``"hand"``. Older documents have
+    neither: their test was a normal z-test per hand.
+    """
 
     #: None below two units; ±1e308 for an infinite z (JSON has no infinity).
     z: float | None
     p_value: float | None
     flagged: bool
+    unit: NotRequired[Literal["hand", "pair"]]
+    pairs: NotRequired[EstimatorFigures]
 
 
 class PendingHalf(TypedDict):
@@ -74,6 +93,7 @@ class PendingHalf(TypedDict):
     chips: float
     io_chips: float | None
     aivat_chips: float | None
+    io_variance: NotRequired[float | None]
 
 
 class EstimatorsSection(TypedDict):
@@ -102,6 +122,18 @@ def estimator_figures(stat: RunningMean, big_blind: int) -> EstimatorFigures:
     }
 
 
+#: A duplicate half waiting for its partner: (chips, IO, AIVAT, IO's variance).
+PendingValues = tuple[float, float | None, float | None, float | None]
+
+
+def _add_check(check: RunningMean, difference: float, variance: float | None) -> None:
+    """One unit of IO's check, with the variance its answers give it when the sample keeps it."""
+    if isinstance(check, CheckMean):
+        check.add(difference, variance)
+    else:
+        check.add(difference)
+
+
 @dataclass(frozen=True, slots=True)
 class HandOutcome:
     """One played hand, from the measured player's seat.
@@ -113,6 +145,10 @@ class HandOutcome:
         io_chips: the imaginary-observation value, or None when the opponent
             gave no (usable) range answers for this hand.
         aivat_chips: the AIVAT value, or None when not computed.
+        io_variance: the variance of the outcome over the opponent's hands the
+            answers leave possible on the line (:func:`imaginary_observation_spread`):
+            Var(IO − raw | what the measured player saw) when the answers are
+            honest; 0 after a fold or a fallback; None when unknown.
     """
 
     deal: int
@@ -120,6 +156,7 @@ class HandOutcome:
     chips: float
     io_chips: float | None = None
     aivat_chips: float | None = None
+    io_variance: float | None = None
 
 
 @dataclass
@@ -133,11 +170,15 @@ class MatchEstimates:
     aivat: RunningMean = field(default_factory=RunningMean)
     duplicate_aivat: RunningMean = field(default_factory=RunningMean)
     #: IO − raw per hand (the honesty check).
-    io_minus_raw: RunningMean = field(default_factory=RunningMean)
+    io_minus_raw: RunningMean = field(default_factory=CheckMean)
     #: AIVAT − raw per hand (AIVAT's honesty check).
-    aivat_minus_raw: RunningMean = field(default_factory=RunningMean)
-    #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io, aivat).
-    pending: dict[tuple[int, int], tuple[float, float | None, float | None]] = field(default_factory=dict)
+    aivat_minus_raw: RunningMean = field(default_factory=CheckMean)
+    #: IO − raw per duplicate pair (the mean of its two hands): what the check tests in duplicate.
+    pair_io_minus_raw: RunningMean = field(default_factory=CheckMean)
+    #: AIVAT − raw per duplicate pair.
+    pair_aivat_minus_raw: RunningMean = field(default_factory=CheckMean)
+    #: Duplicate halves waiting for their partner: (deal, half) -> (chips, io, aivat, io variance).
+    pending: dict[tuple[int, int], PendingValues] = field(default_factory=dict)
     #: Thinned running figures of every estimator, by hands (acpc_lbr/trajectory.py).
     trajectory: Trajectory = field(default_factory=Trajectory, compare=False)
 
@@ -146,11 +187,12 @@ class MatchEstimates:
         self.raw.add(outcome.chips)
         if outcome.io_chips is not None:
             self.io.add(outcome.io_chips)
-            self.io_minus_raw.add(outcome.io_chips - outcome.chips)
+            _add_check(self.io_minus_raw, outcome.io_chips - outcome.chips, outcome.io_variance)
         if outcome.aivat_chips is not None:
             self.aivat.add(outcome.aivat_chips)
             self.aivat_minus_raw.add(outcome.aivat_chips - outcome.chips)
-        self._pair(outcome.deal, outcome.half, (outcome.chips, outcome.io_chips, outcome.aivat_chips))
+        self._pair(outcome.deal, outcome.half,
+                   (outcome.chips, outcome.io_chips, outcome.aivat_chips, outcome.io_variance))
         self.trajectory.observe(self.raw.n, self.stats)
 
     @classmethod
@@ -158,7 +200,7 @@ class MatchEstimates:
         """Estimators that keep only the running (Welford) figures: for live displays, read with
         ``live()`` after every hand (:class:`~acpc_lbr.stats.LiveMean`; exact figures are refused)."""
         estimates = cls()
-        for name in (*ESTIMATORS, *CHECKS):
+        for name in (*ESTIMATORS, *CHECKS, *PAIR_CHECKS.values()):
             setattr(estimates, name, LiveMean())
         return estimates
 
@@ -166,16 +208,25 @@ class MatchEstimates:
         """Every estimator and the honesty checks, by name (the figures a document reports)."""
         return {name: self.estimator(name) for name in (*ESTIMATORS, *CHECKS)}
 
-    def _pair(self, deal: int, half: int, values: tuple[float, float | None, float | None]) -> None:
+    def _pair(self, deal: int, half: int, values: PendingValues) -> None:
         partner = self.pending.pop((deal, 1 - half), None)
         if partner is None:
             self.pending[(deal, half)] = values
             return
-        self.duplicate.add((values[0] + partner[0]) / 2.0)
-        for k, stat in ((1, self.duplicate_io), (2, self.duplicate_aivat)):
+        pair_raw = (values[0] + partner[0]) / 2.0
+        self.duplicate.add(pair_raw)
+        for k, stat, check in ((1, self.duplicate_io, self.pair_io_minus_raw),
+                               (2, self.duplicate_aivat, self.pair_aivat_minus_raw)):
             mine, theirs = values[k], partner[k]
             if mine is not None and theirs is not None:
-                stat.add((mine + theirs) / 2.0)
+                pair = (mine + theirs) / 2.0
+                stat.add(pair)
+                if k == 1:  # the two halves are independent given the deal: their variances add
+                    mine_var, theirs_var = values[3], partner[3]
+                    known = None if mine_var is None or theirs_var is None else (mine_var + theirs_var) / 4.0
+                    _add_check(check, pair - pair_raw, known)
+                else:
+                    check.add(pair - pair_raw)
 
     def merge(self, other: MatchEstimates) -> None:
         """Fold another batch's estimates into these (played after them, for the trajectory)."""
@@ -189,14 +240,17 @@ class MatchEstimates:
         self.duplicate_aivat.merge(other.duplicate_aivat)
         self.io_minus_raw.merge(other.io_minus_raw)
         self.aivat_minus_raw.merge(other.aivat_minus_raw)
+        self.pair_io_minus_raw.merge(other.pair_io_minus_raw)
+        self.pair_aivat_minus_raw.merge(other.pair_aivat_minus_raw)
         for (deal, half), values in other.pending.items():
             self._pair(deal, half, values)
 
     def drop_aivat(self) -> None:
         """Forget every AIVAT figure, trajectory included (batches whose AIVAT values cannot be merged)."""
         for name in AIVAT_NAMES:
-            setattr(self, name, RunningMean())
-        self.pending = {key: (chips, io, None) for key, (chips, io, _) in self.pending.items()}
+            setattr(self, name, CheckMean() if name in CHECKS else RunningMean())
+        self.pair_aivat_minus_raw = CheckMean()
+        self.pending = {key: (chips, io, None, var) for key, (chips, io, _, var) in self.pending.items()}
         for _, snapshot in self.trajectory.points:
             for name in AIVAT_NAMES:
                 snapshot.pop(name, None)
@@ -218,27 +272,48 @@ class MatchEstimates:
             "io_minus_raw": self.check_figures("io_minus_raw", big_blind),
             "aivat_minus_raw": self.check_figures("aivat_minus_raw", big_blind),
             "pending_halves": [
-                {"deal": deal, "half": half, "chips": chips, "io_chips": io, "aivat_chips": aivat}
-                for (deal, half), (chips, io, aivat) in sorted(self.pending.items())
+                {"deal": deal, "half": half, "chips": chips, "io_chips": io, "aivat_chips": aivat, "io_variance": var}
+                for (deal, half), (chips, io, aivat, var) in sorted(self.pending.items())
             ],
         }
 
-    def figures(self, name: EstimatorName | CheckName, big_blind: int) -> EstimatorFigures:
+    def figures(self, name: EstimatorName | CheckName | PairCheckName, big_blind: int) -> EstimatorFigures:
         """One estimator's figures in chips (with the exact sums: documents merge exactly), mbb/g and bb/hand."""
         return estimator_figures(self.estimator(name), big_blind)
 
+    def check_unit(self, name: CheckName) -> Literal["hand", "pair"]:
+        """What ``name`` is tested over: duplicate pairs once the match has any, else hands.
+
+        The two hands of a deal played in duplicate are correlated (AIVAT − raw
+        at about −0.6 to −0.75 within a pair); a test that took them as
+        independent would misstate its own error rate. Pairs are the
+        independent units there, as for the duplicate estimators.
+        """
+        return "pair" if self.estimator(PAIR_CHECKS[name]).n > 0 else "hand"
+
     def check_figures(self, name: CheckName, big_blind: int) -> CheckFigures:
-        """An honesty check's figures, with z, the two-sided p-value and whether it is flagged."""
+        """An honesty check's figures, with z, the two-sided p-value and whether it is flagged.
+
+        The test runs over :meth:`check_unit`'s units; the figures per hand stay
+        (what the documents of every version have), and in duplicate the pairs'
+        figures come as ``pairs``.
+        """
         figures = self.figures(name, big_blind)
-        z, p_value = self.estimator(name).z_test(0.0)
-        return {
+        unit = self.check_unit(name)
+        tested = self.estimator(PAIR_CHECKS[name] if unit == "pair" else name)
+        z, p_value = (tested.honesty_test() if isinstance(tested, CheckMean) else tested.z_test(0.0))
+        check: CheckFigures = {
             "chips": figures["chips"],
             "mbb_per_game": figures["mbb_per_game"],
             "bb_per_hand": figures["bb_per_hand"],
             "z": None if math.isnan(z) else (z if math.isfinite(z) else math.copysign(1e308, z)),
             "p_value": None if math.isnan(p_value) else p_value,
             "flagged": bool(p_value < HONESTY_ALPHA),
+            "unit": unit,
         }
+        if unit == "pair":
+            check["pairs"] = self.figures(PAIR_CHECKS[name], big_blind)
+        return check
 
     @classmethod
     def from_dict(cls, data: EstimatorsSection) -> MatchEstimates:
@@ -247,16 +322,24 @@ class MatchEstimates:
         Estimators a document lacks (AIVAT in a version-1 document) are empty.
         """
         estimates = cls()
-        for name in (*ESTIMATORS, *CHECKS):
+        for name in ESTIMATORS:
             figures = data.get(name)
             if figures is not None:
                 setattr(estimates, name, RunningMean.from_dict(figures["chips"]))
+        for check in CHECKS:
+            block = data.get(check)
+            if block is not None:
+                setattr(estimates, check, CheckMean.from_dict(block["chips"]))
+                pairs = block.get("pairs")
+                if pairs is not None:
+                    setattr(estimates, PAIR_CHECKS[check], CheckMean.from_dict(pairs["chips"]))
         for item in data.get("pending_halves", []):
-            io, aivat = item.get("io_chips"), item.get("aivat_chips")
+            io, aivat, var = item.get("io_chips"), item.get("aivat_chips"), item.get("io_variance")
             estimates.pending[(int(item["deal"]), int(item["half"]))] = (
                 float(item["chips"]),
                 None if io is None else float(io),
                 None if aivat is None else float(aivat),
+                None if var is None else float(var),
             )
         return estimates
 
@@ -309,12 +392,35 @@ def imaginary_observation(
     Returns:
         Σ_h w(h)·u(h) / Σ_h w(h), or NaN when no possible hand has weight.
     """
+    return imaginary_observation_spread(game, measured_position, measured_cards, board, spent, opponent_weights,
+                                        equity)[0]
+
+
+def imaginary_observation_spread(
+    game: GameDef,
+    measured_position: int,
+    measured_cards: Sequence[int],
+    board: Sequence[int],
+    spent: Sequence[int],
+    opponent_weights: np.ndarray,
+    equity: np.ndarray | None = None,
+) -> tuple[float, float]:
+    """:func:`imaginary_observation` and the variance of the outcome around it, over the same weights.
+
+    When the weights are the bot's real strategy, the opponent's hand given
+    what the measured player saw is drawn from them, so IO − raw has mean 0
+    and exactly this variance: the honesty check's null law needs no estimate
+    of its spread (:meth:`~acpc_lbr.stats.CheckMean.honesty_test`).
+
+    Returns:
+        (Σ_h w(h)·u(h) / Σ_h w(h), Σ_h w(h)·(u(h) − IO)² / Σ_h w(h)), NaN twice when no hand has weight.
+    """
     hands = game.hand_cards
     possible = ~game.hands_sharing([*measured_cards, *board])
     weights = np.where(possible, np.asarray(opponent_weights, dtype=np.float64), 0.0)
     total = weights.sum()
     if not total > 0.0:
-        return float("nan")
+        return float("nan"), float("nan")
     win, tie, loss = _showdown_outcomes(tuple(spent), measured_position)
     # A hand that is not possible has weight 0: its value is the win's, as if ranked 0.
     if equity is not None:
@@ -327,7 +433,8 @@ def imaginary_observation(
         values = np.full(len(hands), win, dtype=np.float64)
         opponent_ranks = ranks[:-1]
         values[possible] = np.where(hero_rank > opponent_ranks, win, np.where(hero_rank == opponent_ranks, tie, loss))
-    return float((weights * values).sum() / total)
+    mean = float((weights * values).sum() / total)
+    return mean, float((weights * (values - mean) ** 2).sum() / total)
 
 
 @lru_cache(maxsize=1024)

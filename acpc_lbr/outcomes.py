@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from acpc_lbr.aivat import AivatSetup, correction_actions, first_opponent_round, hand_aivat
-from acpc_lbr.estimators import imaginary_observation
+from acpc_lbr.estimators import imaginary_observation_spread
 from acpc_lbr.lbr import EquityFunction
 from protocol.gamedef import GameDef
 from protocol.lines import decision_points, line_views
@@ -104,6 +104,9 @@ class HandIO:
             every weight 0), so ``io_chips == chips``.
         inconsistencies: opponent actions whose row gives the opponent's
             real hand probability 0.
+        io_variance: the outcome's variance over the answered range at the
+            showdown (what IO − raw varies by when the answers are honest);
+            0 after a fold or a fallback.
     """
 
     chips: float
@@ -111,6 +114,7 @@ class HandIO:
     showdown: bool
     fallback: bool
     inconsistencies: int
+    io_variance: float = 0.0
 
 
 def hand_io(
@@ -147,10 +151,11 @@ def hand_io(
     board = [card for cards in hand.board for card in cards]
     mine = hand.hole[measured_position]
     vector = equity(mine, board) if equity is not None and len(board) == game.total_board_cards else None
-    io = imaginary_observation(game, measured_position, mine, board, state.spent, line_weights(game, rows), vector)
+    io, variance = imaginary_observation_spread(game, measured_position, mine, board, state.spent,
+                                                line_weights(game, rows), vector)
     if math.isnan(io):  # no hand of the opponent has weight
         return HandIO(chips, chips, True, True, inconsistencies)
-    return HandIO(chips, io, True, False, inconsistencies)
+    return HandIO(chips, io, True, False, inconsistencies, variance)
 
 
 # -- AIVAT: rows of every listed action at every opponent decision ----------------------

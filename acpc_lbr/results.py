@@ -665,7 +665,8 @@ def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"
                  lies: int = 0) -> str | None:
     """The honesty check of ``estimator`` (``io`` or ``aivat``) as one line (None when it has no units).
 
-    The statistic is the mean of IO − raw (or AIVAT − raw) per hand; z and the two-sided p-value
+    The statistic is the mean of IO − raw (or AIVAT − raw) per hand, or per duplicate pair when
+    the match was played in duplicate (the check's ``unit``); z and the two-sided p-value
     test that its true mean is 0, which it is when the range answers are the
     strategy the bot plays. Flagged at p < :data:`~acpc_lbr.estimators.HONESTY_ALPHA`;
     ``lies`` (:func:`proven_lies`) and a difference without spread say more than
@@ -688,9 +689,11 @@ def honesty_line(estimators: EstimatorsSection, estimator: Literal["io", "aivat"
     n = check["chips"]["n"]
     if not measured["chips"]["n"] or n < 2:
         return None
-    mbb = check["mbb_per_game"]
+    tested = check.get("pairs") if check.get("unit") == "pair" else None
+    mbb = check["mbb_per_game"] if tested is None else tested["mbb_per_game"]
+    over = f"{n} hands" if tested is None else f"{tested['chips']['n']} pairs"
     z, p_value = check.get("z"), check.get("p_value")
-    figures = (f"{mbb['mean']:+.1f} ± {_fmt(mbb['half_width_95'])} mbb/g over {n} hands, "
+    figures = (f"{mbb['mean']:+.1f} ± {_fmt(mbb['half_width_95'])} mbb/g over {over}, "
                f"z = {_fmt(z, 2) if z is None or abs(z) < 1e6 else ('+inf' if z > 0 else '-inf')}"
                f", p = {'-' if p_value is None else f'{p_value:.3g}'}")
     if z is not None and z >= 0:
@@ -917,7 +920,7 @@ class _SimulatedMatch:
         ]
         result = hand_io(game, record, me, rows)
         aivat_chips = self.aivat_value(record, me) if self.aivat else None
-        return HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips)
+        return HandOutcome(hand_id, half, result.chips, result.io_chips, aivat_chips, result.io_variance)
 
     def play(self, deal: Deal, hand_id: int, me: int) -> State:
         """One hand of LBR (at position ``me``) against the bot, played to its end."""

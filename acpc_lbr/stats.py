@@ -16,6 +16,9 @@ Two accumulators run side by side:
 * **Welford's running mean and variance** (:meth:`RunningMean.live`), cheap
   to read after every hand, for live metrics.
 
+An honesty check's sample (:class:`CheckMean`) also keeps Σx³, Σx⁴ and its
+units' null variances exactly, for its calibrated test (:meth:`CheckMean.honesty_test`).
+
 >>> a, b, whole = RunningMean(), RunningMean(), RunningMean()
 >>> for x in (1.0, 2.0, 4.0): a.add(x); whole.add(x)
 >>> for x in (8.0, 16.0): b.add(x); whole.add(x)
@@ -31,9 +34,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, TypeVar
 
 import numpy as np
+import numpy.typing as npt
+
+#: A float or an array of them (:func:`skew_corrected_p_value` works on both).
+FloatLike = TypeVar("FloatLike", float, npt.NDArray[np.float64])
 
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
@@ -78,10 +85,18 @@ def _exact(partials: list[float], base: Fraction) -> Fraction:
 
 
 class ExactSums(TypedDict):
-    """The exact Σx and Σx² of a sample, each as a fraction's text (``"p/q"`` or ``"p"``)."""
+    """The exact Σx and Σx² of a sample, each as a fraction's text (``"p/q"`` or ``"p"``).
+
+    An honesty check's sample (:class:`CheckMean`) also carries Σx³ and Σx⁴,
+    and the sum of its units' null variances with how many units had one.
+    """
 
     sum: str
     sum_sq: str
+    sum_cube: NotRequired[str]
+    sum_fourth: NotRequired[str]
+    sum_null_variance: NotRequired[str]
+    null_variance_units: NotRequired[int]
 
 
 class MeanFigures(TypedDict):
@@ -313,6 +328,194 @@ class RunningMean:
             stat._base_sq = Fraction(exact["sum_sq"])
             stat._cache = None
         return stat
+
+
+class CheckMean(RunningMean):
+    """A :class:`RunningMean` that also keeps Σx³ and Σx⁴ exactly: the sample of an honesty check.
+
+    The check's test (:meth:`honesty_test`) reads the sample's skewness and
+    kurtosis; exact power sums keep them order-independent and mergeable,
+    like the mean. A sample rebuilt from a summary without them (an older
+    document) has unknown higher moments (``None``) and falls back to the
+    plain normal test.
+
+    A unit may come with its **null variance**: the variance the unit has
+    given what the measured player saw, if the answers are honest (IO − raw:
+    the outcome's variance over the answered range). When every unit has
+    one, the test needs no estimate of the spread.
+    """
+
+    __slots__ = ("_cube", "_fourth", "_null_units", "_null_variance")
+
+    def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
+        super().__init__(n, mean, m2)
+        self._cube: Fraction | None = Fraction(0) if self.n == 0 else None
+        self._fourth: Fraction | None = Fraction(0) if self.n == 0 else None
+        self._null_variance = Fraction(0)
+        self._null_units = 0
+
+    def add(self, x: float, null_variance: float | None = None) -> None:
+        """Add one unit, with its null variance when known."""
+        super().add(x)
+        if self._cube is not None and self._fourth is not None:
+            exact = Fraction(float(x))  # a binary64 is a dyadic fraction: the powers are exact
+            square = exact * exact
+            self._cube += square * exact
+            self._fourth += square * square
+        if null_variance is not None and not math.isnan(null_variance):
+            self._null_variance += Fraction(float(null_variance))
+            self._null_units += 1
+
+    def merge(self, other: RunningMean) -> None:
+        """Fold another sample into this one; the higher sums stay known only if both knew them."""
+        if other.n == 0:
+            return
+        super().merge(other)
+        cube, fourth = other.higher_sums() if isinstance(other, CheckMean) else (None, None)
+        if self._cube is None or cube is None or self._fourth is None or fourth is None:
+            self._cube = self._fourth = None
+        else:
+            self._cube += cube
+            self._fourth += fourth
+        if isinstance(other, CheckMean):
+            self._null_variance += other._null_variance
+            self._null_units += other._null_units
+
+    def copy(self) -> CheckMean:
+        """An independent copy."""
+        result = CheckMean.__new__(CheckMean)
+        result.n = self.n
+        result._sum = list(self._sum)
+        result._sq = list(self._sq)
+        result._base_sum = self._base_sum
+        result._base_sq = self._base_sq
+        result._live_mean = self._live_mean
+        result._live_m2 = self._live_m2
+        result._cache = self._cache
+        result._cube = self._cube
+        result._fourth = self._fourth
+        result._null_variance = self._null_variance
+        result._null_units = self._null_units
+        return result
+
+    def higher_sums(self) -> tuple[Fraction | None, Fraction | None]:
+        """(Σx³, Σx⁴) exactly, or None when unknown."""
+        return self._cube, self._fourth
+
+    def central_moments(self) -> tuple[float, float, float] | None:
+        """The sample's central moments (m₂, m₃, m₄), each a mean over the n units; None when unknown."""
+        if self._cube is None or self._fourth is None or self.n == 0:
+            return None
+        total, squares = self.exact_sums()
+        n = self.n
+        mu = total / n
+        m2 = squares / n - mu * mu
+        m3 = self._cube / n - 3 * mu * squares / n + 2 * mu**3
+        m4 = self._fourth / n - 4 * mu * self._cube / n + 6 * mu * mu * squares / n - 3 * mu**4
+        return float(m2), float(m3), float(m4)
+
+    def null_variance(self) -> Fraction | None:
+        """Σ of the units' null variances, exactly; None unless every unit had one."""
+        return self._null_variance if self.n > 0 and self._null_units == self.n else None
+
+    def honesty_test(self) -> tuple[float, float]:
+        """(z, two-sided p-value) that the true mean is 0, calibrated for skewed, sparse units.
+
+        When every unit has its null variance (IO − raw), z = Σx / √(Σ null
+        variances) and p is the normal law's: under honest answers the units
+        are independent given what the measured player saw, with mean 0 and
+        exactly those variances, so nothing is estimated from the sparse,
+        skewed units themselves (a sum of units without spread and not 0 is
+        impossible for honest answers: p = 0).
+
+        Otherwise z = mean / (s/√n), as :meth:`z_test`, and the p-value corrects
+        the normal law's two failures at small n and p ~ 0.001 (docs/results.md,
+        "The honesty check"):
+
+        * heavy tails make s itself noisy, so z is referred to Student's t
+          with ν = 2n / (b₂ − 1 + g₁²) degrees of freedom (b₂ the sample's
+          kurtosis, g₁ its skewness; ν = n for normal units, about twice the
+          number of units that vary for sparse ones), between 1 and n − 1;
+        * skewness makes one tail of z heavier (the mean and s move together):
+          the heavy tail's first Edgeworth term, |g₁|·(2z² + 1)·φ(z) / (6√n)
+          (Hall 1992), is added, the light tail's deficit is not.
+
+        Without the higher moments (an older document) it is :meth:`z_test`.
+
+        >>> known = CheckMean()
+        >>> for x in (0.5, -0.5, 1.0): known.add(x, 0.25)
+        >>> known.honesty_test()
+        (1.1547005383792517, 0.24821307898992362)
+
+        >>> stat = CheckMean()
+        >>> stat.add_many([1.0, -1.0] * 50 + [1.0] * 4)
+        >>> z, p = stat.honesty_test()
+        >>> round(z, 4), round(p, 4)
+        (0.3906, 0.6975)
+        """
+        variance = self.null_variance()
+        if variance is not None:
+            total = self.exact_sums()[0]
+            if variance == 0:
+                return (0.0, 1.0) if total == 0 else (math.copysign(math.inf, total), 0.0)
+            z = float(total) / math.sqrt(variance)
+            return z, math.erfc(abs(z) / math.sqrt(2.0))
+        z, p_plain = self.z_test(0.0)
+        moments = self.central_moments()
+        if moments is None or math.isnan(z) or math.isinf(z) or p_plain == 1.0:
+            return z, p_plain
+        m2, m3, m4 = moments
+        if not m2 > 0.0:
+            return z, p_plain
+        return z, float(skew_corrected_p_value(z, self.n, m3 / m2**1.5, m4 / (m2 * m2)))
+
+    def to_dict(self, exact: bool = True) -> MeanFigures:
+        """:meth:`RunningMean.to_dict`, the exact sums with Σx³ and Σx⁴ when known."""
+        report = super().to_dict(exact)
+        if exact and self._cube is not None and self._fourth is not None:
+            report["exact"]["sum_cube"] = str(self._cube)
+            report["exact"]["sum_fourth"] = str(self._fourth)
+        if exact and self._null_units:
+            report["exact"]["sum_null_variance"] = str(self._null_variance)
+            report["exact"]["null_variance_units"] = self._null_units
+        return report
+
+    @classmethod
+    def from_dict(cls, data: MeanFigures) -> CheckMean:
+        """Rebuild from :meth:`to_dict` output (without Σx³ and Σx⁴, the higher moments are unknown)."""
+        plain = RunningMean.from_dict(data)
+        stat = cls.__new__(cls)
+        for name in RunningMean.__slots__:
+            setattr(stat, name, getattr(plain, name))
+        exact = data.get("exact")
+        stat._cube = stat._fourth = None
+        if stat.n == 0:
+            stat._cube = stat._fourth = Fraction(0)
+        elif exact is not None and "sum_cube" in exact and "sum_fourth" in exact:
+            stat._cube, stat._fourth = Fraction(exact["sum_cube"]), Fraction(exact["sum_fourth"])
+        stat._null_variance, stat._null_units = Fraction(0), 0
+        if exact is not None and "sum_null_variance" in exact:
+            stat._null_variance = Fraction(exact["sum_null_variance"])
+            stat._null_units = int(exact.get("null_variance_units", 0))
+        return stat
+
+
+def skew_corrected_p_value(z: FloatLike, n: FloatLike, skew: FloatLike, kurtosis: FloatLike) -> FloatLike:
+    """The two-sided p-value of a studentised mean z over n units of sample skewness and kurtosis.
+
+    Student's t with ν = 2n / (kurtosis − 1 + skew²) degrees of freedom (between
+    1 and n − 1), plus the heavy tail's first Edgeworth term |skew|·(2z² + 1)·φ(z)/(6√n);
+    at most 1. Works elementwise on numpy arrays (the calibration runs,
+    :mod:`acpc_lbr.calibration`) as on floats (:meth:`CheckMean.honesty_test`).
+    """
+    from scipy.special import stdtr  # lazy: scipy is loaded only when a check is tested
+
+    dof = np.clip(2.0 * n / np.maximum(kurtosis - 1.0 + skew * skew, 1e-12), 1.0, np.maximum(n - 1.0, 1.0))
+    tails = 2.0 * stdtr(dof, -np.abs(z))
+    density = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    heavy_tail = np.abs(skew) * (2.0 * z * z + 1.0) * density / (6.0 * np.sqrt(n))
+    result: FloatLike = np.minimum(1.0, tails + heavy_tail)
+    return result
 
 
 class LiveMean(RunningMean):

@@ -654,13 +654,14 @@ def outcomes_of_hands(
             tally.io_fallbacks += result.fallback and rows is not None
             tally.range_inconsistencies += result.inconsistencies
         io = None if rows is None else result.io_chips
+        io_variance = None if rows is None else result.io_variance
         aivat = None
         if aivat_rows is not None and equity is not None:
             aivat, fallback = hand_aivat_value(game, hand, position, aivat_rows.get(hand.hand_id), equity,
                                                aivat_setup, seed)
             if tally is not None:
                 tally.aivat_fallbacks += fallback
-        outcomes.append(HandOutcome(hand.hand_id, half, result.chips, io, aivat))
+        outcomes.append(HandOutcome(hand.hand_id, half, result.chips, io, aivat, io_variance))
     return outcomes
 
 
@@ -871,7 +872,7 @@ class MatchResults:
         if result.inconsistencies and self.notify is not None:
             self.notify(RangeInconsistency(hand=hand.hand_id, count=result.inconsistencies))
         outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None,
-                              aivat_chips)
+                              aivat_chips, result.io_variance if can_ask else None)
         self.outcomes.append(outcome)
         if self.sink is not None:
             self.sink(outcome)
@@ -1164,8 +1165,7 @@ class _FoundResults:
             self.measured = who
         for outcome in outcomes_of_hands(game, data.hands, who, half, rows, self.tally, aivat_rows, setup,
                                          this_seed):
-            self.outcomes.append(HandOutcome(outcome.deal + deal_offset, half,
-                                             outcome.chips, outcome.io_chips, outcome.aivat_chips))
+            self.outcomes.append(replace(outcome, deal=outcome.deal + deal_offset))
         self.matches.append(name)
         return hands
 

@@ -11,7 +11,7 @@ The parent (:class:`SeatingProcess`) starts the child first, plays seating
 0 itself, and merges what the child reports on its stdout, one line per
 message:
 
-* ``O [deal, chips, io_chips, aivat_chips]``: a hand's outcome, as the
+* ``O [deal, chips, io_chips, aivat_chips, io_variance]``: a hand's outcome, as the
   child's results computed it (JSON floats round-trip exactly), fed to the
   parent's running estimators and progress;
 * ``S {...}``: at the end, the mirror's :class:`SeatingSummary` (its
@@ -199,11 +199,12 @@ class SeatingProcess:
         kind, _, body = line.partition(b" ")
         try:
             if kind == b"O":
-                deal, chips, io, aivat = json.loads(body)
+                deal, chips, io, aivat, io_variance = json.loads(body)
                 if self.on_outcome is not None:
                     self.on_outcome(HandOutcome(int(deal), 1, float(chips),
                                                 None if io is None else float(io),
-                                                None if aivat is None else float(aivat)))
+                                                None if aivat is None else float(aivat),
+                                                None if io_variance is None else float(io_variance)))
             elif kind == b"S":
                 self.summary = SeatingSummary.from_json(json.loads(body))
         except (ValueError, TypeError, KeyError) as error:
@@ -239,7 +240,7 @@ class SeatingProcess:
 
 def write_outcome(o: HandOutcome) -> None:
     """The child's line for one outcome (buffered; see :func:`write_summary`)."""
-    _write(f"O {json.dumps([o.deal, o.chips, o.io_chips, o.aivat_chips])}\n")
+    _write(f"O {json.dumps([o.deal, o.chips, o.io_chips, o.aivat_chips, o.io_variance])}\n")
 
 
 def write_summary(summary: SeatingSummary) -> None:

@@ -256,17 +256,22 @@ def test_honest_p_values_are_calibrated() -> None:
 
 
 def test_honesty_line_reports_statistic_and_p_value() -> None:
-    """The table's honesty line carries the mean, z and p; the document's z and p agree with the normal law."""
+    """The table's honesty line carries the mean, z and p. IO's check divides the summed differences by
+    the square root of the summed variances the answers give each showdown (its spread under honest
+    answers), and p is the normal law's; each showdown's variance is that of its outcome over the range."""
     play = from_sdk(LEDUC, random_bot)
     claims = from_sdk(LEDUC, lying_bot)
     outcomes = simulate_lbr_match(LEDUC, play, FCPA, 400, 3, 4, answers=claims)
+    assert all(o.io_variance is not None and o.io_variance >= 0.0 for o in outcomes)
+    assert any(o.io_variance for o in outcomes)
     estimates = estimates_from_outcomes(outcomes)
     doc = results_document({"game": "leduc"}, estimates, LEDUC.big_blind)
     check = doc["estimators"]["io_minus_raw"]
-    stat = estimates.io_minus_raw
-    z = stat.mean / (stat.std / math.sqrt(stat.n))
-    assert check["z"] == pytest.approx(z)
-    assert check["p_value"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
+    z = sum(o.io_chips - o.chips for o in outcomes) / math.sqrt(sum(o.io_variance for o in outcomes))
+    assert check["z"] == pytest.approx(z, rel=1e-12)
+    assert check["p_value"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)), rel=1e-9)
+    assert check["unit"] == "hand" and "pairs" not in check
+    assert int(check["chips"]["exact"]["null_variance_units"]) == len(outcomes)
     line = next(l for l in format_table(doc).splitlines() if l.startswith("honesty check"))
     assert f"z = {z:+.2f}" in line and f"p = {check['p_value']:.3g}" in line
 
@@ -313,8 +318,10 @@ def test_the_typed_sections_name_exactly_the_written_keys() -> None:
         assert set(estimators[name]) == _keys(EstimatorFigures)
         assert set(estimators[name]["chips"]) == _keys(MeanFigures)
         assert set(estimators[name]["mbb_per_game"]) == _keys(MeanFigures) - {"exact"}
-    for check in CHECKS:
-        assert list(estimators[check]) == list(CheckFigures.__annotations__)
+    for check in CHECKS:  # "pairs" when the check is tested over duplicate pairs
+        unit = estimators[check]["unit"]
+        assert list(estimators[check]) == [k for k in CheckFigures.__annotations__ if k != "pairs" or unit == "pair"]
+    assert estimators["io_minus_raw"]["unit"] == "pair" and estimators["aivat_minus_raw"]["unit"] == "hand"
     assert estimators["pending_halves"] and set(estimators["pending_halves"][0]) == _keys(PendingHalf)
     trajectory = doc["trajectory"]
     assert list(trajectory) == list(TrajectorySection.__annotations__)
