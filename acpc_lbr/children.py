@@ -7,14 +7,15 @@ those may start helpers of their own. Each child we start:
 * leads a process group of its own, which its own children join unless they
   leave it on purpose; so one ``killpg`` reaches a bot and every helper it
   forked (:func:`kill_group`), however it was started;
-* gets ``SIGKILL`` from the kernel when the process that started it dies
+* dies, with its whole group, when the process that started it dies
   (``PR_SET_PDEATHSIG``, Linux), even if that one is killed with ``SIGKILL``
   and can clean nothing up.
 
 Twisted's ``spawnProcess`` takes no ``preexec_fn``, so its children start
 through a small launcher (:func:`grouped_argv`: ``python -S -c``, a few tens of
-milliseconds) that does both and then ``exec``\\s the command, keeping the
-pid: the child's pid is its group's id. ``subprocess.Popen`` children take
+milliseconds and a small process per child) that leads the group, runs the
+command in it, exits with its status, and kills the whole group if the parent
+dies: the pid Twisted sees is the group's id. ``subprocess.Popen`` children take
 :func:`child_setup` as their ``preexec_fn`` instead.
 
 Every group started here is remembered (:data:`STARTED`), so a command that is
@@ -35,23 +36,43 @@ from collections.abc import Callable, Sequence
 #: ``prctl`` option: the signal a process gets when its parent dies (Linux).
 PR_SET_PDEATHSIG = 1
 
-#: The launcher of :func:`grouped_argv`: a group of its own, SIGKILL with the parent, then the
-#: command (argv[1]: the parent's pid, to catch a parent that died before PDEATHSIG was set).
+#: The launcher of :func:`grouped_argv` (argv[1]: the parent's pid; the command follows). It
+#: leads a new process group, forks the command into it and waits for it, exiting with its
+#: status. When the parent dies, the kernel sends it SIGUSR2 (PR_SET_PDEATHSIG) and it kills
+#: its whole group, helpers included: so nothing outlives even a parent killed with SIGKILL.
+#: It ignores SIGINT and SIGTERM itself (a stop sent to the group is for the command), and
+#: gives the command the default disposition of every signal it changed, as a spawn does
+#: (Python ignores SIGPIPE and SIGXFSZ).
 _LAUNCHER = """\
-import os, sys
+import os, signal, sys
 os.setpgid(0, 0)
+def end(signum, frame):
+    os.killpg(0, signal.SIGKILL)
+signal.signal(signal.SIGUSR2, end)
 try:
     import ctypes
-    ctypes.CDLL(None).prctl(1, 9)
+    ctypes.CDLL(None).prctl(1, signal.SIGUSR2)
 except (OSError, AttributeError):
     pass
 if os.getppid() != int(sys.argv[1]):
-    os._exit(1)
-try:
-    os.execvp(sys.argv[2], sys.argv[2:])
-except OSError as error:
-    sys.stderr.write(f"cannot run {sys.argv[2]}: {error.strerror}\\n")
+    end(0, None)
+for name in ("SIGINT", "SIGTERM"):
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+child = os.fork()
+if child == 0:
+    for name in ("SIGINT", "SIGTERM", "SIGUSR2", "SIGPIPE", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as error:
+        sys.stderr.write(f"cannot run {sys.argv[2]}: {error.strerror}\\n")
     os._exit(127)
+_, status = os.waitpid(child, 0)
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 """
 
 #: The process groups this process started (their leaders' pids).
@@ -94,8 +115,9 @@ def child_setup(new_group: bool = True, signum: int = signal.SIGKILL) -> Callabl
 
 
 def grouped_argv(argv: Sequence[str]) -> list[str]:
-    """``argv`` run through the launcher: the same program, the same pid, in a group of its own
-    and killed when this process dies (unchanged where processes have no groups)."""
+    """``argv`` run through the launcher: the same program and exit status, in a group of its own
+    (led by the launcher, whose pid is the group's id), all of it killed when this process dies
+    (unchanged where processes have no groups)."""
     if os.name != "posix":
         return list(argv)
     return [sys.executable, "-S", "-c", _LAUNCHER, str(os.getpid()), *argv]

@@ -19,7 +19,7 @@ from typing import NoReturn
 import protocol
 from acpc_lbr import __version__, children
 from acpc_lbr.commands import drop_stdout
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_USAGE
+from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE
 from protocol import _variant
 
 #: name -> (module with ``main(argv)``, one-line help)
@@ -90,8 +90,9 @@ def run() -> NoReturn:
         # driver, ...): one line and EXIT_FAILED, not a traceback or a death by signal. The
         # dealer and evaluate handle both signals in their reactors and say more.
         children.end_groups()
-        print(f"acpc-lbr {_command_name()}: interrupted", file=sys.stderr)
-        code = EXIT_FAILED
+        command = _command_name()
+        print(f"acpc-lbr {command}: interrupted", file=sys.stderr)
+        code = EXIT_INTERNAL if command == "dealer" else EXIT_FAILED  # the dealer's code when stopped
     except BrokenPipeError:
         # The reader of the output has gone (``acpc-lbr evaluate | head``). What was written
         # to files stays written; the rest of the output is dropped.

@@ -71,13 +71,31 @@ def _wait_for(path: Path) -> None:
     assert path.exists(), "the bot never started"
 
 
-def test_a_child_leads_its_own_group_with_the_same_pid() -> None:
-    """The launcher keeps the pid (it execs) and makes the child its group's leader."""
-    child = subprocess.run(children.grouped_argv(
-        [sys.executable, "-c", "import os; print(os.getpid(), os.getpgid(0))"]),
-        capture_output=True, text=True, timeout=30, check=True)
-    pid, group = child.stdout.split()
-    assert pid == group
+def test_a_child_runs_in_a_group_of_its_own_and_keeps_its_exit_status() -> None:
+    """The launcher leads the group (its pid is the group's id), and exits with the command's status;
+    the command gets SIGPIPE's default back (Python's own start ignores it)."""
+    launched = subprocess.Popen(children.grouped_argv(
+        ["sh", "-c", "awk '{print $5}' /proc/$$/stat; grep SigIgn /proc/self/status; exit 7"]),
+        stdout=subprocess.PIPE, text=True)
+    out, _ = launched.communicate(timeout=30)
+    group, _, ignored = out.split()
+    assert int(group) == launched.pid and launched.returncode == 7
+    assert not int(ignored, 16) & (1 << (signal.SIGPIPE - 1)), "SIGPIPE is still ignored"
+
+
+def test_an_evaluate_killed_with_sigkill_leaves_no_process_behind(tmp_path: Path) -> None:
+    """SIGKILL gives evaluate no chance to clean up: each launcher sees its parent die and kills
+    its group (the probe adapter, the copies of the bot, and the helpers they forked)."""
+    proc, mark, pids = _evaluate(tmp_path, "hang", "--hands", "10")
+    try:
+        _wait_for(pids)
+        time.sleep(0.5)
+        proc.kill()
+        proc.communicate(timeout=HANG)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _none_left(mark, within=5.0) == []
 
 
 def test_the_matches_end_does_not_wait_for_a_helper_holding_the_bots_output(tmp_path: Path) -> None:
