@@ -330,6 +330,50 @@ class RunningMean:
         return stat
 
 
+class _PowerSum:
+    """Σ xᵖ of binary64 values, exactly and fast: an integer over a power of two (no gcd per unit).
+
+    A binary64 is m / 2ᵏ, so xᵖ = mᵖ / 2ᵖᵏ: the sum is kept as one integer
+    numerator over the largest 2ᵖᵏ seen (``base``: an exact fraction read from a document).
+    """
+
+    __slots__ = ("base", "exponent", "numerator", "power")
+
+    def __init__(self, power: int, base: Fraction = Fraction(0)) -> None:
+        self.power = power
+        self.numerator = 0
+        self.exponent = 0
+        self.base = base
+
+    def add(self, x: float) -> None:
+        """Add xᵖ."""
+        numerator, denominator = x.as_integer_ratio()
+        self._add_scaled(numerator**self.power, (denominator.bit_length() - 1) * self.power)
+
+    def _add_scaled(self, numerator: int, exponent: int) -> None:
+        if exponent > self.exponent:
+            self.numerator <<= exponent - self.exponent
+            self.exponent = exponent
+        self.numerator += numerator << (self.exponent - exponent)
+
+    def merged_with(self, other: _PowerSum) -> _PowerSum:
+        """A new sum of both."""
+        result = self.copy()
+        result._add_scaled(other.numerator, other.exponent)
+        result.base += other.base
+        return result
+
+    def copy(self) -> _PowerSum:
+        """An independent copy."""
+        result = _PowerSum(self.power, self.base)
+        result.numerator, result.exponent = self.numerator, self.exponent
+        return result
+
+    def value(self) -> Fraction:
+        """The sum, exactly."""
+        return self.base + Fraction(self.numerator, 1 << self.exponent)
+
+
 class CheckMean(RunningMean):
     """A :class:`RunningMean` that also keeps Σx³ and Σx⁴ exactly: the sample of an honesty check.
 
@@ -349,21 +393,19 @@ class CheckMean(RunningMean):
 
     def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
         super().__init__(n, mean, m2)
-        self._cube: Fraction | None = Fraction(0) if self.n == 0 else None
-        self._fourth: Fraction | None = Fraction(0) if self.n == 0 else None
-        self._null_variance = Fraction(0)
+        self._cube: _PowerSum | None = _PowerSum(3) if self.n == 0 else None
+        self._fourth: _PowerSum | None = _PowerSum(4) if self.n == 0 else None
+        self._null_variance = _PowerSum(1)
         self._null_units = 0
 
     def add(self, x: float, null_variance: float | None = None) -> None:
         """Add one unit, with its null variance when known."""
         super().add(x)
         if self._cube is not None and self._fourth is not None:
-            exact = Fraction(float(x))  # a binary64 is a dyadic fraction: the powers are exact
-            square = exact * exact
-            self._cube += square * exact
-            self._fourth += square * square
+            self._cube.add(float(x))
+            self._fourth.add(float(x))
         if null_variance is not None and not math.isnan(null_variance):
-            self._null_variance += Fraction(float(null_variance))
+            self._null_variance.add(float(null_variance))
             self._null_units += 1
 
     def merge(self, other: RunningMean) -> None:
@@ -371,14 +413,15 @@ class CheckMean(RunningMean):
         if other.n == 0:
             return
         super().merge(other)
-        cube, fourth = other.higher_sums() if isinstance(other, CheckMean) else (None, None)
-        if self._cube is None or cube is None or self._fourth is None or fourth is None:
+        if not isinstance(other, CheckMean) or None in (self._cube, self._fourth, other._cube, other._fourth):
             self._cube = self._fourth = None
         else:
-            self._cube += cube
-            self._fourth += fourth
+            assert self._cube is not None and self._fourth is not None
+            assert other._cube is not None and other._fourth is not None
+            self._cube = self._cube.merged_with(other._cube)
+            self._fourth = self._fourth.merged_with(other._fourth)
         if isinstance(other, CheckMean):
-            self._null_variance += other._null_variance
+            self._null_variance = self._null_variance.merged_with(other._null_variance)
             self._null_units += other._null_units
 
     def copy(self) -> CheckMean:
@@ -392,31 +435,34 @@ class CheckMean(RunningMean):
         result._live_mean = self._live_mean
         result._live_m2 = self._live_m2
         result._cache = self._cache
-        result._cube = self._cube
-        result._fourth = self._fourth
-        result._null_variance = self._null_variance
+        result._cube = None if self._cube is None else self._cube.copy()
+        result._fourth = None if self._fourth is None else self._fourth.copy()
+        result._null_variance = self._null_variance.copy()
         result._null_units = self._null_units
         return result
 
     def higher_sums(self) -> tuple[Fraction | None, Fraction | None]:
         """(Σx³, Σx⁴) exactly, or None when unknown."""
-        return self._cube, self._fourth
+        if self._cube is None or self._fourth is None:
+            return None, None
+        return self._cube.value(), self._fourth.value()
 
     def central_moments(self) -> tuple[float, float, float] | None:
         """The sample's central moments (m₂, m₃, m₄), each a mean over the n units; None when unknown."""
-        if self._cube is None or self._fourth is None or self.n == 0:
+        cube, fourth = self.higher_sums()
+        if cube is None or fourth is None or self.n == 0:
             return None
         total, squares = self.exact_sums()
         n = self.n
         mu = total / n
         m2 = squares / n - mu * mu
-        m3 = self._cube / n - 3 * mu * squares / n + 2 * mu**3
-        m4 = self._fourth / n - 4 * mu * self._cube / n + 6 * mu * mu * squares / n - 3 * mu**4
+        m3 = cube / n - 3 * mu * squares / n + 2 * mu**3
+        m4 = fourth / n - 4 * mu * cube / n + 6 * mu * mu * squares / n - 3 * mu**4
         return float(m2), float(m3), float(m4)
 
     def null_variance(self) -> Fraction | None:
         """Σ of the units' null variances, exactly; None unless every unit had one."""
-        return self._null_variance if self.n > 0 and self._null_units == self.n else None
+        return self._null_variance.value() if self.n > 0 and self._null_units == self.n else None
 
     def honesty_test(self) -> tuple[float, float]:
         """(z, two-sided p-value) that the true mean is 0, calibrated for skewed, sparse units.
@@ -472,11 +518,12 @@ class CheckMean(RunningMean):
     def to_dict(self, exact: bool = True) -> MeanFigures:
         """:meth:`RunningMean.to_dict`, the exact sums with Σx³ and Σx⁴ when known."""
         report = super().to_dict(exact)
-        if exact and self._cube is not None and self._fourth is not None:
-            report["exact"]["sum_cube"] = str(self._cube)
-            report["exact"]["sum_fourth"] = str(self._fourth)
+        cube, fourth = self.higher_sums()
+        if exact and cube is not None and fourth is not None:
+            report["exact"]["sum_cube"] = str(cube)
+            report["exact"]["sum_fourth"] = str(fourth)
         if exact and self._null_units:
-            report["exact"]["sum_null_variance"] = str(self._null_variance)
+            report["exact"]["sum_null_variance"] = str(self._null_variance.value())
             report["exact"]["null_variance_units"] = self._null_units
         return report
 
@@ -490,12 +537,13 @@ class CheckMean(RunningMean):
         exact = data.get("exact")
         stat._cube = stat._fourth = None
         if stat.n == 0:
-            stat._cube = stat._fourth = Fraction(0)
+            stat._cube, stat._fourth = _PowerSum(3), _PowerSum(4)
         elif exact is not None and "sum_cube" in exact and "sum_fourth" in exact:
-            stat._cube, stat._fourth = Fraction(exact["sum_cube"]), Fraction(exact["sum_fourth"])
-        stat._null_variance, stat._null_units = Fraction(0), 0
+            stat._cube = _PowerSum(3, Fraction(exact["sum_cube"]))
+            stat._fourth = _PowerSum(4, Fraction(exact["sum_fourth"]))
+        stat._null_variance, stat._null_units = _PowerSum(1), 0
         if exact is not None and "sum_null_variance" in exact:
-            stat._null_variance = Fraction(exact["sum_null_variance"])
+            stat._null_variance = _PowerSum(1, Fraction(exact["sum_null_variance"]))
             stat._null_units = int(exact.get("null_variance_units", 0))
         return stat
 
