@@ -4,7 +4,7 @@ Usage::
 
     acpc-lbr evaluate [--opponent BOT | --opponent-cmd "CMD {host} {port}"]
                       [--game nolimit] [--bets fcpa] [--rounds 3-4]
-                      [--hands N] [--seed S] [--no-duplicate] [--no-io] [--out DIR] [--json FILE]
+                      [--hands N] [--seed S] [--no-duplicate] [--no-io] [--out DIR] [--keep-logs] [--json FILE]
 
 It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
 (:class:`agents.lbr.LbrAgent`) and the opponent, and plays over loopback TCP
@@ -1166,6 +1166,16 @@ def _probe_lines(probe: ProbeSection) -> list[str]:
     return lines
 
 
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """``--out`` and ``--keep-logs``: where the logs go, and whether the default folder stays (docs/lbr.md, Logs)."""
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="directory for the logs, always kept (default: a new folder "
+                        f"{tempfile.gettempdir()}/acpc-lbr-evaluate-*, removed after a run that gave a bound, "
+                        "kept after any other; docs/lbr.md)")
+    parser.add_argument("--keep-logs", dest="keep_logs", action="store_true",
+                        help="keep the default log folder after a run that gave a bound too")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acpc-lbr evaluate",
@@ -1198,12 +1208,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--one-process", dest="one_process", action="store_true",
                         help="play both seatings in this process (by default the mirrored one "
                         "runs in a process of its own, so that the two use two cores)")
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="directory for the logs, always kept (default: a new folder "
-                        f"{tempfile.gettempdir()}/acpc-lbr-evaluate-*, removed after a run that gave a bound, "
-                        "kept after any other; docs/lbr.md)")
-    parser.add_argument("--keep-logs", dest="keep_logs", action="store_true",
-                        help="keep the default log folder after a run that gave a bound too")
+    _add_log_options(parser)
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
     parser.add_argument("--report", default=None, metavar="FILE",
                         help="write the HTML report here at the end (needs matplotlib: "
