@@ -523,7 +523,8 @@ def _players_table(doc: Mapping[str, Any], i: int) -> str:
         rows.append(f"<tr><td>{_esc(name)}</td><td>{_num(i, base + '.chips.n', block['chips']['n'])}</td>"
                     f"<td>{_num(i, base + '.mbb_per_game.mean', mbb['mean'], sign=True)}</td>"
                     f"<td>± {_num(i, base + '.mbb_per_game.half_width_95', mbb['half_width_95'])}</td></tr>")
-    return (f'<p id="players-{i}">{_esc(MULTIPLAYER_NOT_COMPUTED.format(n=len(players)))}</p>'
+    seats = doc["config"].get("players") or players
+    return (f'<p id="players-{i}">{_esc(MULTIPLAYER_NOT_COMPUTED.format(n=len(seats)))}</p>'
             "<table><thead><tr><th>player</th><th>hands</th><th>mbb/g</th><th>95%</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
 
