@@ -232,7 +232,8 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
         band.set_gid(f"band-{_gid(name)}")
     axis.axhline(0.0, color="black", linewidth=0.8)
     axis.set_xlabel("hands played")
-    axis.set_ylabel("LBR's win rate, mbb/g")
+    measured = doc["config"].get("measured")
+    axis.set_ylabel("LBR's win rate, mbb/g" if doc["config"].get("lbr") else f"win rate of {measured}, mbb/g")
     axis.set_title("Running estimate with its 95% interval")
     axis.grid(alpha=0.3)
     low = [trajectory["estimators"][n]["mean"][-1] * scale for n in shown]
