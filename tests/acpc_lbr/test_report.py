@@ -468,8 +468,9 @@ def test_report_command_takes_headline(tmp_path: Path) -> None:
 def test_the_headline_covers_the_exact_value_95_percent_of_the_time(bot: str) -> None:
     """500 Leduc matches of 100 duplicate deals with IO against a bot whose exact LBR value is known
     (acpc_lbr.exact.lbr_value): the headline's interval, as the page prints it, holds that value in
-    92-98% of them (460 to 490: ±3 binomial s.d. around 95%; 6 to 12 minutes each on a busy 2-core machine). The rule is fixed before the data; choosing the
-    narrowest interval after seeing them would not be held to this."""
+    92-98% of them (460 to 490: ±3 binomial s.d. around 95%; 6 to 12 minutes each on a busy
+    2-core machine). The rule is fixed before the data; choosing the narrowest interval after
+    seeing them would not be held to this."""
     from acpc_lbr.exact import lbr_value
     from acpc_lbr.report import headline
     from agents.bots import BOTS
