@@ -59,12 +59,15 @@ def _say(message: str) -> None:
 class BuildNative(build_ext):
     """build_ext that compiles the group with mypyc, or records why not."""
 
+    #: An in-place build whose sources are unchanged: its manifest, kept with its modules (set in
+    #: finalize_options; None: build).
+    reused: dict[str, Any] | None = None
+
     def finalize_options(self) -> None:
         # mypyc type-checks the group and writes its C here, so that
         # build_ext's own preparation sees the real extensions.
         self.start = time.monotonic()
-        #: An in-place build whose sources are unchanged: its manifest, kept with its modules.
-        self.reused: dict[str, Any] | None = None
+        self.reused = None
         if (self.editable_mode or self.inplace) and not VARIANT.pure_forced():
             self.reused = VARIANT.reusable_build(ROOT, sysconfig.get_config_var("EXT_SUFFIX"))
         self.problem = None if self.reused is not None else self._generate()

@@ -232,7 +232,8 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
         band.set_gid(f"band-{_gid(name)}")
     axis.axhline(0.0, color="black", linewidth=0.8)
     axis.set_xlabel("hands played")
-    axis.set_ylabel("LBR's win rate, mbb/g")
+    measured = doc["config"].get("measured")
+    axis.set_ylabel("LBR's win rate, mbb/g" if doc["config"].get("lbr") else f"win rate of {measured}, mbb/g")
     axis.set_title("Running estimate with its 95% interval")
     axis.grid(alpha=0.3)
     low = [trajectory["estimators"][n]["mean"][-1] * scale for n in shown]
@@ -462,13 +463,21 @@ def _headline_rule(doc: Mapping[str, Any], wanted: str | None) -> str:
             "picked after seeing the data, would cover less than 95% of the time; --headline NAME names another.")
 
 
+#: The estimators that rest on imaginary observations (with their check).
+_IO_NAMES = ("io", "duplicate_io", "io_minus_raw")
+
+
 def asked_for(doc: Mapping[str, Any], name: str) -> bool:
     """Whether the run asked for estimator ``name`` (a row is shown, with 'not computed' when it
     has no units): AIVAT's only with AIVAT (``config.aivat``), the paired ones only with the mirror
-    (``config.duplicate``), none but raw with more than two players (``players``)."""
+    (``config.duplicate``), none but raw with more than two players (``players``); the IO ones
+    only when they have units (IO is on by default, so a run without them had ``--no-io`` or no
+    range answers, which a line below the table says rather than rows)."""
     config = doc["config"]
     if "players" in doc and name != "raw":
         return False
+    if name in _IO_NAMES:
+        return bool(doc["estimators"][name]["chips"]["n"])
     if name in estimators.AIVAT_NAMES and config.get("aivat") is None:
         return False
     paired = bool(config.get("duplicate")) or bool(doc["estimators"].get("duplicate", {}).get("chips", {}).get("n"))
@@ -505,6 +514,10 @@ def _estimator_table(doc: Mapping[str, Any], i: int) -> str:
         )
     refusal = ("" if aivat_reason is None else
                f'<p class="aivat-not-computed" id="aivat-not-computed-{i}">AIVAT not computed: {_esc(aivat_reason)}</p>')
+    io = doc["estimators"].get("io")
+    if "players" not in doc and isinstance(io, Mapping) and not io["chips"]["n"]:
+        refusal += (f'<p class="muted" id="no-io-{i}">No imaginary-observation figures: the run had IO off '
+                    "(--no-io), or the opponent gave no range answers to value a showdown with.</p>")
     refusal += _players_table(doc, i)
     return ("<table><thead><tr><th>estimator</th><th>n</th><th>mbb/g</th><th>95%</th><th>interval</th>"
             "<th>bb/100</th><th>width / raw</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
@@ -523,7 +536,8 @@ def _players_table(doc: Mapping[str, Any], i: int) -> str:
         rows.append(f"<tr><td>{_esc(name)}</td><td>{_num(i, base + '.chips.n', block['chips']['n'])}</td>"
                     f"<td>{_num(i, base + '.mbb_per_game.mean', mbb['mean'], sign=True)}</td>"
                     f"<td>± {_num(i, base + '.mbb_per_game.half_width_95', mbb['half_width_95'])}</td></tr>")
-    return (f'<p id="players-{i}">{_esc(MULTIPLAYER_NOT_COMPUTED.format(n=len(players)))}</p>'
+    seats = doc["config"].get("players") or players
+    return (f'<p id="players-{i}">{_esc(MULTIPLAYER_NOT_COMPUTED.format(n=len(seats)))}</p>'
             "<table><thead><tr><th>player</th><th>hands</th><th>mbb/g</th><th>95%</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
 

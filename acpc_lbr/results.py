@@ -208,13 +208,14 @@ MULTIPLAYER_NOT_COMPUTED = (
 )
 
 
-def player_results(hands: Iterable[tuple[Sequence[str], Sequence[float]]], big_blind: int
-                   ) -> dict[str, EstimatorFigures]:
+def player_results(hands: Iterable[tuple[Sequence[str], Sequence[float]]], big_blind: int,
+                   names: Sequence[str] = ()) -> dict[str, EstimatorFigures]:
     """Each player's raw result: the mean of its chips per hand with its 95% interval.
 
     Args:
         hands: per hand, the names and the values in one order (by seat or by position).
         big_blind: chips per big blind.
+        names: the players, in the order to list them (those of no hand get n = 0).
 
     Returns:
         By name in the order first seen, the figures of :func:`acpc_lbr.estimators.estimator_figures`
@@ -224,9 +225,9 @@ def player_results(hands: Iterable[tuple[Sequence[str], Sequence[float]]], big_b
     >>> [(name, f["chips"]["mean"]) for name, f in figures.items()]
     [('a', 0.0), ('b', 0.0), ('c', 0.0)]
     """
-    stats: dict[str, RunningMean] = {}
-    for names, values in hands:
-        for name, value in zip(names, values, strict=True):
+    stats: dict[str, RunningMean] = {name: RunningMean() for name in names}
+    for seats, values in hands:
+        for name, value in zip(seats, values, strict=True):
             stats.setdefault(name, RunningMean()).add(float(value))
     return {name: estimator_figures(stat, big_blind) for name, stat in stats.items()}
 
@@ -776,8 +777,9 @@ def format_table(doc: ResultsDocument) -> str:
             ratio = f"{width / raw_width:.3f}"
         lines.append(_table_row(_LABELS[name], stat, ratio))
     if players is not None:
-        lines.append(MULTIPLAYER_NOT_COMPUTED.format(n=len(players)))
-        lines.extend(_table_row(name[:18], figures, "") for name, figures in players.items())
+        lines.append(MULTIPLAYER_NOT_COMPUTED.format(n=len(config.get("players") or players)))
+        lines.extend(_table_row(name[:18], figures, "") if figures["chips"]["n"] else f"{name[:18]:<18} {0:>8} {'-':>10}"
+                     for name, figures in players.items())
     reason = aivat_not_computed(config)
     if reason is not None:
         lines.append(f"AIVAT not computed: {reason}")

@@ -1215,7 +1215,7 @@ class _FoundResults:
         }
         players = None
         if self.game.num_players > 2:
-            players = player_results(self.player_values, self.game.big_blind)
+            players = player_results(self.player_values, self.game.big_blind, self.players)
         return results_document(config, estimates_from_outcomes(self.outcomes), self.game.big_blind, counts, {},
                                 players)
 
@@ -1377,7 +1377,7 @@ class ResultsGroup:
         if not self.heads_up:  # each player's raw result, from the values the .log got
             players = player_results(
                 ((m.config.names, values) for m, r in zip(self.matches, outcomes)
-                 for _, values in sorted(r.hand_values.items())), self.game.big_blind)
+                 for _, values in sorted(r.hand_values.items())), self.game.big_blind, first.names)
         return results_document(config, self.live.final(), self.game.big_blind, counts, all_timings, players)
 
     def close(self) -> None:

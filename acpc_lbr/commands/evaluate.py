@@ -4,7 +4,7 @@ Usage::
 
     acpc-lbr evaluate [--opponent BOT | --opponent-cmd "CMD {host} {port}"]
                       [--game nolimit] [--bets fcpa] [--rounds 3-4]
-                      [--hands N] [--seed S] [--no-duplicate] [--no-io] [--out DIR] [--json FILE]
+                      [--hands N] [--seed S] [--no-duplicate] [--no-io] [--out DIR] [--keep-logs] [--json FILE]
 
 It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
 (:class:`agents.lbr.LbrAgent`) and the opponent, and plays over loopback TCP
@@ -1207,6 +1207,16 @@ def _probe_lines(probe: ProbeSection) -> list[str]:
     return lines
 
 
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """``--out`` and ``--keep-logs``: where the logs go, and whether the default folder stays (docs/lbr.md, Logs)."""
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="directory for the logs, always kept (default: a new folder "
+                        f"{tempfile.gettempdir()}/acpc-lbr-evaluate-*, removed after a run that gave a bound, "
+                        "kept after any other; docs/lbr.md)")
+    parser.add_argument("--keep-logs", dest="keep_logs", action="store_true",
+                        help="keep the default log folder after a run that gave a bound too")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acpc-lbr evaluate",
@@ -1239,7 +1249,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--one-process", dest="one_process", action="store_true",
                         help="play both seatings in this process (by default the mirrored one "
                         "runs in a process of its own, so that the two use two cores)")
-    _add_outputs(parser)
+    _add_log_options(parser)
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
+    parser.add_argument("--report", default=None, metavar="FILE",
+                        help="write the HTML report here at the end (needs matplotlib: "
+                        "pip install 'acpc-lbr[report]')")
     parser.add_argument("--no-io", dest="io", action="store_false",
                         help="leave out the imaginary-observation estimators (on by default: the "
                         "dealer asks the opponent for its range after each showdown it did not see)")
@@ -1259,20 +1273,6 @@ def _parser() -> argparse.ArgumentParser:
                         help="interface of the metrics endpoint (default 127.0.0.1)")
     scaleout.add_arguments(parser)
     return parser
-
-
-def _add_outputs(parser: argparse.ArgumentParser) -> None:
-    """Where the logs, the results document and the report go."""
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="directory for the logs, always kept (default: a new folder "
-                        f"{tempfile.gettempdir()}/acpc-lbr-evaluate-*, removed after a run that gave a bound, "
-                        "kept after any other; docs/lbr.md)")
-    parser.add_argument("--keep-logs", dest="keep_logs", action="store_true",
-                        help="keep the default log folder after a run that gave a bound too")
-    parser.add_argument("--json", default=None, metavar="FILE", help="write the results document here")
-    parser.add_argument("--report", default=None, metavar="FILE",
-                        help="write the HTML report here at the end (needs matplotlib: "
-                        "pip install 'acpc-lbr[report]')")
 
 
 def _add_time_limits(parser: argparse.ArgumentParser) -> None:

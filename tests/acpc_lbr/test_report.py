@@ -468,8 +468,9 @@ def test_report_command_takes_headline(tmp_path: Path) -> None:
 def test_the_headline_covers_the_exact_value_95_percent_of_the_time(bot: str) -> None:
     """500 Leduc matches of 100 duplicate deals with IO against a bot whose exact LBR value is known
     (acpc_lbr.exact.lbr_value): the headline's interval, as the page prints it, holds that value in
-    92-98% of them (460 to 490: ±3 binomial s.d. around 95%; 6 minutes each on a busy machine). The rule is fixed before the data; choosing the
-    narrowest interval after seeing them would not be held to this."""
+    92-98% of them (460 to 490: ±3 binomial s.d. around 95%; 6 to 12 minutes each on a busy
+    2-core machine). The rule is fixed before the data; choosing the narrowest interval after
+    seeing them would not be held to this."""
     from acpc_lbr.exact import lbr_value
     from acpc_lbr.report import headline
     from agents.bots import BOTS
@@ -490,3 +491,17 @@ def test_the_headline_covers_the_exact_value_95_percent_of_the_time(bot: str) ->
         covered += abs(block["mean"] - exact) <= block["half_width_95"]
     assert chosen <= {"duplicate_io", "duplicate"}  # the fixed order's first computed (duplicate if flagged)
     assert 460 <= covered <= 490, covered
+
+
+def test_a_run_without_io_has_no_io_rows_and_says_why() -> None:
+    """A run without imaginary observations (--no-io, or two plain bots in a dealer) shows no
+    'not computed' IO rows, and one line says why there are none."""
+    outcomes = [HandOutcome(d, h, float((-1) ** d * (d % 3))) for d in range(30) for h in (0, 1)]
+    doc = json.loads(dumps(results_document(
+        {"game": "leduc", "players": ["a", "b"], "measured": "a", "duplicate": True},
+        estimates_from_outcomes(outcomes), LEDUC.big_blind)))
+    page = render([doc])
+    table = page.split("<h3>Estimators</h3>")[1].split("</table>")[0]
+    assert "not computed" not in table and "imaginary" not in table and ">duplicate<" in table
+    assert 'id="no-io-0"' in page and "--no-io" in page
+    assert 'id="no-io-0"' not in render([_leduc_document(13)])  # with IO: no such line
