@@ -39,6 +39,8 @@ line), so ``acpc-lbr results`` recomputes AIVAT from the files too.
 from __future__ import annotations
 
 import base64
+import copy
+import heapq
 import json
 import sys
 import time
@@ -47,7 +49,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, NotRequired, TextIO, TypedDict
+from typing import IO, TYPE_CHECKING, NotRequired, TextIO, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -77,7 +79,6 @@ from acpc_lbr.results import (
 from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
 from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
-from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
 from dealer.relay import QueryRelay, Question
 from protocol.deal import Deal
 from protocol.errors import ProtocolError
@@ -92,6 +93,11 @@ from protocol.wire import (
     parse_log_state,
     parse_score,
 )
+
+if TYPE_CHECKING:
+    # Loaded only with --metrics-port (DealerResults): prometheus_client and twisted.web
+    # are not on the path of a dealer without metrics.
+    from dealer.metrics import DealerMetrics, MatchMetrics
 
 FloatArray = npt.NDArray[np.float64]
 #: ``ask(seat, [(state, actions), ...])``: queries sent together (``QueryRelay.ask_all``); per
@@ -580,6 +586,9 @@ class MatchResults:
         sink: receives every :class:`HandOutcome` (a duplicate collector).
         aivat: also compute every hand's AIVAT value (its rows asked after every hand).
         seed: the match's deal seed (AIVAT's sampling stream).
+        keep_outcomes: also keep every outcome in :attr:`outcomes` (for tests and
+            callers that read them; a live dealer does not, so that its memory does
+            not grow with the hands played: the sink has them).
     """
 
     def __init__(
@@ -596,6 +605,7 @@ class MatchResults:
         append: bool = False,
         aivat: bool = False,
         seed: int = 0,
+        keep_outcomes: bool = False,
     ) -> None:
         if game.num_players != 2:
             raise ValueError("results are computed for heads-up matches only")
@@ -612,7 +622,9 @@ class MatchResults:
         self.queryable = queryable
         self.notify = notify
         self.sink = sink
+        #: Every outcome, in hand order, with ``keep_outcomes`` (else stays empty).
         self.outcomes: list[HandOutcome] = []
+        self._keep = keep_outcomes
         self.tally = Tally()
         self.any_rows = False
         self._answers: dict[tuple[int, str, str], FloatArray] = {}
@@ -634,10 +646,15 @@ class MatchResults:
         """Account for a hand without IO (the cheap path: no replay, no LogState)."""
         self.tally.showdowns += showdown
         outcome = HandOutcome(hand_id, self.half, chips, None)
-        self.outcomes.append(outcome)
+        self._done(outcome)
+        return outcome
+
+    def _done(self, outcome: HandOutcome) -> None:
+        """Give a hand's outcome to the sink (and keep it, if asked to)."""
+        if self._keep:
+            self.outcomes.append(outcome)
         if self.sink is not None:
             self.sink(outcome)
-        return outcome
 
     def _log(self) -> QueryLog | None:
         if self._query_log is None and self._query_log_path is not None:
@@ -751,9 +768,7 @@ class MatchResults:
             self.notify(RangeInconsistency(hand=hand.hand_id, count=result.inconsistencies))
         outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None,
                               aivat_chips)
-        self.outcomes.append(outcome)
-        if self.sink is not None:
-            self.sink(outcome)
+        self._done(outcome)
         return outcome
 
     async def _aivat_rows(
@@ -826,33 +841,72 @@ class MatchResults:
 class LiveEstimates:
     """The running estimators of one results document (a match or a duplicate pair).
 
-    Live figures for the metrics come from running accumulators; the final
-    document is recomputed from the outcomes in canonical order
-    (:func:`acpc_lbr.results.estimates_from_outcomes`), so it equals what
-    ``acpc-lbr results`` computes from the files.
+    Live figures for the metrics come from running accumulators. The final
+    estimators are built as the hands come, in canonical order (by deal, then
+    half: :func:`acpc_lbr.results.estimates_from_outcomes`'s order), so they
+    equal what ``acpc-lbr results`` computes from the files, trajectory
+    included, while memory stays flat in hands played: no outcome is kept
+    once every outcome before it in that order has come. Each half's outcomes
+    come in deal order (the hand hooks are chained); an outcome waits only
+    for the other half of a duplicate pair to reach its deal.
+
+    Args:
+        name: the document's name.
+        big_blind: the game's big blind.
+        publish: called with the running estimators after every hand.
+        halves: the halves whose outcomes come here (``(0,)``, or ``(0, 1)`` for a pair).
     """
 
-    def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None) -> None:
+    def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None,
+                 halves: Sequence[int] = (0,)) -> None:
         self.name = name
         self.big_blind = big_blind
-        #: Read after every hand with ``live()`` only (the document is recomputed exactly).
+        #: Read after every hand with ``live()`` only (the document's figures are exact).
         self.running = MatchEstimates.live_only()
-        self.outcomes: list[HandOutcome] = []
         self.publish = publish
-        self._final: tuple[int, MatchEstimates] | None = None
+        #: Hands accounted for.
+        self.hands = 0
+        self._halves = tuple(halves)
+        self._ordered = MatchEstimates()
+        #: Outcomes that may still have one before them in canonical order: (deal, half, outcome).
+        self._waiting: list[tuple[int, int, HandOutcome]] = []
+        #: The last deal each half has given.
+        self._last: dict[int, int] = {}
 
     def add(self, outcome: HandOutcome) -> None:
         """Account for one hand and publish the running figures."""
-        self.outcomes.append(outcome)
+        self.hands += 1
         self.running.add(outcome)
+        self._last[outcome.half] = outcome.deal
+        heapq.heappush(self._waiting, (outcome.deal, outcome.half, outcome))
+        while self._waiting and self._in_order(*self._waiting[0][:2]):
+            self._ordered.add(heapq.heappop(self._waiting)[2])
         if self.publish is not None:
             self.publish(self.name, self.running)
 
+    def _in_order(self, deal: int, half: int) -> bool:
+        """Whether no outcome still to come goes before (deal, half): every other half's next
+        outcome (a later deal than its last) does not."""
+        for other in self._halves:
+            if other != half:
+                last = self._last.get(other)
+                if last is None or (last + 1, other) < (deal, half):
+                    return False
+        return True
+
+    @property
+    def waiting(self) -> int:
+        """Outcomes held back for the canonical order (at most the lag between the halves)."""
+        return len(self._waiting)
+
     def final(self) -> MatchEstimates:
-        """The estimators over every outcome, in canonical order (computed once per count of outcomes)."""
-        if self._final is None or self._final[0] != len(self.outcomes):
-            self._final = (len(self.outcomes), estimates_from_outcomes(self.outcomes))
-        return self._final[1]
+        """The estimators over every outcome so far, in canonical order."""
+        if not self._waiting:
+            return self._ordered
+        estimates = copy.deepcopy(self._ordered)
+        for _, _, outcome in sorted(self._waiting, key=lambda item: item[:2]):
+            estimates.add(outcome)
+        return estimates
 
 
 # -- offline: every estimator from the files of finished matches ---------------------------
@@ -1106,6 +1160,7 @@ class ResultsGroup:
         aivat: also compute AIVAT (needs ``io``: the same query machinery).
         halves: the half of each match (default 0, 1, ...; a process playing
             only the mirror gives ``(1,)``).
+        keep_outcomes: each :class:`MatchResults` keeps its outcomes (tests read them).
     """
 
     def __init__(
@@ -1118,6 +1173,7 @@ class ResultsGroup:
         io: bool = True,
         aivat: bool = False,
         halves: Sequence[int] | None = None,
+        keep_outcomes: bool = False,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -1129,9 +1185,10 @@ class ResultsGroup:
         self.lbr = lbr
         self.match_metrics: list[MatchMetrics] = []
         self.started = 0.0
-        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
+        own_halves = list(range(len(self.matches)) if halves is None else halves)
+        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish, own_halves)
         self.results: list[MatchResults] = []
-        for half, match in zip(range(len(self.matches)) if halves is None else halves, self.matches):
+        for half, match in zip(own_halves, self.matches):
             config = match.config
             relay = match.relay
 
@@ -1142,7 +1199,7 @@ class ResultsGroup:
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
                 ask=match.relay.ask_all if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
-                aivat=aivat, seed=config.seed,
+                aivat=aivat, seed=config.seed, keep_outcomes=keep_outcomes,
             )
             self.results.append(part)
             match.hand_hooks.append(self._hand_hook(match, part))
@@ -1201,7 +1258,7 @@ class ResultsGroup:
         """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""
         first = self.matches[0].config
         counts: dict[str, int] = {
-            "hands": len(self.live.outcomes),
+            "hands": self.live.hands,
             "errors": sum(1 for r in outcomes if r.exit_code != 0),
             "timeouts": sum(1 for r in outcomes if r.cause in (Cause.TIMEOUT, Cause.OUT_OF_TIME)),
             "disconnects": sum(1 for r in outcomes if r.cause == Cause.DISCONNECT),
@@ -1281,7 +1338,11 @@ class DealerResults:
         self.table = table
         self.stream = stream if stream is not None else sys.stderr
         self.started = time.time()
-        self.metrics = DealerMetrics() if metrics_port is not None else None
+        self.metrics: DealerMetrics | None = None
+        if metrics_port is not None:
+            from dealer.metrics import DealerMetrics  # lazy: prometheus_client only with metrics
+
+            self.metrics = DealerMetrics()
         self.metrics_grace = metrics_grace
         self.groups = [
             ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
@@ -1293,6 +1354,8 @@ class DealerResults:
             for group in self.groups:
                 for match, observer in zip(group.matches, group.match_metrics):
                     match.events.subscribe(self._on_finish(observer))
+            from dealer.metrics import serve_metrics  # lazy: as above
+
             self.listening = serve_metrics(self.metrics, int(metrics_port or 0), metrics_bind)
             host = self.listening.getHost()
             print(f"METRICS http://{host.host}:{host.port}/metrics", file=self.stream, flush=True)
