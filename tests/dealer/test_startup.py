@@ -1,0 +1,58 @@
+"""The plain dealer's start-up: what it imports before its port line.
+
+``acpc-lbr tournament`` starts one dealer per seating, thousands per event, so
+what a dealer loads before it listens is paid thousands of times. A plain
+dealer (``acpc-lbr dealer M G N S a b -q``: the ``.log`` and the events file on,
+no console, no metrics) must not load the console's structlog (with rich and
+pygments), the metrics (prometheus_client, twisted.web) or the compute core's
+numba kernels.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
+
+#: Packages a plain dealer must not import (the top-level name, or a dotted prefix).
+NOT_LOADED = ("structlog", "rich", "pygments", "prometheus_client", "numba", "twisted.web", "dealer.metrics")
+
+
+def modules_before_port_line(args: list[str], cwd: Path) -> tuple[set[str], str]:
+    """Start ``acpc-lbr dealer ARGS`` with ``-X importtime``; the modules it had imported when
+    it printed its port line, and that line. The dealer is stopped then."""
+    command = [sys.executable, "-X", "importtime", str(ACPC_LBR), "dealer", *args]
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port_line = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=60)
+    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", stderr, re.MULTILINE))
+    return imported, port_line
+
+
+def loaded(imported: set[str], package: str) -> list[str]:
+    return sorted(m for m in imported if m == package or m.startswith(package + "."))
+
+
+@pytest.mark.parametrize("flags", [["-q"], ["-q", "-l"], ["-q", "-l", "--no_events"]])
+def test_plain_dealer_loads_no_console_metrics_or_kernels(tmp_path: Path, flags: list[str]) -> None:
+    """Up to its port line a plain dealer imports none of :data:`NOT_LOADED` (the import
+    list is read from ``-X importtime``, so a module loaded at start-up anywhere counts)."""
+    imported, port_line = modules_before_port_line(["m", "nolimit", "10", "1", "a", "b", *flags], tmp_path)
+    assert re.fullmatch(r"\d+ \d+\n", port_line)
+    assert "dealer.match" in imported and "twisted.internet.tcp" in imported  # the reading works
+    assert {package: loaded(imported, package) for package in NOT_LOADED} == dict.fromkeys(NOT_LOADED, [])
+
+
+def test_console_still_loads_structlog(tmp_path: Path) -> None:
+    """The readable console (``--console``) is structlog's: asked for, it is loaded."""
+    imported, _ = modules_before_port_line(["m", "nolimit", "10", "1", "a", "b", "-q", "--console"], tmp_path)
+    assert "structlog" in imported
