@@ -198,6 +198,9 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             t_query_ms=options.t_query,
             queryable=tuple(n for n in options.queryable.split(",") if n),
             budget=BotBudget(handshake_s=options.t_handshake / 1000.0, max_queries=options.max_queries),
+            # Only the DUPLICATE line reads every hand's values: without it a long
+            # match keeps no per-hand record (memory flat in hands played).
+            keep_hand_values=options.duplicate,
         )
     except ValueError as error:
         raise _UsageError(str(error)) from error

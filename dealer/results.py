@@ -855,19 +855,24 @@ class LiveEstimates:
         big_blind: the game's big blind.
         publish: called with the running estimators after every hand.
         halves: the halves whose outcomes come here (``(0,)``, or ``(0, 1)`` for a pair).
+        document: build the final estimators (False when no document will be
+            made: then :meth:`final` refuses, and nothing is kept per hand).
+            A document lists the halves still without their partner (to merge
+            with a mirror played elsewhere), so with one half it keeps a few
+            numbers per hand.
     """
 
     def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None,
-                 halves: Sequence[int] = (0,)) -> None:
+                 halves: Sequence[int] = (0,), document: bool = True) -> None:
         self.name = name
         self.big_blind = big_blind
+        self._halves = tuple(halves)
         #: Read after every hand with ``live()`` only (the document's figures are exact).
-        self.running = MatchEstimates.live_only()
+        self.running = MatchEstimates.live_only(pairs=len(self._halves) > 1)
         self.publish = publish
         #: Hands accounted for.
         self.hands = 0
-        self._halves = tuple(halves)
-        self._ordered = MatchEstimates()
+        self._ordered: MatchEstimates | None = MatchEstimates() if document else None
         #: Outcomes that may still have one before them in canonical order: (deal, half, outcome).
         self._waiting: list[tuple[int, int, HandOutcome]] = []
         #: The last deal each half has given.
@@ -877,10 +882,12 @@ class LiveEstimates:
         """Account for one hand and publish the running figures."""
         self.hands += 1
         self.running.add(outcome)
-        self._last[outcome.half] = outcome.deal
-        heapq.heappush(self._waiting, (outcome.deal, outcome.half, outcome))
-        while self._waiting and self._in_order(*self._waiting[0][:2]):
-            self._ordered.add(heapq.heappop(self._waiting)[2])
+        ordered = self._ordered
+        if ordered is not None:
+            self._last[outcome.half] = outcome.deal
+            heapq.heappush(self._waiting, (outcome.deal, outcome.half, outcome))
+            while self._waiting and self._in_order(*self._waiting[0][:2]):
+                ordered.add(heapq.heappop(self._waiting)[2])
         if self.publish is not None:
             self.publish(self.name, self.running)
 
@@ -900,7 +907,13 @@ class LiveEstimates:
         return len(self._waiting)
 
     def final(self) -> MatchEstimates:
-        """The estimators over every outcome so far, in canonical order."""
+        """The estimators over every outcome so far, in canonical order.
+
+        Raises:
+            ValueError: built with ``document=False``.
+        """
+        if self._ordered is None:
+            raise ValueError(f"{self.name}: no document was asked for: the final estimators were not kept")
         if not self._waiting:
             return self._ordered
         estimates = copy.deepcopy(self._ordered)
@@ -1161,6 +1174,8 @@ class ResultsGroup:
         halves: the half of each match (default 0, 1, ...; a process playing
             only the mirror gives ``(1,)``).
         keep_outcomes: each :class:`MatchResults` keeps its outcomes (tests read them).
+        document: a results document will be asked for (:meth:`document`); without
+            one nothing is kept per hand for it.
     """
 
     def __init__(
@@ -1174,6 +1189,7 @@ class ResultsGroup:
         aivat: bool = False,
         halves: Sequence[int] | None = None,
         keep_outcomes: bool = False,
+        document: bool = True,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -1186,7 +1202,7 @@ class ResultsGroup:
         self.match_metrics: list[MatchMetrics] = []
         self.started = 0.0
         own_halves = list(range(len(self.matches)) if halves is None else halves)
-        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish, own_halves)
+        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish, own_halves, document)
         self.results: list[MatchResults] = []
         for half, match in zip(own_halves, self.matches):
             config = match.config
@@ -1345,7 +1361,8 @@ class DealerResults:
             self.metrics = DealerMetrics()
         self.metrics_grace = metrics_grace
         self.groups = [
-            ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
+            ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat,
+                         document=table or results_json is not None)
             for group in matches
             if group[0].game.num_players == 2
         ]

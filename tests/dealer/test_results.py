@@ -605,3 +605,53 @@ def test_live_estimates_stream_the_canonical_document(halves: tuple[int, ...]) -
     assert dumps(results_document({}, live.final(), 2)) == dumps(expected)
     assert len(expected["trajectory"]["hands"]) > 100
     assert waited <= (0 if len(halves) == 1 else 2 * lag)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("keep", "document"), [(False, False), (True, True)])
+def test_memory_stays_flat_in_hands_played(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, keep: bool,
+                                           document: bool) -> None:
+    """A match with its results attached, as a plain dealer runs it (``-q``: the ``.log``,
+    no document asked for, no duplicate), keeps nothing per hand: what Python holds after
+    516 hands is what it held after 132. The per-hand values (``keep_hand_values``, for
+    ``--duplicate``) and a document's unpaired halves are kept on purpose: about 250 bytes
+    a hand, which this test sees."""
+    import gc
+    import tracemalloc
+
+    from acpc_lbr import trajectory
+    from dealer.results import ResultsGroup
+    from tests.dealer.bots import TestBot
+    from tests.dealer.harness import MemoryRun, make_config
+
+    # Few trajectory points (bounded anyway): both readings just after a thinning, at 8 points.
+    monkeypatch.setattr(trajectory, "MAX_POINTS", 16)
+
+    class ForgetfulBot(TestBot):
+        def lineReceived(self, line: bytes) -> None:
+            super().lineReceived(line)
+            self.received.clear()
+            self.sent.clear()
+
+    readings: dict[int, int] = {}
+
+    def prepare(match: Any) -> None:
+        ResultsGroup([match], document=document)
+
+        async def read(state: State, deal: Any, seat_of: Any) -> None:
+            if state.hand_id + 1 in (132, 516):
+                gc.collect()
+                readings[state.hand_id + 1] = tracemalloc.get_traced_memory()[0]
+
+        match.hand_hooks.append(read)
+
+    config = make_config("flat", hands=516, keep_hand_values=keep)
+    tracemalloc.start()
+    try:
+        result = MemoryRun().play(config, [ForgetfulBot(config.game), ForgetfulBot(config.game)],
+                                  prepare=prepare)
+    finally:
+        tracemalloc.stop()
+    assert result.completed and result.hands_played == 516 and len(result.hand_values) == 516 * keep
+    grown = readings[516] - readings[132]
+    assert (grown > 200 * 384) if keep else (grown < 10_000), grown
