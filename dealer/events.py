@@ -6,7 +6,8 @@ Three outputs, each with one job:
   corrections, errors). Every event goes to ``MATCH.events.jsonl`` as one JSON
   object per line, the bytes structlog's ``JSONRenderer`` chain
   (:func:`json_processors`) writes, rendered here without it
-  (:func:`json_line`: a third of the CPU per event, and no structlog import);
+  (:func:`json_line`: less CPU per event, ``bench/bench_events.py``, and no
+  structlog import);
   lifecycle events at INFO and above also go to a readable console on stderr
   (structlog's ``ConsoleRenderer``). The per-hand ``hand_finished`` lines are
   written in batches (:data:`BATCH_BYTES`, :data:`BATCH_SECONDS`), every other
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import json.encoder
 import os
 import sys
 import time
@@ -649,6 +651,15 @@ def _json_fallback(value: object) -> object:
     return repr(value)
 
 
+#: json.dumps's own C encoder, made once (``json.dumps(data, default=...)`` makes one per
+#: call, half of its cost here), with json.dumps's settings: the same bytes. No circular
+#: check: an event's fields are plain values.
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # private to json: untyped
+_ENCODE: Callable[[object, int], list[str]] | None = (
+    None if _MAKE_ENCODER is None else _MAKE_ENCODER(
+        None, _json_fallback, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True))
+
+
 def json_line(match: str, event: EventRecord, stamp: str) -> str:
     """The JSON line of ``event`` (with its end), as structlog's chain of
     :func:`json_processors` renders it: ``match``, the event's fields in order,
@@ -661,7 +672,9 @@ def json_line(match: str, event: EventRecord, stamp: str) -> str:
     data["timestamp"] = stamp
     if "exc_info" in data:  # a dealer bug: structlog renders the traceback (without locals)
         data = dict(_exception_renderer()(None, event.LEVEL, data))
-    return json.dumps(data, default=_json_fallback) + "\n"
+    if _ENCODE is None:  # an interpreter without json's C accelerator
+        return json.dumps(data, default=_json_fallback) + "\n"
+    return "".join(_ENCODE(data, 0)) + "\n"
 
 
 #: ``hand_finished`` lines (debug events) wait in memory until this many bytes are

@@ -194,3 +194,11 @@ def test_hand_lines_wait_at_most_batch_seconds(tmp_path: Path, monkeypatch: pyte
     log.emit(hand)
     assert len(path.read_text().splitlines()) == 3
     log.close()
+
+
+def test_json_line_without_the_c_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an interpreter without json's C accelerator the lines are json.dumps's: the same bytes."""
+    records = [s[0] for s in SAMPLES]
+    fast = [ev.json_line("m", record, "T") for record in records]
+    monkeypatch.setattr(ev, "_ENCODE", None)
+    assert [ev.json_line("m", record, "T") for record in records] == fast

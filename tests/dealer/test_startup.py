@@ -4,8 +4,8 @@
 what a dealer loads before it listens is paid thousands of times. A plain
 dealer (``acpc-lbr dealer M G N S a b -q``: the ``.log`` and the events file on,
 no console, no metrics) must not load the console's structlog (with rich and
-pygments), the metrics (prometheus_client, twisted.web) or the compute core's
-numba kernels.
+pygments), the metrics (prometheus_client, twisted.web), the compute core's
+numba kernels, or, before its port line, its results pipeline.
 """
 
 from __future__ import annotations
@@ -19,22 +19,35 @@ import pytest
 
 ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
 
-#: Packages a plain dealer must not import (the top-level name, or a dotted prefix).
-NOT_LOADED = ("structlog", "rich", "pygments", "prometheus_client", "numba", "twisted.web", "dealer.metrics")
+#: Packages a plain dealer must not import before its port line (a name, or a dotted prefix).
+#: The results of a plain dealer (the query log beside its ``.log``) load after it.
+NOT_LOADED = ("structlog", "rich", "pygments", "prometheus_client", "numba", "twisted.web", "dealer.metrics",
+              "dealer.results", "acpc_lbr.results", "acpc_lbr.estimators")
 
 
 def modules_before_port_line(args: list[str], cwd: Path) -> tuple[set[str], str]:
     """Start ``acpc-lbr dealer ARGS`` with ``-X importtime``; the modules it had imported when
-    it printed its port line, and that line. The dealer is stopped then."""
+    it printed its port line, and that line. The dealer is stopped then.
+
+    Its stdout and stderr are one pipe, so the order of the lines is the order of the
+    events: every import before the port line, none after it.
+    """
     command = [sys.executable, "-X", "importtime", str(ACPC_LBR), "dealer", *args]
-    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    imported: set[str] = set()
+    port_line = ""
     try:
         assert proc.stdout is not None
-        port_line = proc.stdout.readline()
+        for line in proc.stdout:
+            found = re.match(r"import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", line)
+            if found:
+                imported.add(found[1])
+            elif re.fullmatch(r"\d+ \d+\n", line):
+                port_line = line
+                break
     finally:
         proc.terminate()
-        _, stderr = proc.communicate(timeout=60)
-    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", stderr, re.MULTILINE))
+        proc.communicate(timeout=60)
     return imported, port_line
 
 
@@ -56,3 +69,10 @@ def test_console_still_loads_structlog(tmp_path: Path) -> None:
     """The readable console (``--console``) is structlog's: asked for, it is loaded."""
     imported, _ = modules_before_port_line(["m", "nolimit", "10", "1", "a", "b", "-q", "--console"], tmp_path)
     assert "structlog" in imported
+
+
+def test_results_asked_for_load_before_the_port_line(tmp_path: Path) -> None:
+    """``--table`` (like ``--results-json`` and ``--metrics-port``) sets the results up before the
+    port line, where a failure still means "did not start"."""
+    imported, _ = modules_before_port_line(["m", "nolimit", "10", "1", "a", "b", "-q", "--table"], tmp_path)
+    assert "dealer.results" in imported
