@@ -891,6 +891,15 @@ class LiveEstimates:
         if self.publish is not None:
             self.publish(self.name, self.running)
 
+    def expect_halves(self, halves: Sequence[int]) -> None:
+        """Outcomes of ``halves`` come here (e.g. a mirror played in another process, whose
+        outcomes its caller adds): to be said before the first outcome, since the canonical
+        order waits on every half that will come."""
+        if self.hands:
+            raise ValueError(f"{self.name}: the halves are fixed once outcomes have come")
+        self._halves = tuple(halves)
+        self.running.pairs = len(self._halves) > 1
+
     def _in_order(self, deal: int, half: int) -> bool:
         """Whether no outcome still to come goes before (deal, half): every other half's next
         outcome (a later deal than its last) does not."""
