@@ -202,3 +202,15 @@ def test_json_line_without_the_c_encoder(monkeypatch: pytest.MonkeyPatch) -> Non
     fast = [ev.json_line("m", record, "T") for record in records]
     monkeypatch.setattr(ev, "_ENCODE", None)
     assert [ev.json_line("m", record, "T") for record in records] == fast
+
+
+@pytest.mark.parametrize("now_ns", [0, 1_764_338_103_123_456_789, 1_764_338_103_000_000_999,
+                                    1_764_338_103_999_999_000, 1_764_338_104_000_001_000, 4_102_444_800_500_000_000])
+def test_utc_stamp_is_isoformat(now_ns: int) -> None:
+    """The cached-second stamp is ``datetime.isoformat()``'s text with ``Z`` (structlog's form),
+    fraction or none, across second boundaries."""
+    import datetime
+
+    moment = datetime.datetime.fromtimestamp(now_ns // 10**9, datetime.timezone.utc).replace(
+        microsecond=now_ns // 1000 % 10**6)
+    assert ev.utc_stamp(now_ns) == moment.isoformat().replace("+00:00", "Z")
