@@ -510,4 +510,5 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
         metrics_grace=options.metrics_grace, io=options.io,
         table=table,
         aivat=getattr(options, "aivat", False),
+        live=progress_shown,
     )

@@ -860,15 +860,18 @@ class LiveEstimates:
             A document lists the halves still without their partner (to merge
             with a mirror played elsewhere), so with one half it keeps a few
             numbers per hand.
+        live: keep the running figures (False when nothing reads them: a plain
+            dealer's results, there for the query log; :attr:`running` stays empty).
     """
 
     def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None,
-                 halves: Sequence[int] = (0,), document: bool = True) -> None:
+                 halves: Sequence[int] = (0,), document: bool = True, live: bool = True) -> None:
         self.name = name
         self.big_blind = big_blind
         self._halves = tuple(halves)
         #: Read after every hand with ``live()`` only (the document's figures are exact).
         self.running = MatchEstimates.live_only(pairs=len(self._halves) > 1)
+        self._live = live
         self.publish = publish
         #: Hands accounted for.
         self.hands = 0
@@ -881,14 +884,15 @@ class LiveEstimates:
     def add(self, outcome: HandOutcome) -> None:
         """Account for one hand and publish the running figures."""
         self.hands += 1
-        self.running.add(outcome)
+        if self._live:
+            self.running.add(outcome)
         ordered = self._ordered
         if ordered is not None:
             self._last[outcome.half] = outcome.deal
             heapq.heappush(self._waiting, (outcome.deal, outcome.half, outcome))
             while self._waiting and self._in_order(*self._waiting[0][:2]):
                 ordered.add(heapq.heappop(self._waiting)[2])
-        if self.publish is not None:
+        if self.publish is not None and self._live:
             self.publish(self.name, self.running)
 
     def expect_halves(self, halves: Sequence[int]) -> None:
@@ -1185,6 +1189,7 @@ class ResultsGroup:
         keep_outcomes: each :class:`MatchResults` keeps its outcomes (tests read them).
         document: a results document will be asked for (:meth:`document`); without
             one nothing is kept per hand for it.
+        live: something reads the running figures (metrics, a progress display).
     """
 
     def __init__(
@@ -1199,6 +1204,7 @@ class ResultsGroup:
         halves: Sequence[int] | None = None,
         keep_outcomes: bool = False,
         document: bool = True,
+        live: bool = True,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -1211,7 +1217,7 @@ class ResultsGroup:
         self.match_metrics: list[MatchMetrics] = []
         self.started = 0.0
         own_halves = list(range(len(self.matches)) if halves is None else halves)
-        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish, own_halves, document)
+        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish, own_halves, document, live)
         self.results: list[MatchResults] = []
         for half, match in zip(own_halves, self.matches):
             config = match.config
@@ -1341,6 +1347,7 @@ class DealerResults:
         io: compute imaginary observations (the dealer's own range queries).
         table: print the results table on ``stream`` at the end.
         aivat: also compute AIVAT.
+        live: something reads the running figures besides the metrics (a progress display).
     """
 
     def __init__(
@@ -1357,6 +1364,7 @@ class DealerResults:
         io: bool = True,
         table: bool = True,
         aivat: bool = False,
+        live: bool = True,
     ) -> None:
         self.reactor = reactor
         self.results_json = results_json
@@ -1371,7 +1379,8 @@ class DealerResults:
         self.metrics_grace = metrics_grace
         self.groups = [
             ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat,
-                         document=table or results_json is not None)
+                         document=table or results_json is not None,
+                         live=live or self.metrics is not None)
             for group in matches
             if group[0].game.num_players == 2
         ]
