@@ -181,6 +181,10 @@ class MatchEstimates:
     pending: dict[tuple[int, int], PendingValues] = field(default_factory=dict)
     #: Thinned running figures of every estimator, by hands (acpc_lbr/trajectory.py).
     trajectory: Trajectory = field(default_factory=Trajectory, compare=False)
+    #: Keep each half in ``pending`` until its partner comes. False where no partner
+    #: will come and nothing merges these figures (the live display of a single match):
+    #: then nothing is kept per hand.
+    pairs: bool = field(default=True, compare=False)
 
     def add(self, outcome: HandOutcome) -> None:
         """Account for one hand."""
@@ -191,15 +195,17 @@ class MatchEstimates:
         if outcome.aivat_chips is not None:
             self.aivat.add(outcome.aivat_chips)
             self.aivat_minus_raw.add(outcome.aivat_chips - outcome.chips)
-        self._pair(outcome.deal, outcome.half,
-                   (outcome.chips, outcome.io_chips, outcome.aivat_chips, outcome.io_variance))
+        if self.pairs:
+            self._pair(outcome.deal, outcome.half,
+                       (outcome.chips, outcome.io_chips, outcome.aivat_chips, outcome.io_variance))
         self.trajectory.observe(self.raw.n, self.stats)
 
     @classmethod
-    def live_only(cls) -> MatchEstimates:
+    def live_only(cls, pairs: bool = True) -> MatchEstimates:
         """Estimators that keep only the running (Welford) figures: for live displays, read with
-        ``live()`` after every hand (:class:`~acpc_lbr.stats.LiveMean`; exact figures are refused)."""
-        estimates = cls()
+        ``live()`` after every hand (:class:`~acpc_lbr.stats.LiveMean`; exact figures are refused).
+        ``pairs``: see :attr:`pairs`."""
+        estimates = cls(pairs=pairs)
         for name in (*ESTIMATORS, *CHECKS, *PAIR_CHECKS.values()):
             setattr(estimates, name, LiveMean())
         return estimates

@@ -1,8 +1,11 @@
 """Dealer throughput with varied play: hands/s and dealer CPU per hand, against the C reference.
 
-The dealer and two bots run as separate processes on loopback. Time runs from
-the port line to the dealer's exit; the dealer's CPU time comes from
-``wait4`` (it includes interpreter start-up and imports, ~0.4 s for ours). The
+The dealer and two bots run as separate processes on loopback. By default each
+dealer runs as a user runs it: the events file on, the ``.log`` and the trace as
+``-l`` and ``-q`` ask, busy polling at its default. Time runs from the dealer's
+start (its ``exec``) to its exit, start-up included, and the time to its port
+line is reported apart (``start-up``); the dealer's CPU time (user + system)
+comes from ``wait4``, start-up and imports included. The
 project's modules are byte-compiled first (``compileall``, as ``pip install``
 does): with ``PYTHONDONTWRITEBYTECODE`` set, as on some machines, every start
 of ours would otherwise compile them from source again (~0.05 s of CPU).
@@ -11,8 +14,8 @@ Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
-        [--events] [--matches N] [--variants compiled,pure] [--baseline VENV] [--no-poll]
-        [--costs] [--profile FILE] [--sample FILE]
+        [--no-events] [--matches N] [--variants compiled,pure] [--baseline VENV] [--no-poll]
+        [--costs] [--memory HANDS] [--profile FILE] [--sample FILE]
 
 Bots (the same bots play against both dealers):
 
@@ -43,7 +46,12 @@ REV``, ``python -m venv DIR/.venv``, ``DIR/.venv/bin/pip install -e DIR``; then
 ``--baseline DIR/.venv``), alternating with ours, and prints the ratio ours /
 baseline of each run: a change's effect measured in one run.
 ``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
-docs/dealer.md) and prints the ratio on / off of each run.
+docs/dealer.md) and prints the ratio on / off of each run; ``--no-events`` also
+plays ours without the events file (``--no_events``) and prints what the file
+costs: the dealer's CPU per hand with it over without it, per run.
+``--memory HANDS`` plays ours once with 10,000 hands and once with HANDS, and
+prints the peak RSS of each and their ratio (memory flat in hands played: at
+most 1.2).
 
 ``--costs`` also plays ours with the per-hand extras all off (``-q -l
 --no_events``) and then with one of them on at a time (the ``.log``, the events
@@ -249,7 +257,7 @@ def dealer_flags(options: argparse.Namespace) -> list[str]:
         flags.append("-q")
     if options.no_log:
         flags.append("-l")
-    if not options.events:
+    if options.no_events_only:
         flags.append("--no_events")
     if options.busy_poll is not None:
         flags += ["--busy_poll", str(options.busy_poll)]
@@ -258,10 +266,13 @@ def dealer_flags(options: argparse.Namespace) -> list[str]:
 
 def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
              flags: list[str] | None = None,
-             matches: int = 1) -> tuple[float, float, float, int | None]:
-    """One dealer process; returns (wall s, dealer user CPU s, dealer system CPU s, actions).
+             matches: int = 1) -> tuple[float, float, float, int | None, float, int]:
+    """One dealer process; returns (wall s, dealer user CPU s, dealer system CPU s, actions,
+    start-up s, peak RSS in KiB).
 
-    The actions are counted in the ``.log`` files: None when there are none (``-l``).
+    The wall time runs from the dealer's start to its exit; start-up is the part up to
+    its port line. The actions are counted in the ``.log`` files: None when there are
+    none (``-l``).
 
     Args:
         dealer: ``reference``, ``ours``, ``ours-pure`` (ours on the pure sources) or
@@ -293,11 +304,12 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
         (workdir / f"{name}.log").unlink(missing_ok=True)
     with open(workdir / "dealer.err", "w") as err:
         env = {**os.environ, PURE_ENV: "1"} if dealer == "ours-pure" else None
+        start = time.perf_counter()
         process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err,
                                    text=True, env=env)
         assert process.stdout is not None
         port_lines = [process.stdout.readline().split() for _ in range(matches)]
-        start = time.perf_counter()
+        startup = time.perf_counter() - start
         procs = [proc for i, ports in enumerate(port_lines)
                  for proc in start_bots(ports, options.bots, options.game, seed + 1000 * i,
                                         options.reference)]
@@ -312,13 +324,23 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
     # Actions per hand differ between bots (always-call: 8 in hold'em; the
     # example player's mix: about 6.4); the logs count them (none with -l).
     if "-l" in args:
-        return wall, usage.ru_utime, usage.ru_stime, None
+        return wall, usage.ru_utime, usage.ru_stime, None, startup, usage.ru_maxrss
     actions = 0
     for name in names:
         log = workdir / f"{name}.log"
         actions += sum(len(re.findall(r"[fcr]", line.split(":")[2]))
                        for line in log.read_text().splitlines() if line.startswith("STATE:"))
-    return wall, usage.ru_utime, usage.ru_stime, actions
+    return wall, usage.ru_utime, usage.ru_stime, actions, startup, usage.ru_maxrss
+
+
+def measure_memory(options: argparse.Namespace, workdir: Path) -> list[tuple[int, int]]:
+    """Our dealer's peak RSS (KiB) after 10,000 hands and after ``options.memory`` hands."""
+    result = []
+    for hands in (10_000, options.memory):
+        run = argparse.Namespace(**{**vars(options), "hands": hands})
+        *_, rss = run_once("ours", run, options.seed, workdir)
+        result.append((hands, rss))
+    return result
 
 
 def compile_project() -> None:
@@ -347,7 +369,14 @@ def main() -> int:
                         help="folder with the built reference dealer and example_player")
     parser.add_argument("--game", choices=sorted(GAME_FILES), default="nolimit")
     parser.add_argument("--seed", type=int, default=42, help="seed of run 1; run i uses seed+i-1")
-    parser.add_argument("--events", action="store_true", help="let our dealer write events.jsonl")
+    parser.add_argument("--events-off", dest="no_events_only", action="store_true",
+                        help="our dealer without the events file in every row (--no_events)")
+    parser.add_argument("--no-events", dest="no_events", action="store_true",
+                        help="also play ours without the events file (--no_events) in each run "
+                             "and print what the file costs")
+    parser.add_argument("--memory", type=int, default=None, metavar="HANDS",
+                        help="also play ours with 10,000 hands and with HANDS, once each, and "
+                             "print the peak RSS of each")
     parser.add_argument("--matches", type=int, default=1,
                         help="also run this many matches at once in one process of ours "
                              "and compare its hands/s with one match's")
@@ -401,6 +430,8 @@ def main() -> int:
         variants.append(("baseline", "baseline", None, 1))
     if options.no_poll:
         variants.append(("no poll", "ours", [*dealer_flags(options), "--busy_poll", "0"], 1))
+    if options.no_events:
+        variants.append(("no events", "ours", [*dealer_flags(options), "--no_events"], 1))
     if options.costs:
         base = ["-q", "-l", "--no_events"]
         variants += [("all off", "ours", base, 1),
@@ -408,31 +439,35 @@ def main() -> int:
                      ("+ events", "ours", ["-q", "-l"], 1),
                      ("+ trace", "ours", ["-l", "--no_events"], 1)]
     figures: dict[str, dict[str, list[float]]] = {
-        label: {"rate": [], "cpu": []} for label, *_ in variants}
+        label: {"rate": [], "cpu": [], "startup": []} for label, *_ in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(options.runs):
             seed = options.seed + run
             for label, dealer, flags, matches in variants:
-                wall, user, system, actions = run_once(dealer, options, seed, Path(tmp), flags,
-                                                       matches)
+                wall, user, system, actions, startup, _ = run_once(dealer, options, seed, Path(tmp),
+                                                                   flags, matches)
                 hands = options.hands * matches
                 cpu = user + system
                 figures[label]["rate"].append(hands / wall)
                 figures[label]["cpu"].append(cpu / hands * 1000)
+                figures[label]["startup"].append(startup)
                 counted = ("actions/hand not counted (no .log)" if actions is None
                            else f"{actions / hands:.2f} actions/hand")
                 print(f"run {run + 1} seed {seed} {label:10}: {hands / wall:6.0f} hands/s, "
                       f"dealer CPU {cpu:.2f} s ({cpu / hands * 1000:.3f} ms/hand: user "
                       f"{user / hands * 1000:.3f}, system {system / hands * 1000:.3f}), "
-                      f"{counted}", flush=True)
+                      f"{counted}, start-up {startup * 1000:.0f} ms", flush=True)
+        memory = measure_memory(options, Path(tmp)) if options.memory else None
     mode = " ".join(dealer_flags(options)) or "trace, .log and events on"
+    mode += "" if options.no_events_only else " (events on)"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
           f"{options.runs} runs; ours on the {_variant.LABEL}: {protocol.variant()}")
     for label, *_ in variants:
         rates = figures[label]["rate"]
         print(f"  {label:10}: hands/s min/median/max {min(rates):.0f} / "
               f"{statistics.median(rates):.0f} / {max(rates):.0f}; dealer CPU ms/hand median "
-              f"{statistics.median(figures[label]['cpu']):.3f}")
+              f"{statistics.median(figures[label]['cpu']):.3f}; start-up to the port line "
+              f"median {statistics.median(figures[label]['startup']) * 1000:.0f} ms")
 
     def ratio(top: str, bottom: str) -> str:
         # Per run (the two ran one after the other), then the median: the
@@ -452,6 +487,15 @@ def main() -> int:
         if options.reference is not None:
             print(f"  ratio ours without busy polling/reference, hands/s: "
                   f"{ratio('no poll', 'reference')}")
+    if options.no_events:
+        per_run = [a / b for a, b in zip(figures["ours"]["cpu"], figures["no events"]["cpu"])]
+        print(f"  events file, dealer CPU per hand with / without: median "
+              f"{statistics.median(per_run):.3f} (per run {', '.join(f'{r:.3f}' for r in per_run)})")
+        print(f"  events file, hands/s without / with: {ratio('no events', 'ours')}")
+    if memory is not None:
+        (small, small_rss), (large, large_rss) = memory
+        print(f"  peak RSS: {small_rss / 1024:.1f} MiB after {small} hands, {large_rss / 1024:.1f} MiB "
+              f"after {large} hands: ratio {large_rss / small_rss:.2f}")
     if options.matches > 1:
         print(f"  {options.matches} matches in one process / one match, hands/s: "
               f"{ratio(f'ours x{options.matches}', 'ours')}")

@@ -203,6 +203,10 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             queryable=tuple(n for n in options.queryable.split(",") if n),
             budget=BotBudget(handshake_s=options.t_handshake / 1000.0, max_queries=options.max_queries,
                              query_seconds_match=options.t_query_match / 1000.0),
+            # Only the DUPLICATE line and a match of more than two players (each
+            # player's raw result) read every hand's values: a long heads-up match
+            # keeps no per-hand record (memory flat in hands played).
+            keep_hand_values=options.duplicate or game.num_players > 2,
         )
     except ValueError as error:
         raise _UsageError(str(error)) from error
@@ -331,12 +335,22 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
     except MatchAborted as failure:
         return _fail_setup(progress, matches, failure.message)
     try:
-        # Before the port line: a launcher may look for the logs once it has read it.
-        results_setup = _setup_results(matches, options, reactor, progress.stream is not None)
+        # Before the port line what can fail or print (--results-json's folder, the metrics
+        # endpoint): a launcher reads the port line as "started".
+        results_setup = _setup_results(matches, options, reactor, progress.stream is not None,
+                                       for_logs=False)
     except (ValueError, OSError, CannotListenError) as error:
         return _fail_setup(progress, matches, str(error))
     sys.stdout.write("".join(line + "\n" for line in port_lines))
     sys.stdout.flush()
+    if results_setup is None:
+        # A plain dealer's results (the query log beside the .log, for an opponent that
+        # answers range queries) load after the port line: the launcher starts the bots
+        # meanwhile, and no hand is played before the reactor runs.
+        try:
+            results_setup = _setup_results(matches, options, reactor, for_logs=True)
+        except (ValueError, OSError, CannotListenError) as error:
+            return _fail_setup(progress, matches, str(error))
 
     all_matches = [m for group in matches for m in group]
     codes: list[int] = []
@@ -485,13 +499,14 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
 
 
 def _setup_results(matches: list[list[Match]], options: argparse.Namespace | None, reactor: Any,
-                   progress_shown: bool = False) -> Any:
+                   progress_shown: bool = False, for_logs: bool = True) -> Any:
     """The results of every group, and the metrics endpoint when asked for.
 
     None when nothing would read them -- no table (``-q`` without ``--table``),
     no ``--results-json``, no metrics, no progress display, and no ``.log``
-    for a query log to go beside (``-l``) -- so that no per-hand accounting and
-    none of the dealer's own range queries are done for nobody.
+    for a query log to go beside (``-l``; or ``for_logs`` False: the ``.log`` is
+    not counted) -- so that no per-hand accounting and none of the dealer's own
+    range queries are done for nobody.
     """
     if options is None:
         return None
@@ -502,7 +517,7 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
             raise ValueError(f"cannot write {options.results_json}: "
                              f"{os.strerror(errno.ENOTDIR if folder.exists() else errno.ENOENT)}")
     table = not (options.quiet or options.silent) or options.table
-    logs = any(m.config.write_log for group in matches for m in group)
+    logs = for_logs and any(m.config.write_log for group in matches for m in group)
     if not (table or options.results_json or options.metrics_port is not None or progress_shown
             or logs):
         return None
@@ -515,4 +530,5 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
         metrics_grace=options.metrics_grace, io=options.io,
         table=table,
         aivat=getattr(options, "aivat", False),
+        live=progress_shown,
     )

@@ -4,8 +4,14 @@ Three outputs, each with one job:
 
 * :class:`EventLog` -- structured events of one match (connections, hands,
   corrections, errors). Every event goes to ``MATCH.events.jsonl`` as one JSON
-  object per line (structlog, ``JSONRenderer``), and lifecycle events at INFO
-  and above also go to a readable console on stderr (``ConsoleRenderer``).
+  object per line, the bytes structlog's ``JSONRenderer`` chain
+  (:func:`json_processors`) writes, rendered here without it
+  (:func:`json_line`: less CPU per event, ``bench/bench_events.py``, and no
+  structlog import);
+  lifecycle events at INFO and above also go to a readable console on stderr
+  (structlog's ``ConsoleRenderer``). The per-hand ``hand_finished`` lines are
+  written in batches (:data:`BATCH_BYTES`, :data:`BATCH_SECONDS`), every other
+  event at once.
   Tracebacks are rendered as dicts **without local variables**
   (``ExceptionDictTransformer(show_locals=False)``), so hole cards held in a
   frame never reach a log. Each event is a frozen record (:class:`EventRecord`,
@@ -28,6 +34,9 @@ A file cut by a kill mid-write is repaired on resume
 
 from __future__ import annotations
 
+import datetime
+import json
+import json.encoder
 import os
 import sys
 import time
@@ -623,7 +632,8 @@ def _exception_renderer() -> ExceptionRenderer:
 
 
 def json_processors() -> list[Processor]:
-    """The structlog processor chain of the JSON-lines event log."""
+    """The structlog processor chain the JSON lines have always been written with: the
+    reference of :func:`json_line` (tests/dealer/test_events.py compares them byte for byte)."""
     import structlog
 
     return [
@@ -645,6 +655,68 @@ def console_processors() -> list[Processor]:
         # structured exception from ExceptionRenderer is a list it cannot print).
         structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback),
     ]
+
+
+class _SecondText:
+    """The text of the last second stamped (``isoformat`` costs more than the rest of a line)."""
+
+    second = -1
+    text = ""
+
+
+def utc_stamp(now_ns: int) -> str:
+    """``now_ns`` (ns since the epoch) as structlog's ``TimeStamper(fmt="iso", utc=True)``
+    writes it: ``datetime.isoformat()`` with ``Z`` for ``+00:00`` (no fraction at .000000)."""
+    second, micro = divmod(now_ns // 1000, 1_000_000)
+    if second != _SecondText.second:
+        _SecondText.text = datetime.datetime.fromtimestamp(second, datetime.timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%S")
+        _SecondText.second = second
+    return f"{_SecondText.text}.{micro:06d}Z" if micro else f"{_SecondText.text}Z"
+
+
+def _utc_stamp() -> str:
+    """Now, as structlog's ``TimeStamper(fmt="iso", utc=True)`` writes it."""
+    return utc_stamp(time.time_ns())
+
+
+def _json_fallback(value: object) -> object:
+    """What structlog's ``JSONRenderer`` writes for a value JSON has no form for."""
+    return repr(value)
+
+
+#: json.dumps's own C encoder, made once (``json.dumps(data, default=...)`` makes one per
+#: call, half of its cost here), with json.dumps's settings: the same bytes. No circular
+#: check: an event's fields are plain values.
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # private to json: untyped
+_ENCODE: Callable[[object, int], list[str]] | None = (
+    None if _MAKE_ENCODER is None else _MAKE_ENCODER(
+        None, _json_fallback, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True))
+
+
+def json_line(match: str, event: EventRecord, stamp: str) -> str:
+    """The JSON line of ``event`` (with its end), as structlog's chain of
+    :func:`json_processors` renders it: ``match``, the event's fields in order,
+    ``event``, ``level``, ``timestamp`` (and, for ``exc_info=True``, the
+    ``exception`` that replaces it, last)."""
+    data: dict[str, object] = {"match": match}
+    data.update(event.fields())
+    data["event"] = event.EVENT.value
+    data["level"] = event.LEVEL
+    data["timestamp"] = stamp
+    if "exc_info" in data:  # a dealer bug: structlog renders the traceback (without locals)
+        data = dict(_exception_renderer()(None, event.LEVEL, data))
+    if _ENCODE is None:  # an interpreter without json's C accelerator
+        return json.dumps(data, default=_json_fallback) + "\n"
+    return "".join(_ENCODE(data, 0)) + "\n"
+
+
+#: ``hand_finished`` lines (debug events) wait in memory until this many bytes are
+#: pending, or :data:`BATCH_SECONDS` have passed, or another event comes: one write
+#: per batch instead of one per hand. The ``.log`` is the record of the hands; this
+#: file may lose the last batch if the dealer is killed.
+BATCH_BYTES = 4096
+BATCH_SECONDS = 1.0
 
 
 class EventLog:
@@ -674,8 +746,10 @@ class EventLog:
         self.match = match
         self.hooks: list[EventHook] = []
         self._file: RecordFile | None = None
-        self._json: Any = None
         self._console: Any = None
+        #: Bytes of debug lines written to the file but not flushed, and when the first came.
+        self._pending = 0
+        self._pending_since = 0.0
         self.failed: WriteFailed | None = None
         #: Called once with the WriteFailed of the first failed write.
         self.on_write_failed: Callable[[WriteFailed], None] | None = None
@@ -684,13 +758,6 @@ class EventLog:
                 self._file = opener(path, append)
             except WriteFailed as error:
                 self.failed = error
-            else:
-                import structlog
-
-                self._json = structlog.wrap_logger(
-                    structlog.WriteLogger(self._file),  # type: ignore[arg-type]
-                    processors=json_processors(),
-                ).bind(match=match)
         if console is not None:
             import structlog
 
@@ -705,7 +772,7 @@ class EventLog:
     def wants(self, kind: type[EventRecord]) -> bool:
         """Whether an event of ``kind`` would go anywhere (the file, a subscriber, or the console
         if the kind goes there). A caller on the hot path asks before building a record."""
-        return (self._json is not None or bool(self.hooks)
+        return (self._file is not None or bool(self.hooks)
                 or (kind.CONSOLE and self._console is not None and _LEVELS[kind.LEVEL] >= 20))
 
     def emit(self, event: EventRecord) -> None:
@@ -717,17 +784,24 @@ class EventLog:
         for hook in self.hooks:
             hook(event)
         console = self._console if event.CONSOLE and _LEVELS[event.LEVEL] >= 20 else None
-        if self._json is None and console is None:
-            return
-        fields = event.fields()
-        name = event.EVENT.value
-        if self._json is not None:
-            try:
-                getattr(self._json, event.LEVEL)(name, **fields)
-            except WriteFailed as error:
-                self._drop_file(error)
+        file = self._file
+        if file is not None:
+            line = json_line(self.match, event, _utc_stamp())
+            file.write(line)
+            if not self._batched(event, len(line)):
+                self.flush()
         if console is not None:
-            getattr(console, event.LEVEL)(name, **fields)
+            getattr(console, event.LEVEL)(event.EVENT.value, **event.fields())
+
+    def _batched(self, event: EventRecord, size: int) -> bool:
+        """Whether the line just written may wait for the next flush (see :data:`BATCH_BYTES`)."""
+        if event.LEVEL != "debug":
+            return False
+        now = time.monotonic()
+        if not self._pending:
+            self._pending_since = now
+        self._pending += size
+        return self._pending < BATCH_BYTES and now - self._pending_since < BATCH_SECONDS
 
     def notify(self, event: EventRecord) -> None:
         """Tell the subscribers only (no file, no console): for per-action events,
@@ -737,6 +811,7 @@ class EventLog:
 
     def flush(self) -> None:
         """Push buffered events to disk."""
+        self._pending = 0
         if self._file is not None:
             try:
                 self._file.flush()
@@ -745,7 +820,7 @@ class EventLog:
 
     def close(self) -> None:
         """Flush and close the file."""
-        file, self._file, self._json = self._file, None, None
+        file, self._file, self._pending = self._file, None, 0
         if file is not None:
             try:
                 file.close()
@@ -753,7 +828,7 @@ class EventLog:
                 self.failed = self.failed or error
 
     def _drop_file(self, error: WriteFailed) -> None:
-        file, self._file, self._json = self._file, None, None
+        file, self._file, self._pending = self._file, None, 0
         if file is not None:
             try:
                 file.close()

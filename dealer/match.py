@@ -151,6 +151,10 @@ class MatchConfig:
             that is stuck or cannot read the states (started for another game).
         fixed_seats: ``-f``, seat s is always position s.
         write_log: write ``<name>.log``.
+        keep_hand_values: keep every hand's values in ``MatchResult.hand_values``
+            (the duplicate line, ``evaluate`` and the seatings read them); the
+            dealer command keeps them only with ``--duplicate``, so that its
+            memory does not grow with the hands played.
         write_tlog: write ``<name>.tlog`` (``-T``).
         resume: ``-a``: append to the logs and resume from the tlog.
         trace_messages: write the TO/FROM trace (False with ``-q``).
@@ -188,6 +192,7 @@ class MatchConfig:
     t_query_ms: int = DEFAULT_T_QUERY_MS
     queryable: tuple[str, ...] = ()
     budget: BotBudget = field(default_factory=BotBudget)
+    keep_hand_values: bool = True
 
     def __post_init__(self) -> None:
         if len(self.names) != self.game.num_players:
@@ -243,7 +248,9 @@ class MatchResult:
         name: the match name.
         names: player names in seat order.
         totals: chips won by each seat over the finished hands.
-        hand_values: per finished hand, each seat's value (seat order), by hand id.
+        hand_values: per finished hand, each seat's value (seat order), by hand id
+            (empty unless the match's ``keep_hand_values``).
+        finished: the hands finished.
         completed: every hand was played.
         exit_code: see the module docstring.
         cause: None, or the failure code (see :class:`MatchAborted`).
@@ -264,10 +271,11 @@ class MatchResult:
     seat: int | None = None
     corrections: list[int] = field(default_factory=list)
     ignored: list[int] = field(default_factory=list)
+    finished: int = 0
 
     @property
     def hands_played(self) -> int:
-        return len(self.hand_values)
+        return self.finished
 
     def score_line(self) -> str:
         """The ``SCORE:`` line over the finished hands."""
@@ -1545,7 +1553,9 @@ class Match:
         totals = self.result.totals
         for seat, value in enumerate(by_seat):
             totals[seat] += value
-        self.result.hand_values[state.hand_id] = tuple(by_seat)
+        self.result.finished += 1
+        if self.config.keep_hand_values:
+            self.result.hand_values[state.hand_id] = tuple(by_seat)
         if write and self.events.wants(ev.HandFinished):
             self.events.emit(ev.HandFinished(hand=state.hand_id, betting=state.betting_string(),
                                              values=tuple(by_seat)))
@@ -1623,7 +1633,7 @@ class Match:
                                    None, EXIT_FAILED) from error
             if state.finished:
                 self._record_hand(state, deal, seat_of, write=hand_id not in logged)
-        self.events.emit(ev.Resumed(actions=len(records), hands_finished=len(self.result.hand_values),
+        self.events.emit(ev.Resumed(actions=len(records), hands_finished=self.result.finished,
                                     mid_hand=not state.finished))
         if state.finished:
             return hand_id + 1, None

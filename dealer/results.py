@@ -39,6 +39,8 @@ line), so ``acpc-lbr results`` recomputes AIVAT from the files too.
 from __future__ import annotations
 
 import base64
+import copy
+import heapq
 import json
 import sys
 import time
@@ -47,7 +49,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, NotRequired, TextIO, TypedDict, cast
+from typing import IO, TYPE_CHECKING, NotRequired, TextIO, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -79,7 +81,6 @@ from acpc_lbr.results import (
 from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
 from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
-from dealer.metrics import DealerMetrics, MatchMetrics, serve_metrics
 from dealer.relay import QueryRelay, Question
 from protocol.deal import Deal
 from protocol.errors import ProtocolError
@@ -94,6 +95,11 @@ from protocol.wire import (
     parse_log_state,
     parse_score,
 )
+
+if TYPE_CHECKING:
+    # Loaded only with --metrics-port (DealerResults): prometheus_client and twisted.web
+    # are not on the path of a dealer without metrics.
+    from dealer.metrics import DealerMetrics, MatchMetrics
 
 FloatArray = npt.NDArray[np.float64]
 #: ``ask(seat, [(state, actions), ...])``: queries sent together (``QueryRelay.ask_all``); per
@@ -702,6 +708,9 @@ class MatchResults:
         sink: receives every :class:`HandOutcome` (a duplicate collector).
         aivat: also compute every hand's AIVAT value (its rows asked after every hand).
         seed: the match's deal seed (AIVAT's sampling stream).
+        keep_outcomes: also keep every outcome in :attr:`outcomes` (for tests and
+            callers that read them; a live dealer does not, so that its memory does
+            not grow with the hands played: the sink has them).
     """
 
     def __init__(
@@ -718,6 +727,7 @@ class MatchResults:
         append: bool = False,
         aivat: bool = False,
         seed: int = 0,
+        keep_outcomes: bool = False,
     ) -> None:
         if game.num_players != 2 and (ask is not None or aivat):
             raise ValueError("IO and AIVAT are computed for heads-up matches only")
@@ -734,7 +744,9 @@ class MatchResults:
         self.queryable = queryable
         self.notify = notify
         self.sink = sink
+        #: Every outcome, in hand order, with ``keep_outcomes`` (else stays empty).
         self.outcomes: list[HandOutcome] = []
+        self._keep = keep_outcomes
         self.tally = Tally()
         self.any_rows = False
         self._answers: dict[tuple[int, str, str], FloatArray] = {}
@@ -756,10 +768,15 @@ class MatchResults:
         """Account for a hand without IO (the cheap path: no replay, no LogState)."""
         self.tally.showdowns += showdown
         outcome = HandOutcome(hand_id, self.half, chips, None)
-        self.outcomes.append(outcome)
+        self._done(outcome)
+        return outcome
+
+    def _done(self, outcome: HandOutcome) -> None:
+        """Give a hand's outcome to the sink (and keep it, if asked to)."""
+        if self._keep:
+            self.outcomes.append(outcome)
         if self.sink is not None:
             self.sink(outcome)
-        return outcome
 
     def _log(self) -> QueryLog | None:
         if self._query_log is None and self._query_log_path is not None:
@@ -873,9 +890,7 @@ class MatchResults:
             self.notify(RangeInconsistency(hand=hand.hand_id, count=result.inconsistencies))
         outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if can_ask else None,
                               aivat_chips, result.io_variance if can_ask else None)
-        self.outcomes.append(outcome)
-        if self.sink is not None:
-            self.sink(outcome)
+        self._done(outcome)
         return outcome
 
     async def _aivat_rows(
@@ -948,33 +963,98 @@ class MatchResults:
 class LiveEstimates:
     """The running estimators of one results document (a match or a duplicate pair).
 
-    Live figures for the metrics come from running accumulators; the final
-    document is recomputed from the outcomes in canonical order
-    (:func:`acpc_lbr.results.estimates_from_outcomes`), so it equals what
-    ``acpc-lbr results`` computes from the files.
+    Live figures for the metrics come from running accumulators. The final
+    estimators are built as the hands come, in canonical order (by deal, then
+    half: :func:`acpc_lbr.results.estimates_from_outcomes`'s order), so they
+    equal what ``acpc-lbr results`` computes from the files, trajectory
+    included, while memory stays flat in hands played: no outcome is kept
+    once every outcome before it in that order has come. Each half's outcomes
+    come in deal order (the hand hooks are chained); an outcome waits only
+    for the other half of a duplicate pair to reach its deal.
+
+    Args:
+        name: the document's name.
+        big_blind: the game's big blind.
+        publish: called with the running estimators after every hand.
+        halves: the halves whose outcomes come here (``(0,)``, or ``(0, 1)`` for a pair).
+        document: build the final estimators (False when no document will be
+            made: then :meth:`final` refuses, and nothing is kept per hand).
+            A document lists the halves still without their partner (to merge
+            with a mirror played elsewhere), so with one half it keeps a few
+            numbers per hand.
+        live: keep the running figures (False when nothing reads them: a plain
+            dealer's results, there for the query log; :attr:`running` stays empty).
     """
 
-    def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None) -> None:
+    def __init__(self, name: str, big_blind: int, publish: Callable[[str, MatchEstimates], None] | None = None,
+                 halves: Sequence[int] = (0,), document: bool = True, live: bool = True) -> None:
         self.name = name
         self.big_blind = big_blind
-        #: Read after every hand with ``live()`` only (the document is recomputed exactly).
-        self.running = MatchEstimates.live_only()
-        self.outcomes: list[HandOutcome] = []
+        self._halves = tuple(halves)
+        #: Read after every hand with ``live()`` only (the document's figures are exact).
+        self.running = MatchEstimates.live_only(pairs=len(self._halves) > 1)
+        self._live = live
         self.publish = publish
-        self._final: tuple[int, MatchEstimates] | None = None
+        #: Hands accounted for.
+        self.hands = 0
+        self._ordered: MatchEstimates | None = MatchEstimates() if document else None
+        #: Outcomes that may still have one before them in canonical order: (deal, half, outcome).
+        self._waiting: list[tuple[int, int, HandOutcome]] = []
+        #: The last deal each half has given.
+        self._last: dict[int, int] = {}
 
     def add(self, outcome: HandOutcome) -> None:
         """Account for one hand and publish the running figures."""
-        self.outcomes.append(outcome)
-        self.running.add(outcome)
-        if self.publish is not None:
+        self.hands += 1
+        if self._live:
+            self.running.add(outcome)
+        ordered = self._ordered
+        if ordered is not None:
+            self._last[outcome.half] = outcome.deal
+            heapq.heappush(self._waiting, (outcome.deal, outcome.half, outcome))
+            while self._waiting and self._in_order(*self._waiting[0][:2]):
+                ordered.add(heapq.heappop(self._waiting)[2])
+        if self.publish is not None and self._live:
             self.publish(self.name, self.running)
 
+    def expect_halves(self, halves: Sequence[int]) -> None:
+        """Outcomes of ``halves`` come here (e.g. a mirror played in another process, whose
+        outcomes its caller adds): to be said before the first outcome, since the canonical
+        order waits on every half that will come."""
+        if self.hands:
+            raise ValueError(f"{self.name}: the halves are fixed once outcomes have come")
+        self._halves = tuple(halves)
+        self.running.pairs = len(self._halves) > 1
+
+    def _in_order(self, deal: int, half: int) -> bool:
+        """Whether no outcome still to come goes before (deal, half): every other half's next
+        outcome (a later deal than its last) does not."""
+        for other in self._halves:
+            if other != half:
+                last = self._last.get(other)
+                if last is None or (last + 1, other) < (deal, half):
+                    return False
+        return True
+
+    @property
+    def waiting(self) -> int:
+        """Outcomes held back for the canonical order (at most the lag between the halves)."""
+        return len(self._waiting)
+
     def final(self) -> MatchEstimates:
-        """The estimators over every outcome, in canonical order (computed once per count of outcomes)."""
-        if self._final is None or self._final[0] != len(self.outcomes):
-            self._final = (len(self.outcomes), estimates_from_outcomes(self.outcomes))
-        return self._final[1]
+        """The estimators over every outcome so far, in canonical order.
+
+        Raises:
+            ValueError: built with ``document=False``.
+        """
+        if self._ordered is None:
+            raise ValueError(f"{self.name}: no document was asked for: the final estimators were not kept")
+        if not self._waiting:
+            return self._ordered
+        estimates = copy.deepcopy(self._ordered)
+        for _, _, outcome in sorted(self._waiting, key=lambda item: item[:2]):
+            estimates.add(outcome)
+        return estimates
 
 
 # -- offline: every estimator from the files of finished matches ---------------------------
@@ -1242,6 +1322,10 @@ class ResultsGroup:
         aivat: also compute AIVAT (needs ``io``: the same query machinery).
         halves: the half of each match (default 0, 1, ...; a process playing
             only the mirror gives ``(1,)``).
+        keep_outcomes: each :class:`MatchResults` keeps its outcomes (tests read them).
+        document: a results document will be asked for (:meth:`document`); without
+            one nothing is kept per hand for it.
+        live: something reads the running figures (metrics, a progress display).
     """
 
     def __init__(
@@ -1254,6 +1338,9 @@ class ResultsGroup:
         io: bool = True,
         aivat: bool = False,
         halves: Sequence[int] | None = None,
+        keep_outcomes: bool = False,
+        document: bool = True,
+        live: bool = True,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -1268,9 +1355,10 @@ class ResultsGroup:
         #: Heads-up: IO and AIVAT can be computed; more players: raw results only.
         self.heads_up = self.game.num_players == 2
         io, aivat = io and self.heads_up, aivat and self.heads_up
-        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish)
+        own_halves = list(range(len(self.matches)) if halves is None else halves)
+        self.live = LiveEstimates(self.name, self.game.big_blind, self._publish, own_halves, document, live)
         self.results: list[MatchResults] = []
-        for half, match in zip(range(len(self.matches)) if halves is None else halves, self.matches):
+        for half, match in zip(own_halves, self.matches):
             config = match.config
             relay = match.relay
 
@@ -1281,7 +1369,7 @@ class ResultsGroup:
                 query_log=Path(f"{config.name}.queries") if query_logs and config.write_log else None,
                 ask=match.relay.ask_all if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
-                aivat=aivat, seed=config.seed,
+                aivat=aivat, seed=config.seed, keep_outcomes=keep_outcomes,
             )
             self.results.append(part)
             match.hand_hooks.append(self._hand_hook(match, part))
@@ -1339,7 +1427,7 @@ class ResultsGroup:
         """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""
         first = self.matches[0].config
         counts: dict[str, int] = {
-            "hands": len(self.live.outcomes),
+            "hands": self.live.hands,
             "errors": sum(1 for r in outcomes if r.exit_code != 0),
             "timeouts": sum(1 for r in outcomes if r.cause in (Cause.TIMEOUT, Cause.OUT_OF_TIME)),
             "disconnects": sum(1 for r in outcomes if r.cause == Cause.DISCONNECT),
@@ -1404,6 +1492,7 @@ class DealerResults:
         io: compute imaginary observations (the dealer's own range queries).
         table: print the results table on ``stream`` at the end.
         aivat: also compute AIVAT.
+        live: something reads the running figures besides the metrics (a progress display).
     """
 
     def __init__(
@@ -1420,21 +1509,32 @@ class DealerResults:
         io: bool = True,
         table: bool = True,
         aivat: bool = False,
+        live: bool = True,
     ) -> None:
         self.reactor = reactor
         self.results_json = results_json
         self.table = table
         self.stream = stream if stream is not None else sys.stderr
         self.started = time.time()
-        self.metrics = DealerMetrics() if metrics_port is not None else None
+        self.metrics: DealerMetrics | None = None
+        if metrics_port is not None:
+            from dealer.metrics import DealerMetrics  # lazy: prometheus_client only with metrics
+
+            self.metrics = DealerMetrics()
         self.metrics_grace = metrics_grace
-        self.groups = [ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat)
-                       for group in matches]
+        self.groups = [
+            ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat,
+                         document=table or results_json is not None,
+                         live=live or self.metrics is not None)
+            for group in matches
+        ]
         self.listening: ListeningPort | None = None
         if self.metrics is not None:
             for group in self.groups:
                 for match, observer in zip(group.matches, group.match_metrics):
                     match.events.subscribe(self._on_finish(observer))
+            from dealer.metrics import serve_metrics  # lazy: as above
+
             self.listening = serve_metrics(self.metrics, int(metrics_port or 0), metrics_bind)
             host = self.listening.getHost()
             print(f"METRICS http://{host.host}:{host.port}/metrics", file=self.stream, flush=True)

@@ -502,6 +502,8 @@ def _results_group(config: EvaluationConfig, matches: Sequence[Match], evaluatio
     running = group.live.running  # the dealer's estimators (with IO, when on)
     bar.sources = lambda e: (running, _query_errors(matches))
     if remote is not None:
+        group.live.expect_halves((0, 1))  # the mirror's outcomes come here too (below)
+
         def mirrored(outcome: HandOutcome) -> None:  # the mirror's hands: estimators and progress
             group.live.add(outcome)
             bar.hand(evaluation)

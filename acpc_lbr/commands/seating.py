@@ -118,7 +118,8 @@ class SeatingSummary:
             hand_values={int(hand): tuple(float(x) for x in values) for hand, values in r["hand_values"]},
             completed=bool(r["completed"]), exit_code=int(r["exit_code"]),
             cause=None if r["cause"] is None else Cause(r["cause"]), message=r["message"],
-            seat=r["seat"], corrections=list(r["corrections"]), ignored=list(r["ignored"]))
+            seat=r["seat"], corrections=list(r["corrections"]), ignored=list(r["ignored"]),
+            finished=len(r["hand_values"]))
         return SeatingSummary(
             result, LbrTiming.from_dict(data["timing"]), int(data["inconsistencies"]),
             bool(data["not_queryable"]), [QueryCounts.from_dict(seat) for seat in data["relay"]],

@@ -489,6 +489,8 @@ async def test_the_mirror_in_its_own_process_gives_the_same_figures(tmp_path: Pa
     assert one.exit_code == two.exit_code == 0
     assert one.pairs == two.pairs and len(two.pairs) == 40
     assert dumps(one.document["estimators"]) == dumps(two.document["estimators"])
+    # The running estimate in the canonical order too, though the mirror's hands come from afar.
+    assert dumps(one.document["trajectory"]) == dumps(two.document["trajectory"])
     assert one.document["counts"] == two.document["counts"]
     assert one.document["counts"]["dealer_queries"] > 0 and one.document["counts"]["queries"] > 100
     assert one.document["config"]["matches"] == [str(tmp_path / "one" / m) for m in

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,102 @@ def test_events_off_cost_nothing(tmp_path: Path) -> None:
     written = EventLog("m", tmp_path / "m.events.jsonl")
     assert written.wants(ev.HandFinished)
     written.close()
+
+
+def _structlog_line(record: EventRecord) -> str:
+    """The line structlog's chain (``json_processors``, how the file was written before
+    ``json_line``) renders for ``record``."""
+    import structlog
+
+    out = io.StringIO()
+    logger = structlog.wrap_logger(structlog.WriteLogger(out), processors=ev.json_processors()).bind(match="m")
+    getattr(logger, record.LEVEL)(record.EVENT.value, **record.fields())
+    return out.getvalue()
+
+
+_STAMP = re.compile(r'"timestamp": "[^"]*"')
+
+
+@pytest.mark.parametrize("record", [s[0] for s in SAMPLES], ids=[f"{type(s[0]).__name__}-{i}" for i, s in enumerate(SAMPLES)])
+def test_json_line_is_what_structlog_wrote(record: EventRecord) -> None:
+    """``json_line`` writes the bytes structlog's chain wrote, the timestamp's form included."""
+    ours = ev.json_line("m", record, ev._utc_stamp())
+    theirs = _structlog_line(record)
+    assert _STAMP.sub("T", ours) == _STAMP.sub("T", theirs)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z", json.loads(ours)["timestamp"])
+
+
+def test_json_line_of_an_internal_error_carries_its_traceback() -> None:
+    """An ``exc_info=True`` event gets structlog's traceback dict (no locals), as before."""
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        record = ev.InternalError(error="boom", exc_info=True)
+        ours = ev.json_line("m", record, ev._utc_stamp())
+        theirs = _structlog_line(record)
+    assert _STAMP.sub("T", ours) == _STAMP.sub("T", theirs)
+    data = json.loads(ours)
+    assert list(data)[-1] == "exception" and "exc_info" not in data
+    assert data["exception"][0]["exc_type"] == "ValueError"
+    assert "locals" not in json.dumps(data["exception"])
+
+
+def test_hand_lines_are_written_in_batches(tmp_path: Path) -> None:
+    """``hand_finished`` lines wait until BATCH_BYTES are pending; any other event, and the
+    close, write them at once, in order."""
+    path = tmp_path / "m.events.jsonl"
+    log = EventLog("m", path)
+    hand = ev.HandFinished(hand=0, betting="cc/", values=(1.0, -1.0))
+    log.emit(hand)
+    assert path.read_text() == ""  # waiting
+    size = len(ev.json_line("m", hand, ev._utc_stamp()))
+    for _ in range(ev.BATCH_BYTES // size - 1):
+        log.emit(hand)
+    assert path.read_text() == ""
+    log.emit(hand)  # BATCH_BYTES reached
+    written = path.read_text().splitlines()
+    assert len(written) == ev.BATCH_BYTES // size + 1
+    log.emit(hand)
+    log.emit(ev.SeatReady(seat=1, name="a"))  # not a debug event: everything goes out
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [d["event"] for d in lines[-2:]] == ["hand_finished", "seat_ready"]
+    log.emit(hand)
+    log.close()
+    assert json.loads(path.read_text().splitlines()[-1])["event"] == "hand_finished"
+
+
+def test_hand_lines_wait_at_most_batch_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow match's hand lines do not wait for BATCH_BYTES: BATCH_SECONDS after the first."""
+    now = [100.0]
+    monkeypatch.setattr(ev.time, "monotonic", lambda: now[0])
+    path = tmp_path / "m.events.jsonl"
+    log = EventLog("m", path)
+    hand = ev.HandFinished(hand=0, betting="cc/", values=(1.0, -1.0))
+    log.emit(hand)
+    now[0] += ev.BATCH_SECONDS / 2
+    log.emit(hand)
+    assert path.read_text() == ""
+    now[0] += ev.BATCH_SECONDS / 2
+    log.emit(hand)
+    assert len(path.read_text().splitlines()) == 3
+    log.close()
+
+
+def test_json_line_without_the_c_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an interpreter without json's C accelerator the lines are json.dumps's: the same bytes."""
+    records = [s[0] for s in SAMPLES]
+    fast = [ev.json_line("m", record, "T") for record in records]
+    monkeypatch.setattr(ev, "_ENCODE", None)
+    assert [ev.json_line("m", record, "T") for record in records] == fast
+
+
+@pytest.mark.parametrize("now_ns", [0, 1_764_338_103_123_456_789, 1_764_338_103_000_000_999,
+                                    1_764_338_103_999_999_000, 1_764_338_104_000_001_000, 4_102_444_800_500_000_000])
+def test_utc_stamp_is_isoformat(now_ns: int) -> None:
+    """The cached-second stamp is ``datetime.isoformat()``'s text with ``Z`` (structlog's form),
+    fraction or none, across second boundaries."""
+    import datetime
+
+    moment = datetime.datetime.fromtimestamp(now_ns // 10**9, datetime.timezone.utc).replace(
+        microsecond=now_ns // 1000 % 10**6)
+    assert ev.utc_stamp(now_ns) == moment.isoformat().replace("+00:00", "Z")

@@ -48,7 +48,7 @@ class IoTable:
         options.setdefault("t_query_ms", T_QUERY_MS)
         self.name = name
         self.t = MemoryTable(make_config(name, hands=hands, seed=42, names=("lbr", "bot"), **options))
-        self.group = ResultsGroup([self.t.match], measured="lbr")
+        self.group = ResultsGroup([self.t.match], measured="lbr", keep_outcomes=True)
         self.t.feed(0, "VERSION:2.0.0\r\n")
         self.t.feed(1, "VERSION:2.0.0\r\n# range-query 1\r\n")
 

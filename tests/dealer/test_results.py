@@ -18,7 +18,9 @@ from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
 from acpc_lbr.strategies import default_actions
 from agents.adapters import from_sdk
 from agents.bots import BOTS
+from acpc_lbr.estimators import HandOutcome
 from dealer.results import (
+    LiveEstimates,
     MatchResults,
     decode_row,
     encode_row,
@@ -49,7 +51,8 @@ def _play_match(tmp_path: Path, name: str, names: tuple[str, str], hands: int, s
     rng = np.random.default_rng(seed + half)
     source = DealSource(seed)
     results = MatchResults(LEDUC, name, measured, half, query_log=tmp_path / f"{name}.queries",
-                           ask=None if ask is None else _together(ask), aivat=aivat, seed=seed)
+                           ask=None if ask is None else _together(ask), aivat=aivat, seed=seed,
+                           keep_outcomes=True)
     totals = [0.0, 0.0]
     with open(tmp_path / f"{name}.log", "w", encoding="ascii") as log:
         log.write("".join(line + "\n" for line in log_header(name, "leduc", hands, seed, 600000, 600000, 7000)))
@@ -446,7 +449,7 @@ class _MemoryTable:
         self.clock = task.Clock()
         config = make_config("io", hands=hands, seed=42, names=("lbr", "bot"))
         self.match = Match(config, reactor=None, clock=self.clock)
-        self.group = ResultsGroup([self.match], measured="lbr")
+        self.group = ResultsGroup([self.match], measured="lbr", keep_outcomes=True)
         self.done = self.match.start()
         self.protocols = []
         self.transports = []
@@ -561,3 +564,94 @@ def test_results_are_kept_only_when_something_reads_them(
         if results is not None and results.listening is not None:
             results.listening.stopListening()
         matches[0][0].events.close()
+
+
+def _random_outcomes(half: int, deals: int, seed: int) -> list[HandOutcome]:
+    """One half's outcomes in deal order: chips, IO on most hands, AIVAT on some."""
+    rng = np.random.default_rng(seed)
+    return [HandOutcome(deal, half, float(rng.integers(-400, 401)) / 2,
+                        None if rng.random() < 0.2 else float(rng.normal(0, 100)),
+                        None if rng.random() < 0.5 else float(rng.normal(0, 50)))
+            for deal in range(deals)]
+
+
+@pytest.mark.parametrize("halves", [(0,), (1,), (0, 1)])
+def test_live_estimates_stream_the_canonical_document(halves: tuple[int, ...]) -> None:
+    """The live estimators, built as the hands come, equal ``estimates_from_outcomes`` over
+    every outcome byte for byte (trajectory included), at the end and midway; only the lag
+    between a pair's halves waits (memory flat in hands played)."""
+    deals, lag = 1500, 40
+    streams = [_random_outcomes(half, deals, 7 + half) for half in halves]
+    rng = np.random.default_rng(1)
+    live = LiveEstimates("m", 2, halves=halves)
+    given: list[HandOutcome] = []
+    waited = 0
+    positions = [0] * len(streams)
+    while any(p < deals for p in positions):
+        # Either half moves on, but never more than ``lag`` deals ahead of the other.
+        choices = [i for i, p in enumerate(positions)
+                   if p < deals and p - min(positions) < lag]
+        i = int(rng.choice(choices))
+        outcome = streams[i][positions[i]]
+        positions[i] += 1
+        live.add(outcome)
+        given.append(outcome)
+        waited = max(waited, live.waiting)
+        if len(given) == deals // 2:  # midway, with outcomes waiting
+            midway = results_document({}, live.final(), 2)
+            assert dumps(midway) == dumps(results_document({}, estimates_from_outcomes(given), 2))
+    assert live.hands == len(given) == deals * len(halves)
+    expected = results_document({}, estimates_from_outcomes(given), 2)
+    assert dumps(results_document({}, live.final(), 2)) == dumps(expected)
+    assert len(expected["trajectory"]["hands"]) > 100
+    assert waited <= (0 if len(halves) == 1 else 2 * lag)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("keep", "document"), [(False, False), (True, True)])
+def test_memory_stays_flat_in_hands_played(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, keep: bool,
+                                           document: bool) -> None:
+    """A match with its results attached, as a plain dealer runs it (``-q``: the ``.log``,
+    no document asked for, no duplicate), keeps nothing per hand: what Python holds after
+    516 hands is what it held after 132. The per-hand values (``keep_hand_values``, for
+    ``--duplicate``) and a document's unpaired halves are kept on purpose: about 250 bytes
+    a hand, which this test sees."""
+    import gc
+    import tracemalloc
+
+    from acpc_lbr import trajectory
+    from dealer.results import ResultsGroup
+    from tests.dealer.bots import TestBot
+    from tests.dealer.harness import MemoryRun, make_config
+
+    # Few trajectory points (bounded anyway): both readings just after a thinning, at 8 points.
+    monkeypatch.setattr(trajectory, "MAX_POINTS", 16)
+
+    class ForgetfulBot(TestBot):
+        def lineReceived(self, line: bytes) -> None:
+            super().lineReceived(line)
+            self.received.clear()
+            self.sent.clear()
+
+    readings: dict[int, int] = {}
+
+    def prepare(match: Any) -> None:
+        ResultsGroup([match], document=document)
+
+        async def read(state: State, deal: Any, seat_of: Any) -> None:
+            if state.hand_id + 1 in (132, 516):
+                gc.collect()
+                readings[state.hand_id + 1] = tracemalloc.get_traced_memory()[0]
+
+        match.hand_hooks.append(read)
+
+    config = make_config("flat", hands=516, keep_hand_values=keep)
+    tracemalloc.start()
+    try:
+        result = MemoryRun().play(config, [ForgetfulBot(config.game), ForgetfulBot(config.game)],
+                                  prepare=prepare)
+    finally:
+        tracemalloc.stop()
+    assert result.completed and result.hands_played == 516 and len(result.hand_values) == 516 * keep
+    grown = readings[516] - readings[132]
+    assert (grown > 200 * 384) if keep else (grown < 10_000), grown
