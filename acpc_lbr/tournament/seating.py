@@ -334,12 +334,15 @@ def _classify(job: SeatingJob, folder: Path, seats: _Seats, dealer_code: int | N
     name = job.names[seat]
     own = seats.own_exit.get(seat)
     unseated = cause in (None, "no_connection")
+    # The dealer ended the match on this seat first (too slow, garbage, a line too long):
+    # that is the fault, and the bot's exit on the closed connection is only its echo.
+    dealer_first = cause is not None and cause not in ("disconnect", "no_connection")
     kind: FaultKind
     if seat in seats.start_errors:
         kind, message = "crash", seats.start_errors[seat]
     elif seat in seats.flooded:
         kind, message = "protocol_error", f"wrote over {job.output_limit // 2**20} MiB of output; stopped"
-    elif own is not None and (own != 0 or unseated):
+    elif own is not None and (own != 0 or unseated) and not dealer_first:
         kind = "crash"
         message = f"{_exit_text(own)} {'before connecting' if unseated else 'during the match'}"
     elif own == 0 and cause == "disconnect":
