@@ -306,12 +306,17 @@ def main(argv: Sequence[str]) -> int:
     except EventError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return EXIT_USAGE
-    with stack:
-        return _play(args, event, store, executor, slots, resuming, json_path, out)
+    try:
+        with stack:
+            return _play(args, event, store, executor, slots, resuming, json_path, out)
+    finally:
+        seating.kill_tagged(seating.seating_tag(out))  # what Dask workers stopped mid-seating left
 
 
 def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: Any, slots: int,
           resuming: bool, json_path: Path, out: Path) -> int:
+    # Processes a killed driver of this event left running (their matches are replayed).
+    seating.kill_tagged(seating.seating_tag(out))
     driver = Driver(event, store, executor, slots)
     kept = driver.load()
     total = len(event.schedule())

@@ -66,3 +66,101 @@ def test_the_dealers_diagnosis_wins_over_the_bots_exit_on_the_closed_connection(
     assert "Traceback" not in done.stderr
     kinds = faults_of(out)
     assert kinds == {"big": {"protocol_error"}, "slow": {"timeout"}}, kinds
+
+
+# -- nothing of ours survives the event ------------------------------------------------
+
+
+def escaping_bot(folder: Path) -> Path:
+    """A bot that leaves a helper outside its process group, then plays, or (without GO) hangs.
+
+    Every process it starts has the test's folder in its command line, to be found after.
+    """
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(300)' {folder}"
+    path = folder / "escaping.sh"
+    path.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        setsid {sleeper} escaped &
+        if [ -e {folder}/GO ]; then
+            exec {sys.executable} -m acpc_lbr.cli play call-raise "$1" "$2" --game kuhn
+        fi
+        exec {sleeper} waiting
+        """))
+    path.chmod(0o755)
+    return path
+
+
+def survivors(marker: Path) -> list[int]:
+    """Processes whose command line names ``marker`` (the test's own helpers)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if str(marker).encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def wait_for(predicate: object, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture
+def no_survivors(tmp_path: Path) -> object:
+    yield
+    for pid in survivors(tmp_path):  # whatever the test found, it leaves nothing behind
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_a_helper_that_leaves_its_process_group_is_killed_with_its_seating(tmp_path: Path, no_survivors: object) -> None:
+    bot = escaping_bot(tmp_path)
+    (tmp_path / "GO").touch()
+    done = run("--game", "kuhn", "--entrant", "r=random", "--entrant", f"esc={bot} {{host}} {{port}}",
+               "--matches", "1", "--hands", "20", "--out", str(tmp_path / "event"), "-q")
+    assert done.returncode == 0, done.stderr
+    assert survivors(tmp_path) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_sigkill_of_the_driver_then_resume_leaves_no_process_of_the_first_run(tmp_path: Path, no_survivors: object) -> None:
+    bot = escaping_bot(tmp_path)
+    command = [*ACPC_LBR, "--game", "kuhn", "--entrant", "r=random", "--entrant", f"esc={bot} {{host}} {{port}}",
+               "--matches", "1", "--hands", "20", "--start-timeout", "60000", "--out", str(tmp_path / "event"), "-q"]
+    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert wait_for(lambda: len(survivors(tmp_path)) >= 2, 60)  # its bot hangs, its helper escaped
+    driver.kill()  # the driver alone: its dealers and bots are orphans now
+    driver.wait()
+    first = survivors(tmp_path)
+    (tmp_path / "GO").touch()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not set(first) & set(survivors(tmp_path)), "processes of the killed driver still run"
+    assert survivors(tmp_path) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_sigint_stops_the_event_with_one_line_and_every_process_gone(tmp_path: Path, no_survivors: object) -> None:
+    bot = escaping_bot(tmp_path)
+    driver = subprocess.Popen([*ACPC_LBR, "--game", "kuhn", "--entrant", "r=random", "--entrant",
+                               f"esc={bot} {{host}} {{port}}", "--entrant", "cr=call-raise", "--concurrency", "2",
+                               "--matches", "1", "--hands", "20", "--start-timeout", "60000",
+                               "--out", str(tmp_path / "event"), "-q"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(lambda: len(survivors(tmp_path)) >= 2, 60)
+    driver.send_signal(signal.SIGINT)
+    _, stderr = driver.communicate(timeout=60)
+    assert driver.returncode == 1
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "stopped by SIGINT" in lines[0], stderr
+    assert wait_for(lambda: survivors(tmp_path) == [], 5), survivors(tmp_path)
+
