@@ -164,3 +164,16 @@ def test_sigint_stops_the_event_with_one_line_and_every_process_gone(tmp_path: P
     assert len(lines) == 1 and "stopped by SIGINT" in lines[0], stderr
     assert wait_for(lambda: survivors(tmp_path) == [], 5), survivors(tmp_path)
 
+
+def test_a_second_driver_on_the_same_directory_is_refused(tmp_path: Path) -> None:
+    common = ["--game", "kuhn", "--entrant", "r=random", "--entrant", "cr=call-raise", "--matches", "1",
+              "--hands", "3000", "--out", str(tmp_path / "event"), "-q"]
+    first = subprocess.Popen([*ACPC_LBR, *common], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: (tmp_path / "event" / "event.json").exists(), 60)
+        second = run(*common, timeout=60)
+        assert second.returncode == 2
+        assert second.stderr.count("\n") == 1 and "another acpc-lbr tournament is running" in second.stderr
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=60)
