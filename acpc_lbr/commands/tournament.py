@@ -138,6 +138,12 @@ def build(settings: dict[str, Any]) -> Event:
     for name, value in vars(limits).items():
         if value <= 0:
             raise EventError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    for name in ("concurrency", "workers"):
+        if settings.get(name) is not None and settings[name] < 1:
+            raise EventError(f"--{name} must be at least 1, got {settings[name]}")
+    port = settings.get("metrics_port")
+    if port is not None and not 0 <= port <= 65535:
+        raise EventError(f"--metrics-port must be in 0..65535, got {port}")
     return build_event(settings["game"], settings.get("entrants") or [], matches=settings["matches"],
                        hands=settings["hands"], seed=settings["seed"], format=settings["format"],
                        candidate=settings.get("candidate"), players=settings.get("players"), limits=limits,
@@ -329,7 +335,12 @@ def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: A
             print(f"resuming: {kept} of {total} matches kept (checked against their logs)"
                   + (f"; {len(driver.rescored)} did not match their logs and are played again"
                      if driver.rescored else ""), file=sys.stderr)
-    metrics = _Metrics(args.metrics_port, args.metrics_bind, event) if args.metrics_port is not None else None
+    try:
+        metrics = _Metrics(args.metrics_port, args.metrics_bind, event) if args.metrics_port is not None else None
+    except OSError as error:
+        print(f"{PROG}: cannot serve metrics on {args.metrics_bind}:{args.metrics_port}: "
+              f"{error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
     started = time.monotonic()
     with _signals(driver) as caught:
         driver.run(_Watcher(event, driver, args.quiet, metrics))
