@@ -145,6 +145,21 @@ def check_runnable(entrant: Entrant) -> None:
         where = entrant.spec.rpartition(":")[0]
         if (where.endswith(".py") or "/" in where) and not Path(where).is_file():
             raise EventError(f"entrant {entrant.name}: no such strategy file {where!r}")
+        if where.endswith(".py"):
+            _check_compiles(entrant.name, Path(where))
+
+
+def _check_compiles(name: str, path: Path) -> None:
+    """Refuse a strategy file that cannot even compile (it would crash every match).
+
+    Compiled only, never run: the bot's code runs in its own processes.
+    """
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        raise EventError(f"entrant {name}: {path} line {error.lineno}: {error.msg}") from None
+    except (OSError, ValueError) as error:
+        raise EventError(f"entrant {name}: cannot read {path}: {error}") from None
 
 
 def match_seed(event_seed: int, match: int) -> int:

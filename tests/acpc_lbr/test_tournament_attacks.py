@@ -177,3 +177,38 @@ def test_a_second_driver_on_the_same_directory_is_refused(tmp_path: Path) -> Non
     finally:
         first.send_signal(signal.SIGINT)
         first.wait(timeout=60)
+
+
+# -- refused at the start, with one line -----------------------------------------------
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--concurrency", "0"], "--concurrency must be at least 1, got 0"),
+    (["--workers", "0"], "--workers must be at least 1, got 0"),
+    (["--metrics-port", "99999"], "--metrics-port must be in 0..65535, got 99999"),
+    (["--entrant", "bad=BROKEN_PY:strategy"], "entrant bad: BROKEN_PY line 2: '(' was never closed"),
+])
+def test_a_careless_option_is_refused_with_one_line(tmp_path: Path, extra: list[str], message: str) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("import os\ndef strategy(state:\n    return 'c'\n")
+    extra = [word.replace("BROKEN_PY", str(broken)) for word in extra]
+    message = message.replace("BROKEN_PY", str(broken))
+    done = run("--game", "kuhn", "--entrant", "r=random", "--entrant", "cr=call-raise", "--matches", "1",
+               "--hands", "5", "--out", str(tmp_path / "event"), "-q", *extra, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr == f"acpc-lbr tournament: {message}\n"
+
+
+def test_a_metrics_port_in_use_is_refused_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run("--game", "kuhn", "--entrant", "r=random", "--entrant", "cr=call-raise", "--matches", "1",
+                   "--hands", "5", "--out", str(tmp_path / "event"), "-q", "--metrics-port", str(port), timeout=60)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"acpc-lbr tournament: cannot serve metrics on 127.0.0.1:{port}: ")
+    assert done.stderr.count("\n") == 1
