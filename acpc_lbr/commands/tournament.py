@@ -173,7 +173,7 @@ class _Watcher:
 
     def __call__(self, progress: Progress) -> None:
         record = progress.record
-        document = build_document(_no_bootstrap(self.event), self.driver.records, self.driver.disqualified())
+        document = build_document(_no_bootstrap(self.event), *self.driver.walk()[:2])
         if self.metrics is not None:
             self.metrics.update(document)
         if self.quiet:
@@ -349,7 +349,8 @@ def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: A
               f"kept in {out}; run the same command to resume", file=sys.stderr)
         return EXIT_FAILED
     lbr = _lbr_column(args, event, out) if args.lbr else None
-    document = build_document(event, driver.records, driver.disqualified(), lbr)
+    counted, disqualified, _ = driver.walk()
+    document = build_document(event, counted, disqualified, lbr)
     try:
         write_atomically(json_path, dumps(document))
         write_atomically(out / "crosstable.csv", to_csv(document))

@@ -22,7 +22,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -93,6 +93,7 @@ class Driver:
         self.concurrency = max(1, concurrency)
         self.python = python
         self.records: dict[str, dict[str, Any]] = {}
+        self.schedule = event.schedule()
         self.stop = threading.Event()
         self.rescored: list[str] = []
 
@@ -100,7 +101,7 @@ class Driver:
 
     def load(self) -> int:
         """Read the kept matches (checked against their logs); how many."""
-        for job in self.event.schedule():
+        for job in self.schedule:
             record = self.store.read_record(job)
             if record is None:
                 continue
@@ -116,19 +117,48 @@ class Driver:
             self.records[job.key] = record
         return len(self.records)
 
-    def failures(self) -> dict[str, int]:
-        """Given-up matches charged to each entrant."""
-        counts = {e.name: 0 for e in self.event.entrants}
-        for record in self.records.values():
-            if record["status"] == "failed" and record.get("charged_to") in counts:
-                counts[record["charged_to"]] += 1
-        return counts
+    def walk(self) -> tuple[dict[str, dict[str, Any]], dict[str, str], list[MatchJob]]:
+        """The schedule read in its canonical order: what counts, who is out, what is left to play.
+
+        An entrant is disqualified at the match, in schedule order, that takes
+        it past ``max_failures`` given-up matches; its later matches do not
+        count, whether or not they were played (matches in flight when it was
+        found out end and are recorded, but the order of the schedule decides,
+        not the order in which matches finished). A match without a record
+        counts as not failed, so the walk with every record in is the same
+        for any concurrency, any number of workers, any resume.
+
+        Returns:
+            the records that count (by key), the disqualified (name -> why), and
+            the matches still to play (no record, no disqualified member).
+        """
+        limit = self.event.max_failures
+        given_up = {e.name: 0 for e in self.event.entrants}
+        banned: dict[str, str] = {}
+        counted: dict[str, dict[str, Any]] = {}
+        todo: list[MatchJob] = []
+        for job in self.schedule:
+            if banned.keys() & set(job.names):
+                continue
+            record = self.records.get(job.key)
+            if record is None:
+                todo.append(job)
+                continue
+            counted[job.key] = record
+            charged = record.get("charged_to") if record["status"] == "failed" else None
+            if charged in given_up:
+                given_up[charged] += 1
+                if given_up[charged] > limit:
+                    banned[charged] = (f"{given_up[charged]} matches given up after {self.event.retries} "
+                                       f"rerun(s) each (the limit is {limit})")
+        return counted, banned, todo
+
+    def counted(self) -> dict[str, dict[str, Any]]:
+        """The records the results are built from (see :meth:`walk`)."""
+        return self.walk()[0]
 
     def disqualified(self) -> dict[str, str]:
-        limit = self.event.max_failures
-        return {name: f"{count} matches given up after {self.event.retries} rerun(s) each "
-                      f"(the limit is {limit})"
-                for name, count in self.failures().items() if count > limit}
+        return self.walk()[1]
 
     # -- playing -----------------------------------------------------------------------
 
@@ -147,18 +177,17 @@ class Driver:
     def run(self, watch: Callable[[Progress], None] | None = None) -> None:
         """Play every match without a record; returns when all are decided or ``stop`` is set."""
         started = time.monotonic()
-        todo: Iterator[MatchJob] = iter([j for j in self.event.schedule() if j.key not in self.records])
-        total = len(self.event.schedule())
+        total = len(self.schedule)
         pending: dict[str, _Pending] = {}
         queue: list[tuple[MatchJob, int, int]] = []  # (match, seating, attempt) waiting for a slot
         in_flight: dict[Any, tuple[str, int, int]] = {}
         while not self.stop.is_set():
-            banned = self.disqualified()
+            todo = [j for j in self.walk()[2] if j.key not in pending]
             while len(in_flight) < self.concurrency:
                 if not queue:
-                    job = next((j for j in todo if not banned.keys() & set(j.names)), None)
-                    if job is None:
+                    if not todo:
                         break
+                    job = todo.pop(0)
                     pending[job.key] = _Pending(job)
                     queue.extend((job, s, 0) for s in range(len(job.seatings())))
                 job, seating, attempt = queue.pop(0)

@@ -212,3 +212,27 @@ def test_a_metrics_port_in_use_is_refused_with_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith(f"acpc-lbr tournament: cannot serve metrics on 127.0.0.1:{port}: ")
     assert done.stderr.count("\n") == 1
+
+
+# -- the same document whatever the timing ---------------------------------------------
+
+
+def test_a_disqualification_gives_the_same_document_at_any_concurrency(tmp_path: Path) -> None:
+    # The broken bot fails slowly: at --concurrency 4 its next matches start before its
+    # first is given up. The schedule's order, not the clock, says what counts.
+    slow_crash = tmp_path / "slow_crash.sh"
+    slow_crash.write_text("#!/bin/sh\nsleep 3\necho 'no model file' >&2\nexit 1\n")
+    slow_crash.chmod(0o755)
+    common = ["--game", "kuhn", "--entrant", "r=random", "--entrant", "cr=call-raise",
+              "--entrant", f"x={slow_crash} {{host}} {{port}}", "--matches", "1", "--hands", "10",
+              "--retries", "0", "--max-failures", "0", "-q"]
+    documents = []
+    for concurrency in ("1", "4"):
+        out = tmp_path / f"c{concurrency}"
+        done = run(*common, "--concurrency", concurrency, "--out", str(out))
+        assert done.returncode == 3, done.stderr
+        documents.append((out / "results.json").read_text())
+    assert documents[0] == documents[1]
+    document = json.loads(documents[0])
+    assert document["disqualified"][0]["name"] == "x"
+    assert document["matches"]["failed"] == 1
