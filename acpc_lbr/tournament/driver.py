@@ -220,7 +220,8 @@ class Driver:
         record: dict[str, Any] = {
             "key": job.key, "pairing": job.pairing, "names": list(job.names), "match": job.match,
             "seed": job.seed, "hands": job.hands, "attempts": [match.attempts[s] for s in range(len(seatings))],
-            "faults": match.faults,
+            # In seating order, not in the order the seatings happened to end.
+            "faults": sorted(match.faults, key=lambda f: (f["seating"], f["attempt"])),
             "seatings": [{"order": list(order), "log": str(log.relative_to(self.store.root)),
                           "log_sha256": file_sha256(log) if log.exists() else None}
                          for order, log in zip(job.seatings(), logs)],
