@@ -343,7 +343,13 @@ def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: A
         return EXIT_USAGE
     started = time.monotonic()
     with _signals(driver) as caught:
-        driver.run(_Watcher(event, driver, args.quiet, metrics))
+        try:
+            driver.run(_Watcher(event, driver, args.quiet, metrics))
+        except OSError as error:  # a record could not be written: a full disk, a lost mount
+            seating.STOP.set()
+            print(f"{PROG}: cannot keep the records in {out}: {error.strerror or error}; {len(driver.records)} "
+                  f"of {total} matches kept; run the same command to resume", file=sys.stderr)
+            return EXIT_FAILED
     if caught:
         print(f"{PROG}: stopped by {signal.Signals(caught[0]).name}: {len(driver.records)} of {total} matches "
               f"kept in {out}; run the same command to resume", file=sys.stderr)

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -56,10 +56,19 @@ class ThreadExecutor:
     def wait_some(self, futures: list[Any]) -> list[tuple[Any, SeatingReport]]:
         done, _ = concurrent.futures.wait(futures, timeout=0.5,
                                           return_when=concurrent.futures.FIRST_COMPLETED)
-        return [(f, f.result()) for f in done]
+        return [(f, _report_of(f)) for f in done]
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _report_of(future: concurrent.futures.Future[SeatingReport]) -> SeatingReport:
+    """The seating's report; an error of the seating itself (a full disk, no more processes) is
+    a failed seating charged to no one, not the end of the event."""
+    try:
+        return future.result()
+    except Exception as error:  # noqa: BLE001 - whatever it was, the event goes on
+        return SeatingReport(False, "", (Fault(None, "dealer", f"the seating failed: {type(error).__name__}: {error}"),))
 
 
 @dataclass
@@ -200,6 +209,8 @@ class Driver:
                 if self.stop.is_set():
                     continue
                 match = pending[key]
+                if not report.folder:  # a seating that failed before it said where it played
+                    report = replace(report, folder=str(self.store.seating_folder(match.job, seating, attempt)))
                 match.attempts[seating] = attempt + 1
                 match.faults.extend(_fault_dict(f, seating, attempt) for f in report.faults)
                 if not report.ok and attempt < self.event.retries:

@@ -135,6 +135,7 @@ class EventStore:
         return record
 
     def write_record(self, job: MatchJob, record: dict[str, Any]) -> None:
+        self.match_folder(job).mkdir(parents=True, exist_ok=True)  # none if no seating could start
         write_atomically(self.record_path(job), json.dumps(record, sort_keys=True) + "\n")
 
     def forget(self, job: MatchJob) -> None:

@@ -236,3 +236,24 @@ def test_a_disqualification_gives_the_same_document_at_any_concurrency(tmp_path:
     document = json.loads(documents[0])
     assert document["disqualified"][0]["name"] == "x"
     assert document["matches"]["failed"] == 1
+
+
+def test_a_seating_that_raises_is_a_failed_match_not_the_end_of_the_event(tmp_path: Path) -> None:
+    from acpc_lbr.tournament.driver import Driver, ThreadExecutor
+    from acpc_lbr.tournament.event import build_event
+    from acpc_lbr.tournament.seating import SeatingJob, SeatingReport
+    from acpc_lbr.tournament.store import EventStore
+
+    def no_disk(job: SeatingJob) -> SeatingReport:
+        raise OSError(28, "No space left on device")
+
+    event = build_event("kuhn", ["a=random", "b=call-raise", "c=always-call"], matches=2, hands=5, seed=1,
+                        retries=1, max_failures=0)
+    store = EventStore(tmp_path / "event", event)
+    store.open("")
+    driver = Driver(event, store, ThreadExecutor(2, run=no_disk), 2)
+    driver.run()
+    counted, disqualified, todo = driver.walk()
+    assert todo == [] and disqualified == {}  # charged to no one: nobody is disqualified
+    assert len(counted) == 6 and all(r["status"] == "failed" and r["charged_to"] is None for r in counted.values())
+    assert "No space left on device" in counted["a-vs-b/m000"]["reason"]
