@@ -113,6 +113,8 @@ class Driver:
         for job in self.schedule:
             record = self.store.read_record(job)
             if record is None:
+                if self.store.record_path(job).exists():  # a log changed since, or a torn record
+                    self.rescored.append(job.key)
                 continue
             if record["status"] == "ok":
                 try:

@@ -257,3 +257,22 @@ def test_a_seating_that_raises_is_a_failed_match_not_the_end_of_the_event(tmp_pa
     assert todo == [] and disqualified == {}  # charged to no one: nobody is disqualified
     assert len(counted) == 6 and all(r["status"] == "failed" and r["charged_to"] is None for r in counted.values())
     assert "No space left on device" in counted["a-vs-b/m000"]["reason"]
+
+
+def test_a_tampered_log_is_found_said_and_its_match_replayed_to_the_same_document(tmp_path: Path) -> None:
+    common = ["--game", "kuhn", "--entrant", "r=random", "--entrant", "cr=call-raise", "--matches", "2",
+              "--hands", "30", "--seed", "5", "--out", str(tmp_path / "event")]
+    assert run(*common, "-q").returncode == 0
+    first = (tmp_path / "event" / "results.json").read_text()
+    log = tmp_path / "event" / "matches" / "r-vs-cr" / "m001" / "s0" / "try0" / "match.log"
+    lines = log.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("STATE:0:"))
+    fields = lines[at].split(":")
+    fields[4] = "|".join(reversed(fields[4].split("|")))  # the first hand's winner swapped, still zero-sum
+    lines[at] = ":".join(fields)
+    log.write_text("".join(lines))
+    again = run(*common)
+    assert again.returncode == 0, again.stderr
+    assert "resuming: 1 of 2 matches kept" in again.stderr
+    assert "1 did not match their logs and are played again" in again.stderr
+    assert (tmp_path / "event" / "results.json").read_text() == first
