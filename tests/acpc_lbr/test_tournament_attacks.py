@@ -276,3 +276,102 @@ def test_a_tampered_log_is_found_said_and_its_match_replayed_to_the_same_documen
     assert "resuming: 1 of 2 matches kept" in again.stderr
     assert "1 did not match their logs and are played again" in again.stderr
     assert (tmp_path / "event" / "results.json").read_text() == first
+
+
+# -- the intervals hold the exact values at their nominal rate (slow) ------------------
+
+
+def _binomial_upper(trials: int, rate: float, tail: float) -> int:
+    """The smallest k with P(X > k) <= tail for X ~ Binomial(trials, rate)."""
+    from math import comb
+
+    total = 0.0
+    for k in range(trials + 1):
+        total += comb(trials, k) * rate**k * (1 - rate) ** (trials - k)
+        if 1.0 - total <= tail:
+            return k
+    return trials
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game_name", ["kuhn", "leduc"])
+def test_the_95_percent_intervals_hold_the_exact_values_at_the_nominal_rate(tmp_path: Path, game_name: str) -> None:
+    # Every match of the event is one interval of the crosstable's estimator (its record's
+    # unit moments), and every pairing's pooled one is the crosstable's own: each is checked
+    # against the exact value of one bot against the other, a walk of the whole tree.
+    from acpc_lbr.exact import strategy_value
+    from acpc_lbr.tournament.scoring import Moments
+    from agents.adapters import from_sdk
+    from agents.bots import BOTS
+    from protocol.gamedef import load_game
+
+    game = load_game(game_name)
+    bots = ["random", "call-raise", "always-raise"]
+    policies = {b: from_sdk(game, BOTS[b]) for b in bots}
+    scale = 1000.0 / game.big_blind
+    out = tmp_path / "event"
+    done = run("--game", game_name, *[a for b in bots for a in ("--entrant", b)], "--matches", "10",
+               "--hands", "150", "--seed", "2026", "--concurrency", "2", "--out", str(out), "-q", timeout=600)
+    assert done.returncode == 0, done.stderr
+    document = json.loads((out / "results.json").read_text())
+    misses = trials = pooled_misses = 0
+    for pairing in document["pairings"]:
+        a, b = pairing["a"], pairing["b"]
+        exact = scale * strategy_value(game, policies[a], policies[b])
+        figure = pairing["mbb_per_game"]
+        pooled_misses += abs(figure["mean"] - exact) > figure["half_width_95"] + 1e-9
+        for record_path in sorted(out.glob(f"matches/{a}-vs-{b}/m*/record.json")):
+            moments = Moments.from_dict(json.loads(record_path.read_text())["moments"]["raw"][a])
+            if moments.m2 == 0:  # two deterministic bots whose duplicate cancels: exact, no interval
+                assert moments.mean * scale == pytest.approx(exact, abs=1e-9)
+                continue
+            trials += 1
+            misses += abs(moments.mean * scale - exact) > moments.half_width_95 * scale
+    assert trials >= 2 * 10
+    assert pooled_misses <= 1  # two misses of three at 95%: p < 0.01
+    # Misses at the nominal 5%: at most the binomial's 99.9% upper bound.
+    assert misses <= _binomial_upper(trials, 0.05, 0.001), (misses, trials)
+
+
+# -- the reference server's C players (when a built tree is given) ---------------------
+
+REFERENCE = Path(os.environ.get("ACPC_REFERENCE_DIR", "/nonexistent"))
+needs_reference = pytest.mark.skipif(
+    not (REFERENCE / "example_player").is_file()
+    or not (REFERENCE / "kuhn_3p_equilibrium_player" / "kuhn_3p_equilibrium_player").is_file(),
+    reason="set ACPC_REFERENCE_DIR to a built project_acpc_server (make; make in kuhn_3p_equilibrium_player/)")
+
+
+@pytest.mark.slow  # minutes: dozens of seatings
+@needs_reference
+def test_the_reference_kuhn_3p_equilibrium_players_play_a_3_player_event(tmp_path: Path) -> None:
+    out = tmp_path / "event"
+    done = run("--game", "kuhn.limit.3p",
+               "--entrant", f"eq1={REFERENCE}/kuhn_3p_equilibrium_player.sf1.sh {{host}} {{port}}",
+               "--entrant", f"eq3={REFERENCE}/kuhn_3p_equilibrium_player.sf3.sh {{host}} {{port}}",
+               "--entrant", "rnd=random", "--entrant", "ac=always-call",
+               "--matches", "2", "--hands", "200", "--seed", "7", "--concurrency", "2", "--out", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    document = json.loads((out / "results.json").read_text())
+    assert document["faults"] == [] and document["matches"] == {"total": 8, "played": 8, "failed": 0}
+    assert len(document["pairings"]) == 4 and all(p["units"] == 400 for p in document["pairings"])
+    for pairing in document["pairings"]:
+        results = pairing["results"]
+        assert sum(results[n]["mbb_per_game"]["mean"] for n in pairing["names"]) == pytest.approx(0, abs=1e-6)
+    for rule in ("bankroll", "instant_runoff"):
+        assert sorted(r["name"] for r in document["rankings"][rule]) == ["ac", "eq1", "eq3", "rnd"]
+        assert all(len(r["p_rank"]) == 4 for r in document["rankings"][rule])
+
+
+@pytest.mark.slow  # minutes: dozens of seatings
+@needs_reference
+def test_the_reference_example_player_plays_a_heads_up_limit_round_robin(tmp_path: Path) -> None:
+    out = tmp_path / "event"
+    done = run("--game", "limit", "--entrant", f"example={REFERENCE}/example_player {{game}} {{host}} {{port}}",
+               "--entrant", "call-raise", "--entrant", "random", "--entrant", "always-call",
+               "--matches", "1", "--hands", "200", "--seed", "7", "--concurrency", "2", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    document = json.loads((out / "results.json").read_text())
+    assert document["faults"] == [] and len(document["pairings"]) == 6
+    assert all(p["units"] == 200 for p in document["pairings"])
+    assert "example" in done.stdout and "series instant run-off" in done.stdout
