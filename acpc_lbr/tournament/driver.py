@@ -125,7 +125,7 @@ class Driver:
                     self.rescored.append(job.key)
                     self.store.forget(job)
                     continue
-            self.records[job.key] = record
+            self.records[job.key] = _kept(record)
         return len(self.records)
 
     def walk(self) -> tuple[dict[str, dict[str, Any]], dict[str, str], list[MatchJob]]:
@@ -256,7 +256,7 @@ class Driver:
             record["reason"] = blamed.message if blamed else "the match did not finish"
             record["kind"] = blamed.kind if blamed else "dealer"
         self.store.write_record(job, record)
-        self.records[job.key] = record
+        self.records[job.key] = _kept(record)
         return record
 
     def score(self, job: MatchJob, logs: list[Path]) -> dict[str, Any]:
@@ -270,6 +270,15 @@ class Driver:
             "allin": {name: Moments.of(allin[:, i]).to_dict() for i, name in enumerate(job.names)},
             "allin_hands": sum(v.allin_hands for v in values),
         }
+
+
+#: What the results need of a record; the rest (log paths, hashes, attempts) stays on disk, so
+#: the driver's memory grows by little more than a match's moments per match played.
+KEPT_FIELDS = ("match", "status", "charged_to", "moments", "faults")
+
+
+def _kept(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: record[key] for key in KEPT_FIELDS if key in record}
 
 
 def _fault_dict(fault: Fault, seating: int, attempt: int) -> dict[str, Any]:

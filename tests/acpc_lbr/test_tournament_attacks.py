@@ -375,3 +375,47 @@ def test_the_reference_example_player_plays_a_heads_up_limit_round_robin(tmp_pat
     assert document["faults"] == [] and len(document["pairings"]) == 6
     assert all(p["units"] == 200 for p in document["pairings"])
     assert "example" in done.stdout and "series instant run-off" in done.stdout
+
+
+# -- memory ----------------------------------------------------------------------------
+
+
+def _logged_seating(job: object) -> object:
+    """A stand-in for play_seating: writes a finished Kuhn log (seat 0 wins every hand) and no process."""
+    from acpc_lbr.tournament.seating import SeatingReport
+
+    folder = Path(job.folder)  # type: ignore[attr-defined]
+    folder.mkdir(parents=True, exist_ok=True)
+    a, b = job.names  # type: ignore[attr-defined]
+    hands = job.hands  # type: ignore[attr-defined]
+    lines = [f"STATE:{h}:cc:Ks|Qs:1|-1:{a}|{b}\n" for h in range(hands)]
+    (folder / "match.log").write_text("".join(lines) + f"SCORE:{hands}|{-hands}:{a}|{b}\n")
+    return SeatingReport(True, str(folder), (), 0.0, hands, {})
+
+
+def _driver_bytes(folder: Path, matches: int) -> int:
+    import tracemalloc
+
+    from acpc_lbr.tournament.driver import Driver, ThreadExecutor
+    from acpc_lbr.tournament.event import build_event
+    from acpc_lbr.tournament.store import EventStore
+
+    event = build_event("kuhn", ["a=random", "b=call-raise"], matches=matches, hands=3, seed=1, resamples=0)
+    store = EventStore(folder, event)
+    store.open("")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        driver = Driver(event, store, ThreadExecutor(1, run=_logged_seating), 1)  # type: ignore[arg-type]
+        driver.run()
+        assert len(driver.counted()) == matches
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_driver_keeps_little_more_than_the_moments_of_each_match(tmp_path: Path) -> None:
+    small, large = _driver_bytes(tmp_path / "small", 50), _driver_bytes(tmp_path / "large", 250)
+    per_match = (large - small) / 200
+    # A match's moments and status, not its log paths, hashes and attempts (those stay on disk).
+    assert per_match < 2500, per_match  # was 3400 bytes before records were cut to KEPT_FIELDS
