@@ -419,3 +419,65 @@ def test_the_driver_keeps_little_more_than_the_moments_of_each_match(tmp_path: P
     per_match = (large - small) / 200
     # A match's moments and status, not its log paths, hashes and attempts (those stay on disk).
     assert per_match < 2500, per_match  # was 3400 bytes before records were cut to KEPT_FIELDS
+
+
+# -- all-in expectation against brute force, on real logs (slow) -----------------------
+
+
+@pytest.mark.slow
+def test_allin_expectation_on_real_3_player_logs_equals_brute_force(tmp_path: Path) -> None:
+    # Random bots go all-in often: side pots, folded players' chips, every street. Each
+    # all-in hand of every log is scored again the slow way: flop and turn all-ins over
+    # every board (protocol.ranking and protocol.rules), preflop ones by sampling boards.
+    import itertools
+    import random
+
+    import numpy as np
+
+    from acpc_lbr.tournament.scoring import allin_values
+    from protocol.gamedef import load_game
+    from protocol.ranking import rank_hand
+    from protocol.rules import showdown_values
+    from protocol.wire import parse_log_state
+
+    out = tmp_path / "event"
+    done = run("--game", "holdem.nolimit.3p", "--entrant", "a=random", "--entrant", "b=random",
+               "--entrant", "c=always-call", "--matches", "1", "--hands", "60", "--seed", "4",
+               "--concurrency", "2", "--out", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    game = load_game("holdem.nolimit.3p")
+    rng = random.Random(1)
+    exact = sampled = with_fold = 0
+    for log in sorted(out.glob("matches/*/m000/s*/try0/match.log")):
+        for line in log.read_text().splitlines():
+            if not line.startswith("STATE") or not line.split(":")[2].endswith("/"):
+                continue
+            hand = parse_log_state(line, game)
+            state = hand.to_state(game)
+            if state.num_folded + 1 >= game.num_players:
+                continue
+            last = max(i for i, actions in enumerate(state.actions) if actions)
+            seen = tuple(card for cards in hand.board[: last + 1] for card in cards)
+            hole = tuple(tuple(h) for h in hand.hole)
+            fast = np.array(allin_values(game, tuple(state.spent), tuple(state.folded), hole, seen))
+            deck = [c for c in game.deck if c not in set(seen).union(*hole)]
+            missing = game.total_board_cards - len(seen)
+
+            def value(extra: tuple[int, ...], hole: tuple[tuple[int, ...], ...] = hole,
+                      seen: tuple[int, ...] = seen, state: object = state) -> np.ndarray:
+                ranks = [-1 if state.folded[p] else rank_hand([*hole[p], *seen, *extra])  # type: ignore[attr-defined]
+                         for p in range(len(hole))]
+                return np.array(showdown_values(tuple(state.spent), ranks), dtype=float)  # type: ignore[attr-defined]
+
+            with_fold += state.num_folded > 0
+            if missing <= 2:
+                boards = list(itertools.combinations(deck, missing))
+                assert np.allclose(fast, sum(value(b) for b in boards) / len(boards), atol=1e-6), line
+                exact += 1
+            else:
+                samples = np.array([value(tuple(rng.sample(deck, missing))) for _ in range(1500)])
+                error = np.abs(fast - samples.mean(axis=0)) / np.maximum(samples.std(axis=0) / np.sqrt(1500), 1e-9)
+                assert error.max() < 5, line
+                sampled += 1
+            assert abs(fast.sum()) < 1e-6
+    assert exact >= 5 and sampled >= 5 and with_fold >= 1, (exact, sampled, with_fold)
