@@ -28,7 +28,7 @@ import shutil
 import tomllib
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,6 +124,26 @@ def parse_entrant(text: str, base: Path | None = None) -> Entrant:
     if not NAME_PATTERN.fullmatch(name):
         raise EventError(f"entrant name {name!r}: use 1 to 40 of A-Z a-z 0-9 _ . + -")
     return Entrant(name, spec, kind)
+
+
+def _absolute_program(spec: str, base: Path | None) -> str:
+    """The command with a relative program path (``./bot``) made absolute.
+
+    Bots run in their seating's folder, where ``./bot`` is not; the path is
+    taken from where the event was given (the TOML file's folder, or here).
+    """
+    try:
+        words = shlex.split(spec)
+    except ValueError:
+        return spec  # check_runnable says why
+    program = words[0] if words else ""
+    if "/" not in program or "{" in program or Path(program).is_absolute():
+        return spec
+    absolute = str(((base or Path.cwd()) / program).resolve())
+    stripped = spec.lstrip()
+    if stripped.startswith(program):
+        return shlex.quote(absolute) + stripped[len(program):]
+    return shlex.join([absolute, *words[1:]])
 
 
 def check_runnable(entrant: Entrant) -> None:
@@ -318,6 +338,8 @@ def build_event(game_arg: str, entrant_texts: Sequence[str], *, matches: int, ha
         raise EventError(f"the event asks for {players}-player seats but {game_arg} is a "
                          f"{game.num_players}-player game")
     entrants = tuple(parse_entrant(t, base) for t in entrant_texts)
+    entrants = tuple(replace(e, spec=_absolute_program(e.spec, base)) if e.kind == "command" else e
+                     for e in entrants)
     seen: set[str] = set()
     for e in entrants:
         if e.name in seen:

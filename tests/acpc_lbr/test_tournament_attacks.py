@@ -481,3 +481,15 @@ def test_allin_expectation_on_real_3_player_logs_equals_brute_force(tmp_path: Pa
                 sampled += 1
             assert abs(fast.sum()) < 1e-6
     assert exact >= 5 and sampled >= 5 and with_fold >= 1, (exact, sampled, with_fold)
+
+
+def test_a_relative_bot_path_runs_from_where_the_event_was_given(tmp_path: Path) -> None:
+    # Bots run in their seating's folder: "./bot" must be the one beside the user (or the TOML file).
+    bot = tmp_path / "bot.sh"
+    bot.write_text(f'#!/bin/sh\nexec {sys.executable} -m acpc_lbr.cli play call-raise "$1" "$2" --game kuhn\n')
+    bot.chmod(0o755)
+    done = subprocess.run([*ACPC_LBR, "--game", "kuhn", "--entrant", "r=random", "--entrant", "rel=./bot.sh {host} {port}",
+                           "--matches", "1", "--hands", "5", "--retries", "0", "--out", "event", "-q"],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "event" / "results.json").read_text())["faults"] == []
