@@ -95,6 +95,9 @@ def parse_entrant(text: str, base: Path | None = None) -> Entrant:
     'command'
     """
     name, sep, spec = text.partition("=")
+    if sep and name and not NAME_PATTERN.fullmatch(name) and not re.search(r"[\s/:{]", name):
+        # Meant as a name (no blank, path or placeholder in it) but not one the logs can carry.
+        raise EventError(f"entrant name {name!r}: use 1 to 40 of A-Z a-z 0-9 _ . + -")
     if not sep or " " in name or not NAME_PATTERN.fullmatch(name):
         name, spec = "", text
     spec = spec.strip()

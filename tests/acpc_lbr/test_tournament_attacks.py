@@ -493,3 +493,11 @@ def test_a_relative_bot_path_runs_from_where_the_event_was_given(tmp_path: Path)
                           capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "event" / "results.json").read_text())["faults"] == []
+
+
+@pytest.mark.parametrize("name", ["é", "a|b", "x" * 41, "a,b"])
+def test_an_odd_entrant_name_is_refused_as_a_name(name: str) -> None:
+    from acpc_lbr.tournament.event import EventError, parse_entrant
+
+    with pytest.raises(EventError, match=r"^entrant name .*: use 1 to 40 of"):
+        parse_entrant(f"{name}=random")
