@@ -141,6 +141,12 @@ def build(settings: dict[str, Any]) -> Event:
     for name, value in vars(limits).items():
         if value <= 0:
             raise EventError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    for name in ("concurrency", "workers"):
+        if settings.get(name) is not None and settings[name] < 1:
+            raise EventError(f"--{name} must be at least 1, got {settings[name]}")
+    port = settings.get("metrics_port")
+    if port is not None and not 0 <= port <= 65535:
+        raise EventError(f"--metrics-port must be in 0..65535, got {port}")
     return build_event(settings["game"], settings.get("entrants") or [], matches=settings["matches"],
                        hands=settings["hands"], seed=settings["seed"], format=settings["format"],
                        candidate=settings.get("candidate"), players=settings.get("players"), limits=limits,
@@ -178,7 +184,7 @@ class _Watcher:
         # a long event's driver does not spend its time on its own progress line.
         if time.monotonic() - self.refreshed >= REFRESH_SECONDS or progress.done == progress.total:
             self.refreshed = time.monotonic()
-            document = build_document(_no_bootstrap(self.event), self.driver.records, self.driver.disqualified())
+            document = build_document(_no_bootstrap(self.event), *self.driver.walk()[:2])
             self.leader = leader(document["rankings"]["bankroll"])
             if self.metrics is not None:
                 self.metrics.update(document)
@@ -318,12 +324,17 @@ def main(argv: Sequence[str]) -> int:
     except EventError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return EXIT_USAGE
-    with stack:
-        return _play(args, event, store, executor, slots, resuming, json_path, out)
+    try:
+        with stack:
+            return _play(args, event, store, executor, slots, resuming, json_path, out)
+    finally:
+        seating.kill_tagged(seating.seating_tag(out))  # what Dask workers stopped mid-seating left
 
 
 def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: Any, slots: int,
           resuming: bool, json_path: Path, out: Path) -> int:
+    # Processes a killed driver of this event left running (their matches are replayed).
+    seating.kill_tagged(seating.seating_tag(out))
     driver = Driver(event, store, executor, slots)
     kept = driver.load()
     total = len(event.schedule())
@@ -336,16 +347,28 @@ def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: A
             print(f"resuming: {kept} of {total} matches kept (checked against their logs)"
                   + (f"; {len(driver.rescored)} did not match their logs and are played again"
                      if driver.rescored else ""), file=sys.stderr)
-    metrics = _Metrics(args.metrics_port, args.metrics_bind, event) if args.metrics_port is not None else None
+    try:
+        metrics = _Metrics(args.metrics_port, args.metrics_bind, event) if args.metrics_port is not None else None
+    except OSError as error:
+        print(f"{PROG}: cannot serve metrics on {args.metrics_bind}:{args.metrics_port}: "
+              f"{error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
     started = time.monotonic()
     with _signals(driver) as caught:
-        driver.run(_Watcher(event, driver, args.quiet, metrics))
+        try:
+            driver.run(_Watcher(event, driver, args.quiet, metrics))
+        except OSError as error:  # a record could not be written: a full disk, a lost mount
+            seating.STOP.set()
+            print(f"{PROG}: cannot keep the records in {out}: {error.strerror or error}; {len(driver.records)} "
+                  f"of {total} matches kept; run the same command to resume", file=sys.stderr)
+            return EXIT_FAILED
     if caught:
         print(f"{PROG}: stopped by {signal.Signals(caught[0]).name}: {len(driver.records)} of {total} matches "
               f"kept in {out}; run the same command to resume", file=sys.stderr)
         return EXIT_FAILED
     lbr = _lbr_column(args, event, out) if args.lbr else None
-    document = build_document(event, driver.records, driver.disqualified(), lbr)
+    counted, disqualified, _ = driver.walk()
+    document = build_document(event, counted, disqualified, lbr)
     try:
         write_atomically(json_path, dumps(document))
         write_atomically(out / "crosstable.csv", to_csv(document))

@@ -22,8 +22,8 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -56,10 +56,19 @@ class ThreadExecutor:
     def wait_some(self, futures: list[Any]) -> list[tuple[Any, SeatingReport]]:
         done, _ = concurrent.futures.wait(futures, timeout=0.5,
                                           return_when=concurrent.futures.FIRST_COMPLETED)
-        return [(f, f.result()) for f in done]
+        return [(f, _report_of(f)) for f in done]
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _report_of(future: concurrent.futures.Future[SeatingReport]) -> SeatingReport:
+    """The seating's report; an error of the seating itself (a full disk, no more processes) is
+    a failed seating charged to no one, not the end of the event."""
+    try:
+        return future.result()
+    except Exception as error:  # noqa: BLE001 - whatever it was, the event goes on
+        return SeatingReport(False, "", (Fault(None, "dealer", f"the seating failed: {type(error).__name__}: {error}"),))
 
 
 @dataclass
@@ -93,6 +102,7 @@ class Driver:
         self.concurrency = max(1, concurrency)
         self.python = python
         self.records: dict[str, dict[str, Any]] = {}
+        self.schedule = event.schedule()
         self.stop = threading.Event()
         self.rescored: list[str] = []
 
@@ -100,9 +110,11 @@ class Driver:
 
     def load(self) -> int:
         """Read the kept matches (checked against their logs); how many."""
-        for job in self.event.schedule():
+        for job in self.schedule:
             record = self.store.read_record(job)
             if record is None:
+                if self.store.record_path(job).exists():  # a log changed since, or a torn record
+                    self.rescored.append(job.key)
                 continue
             if record["status"] == "ok":
                 try:
@@ -113,22 +125,51 @@ class Driver:
                     self.rescored.append(job.key)
                     self.store.forget(job)
                     continue
-            self.records[job.key] = record
+            self.records[job.key] = _kept(record)
         return len(self.records)
 
-    def failures(self) -> dict[str, int]:
-        """Given-up matches charged to each entrant."""
-        counts = {e.name: 0 for e in self.event.entrants}
-        for record in self.records.values():
-            if record["status"] == "failed" and record.get("charged_to") in counts:
-                counts[record["charged_to"]] += 1
-        return counts
+    def walk(self) -> tuple[dict[str, dict[str, Any]], dict[str, str], list[MatchJob]]:
+        """The schedule read in its canonical order: what counts, who is out, what is left to play.
+
+        An entrant is disqualified at the match, in schedule order, that takes
+        it past ``max_failures`` given-up matches; its later matches do not
+        count, whether or not they were played (matches in flight when it was
+        found out end and are recorded, but the order of the schedule decides,
+        not the order in which matches finished). A match without a record
+        counts as not failed, so the walk with every record in is the same
+        for any concurrency, any number of workers, any resume.
+
+        Returns:
+            the records that count (by key), the disqualified (name -> why), and
+            the matches still to play (no record, no disqualified member).
+        """
+        limit = self.event.max_failures
+        given_up = {e.name: 0 for e in self.event.entrants}
+        banned: dict[str, str] = {}
+        counted: dict[str, dict[str, Any]] = {}
+        todo: list[MatchJob] = []
+        for job in self.schedule:
+            if banned.keys() & set(job.names):
+                continue
+            record = self.records.get(job.key)
+            if record is None:
+                todo.append(job)
+                continue
+            counted[job.key] = record
+            charged = record.get("charged_to") if record["status"] == "failed" else None
+            if charged in given_up:
+                given_up[charged] += 1
+                if given_up[charged] > limit:
+                    banned[charged] = (f"{given_up[charged]} matches given up after {self.event.retries} "
+                                       f"rerun(s) each (the limit is {limit})")
+        return counted, banned, todo
+
+    def counted(self) -> dict[str, dict[str, Any]]:
+        """The records the results are built from (see :meth:`walk`)."""
+        return self.walk()[0]
 
     def disqualified(self) -> dict[str, str]:
-        limit = self.event.max_failures
-        return {name: f"{count} matches given up after {self.event.retries} rerun(s) each "
-                      f"(the limit is {limit})"
-                for name, count in self.failures().items() if count > limit}
+        return self.walk()[1]
 
     # -- playing -----------------------------------------------------------------------
 
@@ -147,18 +188,17 @@ class Driver:
     def run(self, watch: Callable[[Progress], None] | None = None) -> None:
         """Play every match without a record; returns when all are decided or ``stop`` is set."""
         started = time.monotonic()
-        todo: Iterator[MatchJob] = iter([j for j in self.event.schedule() if j.key not in self.records])
-        total = len(self.event.schedule())
+        total = len(self.schedule)
         pending: dict[str, _Pending] = {}
         queue: list[tuple[MatchJob, int, int]] = []  # (match, seating, attempt) waiting for a slot
         in_flight: dict[Any, tuple[str, int, int]] = {}
         while not self.stop.is_set():
-            banned = self.disqualified()
+            todo = [j for j in self.walk()[2] if j.key not in pending]
             while len(in_flight) < self.concurrency:
                 if not queue:
-                    job = next((j for j in todo if not banned.keys() & set(j.names)), None)
-                    if job is None:
+                    if not todo:
                         break
+                    job = todo.pop(0)
                     pending[job.key] = _Pending(job)
                     queue.extend((job, s, 0) for s in range(len(job.seatings())))
                 job, seating, attempt = queue.pop(0)
@@ -171,6 +211,8 @@ class Driver:
                 if self.stop.is_set():
                     continue
                 match = pending[key]
+                if not report.folder:  # a seating that failed before it said where it played
+                    report = replace(report, folder=str(self.store.seating_folder(match.job, seating, attempt)))
                 match.attempts[seating] = attempt + 1
                 match.faults.extend(_fault_dict(f, seating, attempt) for f in report.faults)
                 if not report.ok and attempt < self.event.retries:
@@ -191,7 +233,8 @@ class Driver:
         record: dict[str, Any] = {
             "key": job.key, "pairing": job.pairing, "names": list(job.names), "match": job.match,
             "seed": job.seed, "hands": job.hands, "attempts": [match.attempts[s] for s in range(len(seatings))],
-            "faults": match.faults,
+            # In seating order, not in the order the seatings happened to end.
+            "faults": sorted(match.faults, key=lambda f: (f["seating"], f["attempt"])),
             "seatings": [{"order": list(order), "log": str(log.relative_to(self.store.root)),
                           "log_sha256": file_sha256(log) if log.exists() else None}
                          for order, log in zip(job.seatings(), logs)],
@@ -213,7 +256,7 @@ class Driver:
             record["reason"] = blamed.message if blamed else "the match did not finish"
             record["kind"] = blamed.kind if blamed else "dealer"
         self.store.write_record(job, record)
-        self.records[job.key] = record
+        self.records[job.key] = _kept(record)
         return record
 
     def score(self, job: MatchJob, logs: list[Path]) -> dict[str, Any]:
@@ -227,6 +270,15 @@ class Driver:
             "allin": {name: Moments.of(allin[:, i]).to_dict() for i, name in enumerate(job.names)},
             "allin_hands": sum(v.allin_hands for v in values),
         }
+
+
+#: What the results need of a record; the rest (log paths, hashes, attempts) stays on disk, so
+#: the driver's memory grows by little more than a match's moments per match played.
+KEPT_FIELDS = ("match", "status", "charged_to", "moments", "faults")
+
+
+def _kept(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: record[key] for key in KEPT_FIELDS if key in record}
 
 
 def _fault_dict(fault: Fault, seating: int, attempt: int) -> dict[str, Any]:

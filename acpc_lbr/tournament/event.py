@@ -28,7 +28,7 @@ import shutil
 import tomllib
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -95,6 +95,9 @@ def parse_entrant(text: str, base: Path | None = None) -> Entrant:
     'command'
     """
     name, sep, spec = text.partition("=")
+    if sep and name and not NAME_PATTERN.fullmatch(name) and not re.search(r"[\s/:{]", name):
+        # Meant as a name (no blank, path or placeholder in it) but not one the logs can carry.
+        raise EventError(f"entrant name {name!r}: use 1 to 40 of A-Z a-z 0-9 _ . + -")
     if not sep or " " in name or not NAME_PATTERN.fullmatch(name):
         name, spec = "", text
     spec = spec.strip()
@@ -126,6 +129,26 @@ def parse_entrant(text: str, base: Path | None = None) -> Entrant:
     return Entrant(name, spec, kind)
 
 
+def _absolute_program(spec: str, base: Path | None) -> str:
+    """The command with a relative program path (``./bot``) made absolute.
+
+    Bots run in their seating's folder, where ``./bot`` is not; the path is
+    taken from where the event was given (the TOML file's folder, or here).
+    """
+    try:
+        words = shlex.split(spec)
+    except ValueError:
+        return spec  # check_runnable says why
+    program = words[0] if words else ""
+    if "/" not in program or "{" in program or Path(program).is_absolute():
+        return spec
+    absolute = str(((base or Path.cwd()) / program).resolve())
+    stripped = spec.lstrip()
+    if stripped.startswith(program):
+        return shlex.quote(absolute) + stripped[len(program):]
+    return shlex.join([absolute, *words[1:]])
+
+
 def check_runnable(entrant: Entrant) -> None:
     """Refuse at the start an entrant that cannot even start: a missing program or file."""
     if entrant.kind == "command":
@@ -145,6 +168,21 @@ def check_runnable(entrant: Entrant) -> None:
         where = entrant.spec.rpartition(":")[0]
         if (where.endswith(".py") or "/" in where) and not Path(where).is_file():
             raise EventError(f"entrant {entrant.name}: no such strategy file {where!r}")
+        if where.endswith(".py"):
+            _check_compiles(entrant.name, Path(where))
+
+
+def _check_compiles(name: str, path: Path) -> None:
+    """Refuse a strategy file that cannot even compile (it would crash every match).
+
+    Compiled only, never run: the bot's code runs in its own processes.
+    """
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        raise EventError(f"entrant {name}: {path} line {error.lineno}: {error.msg}") from None
+    except (OSError, ValueError) as error:
+        raise EventError(f"entrant {name}: cannot read {path}: {error}") from None
 
 
 def match_seed(event_seed: int, match: int) -> int:
@@ -303,6 +341,8 @@ def build_event(game_arg: str, entrant_texts: Sequence[str], *, matches: int, ha
         raise EventError(f"the event asks for {players}-player seats but {game_arg} is a "
                          f"{game.num_players}-player game")
     entrants = tuple(parse_entrant(t, base) for t in entrant_texts)
+    entrants = tuple(replace(e, spec=_absolute_program(e.spec, base)) if e.kind == "command" else e
+                     for e in entrants)
     seen: set[str] = set()
     for e in entrants:
         if e.name in seen:

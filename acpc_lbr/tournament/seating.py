@@ -7,7 +7,9 @@ happened: played to the end, or a :class:`Fault` charged to an entrant (or
 to nobody, when the dealer itself failed).
 
 Everything it starts is a process group of its own and is killed, group and
-all, before it returns: a bot that forks a helper leaves nothing behind. A
+all, before it returns: a bot that forks a helper leaves nothing behind. What
+leaves the group (``setsid``, a double fork) still carries the seating's tag in
+its environment and is found and killed by it (:func:`kill_tagged`). A
 bot's output goes to ``NAME.out`` in the seating's folder and is capped
 (:data:`OUTPUT_LIMIT`); past the cap the bot is stopped and charged. The
 function is synchronous and its arguments are plain data, so it runs as well
@@ -51,6 +53,8 @@ EXIT_GRACE = 3.0
 #: Seconds the dealer gets to notice a seat whose process exited, before it is stopped.
 NOTICE_GRACE = 2.0
 POLL_SECONDS = 0.02
+#: Set in the environment of every process a seating starts: its folder (see :func:`kill_tagged`).
+TAG_VARIABLE = "ACPC_LBR_TOURNAMENT_SEATING"
 #: Set by the driver on SIGINT/SIGTERM: every seating in this process stops its processes at once.
 STOP = threading.Event()
 
@@ -105,11 +109,54 @@ class SeatingReport:
     exit_codes: dict[str, int | None] = field(default_factory=dict)
 
 
+def seating_tag(folder: str | Path) -> str:
+    """The value of :data:`TAG_VARIABLE` for the processes of one seating folder (or a prefix of it)."""
+    return os.path.abspath(folder).rstrip(os.sep) + os.sep
+
+
 def _start_group(argv: list[str], cwd: str, stdout: IO[bytes] | int, stderr: IO[bytes] | int
                  ) -> subprocess.Popen[bytes]:
-    # A session of its own: killpg reaches the process and anything it forks.
+    # A session of its own: killpg reaches the process and anything it forks; the tag
+    # reaches what escapes the session too (setsid, a double fork).
+    env = {**os.environ, TAG_VARIABLE: seating_tag(cwd)}
     return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
+
+
+def kill_tagged(prefix: str) -> int:
+    """SIGKILL every process whose :data:`TAG_VARIABLE` starts with ``prefix``; how many.
+
+    A bot's helper that left its process group (``setsid``, a double fork) still
+    carries the tag it inherited. Read from ``/proc``: on a system without it,
+    the process groups are all that is killed.
+    """
+    needle = f"{TAG_VARIABLE}={prefix}".encode()
+    killed = 0
+    for _ in range(5):  # again, for what forked while the list was read
+        found = [pid for pid in _pids() if _tagged(pid, needle)]
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed += len(found)
+        if not found:
+            break
+    return killed
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) != os.getpid()]
+    except OSError:
+        return []
+
+
+def _tagged(pid: int, needle: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:  # gone, or not ours
+        return False
+    return any(item.startswith(needle) for item in environ.split(b"\0"))
 
 
 def _kill_group(process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
@@ -251,6 +298,7 @@ def play_seating(job: SeatingJob) -> SeatingReport:
     finally:
         for process in (dealer, *[p for p in seats.processes if p is not None]):
             _kill_group(process)
+        kill_tagged(seating_tag(folder))
         if dealer.stdout is not None:
             dealer.stdout.close()
         dealer.wait()
@@ -334,12 +382,15 @@ def _classify(job: SeatingJob, folder: Path, seats: _Seats, dealer_code: int | N
     name = job.names[seat]
     own = seats.own_exit.get(seat)
     unseated = cause in (None, "no_connection")
+    # The dealer ended the match on this seat first (too slow, garbage, a line too long):
+    # that is the fault, and the bot's exit on the closed connection is only its echo.
+    dealer_first = cause is not None and cause not in ("disconnect", "no_connection")
     kind: FaultKind
     if seat in seats.start_errors:
         kind, message = "crash", seats.start_errors[seat]
     elif seat in seats.flooded:
         kind, message = "protocol_error", f"wrote over {job.output_limit // 2**20} MiB of output; stopped"
-    elif own is not None and (own != 0 or unseated):
+    elif own is not None and (own != 0 or unseated) and not dealer_first:
         kind = "crash"
         message = f"{_exit_text(own)} {'before connecting' if unseated else 'during the match'}"
     elif own == 0 and cause == "disconnect":

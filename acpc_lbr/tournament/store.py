@@ -19,6 +19,7 @@ log it names, and a fresh scoring of them), and plays what is missing.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -54,6 +55,18 @@ class EventStore:
     def __init__(self, root: Path, event: Event) -> None:
         self.root = root
         self.event = event
+        self._lock: int | None = None
+
+    def _take_lock(self) -> None:
+        """One driver per directory: a second would replay and delete the first's seatings."""
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise EventError(f"another acpc-lbr tournament is running in {self.root}; "
+                             "wait for it or stop it first") from None
+        self._lock = fd  # held until this process ends, however it ends
 
     @property
     def game_file(self) -> Path:
@@ -70,6 +83,7 @@ class EventStore:
                     "fingerprint": self.event.fingerprint(), "event": self.event.identity()}
         try:
             self.root.mkdir(parents=True, exist_ok=True)
+            self._take_lock()
             if manifest.exists():
                 try:
                     found = json.loads(manifest.read_text())
@@ -121,6 +135,7 @@ class EventStore:
         return record
 
     def write_record(self, job: MatchJob, record: dict[str, Any]) -> None:
+        self.match_folder(job).mkdir(parents=True, exist_ok=True)  # none if no seating could start
         write_atomically(self.record_path(job), json.dumps(record, sort_keys=True) + "\n")
 
     def forget(self, job: MatchJob) -> None:
