@@ -11,11 +11,12 @@ Three rows, each ratio taken in the same run, alternating:
 
 Hands are counted as hands: every seating plays H hands, so a duplicate
 match of H deals is 2H hands heads-up. The entrants are the C plain bot
-(docs/examples/plain_bot.c, built here with cc) in its two strategies and
-two built-in Python bots, so play is varied. The driver's memory is reported
+(docs/examples/plain_bot.c, built here with cc) in its two strategies (its
+random one draws raise sizes, so play is varied), twice; ``--bots mixed``
+puts two built-in Python bots in place of two of them. The driver's memory is reported
 as its peak RSS.
 
-    python bench/bench_tournament.py [--hands 2000] [--matches 2] [--runs 3]
+    python bench/bench_tournament.py [--hands 2000] [--matches 2] [--runs 3] [--bots c|mixed]
 """
 
 from __future__ import annotations
@@ -41,22 +42,28 @@ def build_bot(folder: Path) -> Path:
     return binary
 
 
-def entrants(bot: Path) -> list[tuple[str, list[str]]]:
-    """(name, argv template with {port}) of the four entrants."""
+def entrants(bot: Path, kind: str) -> list[tuple[str, str, list[str]]]:
+    """(name, tournament spec, argv template with {port}) of the four entrants.
+
+    ``c``: four C bots (the plain bot's two strategies, twice); ``mixed``: two C
+    bots and two built-in Python bots (whose start-up dominates short matches).
+    """
     play = [sys.executable, "-m", "acpc_lbr.cli", "play"]
-    return [("crandom", [str(bot), "random", "127.0.0.1", "{port}"]),
-            ("cthreshold", [str(bot), "threshold", "127.0.0.1", "{port}"]),
-            ("callraise", [*play, "call-raise", "127.0.0.1", "{port}", "--game", GAME, "--seed", "3"]),
-            ("random", [*play, "random", "127.0.0.1", "{port}", "--game", GAME, "--seed", "4"])]
+    c = [(f"c{strategy}{i}", f"{bot} {strategy} {{host}} {{port}}", [str(bot), strategy, "127.0.0.1", "{port}"])
+         for i in (1, 2) for strategy in ("random", "threshold")]
+    if kind == "c":
+        return c
+    return [*c[:2], ("callraise", "call-raise", [*play, "call-raise", "127.0.0.1", "{port}", "--game", GAME]),
+            ("random", "random", [*play, "random", "127.0.0.1", "{port}", "--game", GAME])]
 
 
-def direct(folder: Path, players: list[tuple[str, list[str]]], matches: int, hands: int) -> float:
+def direct(folder: Path, players: list[tuple[str, str, list[str]]], matches: int, hands: int) -> float:
     """Seconds to play every seating of every pairing with a bare launcher."""
     started = time.perf_counter()
     for k in range(matches):
         for pair in itertools.combinations(players, 2):
             for order in itertools.permutations(pair):
-                names = [n for n, _ in order]
+                names = [n for n, _, _ in order]
                 dealer = subprocess.Popen(
                     [sys.executable, "-m", "acpc_lbr.cli", "dealer", "m", GAME, str(hands), str(100 + k), *names, "-q"],
                     cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -64,19 +71,18 @@ def direct(folder: Path, players: list[tuple[str, list[str]]], matches: int, han
                 ports = dealer.stdout.readline().split()
                 bots = [subprocess.Popen([w.replace("{port}", p.decode()) for w in argv], cwd=folder,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                        for (_, argv), p in zip(order, ports)]
+                        for (_, _, argv), p in zip(order, ports)]
                 dealer.wait()
                 for bot in bots:
                     bot.wait()
     return time.perf_counter() - started
 
 
-def tournament(folder: Path, bot: Path, matches: int, hands: int, concurrency: int) -> float:
+def tournament(folder: Path, players: list[tuple[str, str, list[str]]], matches: int, hands: int,
+               concurrency: int) -> float:
     out = folder / f"event-c{concurrency}-{time.monotonic_ns()}"
     argv = [sys.executable, "-m", "acpc_lbr.cli", "tournament", "--game", GAME, "-q",
-            "--entrant", f"crandom={bot} random {{host}} {{port}}",
-            "--entrant", f"cthreshold={bot} threshold {{host}} {{port}}",
-            "--entrant", "callraise=call-raise", "--entrant", "random=random",
+            *[w for name, spec, _ in players for w in ("--entrant", f"{name}={spec}")],
             "--matches", str(matches), "--hands", str(hands), "--seed", "100",
             "--concurrency", str(concurrency), "--out", str(out), "--resamples", "1000"]
     started = time.perf_counter()
@@ -93,18 +99,20 @@ def main() -> int:
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--matches", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--bots", choices=["c", "mixed"], default="c",
+                        help="four C bots (default), or two C and two Python bots")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         bot = build_bot(folder)
-        players = entrants(bot)
+        players = entrants(bot, args.bots)
         seatings = args.matches * 6 * 2
         total_hands = seatings * args.hands
         rows: dict[str, list[float]] = {"direct": [], "tournament -c1": [], "tournament -c2": []}
         for run in range(args.runs):
             rows["direct"].append(total_hands / direct(folder, players, args.matches, args.hands))
-            rows["tournament -c1"].append(total_hands / tournament(folder, bot, args.matches, args.hands, 1))
-            rows["tournament -c2"].append(total_hands / tournament(folder, bot, args.matches, args.hands, 2))
+            rows["tournament -c1"].append(total_hands / tournament(folder, players, args.matches, args.hands, 1))
+            rows["tournament -c2"].append(total_hands / tournament(folder, players, args.matches, args.hands, 2))
             print(f"run {run + 1}: " + ", ".join(f"{k} {v[-1]:.0f} hands/s" for k, v in rows.items()), flush=True)
     base = statistics.median(rows["direct"])
     c1 = statistics.median(rows["tournament -c1"])
