@@ -109,6 +109,17 @@ def lean_reactor_class() -> Any:
     from twisted.internet import asyncioreactor
 
     class LeanAsyncioReactor(asyncioreactor.AsyncioSelectorReactor):
+        def stop(self) -> None:
+            # Twisted's SIGINT/SIGTERM handler schedules a stop for the next timed call; a
+            # command that stopped the reactor itself meanwhile would see that stop raise
+            # ReactorNotRunning, a traceback after its one line. Stopping twice is no error.
+            from twisted.internet.error import ReactorNotRunning
+
+            try:
+                super().stop()  # type: ignore[no-untyped-call]
+            except ReactorNotRunning:
+                pass
+
         def addReader(self, reader: Any) -> None:
             if reader in self._readers or reader in self._continuousPolling._readers:
                 return
