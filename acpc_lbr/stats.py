@@ -182,8 +182,9 @@ class RunningMean:
     def copy(self) -> RunningMean:
         """An independent copy."""
         # Not RunningMean(): its Fraction arithmetic would be thrown away (a
-        # trajectory copies every estimator at each of its points).
-        result = RunningMean.__new__(RunningMean)
+        # trajectory copies every estimator at each of its points). A subclass
+        # gets its own type and adds its fields (CheckMean.copy).
+        result = type(self).__new__(type(self))
         result.n = self.n
         result._sum = list(self._sum)
         result._sq = list(self._sq)
@@ -426,15 +427,8 @@ class CheckMean(RunningMean):
 
     def copy(self) -> CheckMean:
         """An independent copy."""
-        result = CheckMean.__new__(CheckMean)
-        result.n = self.n
-        result._sum = list(self._sum)
-        result._sq = list(self._sq)
-        result._base_sum = self._base_sum
-        result._base_sq = self._base_sq
-        result._live_mean = self._live_mean
-        result._live_m2 = self._live_m2
-        result._cache = self._cache
+        result = super().copy()
+        assert isinstance(result, CheckMean)
         result._cube = None if self._cube is None else self._cube.copy()
         result._fourth = None if self._fourth is None else self._fourth.copy()
         result._null_variance = self._null_variance.copy()
