@@ -17,13 +17,13 @@ import argparse
 import contextlib
 import json
 import math
-import os
 import shlex
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -200,8 +200,6 @@ class _Watcher:
 
 
 def _no_bootstrap(event: Event) -> Event:
-    from dataclasses import replace
-
     return replace(event, resamples=0)
 
 

@@ -316,9 +316,6 @@ class Event:
     def fingerprint(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:16]
 
-    def units_per_match(self) -> int:
-        return self.hands
-
 
 def build_event(game_arg: str, entrant_texts: Sequence[str], *, matches: int, hands: int, seed: int,
                 format: str = "round-robin", candidate: str | None = None, players: int | None = None,
