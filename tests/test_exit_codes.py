@@ -1,4 +1,4 @@
-"""Exit codes: one meaning per number, and README's table says what acpc_lbr/exit_codes.py says."""
+"""Exit codes: one meaning per number, and docs/exit-codes.md's table says what acpc_lbr/exit_codes.py says."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 from acpc_lbr import exit_codes
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+EXIT_CODES_DOC = ROOT / "docs" / "exit-codes.md"
 
 
 def _codes() -> dict[str, int]:
@@ -22,14 +23,14 @@ def test_each_number_has_one_name() -> None:
 
 
 def test_readme_table_matches_the_module() -> None:
-    section = README.read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    section = EXIT_CODES_DOC.read_text()
     found = re.findall(r"^\| (\d+) \| `(EXIT_[A-Z_]+)` \|", section, re.MULTILINE)
     rows = {name: int(code) for code, name in found}
     assert rows == _codes()
 
 
 def _package_sources() -> list[Path]:
-    root = README.parent
+    root = ROOT
     return sorted(path for package in ("protocol", "dealer", "agents", "acpc_lbr")
                   for path in (root / package).rglob("*.py"))
 

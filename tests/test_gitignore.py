@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def files_the_readme_writes() -> set[str]:
-    """The files the README's shell commands write in the folder they run in: a dealer match's
+    """The files the shell commands of the README and docs/usage.md write where they run: a dealer match's
     logs (MATCH.log, .events.jsonl, .queries), redirections (> FILE), --json / --report / -o FILE."""
-    text = (ROOT / "README.md").read_text()
+    text = "".join((ROOT / name).read_text() for name in ("README.md", "docs/usage.md"))
     written: set[str] = set()
     for match in re.findall(r"acpc-lbr dealer (\w+) ", text):
         written |= {f"{match}.log", f"{match}.events.jsonl", f"{match}.queries"}

@@ -3,7 +3,7 @@
 Each test reproduces one attack, bounded in count and time, in memory
 (StringTransport, task.Clock) unless the attack is about sockets, and checks
 the dealer's answer: the message names the bot (or the connection) and the
-limit, the other matches go on. README.md's "Reliability" table names these
+limit, the other matches go on. docs/reliability.md's table names these
 tests (tests/test_readme_reliability.py keeps it honest).
 
 Match of the in-memory tables: no-limit hold'em, seed 42; in hand 0 seat 2
