@@ -35,7 +35,14 @@ Usage::
 
     .venv/bin/python bench/bench_lbr.py [--hands 2000] [--mode processes|inprocess|cli]
         [--bets fcpa] [--rounds 3-4] [--opponent always-call] [--separate-bot] [--main-job]
-        [--repeat N] [--together]
+        [--repeat N] [--together] [--baseline VENV]
+
+``--baseline VENV`` (cli mode) runs ``acpc-lbr evaluate`` from another install of
+the project (a virtual environment holding another revision: ``git worktree add
+DIR REV``, ``python -m venv DIR/.venv``, ``DIR/.venv/bin/pip install -e DIR``),
+alternating with this checkout's, ``--repeat`` times each, and prints the ratio
+ours / baseline of each run and the median: a change's effect on LBR's speed,
+measured in one run.
 
 Figures (2026-11-24, shared 2-vCPU machine, other engineers' test runs in
 parallel, load average 3-5, so wall times are pessimistic) are recorded in
@@ -88,9 +95,11 @@ def run_processes(args: argparse.Namespace) -> dict[str, Any]:
             "lbr": timing}
 
 
-def cli_command(args: argparse.Namespace, work: str, io: bool, one_process: bool = False) -> list[str]:
-    """The ``acpc-lbr evaluate`` command line of a run (logs and JSON in ``work``)."""
-    cli = [sys.executable, "-m", "acpc_lbr.cli"]
+def cli_command(args: argparse.Namespace, work: str, io: bool, one_process: bool = False,
+                python: str | None = None) -> list[str]:
+    """The ``acpc-lbr evaluate`` command line of a run (logs and JSON in ``work``), run by
+    ``python`` (default: this interpreter; ``--baseline``: another install's)."""
+    cli = [python or sys.executable, "-m", "acpc_lbr.cli"]
     command = [*cli, "evaluate", "--quiet", "--out", work, "--json", f"{work}/r.json"]
     if not args.main_job:
         deals = max(1, args.hands // 2)
@@ -107,11 +116,15 @@ def cli_command(args: argparse.Namespace, work: str, io: bool, one_process: bool
     return command
 
 
-def run_cli_once(args: argparse.Namespace, io: bool, one_process: bool = False) -> dict[str, Any]:
-    """One ``acpc-lbr evaluate`` (and its mirror's process); wall time from launch to exit, CPU from rusage."""
+def run_cli_once(args: argparse.Namespace, io: bool, one_process: bool = False,
+                 python: str | None = None) -> dict[str, Any]:
+    """One ``acpc-lbr evaluate`` (and its mirror's process); wall time from launch to exit, CPU from rusage.
+    ``python``: another install's interpreter (``--baseline``), which imports its own sources."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    if python is not None:
+        env.pop("PYTHONPATH")
     with tempfile.TemporaryDirectory() as work:
-        command = cli_command(args, work, io, one_process)
+        command = cli_command(args, work, io, one_process, python)
         load = os.getloadavg()[0]
         started = time.perf_counter()
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
@@ -244,6 +257,29 @@ def run_cli(args: argparse.Namespace) -> dict[str, Any]:
             "speedup": on["hands_per_second"] / one["hands_per_second"]}
 
 
+def run_baseline(args: argparse.Namespace) -> None:
+    """``--baseline VENV``: this checkout's evaluate and another install's, alternating (which goes
+    first alternates too), ``--repeat`` times each, IO on; the ratio ours / baseline of each run's
+    hands/s and of its busier process's CPU, and their medians (a change measured in one run)."""
+    import statistics
+
+    python = str(Path(args.baseline) / "bin" / "python")
+    speed, cpu = [], []
+    for number in range(args.repeat):
+        order = (None, python) if number % 2 == 0 else (python, None)
+        runs = {("ours" if who is None else "baseline"): run_cli_once(args, True, python=who) for who in order}
+        ours, base = runs["ours"], runs["baseline"]
+        speed.append(ours["hands_per_second"] / base["hands_per_second"])
+        cpu.append(max(base["process_cpu_seconds"]) / max(ours["process_cpu_seconds"]))
+        print(_run_line(f"run {number + 1} ours", ours))
+        print(_run_line(f"run {number + 1} baseline", base))
+        print(f"run {number + 1}: ours / baseline {speed[-1]:.3f} in hands/s, {cpu[-1]:.3f} in CPU "
+              "(baseline's CPU over ours: above 1 means ours uses less)\n")
+    print(f"ours / baseline, median of {len(speed)} runs: {statistics.median(speed):.3f} in hands/s "
+          f"(per run {', '.join(f'{r:.3f}' for r in speed)}), {statistics.median(cpu):.3f} in CPU "
+          f"(per run {', '.join(f'{r:.3f}' for r in cpu)})")
+
+
 def _run_line(key: str, run: dict[str, Any]) -> str:
     per = " + ".join(f"{c:.1f}" for c in run["process_cpu_seconds"])
     return (f"{key}: {run['hands']} hands in {run['wall_seconds']:.1f} s from launch to exit "
@@ -329,10 +365,16 @@ def main() -> None:
     parser.add_argument("--together", action="store_true",
                         help="cli: run each pair's IO and --no-io evaluations at the same time (four processes "
                         "sharing the cores alike: a fairer comparison on a busy machine)")
+    parser.add_argument("--baseline", metavar="VENV",
+                        help="cli: also run evaluate from another install (a virtual environment holding "
+                        "another revision), alternating with ours --repeat times; prints ours / baseline")
     parser.add_argument("--bets", default="fcpa")
     parser.add_argument("--rounds", default="3-4")
     parser.add_argument("--opponent", default="always-call")
     args = parser.parse_args()
+    if args.baseline:
+        run_baseline(args)
+        return
     if args.mode == "cli":
         figures = run_cli(args)
         if "pairs" in figures:
