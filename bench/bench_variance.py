@@ -2,8 +2,8 @@
 
 LBR plays in process against a bot, every deal twice with the seats reversed,
 through the dealer's own results pipeline (:func:`acpc_lbr.results.simulate_lbr_match`:
-IO with :func:`acpc_lbr.outcomes.hand_io`, AIVAT with
-:func:`acpc_lbr.outcomes.hand_aivat_value`, from the bot's range answers). For each
+IO with :func:`acpc_lbr.results.outcomes.hand_io`, AIVAT with
+:func:`acpc_lbr.results.outcomes.hand_aivat_value`, from the bot's range answers). For each
 bot it prints each estimator's mean and 95% half-width in mbb/g and the width
 ratio estimator/raw at equal hands (the duplicate ones use the same hands,
 grouped in pairs), then the cost of AIVAT: hands/s of the same simulation with

@@ -37,8 +37,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import acpc_lbr.aivat
-import acpc_lbr.outcomes
-import acpc_lbr.results as results_module
+import acpc_lbr.results.outcomes
+import acpc_lbr.results.document as results_module
 from acpc_lbr.aivat import DEFAULT_SAMPLES, POT_SHARE, ValueFunction, hand_aivat
 from acpc_lbr.commands.exact import _named_policy as parse_policy
 from acpc_lbr.exact import lbr_histories
@@ -164,10 +164,10 @@ def main() -> int:
         def with_raises(state: Any) -> list[Any]:
             return plain(state) + ([] if state.game.is_limit else candidate_raises(state, listed))
 
-        for module in (acpc_lbr.aivat, acpc_lbr.outcomes):
+        for module in (acpc_lbr.aivat, acpc_lbr.results.outcomes):
             module.correction_actions = with_raises  # type: ignore[attr-defined]
     if args.opponent_from is not None:  # both the rows asked for and the estimator
-        for module in (acpc_lbr.aivat, acpc_lbr.outcomes):
+        for module in (acpc_lbr.aivat, acpc_lbr.results.outcomes):
             module.first_opponent_round = lambda _game: args.opponent_from  # type: ignore[attr-defined]
     rounds = args.rounds or ("1-2" if game.num_rounds == 2 else "3-4")
     named = unit_functions(game)

@@ -59,7 +59,7 @@ from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
 from acpc_lbr.bounded import bounded_lines, inflate, loads_json
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import EquityFunction, equity_function, has_fast_equity
-from acpc_lbr.outcomes import (
+from acpc_lbr.results.outcomes import (
     OpponentDecision,
     aivat_requests,
     hand_aivat_value,

@@ -25,7 +25,7 @@ from acpc_lbr.estimators import (
 )
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import BettingOptions
-from acpc_lbr.outcomes import hand_io, log_values, opponent_decisions
+from acpc_lbr.results.outcomes import hand_io, log_values, opponent_decisions
 from acpc_lbr.results import (
     SCHEMA_VERSION,
     ResultsDocument,

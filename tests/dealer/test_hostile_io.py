@@ -29,7 +29,7 @@ import pytest
 from twisted.python.failure import Failure
 
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
-from acpc_lbr.outcomes import hand_io
+from acpc_lbr.results.outcomes import hand_io
 from acpc_lbr.results import dumps
 from dealer.match import MatchResult
 from dealer.results import ResultsGroup, read_query_log, results_from_files

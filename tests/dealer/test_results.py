@@ -13,7 +13,7 @@ import pytest_twisted
 
 from acpc_lbr.aivat import AivatSetup
 from acpc_lbr.commands.results import main as results_main
-from acpc_lbr.outcomes import log_values
+from acpc_lbr.results.outcomes import log_values
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
 from acpc_lbr.strategies import default_actions
 from agents.adapters import from_sdk
@@ -225,7 +225,7 @@ def test_files_recompute_aivat_with_the_recorded_value_function(tmp_path: Path) 
     assert recomputed["estimators"]["aivat"]["chips"]["mean"] != fitted["estimators"]["aivat"]["chips"]["mean"]
     # the same figures as the pipeline run with the pot share by hand
     from acpc_lbr.lbr import equity_function
-    from acpc_lbr.outcomes import hand_aivat_value
+    from acpc_lbr.results.outcomes import hand_aivat_value
     from dealer.results import read_match_log
 
     data = read_query_log(tmp_path / "p.queries")
@@ -492,7 +492,7 @@ def _answer(query: str) -> tuple[str, np.ndarray]:
 def test_dealer_asks_after_a_showdown_and_computes_io(in_tmp: Path) -> None:
     """After a checked-down hand the dealer queries the bot for each of its actions on the line
     (public state only), and the hand's IO is the posterior-weighted showdown value."""
-    from acpc_lbr.outcomes import hand_io
+    from acpc_lbr.results.outcomes import hand_io
     from protocol.wire import parse_log_state
 
     t = _MemoryTable(hands=1)

@@ -71,7 +71,7 @@ from acpc_lbr.lbr import (
     LbrPlayer,
     equity_function,
 )
-from acpc_lbr.outcomes import (
+from acpc_lbr.results.outcomes import (
     aivat_requests,
     hand_aivat_value,
     hand_io,
@@ -824,7 +824,7 @@ def simulate_lbr_match(
     The measured player is LBR ("lbr", seat 0); the bot ("bot", seat 1)
     samples its actions from ``policy``. Each finished hand becomes the
     ``STATE`` record the dealer would log, and its IO comes from the dealer's
-    own pipeline (:func:`acpc_lbr.outcomes.hand_io`) with σ rows answered by
+    own pipeline (:func:`acpc_lbr.results.outcomes.hand_io`) with σ rows answered by
     ``answers`` (default ``policy``; a different one makes a lying bot).
 
     Args:
@@ -842,7 +842,7 @@ def simulate_lbr_match(
             :func:`acpc_lbr.strategies.default_actions`); e.g. an SDK
             strategy's own ``sample`` for no-limit raise sizes.
         aivat: also compute each hand's AIVAT value
-            (:func:`acpc_lbr.outcomes.hand_aivat_value`, rows from ``answers``).
+            (:func:`acpc_lbr.results.outcomes.hand_aivat_value`, rows from ``answers``).
         timings: when given, seconds are added to ``aivat_answers`` (the
             bot answering AIVAT's rows) and ``aivat_compute`` (the estimator).
         aivat_setup: AIVAT's value function and settings (None: this version's for ``game``).
