@@ -77,14 +77,11 @@ def simulate_lbr_match(
         One :class:`HandOutcome` per hand played, with its IO value (and AIVAT value).
     """
     lbr = LbrPlayer(game, options, active_rounds if active_rounds is not None else ActiveRounds(), equity_function(game))
-    # The two seatings' hands become outcomes as the dealer's do (measured: LBR).
+    bot = _SimulatedBot(policy, answers if answers is not None else policy, sample, np.random.default_rng(rng_seed))
+    # Each seating's hands become outcomes as the dealer's do (measured: LBR).
     accountants = tuple(HandAccountant(game, "lbr", half, io=True, aivat=aivat, aivat_setup=aivat_setup, seed=seed,
                                        equity=lbr.equity, timings=timings) for half in (0, 1))
-    match = _SimulatedMatch(
-        game, lbr,
-        _SimulatedBot(policy, answers if answers is not None else policy, sample, np.random.default_rng(rng_seed)),
-        accountants, timings,
-    )
+    match = _SimulatedMatch(game, lbr, bot, accountants, timings)
     source = DealSource(seed)
     outcomes: list[HandOutcome] = []
     for hand_id in range(hands):
