@@ -1,6 +1,6 @@
 """The results of matches, in one home: the document, the readers of match files, merges, tables.
 
-Free of Twisted, the dealer and the agents (tests/acpc_lbr/test_results_imports.py):
+Free of Twisted, the dealer and the agents (tests/acpc_lbr/test_results_home.py):
 the live dealer (``dealer/results.py``: asking the opponent, the query log as hands
 finish, the running estimators) and ``acpc-lbr results`` (the files of finished
 matches) both build their documents here, with the same step from a finished hand
@@ -9,7 +9,7 @@ to its outcome.
 ===================  ======================================================================
 module               what it holds
 ===================  ======================================================================
-``document``         the results document: its ``TypedDict``\\ s, JSON Schema, reading
+``document``         the results document: its typed dicts, JSON Schema, reading
                      (:func:`read_document`, within :data:`MAX_DOCUMENT_BYTES`), building
                      (:func:`results_document`) and writing (:func:`dumps`)
 ``outcomes``         from a finished hand to its outcome: IO, AIVAT, the counts

@@ -1,4 +1,5 @@
-"""The results home (``acpc_lbr/results/``) is free of Twisted, the dealer and the agents.
+"""The results home (``acpc_lbr/results/``): free of Twisted, the dealer and the agents, with
+one step from a finished hand to its outcome.
 
 ``acpc-lbr results`` reads finished match files; it has no network and no
 players. So neither it nor ``import acpc_lbr.results`` may load Twisted, a
@@ -9,6 +10,7 @@ players. So neither it nor ``import acpc_lbr.results`` may load Twisted, a
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[2]
 ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
 MATCHES = Path(__file__).resolve().parents[1] / "data" / "results" / "matches"
 #: Packages the results home must not load (a name, or a dotted prefix).
@@ -51,3 +54,30 @@ def test_the_scan_sees_a_forbidden_import() -> None:
     """The check would see the dealer and Twisted: a process that imports them is caught."""
     imported = _imported(["-c", "import acpc_lbr.results, dealer.events, twisted.internet.defer"], MATCHES)
     assert {"dealer.events", "twisted", "twisted.internet.defer"} <= set(_forbidden(imported))
+
+
+#: The functions that value a hand (IO, AIVAT): only the one step calls them.
+VALUERS = ("hand_io", "hand_aivat_value")
+#: Where that step lives.
+ONE_STEP = "acpc_lbr/results/outcomes.py"
+
+
+def _calls(path: Path) -> list[str]:
+    """The names of :data:`VALUERS` that ``path`` calls (by name or as an attribute)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in VALUERS:
+                found.append(name)
+    return sorted(set(found))
+
+
+def test_one_step_from_a_finished_hand_to_its_outcome() -> None:
+    """Only :class:`acpc_lbr.results.outcomes.HandAccountant` values a hand: the live dealer,
+    ``acpc-lbr results`` and the simulation call it, none has a loop of its own (there were three)."""
+    callers = {str(path.relative_to(REPO)): _calls(path)
+               for package in ("protocol", "acpc_lbr", "agents", "dealer", "bench")
+               for path in sorted((REPO / package).rglob("*.py")) if _calls(path)}
+    assert callers == {ONE_STEP: sorted(VALUERS)}
