@@ -326,10 +326,12 @@ class HandAccountant:
         return self.equity
 
     def _io_equity(self) -> EquityFunction | None:
+        """The equity function for IO: the compute core's, when asked for and the game has it."""
         return self.equity_function() if self.io_equity and has_fast_equity(self.game) else None
 
     def _aivat_value(self, hand: LogState, position: int,
                      rows: Sequence[Mapping[str, FloatArray]] | None) -> float:
+        """The hand's AIVAT value (its raw value, counted as a fallback, without usable rows)."""
         began = time.perf_counter()
         chips, fallback = hand_aivat_value(self.game, hand, position, rows, self.equity_function(),
                                            self.aivat_setup, self.seed)
