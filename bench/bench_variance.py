@@ -1,9 +1,9 @@
 """Variance reduction: interval widths of each estimator relative to raw, and AIVAT's cost.
 
 LBR plays in process against a bot, every deal twice with the seats reversed,
-through the dealer's own results pipeline (:func:`acpc_lbr.results.simulate_lbr_match`:
-IO with :func:`acpc_lbr.outcomes.hand_io`, AIVAT with
-:func:`acpc_lbr.outcomes.hand_aivat_value`, from the bot's range answers). For each
+through the dealer's own results pipeline (:func:`acpc_lbr.simulation.simulate_lbr_match`:
+IO with :func:`acpc_lbr.results.outcomes.hand_io`, AIVAT with
+:func:`acpc_lbr.results.outcomes.hand_aivat_value`, from the bot's range answers). For each
 bot it prints each estimator's mean and 95% half-width in mbb/g and the width
 ratio estimator/raw at equal hands (the duplicate ones use the same hands,
 grouped in pairs), then the cost of AIVAT: hands/s of the same simulation with
@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acpc_lbr.aivat import POT_SHARE, AivatSetup
 from acpc_lbr.estimators import ESTIMATORS
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
-from acpc_lbr.results import estimates_from_outcomes, results_document, simulate_lbr_match
+from acpc_lbr.results import estimates_from_outcomes, results_document
+from acpc_lbr.simulation import simulate_lbr_match
 from acpc_lbr.strategies import Policy, random_table, table_strategy
 from agents.adapters import from_sdk
 from agents.bots import BOTS, threshold

@@ -37,8 +37,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import acpc_lbr.aivat
-import acpc_lbr.outcomes
-import acpc_lbr.results as results_module
+import acpc_lbr.results.outcomes as outcomes_module
+from acpc_lbr.simulation import simulate_lbr_match
 from acpc_lbr.aivat import DEFAULT_SAMPLES, POT_SHARE, ValueFunction, hand_aivat
 from acpc_lbr.commands.exact import _named_policy as parse_policy
 from acpc_lbr.exact import lbr_histories
@@ -72,7 +72,7 @@ def holdem_rows(game: GameDef, bot: str, deals: int, seed: int, bets: str, round
     from bench.bench_variance import opponent
 
     captured: list[dict[str, Any]] = []
-    original = results_module.hand_aivat_value
+    original = outcomes_module.hand_aivat_value
 
     def capture(game_: GameDef, hand: Any, position: int, rows: Any, equity: Any, setup: Any = None,
                 seed: int = 0) -> tuple[float, bool]:
@@ -82,13 +82,13 @@ def holdem_rows(game: GameDef, bot: str, deals: int, seed: int, bets: str, round
         return original(game_, hand, position, rows, equity, setup, seed)
 
     policy, sample = opponent(game, bot)
-    results_module.hand_aivat_value = capture  # type: ignore[assignment]
+    outcomes_module.hand_aivat_value = capture  # type: ignore[assignment]
     try:
-        outcomes = results_module.simulate_lbr_match(
+        outcomes = simulate_lbr_match(
             game, policy, BettingOptions.parse(bets), deals, seed, seed + 1, duplicate=True, sample=sample,
             active_rounds=ActiveRounds.parse(rounds), aivat=True)
     finally:
-        results_module.hand_aivat_value = original  # type: ignore[assignment]
+        outcomes_module.hand_aivat_value = original  # type: ignore[assignment]
     comps = np.array([components(game, a, units) for a in captured])
     raw = np.array([o.chips for o in outcomes])
     return comps.reshape(-1, 2, comps.shape[1]).mean(axis=1), raw.reshape(-1, 2).mean(axis=1)
@@ -164,10 +164,10 @@ def main() -> int:
         def with_raises(state: Any) -> list[Any]:
             return plain(state) + ([] if state.game.is_limit else candidate_raises(state, listed))
 
-        for module in (acpc_lbr.aivat, acpc_lbr.outcomes):
+        for module in (acpc_lbr.aivat, outcomes_module):
             module.correction_actions = with_raises  # type: ignore[attr-defined]
     if args.opponent_from is not None:  # both the rows asked for and the estimator
-        for module in (acpc_lbr.aivat, acpc_lbr.outcomes):
+        for module in (acpc_lbr.aivat, outcomes_module):
             module.first_opponent_round = lambda _game: args.opponent_from  # type: ignore[attr-defined]
     rounds = args.rounds or ("1-2" if game.num_rounds == 2 else "3-4")
     named = unit_functions(game)

@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from acpc_lbr.results import dumps, format_table, merge_documents, read_document
-from dealer.results import results_from_files
+from acpc_lbr.results import dumps, format_table, merge_documents, read_document, results_from_files
 
 
 def main(argv: Sequence[str]) -> int:

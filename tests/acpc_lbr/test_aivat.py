@@ -29,8 +29,8 @@ from acpc_lbr.results import (
     SCHEMA_VERSION,
     estimates_from_outcomes,
     results_document,
-    simulate_lbr_match,
 )
+from acpc_lbr.simulation import simulate_lbr_match
 from acpc_lbr.strategies import kuhn_equilibrium, random_table, table_strategy, uniform_random
 from protocol.gamedef import load_game
 from protocol.rules import Action, State

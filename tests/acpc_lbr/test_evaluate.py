@@ -398,7 +398,7 @@ async def test_answers_refused_as_not_a_strategy_prove_the_answers_false(tmp_pat
     query errors only, and IO (honesty p = 0.1) stayed a bound on the same bot's answers.
     Each hand so refused is a proof, counted with the range inconsistencies, live and from
     the files alike, and IO and AIVAT are no bound."""
-    from dealer.results import results_from_files
+    from acpc_lbr.results import results_from_files
 
     evaluation = await _evaluate_test_bot(tmp_path, REPO / "tests" / "data" / "bots" / "uniform_liar.py", hands=60,
                                           name="thirds")
@@ -441,7 +441,7 @@ async def test_document_counts_equal_the_results_command_on_the_same_files(tmp_p
     """evaluate's JSON and `acpc-lbr results` on its logs agree on hands, showdowns, dealer queries,
     IO fallbacks and range inconsistencies, and on every estimator; the printed query total is the JSON's."""
     from acpc_lbr.results import dumps
-    from dealer.results import results_from_files
+    from acpc_lbr.results import results_from_files
 
     cfg = config(tmp_path, "random", hands=120, game="leduc", rounds="1-2")
     cfg = EvaluationConfig(**{**cfg.__dict__, "io": io})

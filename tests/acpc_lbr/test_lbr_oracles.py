@@ -127,7 +127,7 @@ async def test_card_aware_sampled_lbr_matches_exact_with_many_hands(tmp_path: Pa
 
     3, not 1.96, so that seed 21 is not picked to pass: against the CFR bot it lands at
     z = -2.36, and seeds 22, 23, 24 at z = +0.17, +1.77, -1.11 (the spread of chance; an
-    in-process run of 20,000 deals through acpc_lbr.results.simulate_lbr_match gives
+    in-process run of 20,000 deals through acpc_lbr.simulation.simulate_lbr_match gives
     z = -0.85).
     """
     await check_against_exact(tmp_path, "leduc", name, deals=5000, seed=21,

@@ -27,8 +27,8 @@ from acpc_lbr.results import (
     merge_documents,
     player_results,
     results_document,
-    simulate_lbr_match,
 )
+from acpc_lbr.simulation import simulate_lbr_match
 from agents.adapters import from_sdk
 from agents.bots import random_bot
 from protocol.gamedef import load_game

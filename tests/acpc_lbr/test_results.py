@@ -25,7 +25,6 @@ from acpc_lbr.estimators import (
 )
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import BettingOptions
-from acpc_lbr.outcomes import hand_io, log_values, opponent_decisions
 from acpc_lbr.results import (
     SCHEMA_VERSION,
     ResultsDocument,
@@ -35,8 +34,9 @@ from acpc_lbr.results import (
     merge_documents,
     player_results,
     results_document,
-    simulate_lbr_match,
 )
+from acpc_lbr.results.outcomes import hand_io, log_values, opponent_decisions
+from acpc_lbr.simulation import simulate_lbr_match
 from acpc_lbr.stats import MeanFigures
 from acpc_lbr.strategies import default_actions
 from acpc_lbr.trajectory import TrajectoryColumn, TrajectorySection

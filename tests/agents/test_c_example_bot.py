@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dealer.results import read_query_log
+from acpc_lbr.results.querylog import read_query_log
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "docs" / "examples" / "range_bot.c"

@@ -329,7 +329,7 @@ def test_cli_three_player_match_gives_each_players_raw_result(tmp_path: Path) ->
     """A 3-player match gets results, live and from the files alike: each player's raw result
     (mean of its chips per hand, 95% interval) in the table and the JSON, and one line saying
     why duplicate, IO and AIVAT are not there (issue 31: it printed and wrote nothing)."""
-    from dealer.results import results_from_files
+    from acpc_lbr.results import results_from_files
 
     args = ["k", "kuhn.limit.3p", "60", "5", "a", "b", "c", "-q", "--table", "--results-json", "k.json"]
     proc, [ports] = start_dealer(args, tmp_path)
@@ -443,7 +443,7 @@ def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
     assert (io_units == 60) if io else (io_units == 0)
     assert (document["counts"]["dealer_queries"] > 0) == io
     # With or without IO the dealer counts the showdowns, as `acpc-lbr results` does from the files.
-    from dealer.results import results_from_files
+    from acpc_lbr.results import results_from_files
 
     offline = results_from_files([tmp_path / "e.log"])
     assert document["counts"]["showdowns"] == offline["counts"]["showdowns"] > 0
@@ -470,7 +470,7 @@ def test_cli_aivat_computes_aivat_for_every_hand(tmp_path: Path) -> None:
     ``acpc-lbr results`` on the files reproduces the dealer's estimators."""
 
     from acpc_lbr.results import dumps
-    from dealer.results import results_from_files
+    from acpc_lbr.results import results_from_files
 
     args = ["v", "nolimit", "40", "5", "x", "y", "-q", "--results-json", "r.json", "--aivat"]
     document = play_sdk_match(args, tmp_path)

@@ -29,10 +29,11 @@ import pytest
 from twisted.python.failure import Failure
 
 from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
-from acpc_lbr.outcomes import hand_io
-from acpc_lbr.results import dumps
+from acpc_lbr.results import dumps, results_from_files
+from acpc_lbr.results.outcomes import hand_io
+from acpc_lbr.results.querylog import read_query_log
 from dealer.match import MatchResult
-from dealer.results import ResultsGroup, read_query_log, results_from_files
+from dealer.results import ResultsGroup
 from protocol.gamedef import load_game
 from protocol.wire import parse_log_state
 from tests.dealer.harness import MemoryTable, call_round, make_config

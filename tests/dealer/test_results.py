@@ -1,4 +1,5 @@
-"""Tests of dealer.results: IO after each hand, the query log, and results recomputed from files."""
+"""Tests of the live results (dealer.results: IO after each hand, the query log) and of the results
+recomputed from the files (acpc_lbr.results)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,14 @@ import pytest_twisted
 
 from acpc_lbr.aivat import AivatSetup
 from acpc_lbr.commands.results import main as results_main
-from acpc_lbr.outcomes import log_values
-from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
+from acpc_lbr.results import dumps, estimates_from_outcomes, results_document, results_from_files
+from acpc_lbr.results.outcomes import log_values
+from acpc_lbr.results.querylog import decode_row, encode_row, read_query_log
 from acpc_lbr.strategies import default_actions
 from agents.adapters import from_sdk
 from agents.bots import BOTS
 from acpc_lbr.estimators import HandOutcome
-from dealer.results import (
-    LiveEstimates,
-    MatchResults,
-    decode_row,
-    encode_row,
-    read_query_log,
-    results_from_files,
-)
+from dealer.results import LiveEstimates, MatchResults
 from protocol.deal import DealSource
 from protocol.gamedef import load_game
 from protocol.rules import State
@@ -225,8 +220,8 @@ def test_files_recompute_aivat_with_the_recorded_value_function(tmp_path: Path) 
     assert recomputed["estimators"]["aivat"]["chips"]["mean"] != fitted["estimators"]["aivat"]["chips"]["mean"]
     # the same figures as the pipeline run with the pot share by hand
     from acpc_lbr.lbr import equity_function
-    from acpc_lbr.outcomes import hand_aivat_value
-    from dealer.results import read_match_log
+    from acpc_lbr.results.outcomes import hand_aivat_value
+    from acpc_lbr.results.matchlog import read_match_log
 
     data = read_query_log(tmp_path / "p.queries")
     hands = read_match_log(tmp_path / "p.log", LEDUC).hands
@@ -492,7 +487,7 @@ def _answer(query: str) -> tuple[str, np.ndarray]:
 def test_dealer_asks_after_a_showdown_and_computes_io(in_tmp: Path) -> None:
     """After a checked-down hand the dealer queries the bot for each of its actions on the line
     (public state only), and the hand's IO is the posterior-weighted showdown value."""
-    from acpc_lbr.outcomes import hand_io
+    from acpc_lbr.results.outcomes import hand_io
     from protocol.wire import parse_log_state
 
     t = _MemoryTable(hands=1)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from acpc_lbr.commands.results import main as results_main
-from dealer.results import results_from_files
+from acpc_lbr.results import results_from_files
 from tests.dealer.test_results import _honest_ask, _play_match
 
 
@@ -161,7 +161,7 @@ def test_aivat_rows_of_other_decisions_or_not_probabilities_are_refused(tmp_path
 
     import numpy as np
 
-    from dealer.results import encode_row
+    from acpc_lbr.results.querylog import encode_row
 
     _play_match(tmp_path, "v", ("lbr", "bot"), 80, 4, _honest_ask(), aivat=True)
     original = (tmp_path / "v.queries").read_text(encoding="ascii")

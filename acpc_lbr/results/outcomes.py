@@ -1,9 +1,12 @@
 """From a finished hand to its outcome: raw value, imaginary observation, AIVAT value.
 
-The pure half of the dealer's results pipeline, shared by the live dealer
-(:mod:`dealer.results`), the offline ``acpc-lbr results`` and the in-process
-simulation (:func:`acpc_lbr.results.simulate_lbr_match`), so that the three
-compute every estimate with the same functions in the same order.
+The pure half of the dealer's results pipeline. :class:`HandAccountant` is the
+one step from a finished hand (its ``STATE`` record and the opponent's rows) to
+its :class:`~acpc_lbr.estimators.HandOutcome` and counts, taken by the live
+dealer (``dealer/results.py``, as each hand ends), the offline ``acpc-lbr
+results`` (:func:`acpc_lbr.results.files.results_from_files`, over a log's
+hands) and the in-process simulation (:func:`acpc_lbr.simulation.simulate_lbr_match`),
+so that the three compute every estimate with the same functions in the same order.
 
 * :func:`opponent_decisions` lists the opponent's decisions on the played
   line (one replay through the rules, :func:`protocol.lines.decision_points`);
@@ -15,21 +18,24 @@ compute every estimate with the same functions in the same order.
 * :func:`aivat_requests` and :func:`hand_aivat_value` do the same for AIVAT
   (:mod:`acpc_lbr.aivat`);
 * :func:`log_values` rounds values as the ``.log`` writes them, so live and
-  offline figures agree bit for bit.
+  offline figures agree bit for bit;
+* :class:`Tally` counts what the document reports besides the estimators
+  (showdowns, fallbacks, range inconsistencies, the dealer's queries).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from acpc_lbr.aivat import AivatSetup, correction_actions, first_opponent_round, hand_aivat
-from acpc_lbr.estimators import imaginary_observation_spread
-from acpc_lbr.lbr import EquityFunction
+from acpc_lbr.estimators import HandOutcome, imaginary_observation_spread
+from acpc_lbr.lbr import EquityFunction, equity_function, has_fast_equity
 from protocol.gamedef import GameDef
 from protocol.lines import decision_points, line_views
 from protocol.rules import Action, State
@@ -38,8 +44,10 @@ from protocol.wire import LogState, MatchState, format_chips, parse_chips
 FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
+    "HandAccountant",
     "HandIO",
     "OpponentDecision",
+    "Tally",
     "aivat_requests",
     "hand_aivat_value",
     "hand_io",
@@ -215,3 +223,119 @@ def log_values(values: Sequence[float]) -> tuple[float, ...]:
         float(v) if float(v).is_integer() and abs(v) < 2.0**52 else parse_chips(format_chips(v))
         for v in values
     )
+
+
+# -- the one step from a finished hand to its outcome, live, offline and simulated ----------
+
+
+@dataclass
+class Tally:
+    """The counts of one match's results besides the estimators (see
+    :data:`acpc_lbr.results.document.COUNT_KEYS`)."""
+
+    showdowns: int = 0
+    io_fallbacks: int = 0
+    range_inconsistencies: int = 0
+    dealer_queries: int = 0
+    query_errors: int = 0
+    aivat_fallbacks: int = 0
+
+
+@dataclass
+class HandAccountant:
+    """Turns each finished hand of one match (one half of a duplicate pair) into its outcome.
+
+    The live dealer, ``acpc-lbr results`` and the simulation all take this step,
+    so a hand's IO value, AIVAT value and counts come from the same calls in the
+    same order wherever its rows come from (relayed or asked during the match,
+    read from the query log, or answered in process).
+
+    Attributes:
+        game: a heads-up game (more players: :meth:`plain` only).
+        measured: the measured player's name.
+        half: 0, or 1 for the mirrored match of a duplicate pair.
+        io: the hands get IO figures (the opponent's σ rows were asked for or recorded);
+            else their outcomes have no IO value.
+        aivat: the hands get AIVAT figures, with ``aivat_setup`` (None: this version's
+            for ``game``) and the match's deal ``seed`` (AIVAT's sampling stream).
+        equity: LBR's equity function of the game, made on first need (AIVAT's values;
+            IO's on a complete board when ``io_equity`` and it is the compute core's).
+        io_equity: IO reads the equity function's vectors on a complete board (the live
+            dealer: its cache is shared with the LBR agents of the process).
+        tally: the counts, added to as hands come.
+        timings: when given, the seconds of AIVAT's computation go to ``aivat_compute``.
+    """
+
+    game: GameDef
+    measured: str
+    half: int = 0
+    io: bool = True
+    aivat: bool = False
+    aivat_setup: AivatSetup | None = None
+    seed: int = 0
+    equity: EquityFunction | None = None
+    io_equity: bool = False
+    tally: Tally = field(default_factory=Tally)
+    timings: dict[str, float] | None = None
+
+    def position(self, hand: LogState) -> int:
+        """The measured player's position in ``hand``.
+
+        Raises:
+            ValueError: the measured player did not play it.
+        """
+        if self.measured not in hand.names:
+            raise ValueError(f"hand {hand.hand_id}: {self.measured!r} did not play it ({'|'.join(hand.names)})")
+        return hand.names.index(self.measured)
+
+    def outcome(self, hand: LogState, rows: Sequence[FloatArray] | None,
+                aivat_rows: Sequence[Mapping[str, FloatArray]] | None = None,
+                state: State | None = None, *, asked: bool = True) -> tuple[HandOutcome, HandIO]:
+        """The outcome of one finished hand, counted in :attr:`tally`; and its IO figures.
+
+        Args:
+            hand: the hand's ``STATE`` record (values as written to the ``.log``).
+            rows: σ(s, ·, a) for each of :func:`opponent_decisions` (None: not
+                available: a fold, a failed query, a match without IO).
+            aivat_rows: per opponent decision, AIVAT's rows by action text (None: failed).
+            state: the hand's finished state, if the caller has it (else ``hand`` is replayed).
+            asked: the opponent could be asked this hand (False: the live dealer could not
+                query it, so the hand has no IO or AIVAT value, as in a match without them).
+        """
+        io, aivat = self.io and asked, self.aivat and asked
+        position = self.position(hand)
+        result = hand_io(self.game, hand, position, rows, state, self._io_equity())
+        tally = self.tally
+        tally.showdowns += result.showdown
+        tally.io_fallbacks += result.fallback and io
+        tally.range_inconsistencies += result.inconsistencies
+        aivat_chips = self._aivat_value(hand, position, aivat_rows) if aivat else None
+        outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if io else None,
+                              aivat_chips, result.io_variance if io else None)
+        return outcome, result
+
+    def plain(self, hand_id: int, chips: float, showdown: bool = False) -> HandOutcome:
+        """The outcome of a hand without IO or AIVAT (the live dealer's cheap path: no record, no replay)."""
+        self.tally.showdowns += showdown
+        return HandOutcome(hand_id, self.half, chips, None)
+
+    def equity_function(self) -> EquityFunction:
+        """LBR's equity function of the game (one per process: the LBR agents' cache)."""
+        if self.equity is None:
+            self.equity = equity_function(self.game)
+        return self.equity
+
+    def _io_equity(self) -> EquityFunction | None:
+        """The equity function for IO: the compute core's, when asked for and the game has it."""
+        return self.equity_function() if self.io_equity and has_fast_equity(self.game) else None
+
+    def _aivat_value(self, hand: LogState, position: int,
+                     rows: Sequence[Mapping[str, FloatArray]] | None) -> float:
+        """The hand's AIVAT value (its raw value, counted as a fallback, without usable rows)."""
+        began = time.perf_counter()
+        chips, fallback = hand_aivat_value(self.game, hand, position, rows, self.equity_function(),
+                                           self.aivat_setup, self.seed)
+        self.tally.aivat_fallbacks += fallback
+        if self.timings is not None:
+            self.timings["aivat_compute"] = self.timings.get("aivat_compute", 0.0) + time.perf_counter() - began
+        return chips
