@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-import numpy.typing as npt
 
 from acpc_lbr.aivat import hand_aivat
 from acpc_lbr.estimators import imaginary_observation_spread
@@ -36,10 +35,10 @@ from acpc_lbr.stats import Z95, skew_corrected_p_value
 from acpc_lbr.exact import LbrHistory, lbr_histories
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
 from acpc_lbr.strategies import Policy
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.rules import State
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Columns of a unit's values: what each estimator adds for it, and the variance of IO − raw
 #: under the answered range (:attr:`acpc_lbr.estimators.HandOutcome.io_variance`).

@@ -63,11 +63,11 @@ from acpc_lbr.lbr import (
 )
 from acpc_lbr.ranges import bayes_update, compatible_mask, hand_table, remove_cards, uniform_range
 from acpc_lbr.strategies import Policy, default_actions
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import Action, State, showdown_values
 
-FloatArray = npt.NDArray[np.float64]
 ActionsFunction = Callable[[State], list[Action]]
 
 __all__ = [

@@ -37,11 +37,10 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from protocol.arrays import BoolArray, FloatArray
 from protocol.cards import DECK_SIZE, cards_to_text
 from protocol.gamedef import GameDef
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 __all__ = [
     "HandTable",

@@ -24,15 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from acpc_lbr.lbr import BettingOptions, candidate_raises
 from acpc_lbr.ranges import hand_table
+from protocol.arrays import FloatArray
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
 
-FloatArray = npt.NDArray[np.float64]
 
 #: ``policy(state, board, actions) -> (len(actions), num_hands)`` probabilities.
 Policy = Callable[[State, Sequence[int], Sequence[Action]], FloatArray]

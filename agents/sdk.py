@@ -37,10 +37,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State, correct_action
 
-FloatArray = npt.NDArray[np.float64]
 #: A weight: one float for every hand, or an array of shape (num_hands,).
 Weight = float | FloatArray
 

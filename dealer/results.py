@@ -52,7 +52,6 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, NotRequired, TextIO, TypedDict, cast
 
 import numpy as np
-import numpy.typing as npt
 from twisted.internet import defer
 
 from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
@@ -82,6 +81,7 @@ from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeIncons
 from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
 from dealer.relay import QueryRelay, Question
+from protocol.arrays import FloatArray
 from protocol.deal import Deal
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
@@ -101,7 +101,6 @@ if TYPE_CHECKING:
     # are not on the path of a dealer without metrics.
     from dealer.metrics import DealerMetrics, MatchMetrics
 
-FloatArray = npt.NDArray[np.float64]
 #: ``ask(seat, [(state, actions), ...])``: queries sent together (``QueryRelay.ask_all``); per
 #: query in order, its rows ``(len(actions), num_hands)`` or the exception it failed with.
 AskFunction = Callable[[int, Sequence[Question]], Awaitable[list[FloatArray | Exception]]]
