@@ -34,7 +34,7 @@ from acpc_lbr.estimators import imaginary_observation_spread
 from acpc_lbr.stats import Z95, skew_corrected_p_value
 from acpc_lbr.exact import LbrHistory, lbr_histories
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
-from acpc_lbr.strategies import Policy
+from acpc_lbr.policy import Strategy
 from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.rules import State
@@ -113,7 +113,7 @@ def _full_boards(game: GameDef, hole: tuple[tuple[int, ...], ...]) -> list[tuple
     return boards
 
 
-def match_laws(game: GameDef, policy: Policy, options: BettingOptions, *, answers: Policy | None = None,
+def match_laws(game: GameDef, policy: Strategy, options: BettingOptions, *, answers: Strategy | None = None,
                active_rounds: ActiveRounds | None = None) -> MatchLaws:
     """The exact laws of a hand (each position) and of a duplicate pair of LBR against ``policy``.
 

@@ -62,7 +62,8 @@ from acpc_lbr.lbr import (
     equity_vector_small,
 )
 from acpc_lbr.ranges import bayes_update, compatible_mask, hand_table, remove_cards, uniform_range
-from acpc_lbr.strategies import Policy, default_actions
+from acpc_lbr.policy import Strategy, probabilities_at
+from acpc_lbr.strategies import default_actions
 from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
@@ -195,11 +196,11 @@ class _Tree:
         return self._showdown_cache[(spent, board)]
 
     def play(
-        self, policy: Policy, state: State, board: tuple[int, ...], reach: FloatArray
+        self, policy: Strategy, state: State, board: tuple[int, ...], reach: FloatArray
     ) -> tuple[list[Action], FloatArray]:
         """The policy's actions and probabilities at ``state``, checked to sum to 1."""
         actions = self.actions(state)
-        probs = np.asarray(policy(state, board, actions), dtype=np.float64)
+        probs = probabilities_at(policy, state, board, actions)
         if probs.shape != (len(actions), self.game.num_hands):
             raise ValueError(
                 f"policy returned shape {probs.shape}, expected {(len(actions), self.game.num_hands)}"
@@ -233,7 +234,7 @@ def _child(state: State, action: Action) -> State:
 
 
 class _BestResponseWalk(_Tree):
-    def __init__(self, game: GameDef, policy: Policy, seat: int, actions: ActionsFunction) -> None:
+    def __init__(self, game: GameDef, policy: Strategy, seat: int, actions: ActionsFunction) -> None:
         super().__init__(game, actions)
         self.policy = policy
         self.seat = seat
@@ -270,13 +271,13 @@ class _BestResponseWalk(_Tree):
 
 
 def best_response(
-    game: GameDef, policy: Policy, actions: ActionsFunction = default_actions
+    game: GameDef, policy: Strategy, actions: ActionsFunction = default_actions
 ) -> BestResponse:
     """The exact best response to ``policy`` (playing both seats) in a small game.
 
     Args:
         game: a two-player game small enough to walk (Kuhn, Leduc).
-        policy: the strategy (:data:`acpc_lbr.strategies.Policy`).
+        policy: the strategy (:data:`acpc_lbr.policy.Strategy`: a bot's, or :mod:`acpc_lbr.strategies`').
         actions: the actions walked at each node (both players).
 
     Raises:
@@ -288,7 +289,7 @@ def best_response(
 
 
 def best_response_value(
-    game: GameDef, policy: Policy, actions: ActionsFunction = default_actions
+    game: GameDef, policy: Strategy, actions: ActionsFunction = default_actions
 ) -> float:
     """Exploitability of ``policy``: the mean of the two seats' best-response values (chips/hand)."""
     return best_response(game, policy, actions).exploitability
@@ -301,7 +302,7 @@ class _LbrWalk(_Tree):
     def __init__(
         self,
         game: GameDef,
-        policy: Policy,
+        policy: Strategy,
         seat: int,
         options: BettingOptions,
         active_rounds: ActiveRounds,
@@ -356,7 +357,7 @@ class _LbrWalk(_Tree):
             active = self.active_rounds.is_active(state.round)
             raises = candidate_raises(state, self.options) if active else []
             fold_probs = {
-                a: self.policy(after, board, [Action.FOLD])[0]
+                a: probabilities_at(self.policy, after, board, [Action.FOLD])[0]
                 for a in raises
                 for after in (_child(state, a),)
             }
@@ -378,7 +379,7 @@ class _LbrWalk(_Tree):
 
 def lbr_value(
     game: GameDef,
-    policy: Policy,
+    policy: Strategy,
     options: BettingOptions,
     active_rounds: ActiveRounds | None = None,
     *,
@@ -417,7 +418,7 @@ def lbr_value(
 
 def lbr_expected_value(
     game: GameDef,
-    policy: Policy,
+    policy: Strategy,
     options: BettingOptions,
     active_rounds: ActiveRounds | None = None,
 ) -> float:
@@ -456,12 +457,12 @@ class LbrHistory:
 
 def lbr_histories(
     game: GameDef,
-    policy: Policy,
+    policy: Strategy,
     options: BettingOptions,
     position: int,
     active_rounds: ActiveRounds | None = None,
     *,
-    answers: Policy | None = None,
+    answers: Strategy | None = None,
     equity: EquityFunction | None = None,
 ) -> Iterator[LbrHistory]:
     """Every hand LBR (at ``position``) can play against ``policy``, with its probability.
@@ -495,7 +496,7 @@ class _LbrHistoryWalk(_Tree):
     """
 
     def __init__(
-        self, game: GameDef, policy: Policy, told: Policy, options: BettingOptions, position: int,
+        self, game: GameDef, policy: Strategy, told: Strategy, options: BettingOptions, position: int,
         rounds: ActiveRounds, equity: EquityFunction,
     ) -> None:
         super().__init__(game, default_actions)
@@ -543,7 +544,7 @@ class _LbrHistoryWalk(_Tree):
         """LBR's deterministic choice (:func:`acpc_lbr.lbr.decide`), fold probabilities from the answers."""
         active = self.rounds.is_active(state.round)
         raises = candidate_raises(state, self.options) if active else []
-        folds = {a: self.told(_child(state, a), board, [Action.FOLD])[0] for a in raises}
+        folds = {a: probabilities_at(self.told, _child(state, a), board, [Action.FOLD])[0] for a in raises}
         equity_vec = self.equity(hole[self.position], board) if active else np.zeros(0)
         return decide(state, self.position, equity_vec, belief, folds, active=active).action
 
@@ -553,7 +554,7 @@ class _LbrHistoryWalk(_Tree):
     ) -> Iterator[LbrHistory]:
         """Each action the opponent plays with positive probability; LBR updates its belief on the answer."""
         actions = default_actions(state)
-        true = np.asarray(self.policy(state, board, actions), dtype=np.float64)[:, self.index[hole[1 - self.position]]]
+        true = probabilities_at(self.policy, state, board, actions)[:, self.index[hole[1 - self.position]]]
         listed = correction_actions(state)
         known = compatible_mask(self.game, hole[self.position] + board)
         for action, p in zip(actions, true):
@@ -561,7 +562,7 @@ class _LbrHistoryWalk(_Tree):
                 continue
             # The answer covers AIVAT's correction actions as well as the played one.
             asked = list({a.text(): a for a in [*listed, action]}.values())
-            said = np.asarray(self.told(state, board, asked), dtype=np.float64)
+            said = probabilities_at(self.told, state, board, asked)
             answer = {a.text(): said[j] for j, a in enumerate(asked)}
             child_belief, _ = bayes_update(belief, answer[action.text()], known)
             yield from self.walk(_child(state, action), board, hole, prob * float(p), child_belief, (*rows, answer))
@@ -580,7 +581,7 @@ class _LbrHistoryWalk(_Tree):
 
 class _PairWalk(_Tree):
     def __init__(
-        self, game: GameDef, policies: tuple[Policy, Policy], actions: ActionsFunction
+        self, game: GameDef, policies: tuple[Strategy, Strategy], actions: ActionsFunction
     ) -> None:
         super().__init__(game, actions)
         self.policies = policies
@@ -625,7 +626,7 @@ class _PairWalk(_Tree):
 
 
 def strategy_value(
-    game: GameDef, policy_a: Policy, policy_b: Policy, actions: ActionsFunction = default_actions
+    game: GameDef, policy_a: Strategy, policy_b: Strategy, actions: ActionsFunction = default_actions
 ) -> float:
     """Expected chips per hand ``policy_a`` wins from ``policy_b``, averaged over both seatings."""
     a_first = _PairWalk(game, (policy_a, policy_b), actions).value()
@@ -636,12 +637,12 @@ def strategy_value(
 
 def aivat_moments(
     game: GameDef,
-    policy: Policy,
+    policy: Strategy,
     options: BettingOptions,
     position: int,
     active_rounds: ActiveRounds | None = None,
     *,
-    answers: Policy | None = None,
+    answers: Strategy | None = None,
 ) -> dict[str, float]:
     """Exact E and standard deviation of raw and AIVAT (and of AIVAT − raw) for LBR at ``position``.
 

@@ -16,7 +16,6 @@ from acpc_lbr.commands.results import main as results_main
 from acpc_lbr.outcomes import log_values
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
 from acpc_lbr.strategies import default_actions
-from agents.adapters import from_sdk
 from agents.bots import BOTS
 from acpc_lbr.estimators import HandOutcome
 from dealer.results import (
@@ -91,7 +90,7 @@ def _together(one: Any) -> Any:
 
 
 def _honest_ask(bot: str = "random") -> Any:
-    policy = from_sdk(LEDUC, BOTS[bot])
+    policy = BOTS[bot]
     asked: list[tuple[int, Any]] = []
 
     async def ask(seat: int, state: Any, actions: Any) -> Any:
