@@ -26,6 +26,7 @@ from acpc_lbr.estimators import (
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import BettingOptions
 from acpc_lbr.outcomes import hand_io, log_values, opponent_decisions
+from acpc_lbr.policy import probabilities_at
 from acpc_lbr.results import (
     SCHEMA_VERSION,
     ResultsDocument,
@@ -104,7 +105,7 @@ def reference_io(game, record, measured, answers) -> float:
             for action in actions:
                 if replay.current_player == opponent:
                     shown = board[: game.board_cards_visible(replay.round)]
-                    weight *= answers(replay, shown, [action])[0][index]
+                    weight *= probabilities_at(answers, replay, shown, [action])[0][index]
                 replay.apply(action)
         holes = list(record.hole)
         holes[opponent] = hole
@@ -137,7 +138,7 @@ def test_pipeline_equals_slow_reference(bot: str) -> None:
     for record in _played_hands(LEDUC, 300, 11):
         measured = record.names.index("a")
         rows = [
-            answers(d.state.to_state(LEDUC), d.state.board_cards, [d.action])[0]
+            probabilities_at(answers, d.state.to_state(LEDUC), d.state.board_cards, [d.action])[0]
             for d in opponent_decisions(LEDUC, record, 1 - measured)
         ]
         result = hand_io(LEDUC, record, measured, rows)

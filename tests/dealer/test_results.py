@@ -14,6 +14,7 @@ import pytest_twisted
 from acpc_lbr.aivat import AivatSetup
 from acpc_lbr.commands.results import main as results_main
 from acpc_lbr.outcomes import log_values
+from acpc_lbr.policy import probabilities_at
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
 from acpc_lbr.strategies import default_actions
 from agents.bots import BOTS
@@ -95,7 +96,7 @@ def _honest_ask(bot: str = "random") -> Any:
 
     async def ask(seat: int, state: Any, actions: Any) -> Any:
         asked.append((seat, state))
-        return policy(state.to_state(LEDUC), state.board_cards, actions)
+        return probabilities_at(policy, state.to_state(LEDUC), state.board_cards, actions)
 
     ask.asked = asked  # type: ignore[attr-defined]
     return ask
