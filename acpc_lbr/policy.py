@@ -325,7 +325,8 @@ class Rows:
     ``support`` with the weights of their rows, as a :class:`Mix` of those rows would.
 
     Args:
-        support: the actions the policy plays (e.g. :func:`acpc_lbr.strategies.default_actions`).
+        support: the actions the policy plays (e.g. :func:`acpc_lbr.strategies.default_actions`),
+            or a function of no argument giving them.
         rows: ``rows(actions) -> (len(actions), num_hands)`` float64 probabilities.
 
     >>> rows = Rows([Action.FOLD, Action.CALL], lambda actions: np.array([[0.25, 1.0] if a == Action.CALL
@@ -334,11 +335,20 @@ class Rows:
     ([[0.25, 1.0]], 'c')
     """
 
-    __slots__ = ("rows", "support")
+    __slots__ = ("_support", "rows")
 
-    def __init__(self, support: Sequence[Action], rows: Callable[[Sequence[Action]], FloatArray]) -> None:
-        self.support = tuple(support)
+    def __init__(self, support: Sequence[Action] | Callable[[], Sequence[Action]],
+                 rows: Callable[[Sequence[Action]], FloatArray]) -> None:
+        self._support = support
         self.rows = rows
+
+    @property
+    def support(self) -> tuple[Action, ...]:
+        """The actions the policy plays (a function giving them is called here, once: the
+        exact tools only ask for answers, and never pay for it)."""
+        if callable(self._support):
+            self._support = tuple(self._support())
+        return tuple(self._support)
 
     def __repr__(self) -> str:
         return f"Rows(support={[a.text() for a in self.support]})"
@@ -349,8 +359,9 @@ class Rows:
 
     def sample(self, hand: int, rng: np.random.Generator) -> Action:
         """Draw one of :attr:`support` for ``hand``; see :class:`Policy`."""
-        column = np.asarray(self.rows(self.support), dtype=np.float64)[:, hand]
-        return _draw(self.support, [float(w) for w in column], hand, rng)
+        support = self.support
+        column = np.asarray(self.rows(support), dtype=np.float64)[:, hand]
+        return _draw(support, [float(w) for w in column], hand, rng)
 
 
 def played(strategy: Strategy, view: PublicView) -> Policy:

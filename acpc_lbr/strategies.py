@@ -18,6 +18,7 @@ answer any actions and play :func:`default_actions`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -95,7 +96,7 @@ def from_answers(answers: Answers) -> Strategy:
         def rows(actions: Sequence[Action]) -> FloatArray:
             return answers(state, board, actions)
 
-        return Rows(default_actions(state), rows)
+        return Rows(partial(default_actions, state), rows)
 
     return strategy
 

@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 
 from acpc_lbr import strategies
 from acpc_lbr.exact import aivat_moments, best_response, check_walkable, lbr_value
@@ -80,7 +81,7 @@ def _named_policy(game: GameDef, name: str) -> Strategy:
                     f"{spec} raised {type(error).__name__}: {error} at betting "
                     f"{state.betting_string()!r}") from error
 
-        return Rows(default_actions(state), rows)
+        return Rows(partial(default_actions, state), rows)
 
     return guarded
 
