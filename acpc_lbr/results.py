@@ -67,7 +67,6 @@ from acpc_lbr.estimators import (
 from acpc_lbr.lbr import (
     ActiveRounds,
     BettingOptions,
-    FloatArray,
     LbrPlayer,
     equity_function,
 )
@@ -82,6 +81,7 @@ from acpc_lbr.policy import Strategy, probabilities_at
 from acpc_lbr.stats import RunningMean
 from acpc_lbr.strategies import default_actions
 from acpc_lbr.trajectory import Trajectory, TrajectorySection
+from protocol.arrays import FloatArray
 from protocol.deal import Deal, DealSource
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State

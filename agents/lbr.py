@@ -37,7 +37,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import numpy as np
 from twisted.internet import defer
 from twisted.python.failure import Failure
 

@@ -193,8 +193,8 @@ class HandNumbering:
         if mask is None:
             if key and not (0 <= key[0] and key[-1] < DECK_SIZE):
                 raise ValueError(f"card indices must be in 0..51, not {key}")
-            mask = _frozen(self.contains[list(key)].any(axis=0)) if key else _frozen(
-                np.zeros(self.num_hands, dtype=np.bool_))
+            held = self.contains[list(key)] if key else np.zeros((1, self.num_hands), dtype=np.bool_)
+            mask = _frozen(np.asarray(held.any(axis=0)))
             if len(self._sharing) >= SHARING_CACHE:
                 self._sharing.clear()
             self._sharing[key] = mask
