@@ -97,7 +97,7 @@ class HandNumbering:
         contains: ``(52, num_hands)`` bool, ``contains[c, h]`` when hand ``h`` holds card ``c``.
     """
 
-    __slots__ = ("_comb", "_numbers", "_overlaps", "_pairs", "_sharing", "cards", "contains", "deck", "hole_cards",
+    __slots__ = ("_comb", "_combs", "_numbers", "_overlaps", "_pairs", "_sharing", "cards", "contains", "deck", "hole_cards",
                  "num_hands", "number")
 
     def __init__(self, deck: tuple[int, ...], hole_cards: int) -> None:
@@ -111,10 +111,10 @@ class HandNumbering:
         number = np.full(DECK_SIZE, -1, dtype=np.int64)
         number[list(deck)] = np.arange(len(deck))
         self.number = _frozen(number)
-        self._numbers = tuple(number.tolist())  # plain ints: hand_of reads a few per call
+        self._numbers = {card: k for k, card in enumerate(deck)}  # hand_of's look-ups, as plain ints
         # comb(n, i + 1) for every card number n and position i: the colex sum, vectorised.
-        self._comb = _frozen(np.array([[comb(n, i + 1) for i in range(hole_cards)] for n in range(len(deck))],
-                                      dtype=np.int64).reshape(len(deck), hole_cards))
+        self._combs = tuple(tuple(comb(n, i + 1) for i in range(hole_cards)) for n in range(len(deck)))
+        self._comb = _frozen(np.array(self._combs, dtype=np.int64).reshape(len(deck), hole_cards))
         self.cards = _frozen(np.asarray(deck, dtype=np.int64)[_colex_numbers(len(deck), hole_cards)])
         contains = np.zeros((DECK_SIZE, self.num_hands), dtype=np.bool_)
         for k in range(hole_cards):
@@ -130,13 +130,14 @@ class HandNumbering:
         Raises:
             ValueError: a card off the deck, a repeated card, or not ``hole_cards`` of them.
         """
-        if len(hole) != self.hole_cards:
-            raise ValueError(f"a hand is {self.hole_cards} cards, not {len(hole)}")
-        table = self._numbers
-        numbers = sorted(table[c] if 0 <= c < DECK_SIZE else -1 for c in map(index, hole))
-        if numbers[0] < 0 or len(set(numbers)) != len(numbers):
-            raise ValueError(f"not a hand of this deck: {tuple(index(c) for c in hole)}")
-        return sum(comb(n, i + 1) for i, n in enumerate(numbers))
+        try:  # plain dict and tuple reads: one call per hand of every bot and simulation
+            numbers = sorted([self._numbers[c] for c in hole])  # type: ignore[index]
+        except (KeyError, TypeError):
+            raise ValueError(f"not a hand of this deck: {tuple(hole)}") from None
+        if len(numbers) != self.hole_cards or len(set(numbers)) != len(numbers):
+            raise ValueError(f"a hand is {self.hole_cards} different cards, not {tuple(hole)}")
+        combs = self._combs
+        return sum([combs[n][i] for i, n in enumerate(numbers)])
 
     def hands_of(self, holes: IntArray) -> IntArray:
         """The hand index of each row of ``holes``, shape ``(m, hole_cards)`` card indices (any order).
