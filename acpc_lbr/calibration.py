@@ -1,7 +1,7 @@
 """Calibration of the intervals and honesty checks from the exact law of a match's units.
 
 :func:`acpc_lbr.exact.lbr_histories` lists every hand LBR can play against a
-policy with its probability. Each hand's raw, IO and AIVAT values (computed by
+strategy with its probability. Each hand's raw, IO and AIVAT values (computed by
 the same functions as the dealer's) then give the exact joint distribution of
 one unit of a match:
 
@@ -113,12 +113,12 @@ def _full_boards(game: GameDef, hole: tuple[tuple[int, ...], ...]) -> list[tuple
     return boards
 
 
-def match_laws(game: GameDef, policy: Strategy, options: BettingOptions, *, answers: Strategy | None = None,
+def match_laws(game: GameDef, strategy: Strategy, options: BettingOptions, *, answers: Strategy | None = None,
                active_rounds: ActiveRounds | None = None) -> MatchLaws:
-    """The exact laws of a hand (each position) and of a duplicate pair of LBR against ``policy``.
+    """The exact laws of a hand (each position) and of a duplicate pair of LBR against ``strategy``.
 
-    ``answers`` (default ``policy``) is what the bot says in its range answers:
-    another policy makes a liar, whose IO and AIVAT are biased.
+    ``answers`` (default ``strategy``) is what the bot says in its range answers:
+    another strategy makes a liar, whose IO and AIVAT are biased.
     """
     # by_deal[position][(hole, complete board)] = [(conditional probability, values)]
     by_deal: list[dict[tuple[tuple[tuple[int, ...], ...], tuple[int, ...]], list[tuple[float, tuple[float, ...]]]]]
@@ -126,7 +126,7 @@ def match_laws(game: GameDef, policy: Strategy, options: BettingOptions, *, answ
     hands: list[UnitLaw] = []
     for position in (0, 1):
         probability, values = [], []
-        for history in lbr_histories(game, policy, options, position, active_rounds, answers=answers):
+        for history in lbr_histories(game, strategy, options, position, active_rounds, answers=answers):
             unit = hand_values(game, history, position)
             probability.append(history.probability)
             values.append(unit)
