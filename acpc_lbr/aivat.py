@@ -98,15 +98,14 @@ from functools import lru_cache
 from typing import TypedDict, final
 
 import numpy as np
-import numpy.typing as npt
 
 from acpc_lbr.lbr import EquityFunction
 from acpc_lbr.ranges import bayes_update, compatible_mask, remove_cards, uniform_range
 from acpc_lbr.strategies import default_actions
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, ActionType, State
 
-FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
     "DEFAULT_SAMPLES",

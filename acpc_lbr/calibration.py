@@ -1,7 +1,7 @@
 """Calibration of the intervals and honesty checks from the exact law of a match's units.
 
 :func:`acpc_lbr.exact.lbr_histories` lists every hand LBR can play against a
-policy with its probability. Each hand's raw, IO and AIVAT values (computed by
+strategy with its probability. Each hand's raw, IO and AIVAT values (computed by
 the same functions as the dealer's) then give the exact joint distribution of
 one unit of a match:
 
@@ -28,18 +28,17 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-import numpy.typing as npt
 
 from acpc_lbr.aivat import hand_aivat
 from acpc_lbr.estimators import imaginary_observation_spread
 from acpc_lbr.stats import Z95, skew_corrected_p_value
 from acpc_lbr.exact import LbrHistory, lbr_histories
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
-from acpc_lbr.strategies import Policy
+from acpc_lbr.policy import Strategy
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.rules import State
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Columns of a unit's values: what each estimator adds for it, and the variance of IO − raw
 #: under the answered range (:attr:`acpc_lbr.estimators.HandOutcome.io_variance`).
@@ -114,12 +113,12 @@ def _full_boards(game: GameDef, hole: tuple[tuple[int, ...], ...]) -> list[tuple
     return boards
 
 
-def match_laws(game: GameDef, policy: Policy, options: BettingOptions, *, answers: Policy | None = None,
+def match_laws(game: GameDef, strategy: Strategy, options: BettingOptions, *, answers: Strategy | None = None,
                active_rounds: ActiveRounds | None = None) -> MatchLaws:
-    """The exact laws of a hand (each position) and of a duplicate pair of LBR against ``policy``.
+    """The exact laws of a hand (each position) and of a duplicate pair of LBR against ``strategy``.
 
-    ``answers`` (default ``policy``) is what the bot says in its range answers:
-    another policy makes a liar, whose IO and AIVAT are biased.
+    ``answers`` (default ``strategy``) is what the bot says in its range answers:
+    another strategy makes a liar, whose IO and AIVAT are biased.
     """
     # by_deal[position][(hole, complete board)] = [(conditional probability, values)]
     by_deal: list[dict[tuple[tuple[tuple[int, ...], ...], tuple[int, ...]], list[tuple[float, tuple[float, ...]]]]]
@@ -127,7 +126,7 @@ def match_laws(game: GameDef, policy: Policy, options: BettingOptions, *, answer
     hands: list[UnitLaw] = []
     for position in (0, 1):
         probability, values = [], []
-        for history in lbr_histories(game, policy, options, position, active_rounds, answers=answers):
+        for history in lbr_histories(game, strategy, options, position, active_rounds, answers=answers):
             unit = hand_values(game, history, position)
             probability.append(history.probability)
             values.append(unit)

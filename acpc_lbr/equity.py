@@ -9,10 +9,11 @@ Public front door (validates, raises :class:`EquityInputError`, a ``ValueError``
 * :func:`equity_vs_range` -- hero vs a weighted list of villain hands.
 * :func:`equity_vector` -- LBR's ``e(h)`` against every one of the 1326 hands.
 * :func:`possible_hands` -- mask of hands that share no card with given cards.
-* :func:`hand_index`, :data:`HAND_CARDS`, :data:`HAND_INDEX` -- two-card hand
-  numbering in colexicographic order of the sorted cards: the hand ``c1 < c2``
-  is ``c2 * (c2 - 1) // 2 + c1``, so ``2c2d`` is 0, ``2c2h`` 1, ``2d2h`` 2, ...,
-  ``AhAs`` 1325 (the range-query order).
+* :func:`hand_index`, :data:`HAND_CARDS`, :data:`HAND_INDEX` -- hold'em's hand
+  numbering (the range-query order: the hand ``c1 < c2`` is
+  ``c2 * (c2 - 1) // 2 + c1``, so ``2c2d`` is 0, ..., ``AhAs`` 1325), which is
+  :func:`protocol.hands.holdem`'s: its tables, and a look-up that raises
+  :class:`EquityInputError`.
 
 Cost (one thread): the river is one board, the turn 46 rivers, the flop 1081
 turn/river pairs, preflop 1,712,304 boards per villain hand.  The vector over
@@ -21,7 +22,9 @@ on it; completions equivalent under a suit permutation that fixes hero's hand
 and the board are dealt once with their orbit's weight.  Preflop that is still
 2.1 million boards x 990 hands / (2 offsuit, 4 pair, 6 suited): 0.6-1.6 s,
 so with no board and no dead cards :func:`equity_vector` reads the exact
-precomputed table of :mod:`acpc_lbr.preflop` instead.
+precomputed table of :mod:`acpc_lbr.preflop` instead. Equity sits above that
+table (it reads it); the table is built from equity's enumeration by
+:mod:`acpc_lbr.preflop_build`, which sits above both.
 """
 
 from __future__ import annotations
@@ -30,34 +33,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from acpc_lbr.evaluator import TABLES, EvaluatorInputError, rank_from_key
+from acpc_lbr.evaluator import TABLES, EquityInputError, check_card, check_cards, rank_from_key
 from acpc_lbr.jit import kernel
+from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector, preflop_equity_vector
+from protocol.hands import holdem, suit_maps
 
-NUM_HANDS = 1326
+_HOLDEM = holdem()
+NUM_HANDS = _HOLDEM.num_hands
 # From this many distinct villain hands on, equity_vs_range ranks all hands in one pass.
 _FEW_HANDS = 64
 
-
-class EquityInputError(EvaluatorInputError):
-    """Invalid input to an equity function: bad cards, repeated cards, bad board size or weights."""
-
-
-def _build_hand_tables() -> tuple[np.ndarray, np.ndarray]:
-    cards = np.zeros((NUM_HANDS, 2), dtype=np.int64)
-    index = np.full((52, 52), -1, dtype=np.int64)
-    for c2 in range(52):
-        for c1 in range(c2):
-            h = c2 * (c2 - 1) // 2 + c1
-            cards[h] = (c1, c2)
-            index[c1, c2] = index[c2, c1] = h
-    cards.setflags(write=False)
-    index.setflags(write=False)
-    return cards, index
-
-
 #: (1326, 2) int64: the two cards (low, high) of each hand, in colex order.
-#: HAND_INDEX: (52, 52) int64: hand number of a card pair (either order), -1 on the diagonal.
-HAND_CARDS, HAND_INDEX = _build_hand_tables()
+HAND_CARDS = _HOLDEM.cards
+#: (52, 52) int64: hand number of a card pair (either order), -1 on the diagonal.
+HAND_INDEX = _HOLDEM.pairs
 
 
 def hand_index(c1: int, c2: int) -> int:
@@ -69,7 +58,7 @@ def hand_index(c1: int, c2: int) -> int:
     >>> hand_index(0, 1), hand_index(1, 2), hand_index(51, 50)
     (0, 2, 1325)
     """
-    a, b = _card(c1), _card(c2)
+    a, b = check_card(c1), check_card(c2)
     if a == b:
         raise EquityInputError("a hand needs two different cards")
     return int(HAND_INDEX[a, b])
@@ -87,10 +76,7 @@ def possible_hands(dead_cards: Sequence[int] = ()) -> np.ndarray:
     Raises:
         EquityInputError: if a card is not in 0..51.
     """
-    dead = np.zeros(52, dtype=bool)
-    for c in dead_cards:
-        dead[_card(c)] = True
-    return ~(dead[HAND_CARDS[:, 0]] | dead[HAND_CARDS[:, 1]])
+    return ~_HOLDEM.sharing([check_card(c) for c in dead_cards])
 
 
 # ---------------------------------------------------------------------------
@@ -327,29 +313,6 @@ def _vector_counts(t, hero, board, deck, perms, acc):  # type: ignore[no-untyped
 # ---------------------------------------------------------------------------
 
 
-def _card(c: object) -> int:
-    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
-        raise EquityInputError(f"a card must be an integer index, got {c!r}")
-    if not 0 <= c <= 51:
-        raise EquityInputError(f"card index {c} is not in 0..51")
-    return int(c)
-
-
-def check_cards(cards: Sequence[int] | np.ndarray, what: str, sizes: tuple[int, ...]) -> list[int]:
-    """``cards`` as a list of card indices 0..51, of one of the allowed ``sizes``.
-
-    Raises:
-        EquityInputError: naming ``what`` on a bad card or a bad count.
-    """
-    try:
-        out = [_card(c) for c in cards]
-    except TypeError as exc:
-        raise EquityInputError(f"{what} must be a sequence of card indices") from exc
-    if len(out) not in sizes:
-        raise EquityInputError(f"{what} must have {' or '.join(map(str, sizes))} cards")
-    return out
-
-
 def _distinct(*groups: list[int]) -> list[int]:
     used = [c for g in groups for c in g]
     if len(set(used)) != len(used):
@@ -425,18 +388,8 @@ def matchup_counts(hero: Sequence[int], villain: Sequence[int]) -> tuple[int, in
     return int(w), int(t), int(lo)
 
 
-def _suit_permutation_maps() -> np.ndarray:
-    """(24, 52) int64: each permutation of the four suits as a card -> card map."""
-    from itertools import permutations
-
-    maps = [
-        [(c & ~3) | perm[c & 3] for c in range(52)] for perm in permutations(range(4))
-    ]  # first one is the identity
-    return np.array(maps, dtype=np.int64)
-
-
 #: (24, 52) int64: each permutation of the four suits as a card -> card map, identity first.
-SUIT_MAPS = _suit_permutation_maps()
+SUIT_MAPS = suit_maps()
 
 
 def _symmetries(hand: list[int], others: list[int]) -> np.ndarray:
@@ -512,11 +465,6 @@ def equity_vector(
     b = check_cards(board, "board", (0, 3, 4, 5))
     d = check_cards(dead, "dead", tuple(range(53)))
     if not b and not d:
-        # The one arrow back from equity to preflop, at call time: the table
-        # module stays off `import acpc_lbr.equity`; preflop (above equity)
-        # imports only equity's public front door.
-        from acpc_lbr.preflop import preflop_equity_vector  # lazy: the 14 MB table's module
-
         return preflop_equity_vector(h)
     wins, ties, count = vector_counts(h, b, d)
     return (wins + 0.5 * ties) / count
@@ -562,8 +510,6 @@ def equity_vs_range(
     if len(distinct) < _FEW_HANDS:
         return _equity_hand_by_hand(h, b, used, hand_w, distinct)
     if not b and not d:  # preflop: the same exact counts, from the precomputed table
-        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector  # lazy: see equity_vector
-
         wins, ties = preflop_counts_vector(h)
         count = NUM_BOARDS
     else:

@@ -71,6 +71,42 @@ class EvaluatorInputError(ValueError):
     """Invalid input to the evaluator: bad shape, dtype, card range or duplicate cards."""
 
 
+class EquityInputError(EvaluatorInputError):
+    """Invalid input to an equity function: bad cards, repeated cards, bad board size or weights.
+
+    Raised by :mod:`acpc_lbr.equity` and :mod:`acpc_lbr.preflop` alike; it lives
+    here, below both, with :func:`check_cards`, the card checks they share.
+    """
+
+
+def check_card(c: object) -> int:
+    """``c`` as a card index 0..51 (a Python or numpy integer, not a bool).
+
+    Raises:
+        EquityInputError: anything else.
+    """
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
+        raise EquityInputError(f"a card must be an integer index, got {c!r}")
+    if not 0 <= c <= 51:
+        raise EquityInputError(f"card index {c} is not in 0..51")
+    return int(c)
+
+
+def check_cards(cards: Sequence[int] | np.ndarray, what: str, sizes: tuple[int, ...]) -> list[int]:
+    """``cards`` as a list of card indices 0..51, of one of the allowed ``sizes``.
+
+    Raises:
+        EquityInputError: naming ``what`` on a bad card or a bad count.
+    """
+    try:
+        out = [check_card(c) for c in cards]
+    except TypeError as exc:
+        raise EquityInputError(f"{what} must be a sequence of card indices") from exc
+    if len(out) not in sizes:
+        raise EquityInputError(f"{what} must have {' or '.join(map(str, sizes))} cards")
+    return out
+
+
 class EvalTables(NamedTuple):
     """The evaluator's lookup tables, passed to every kernel as one argument.
 
@@ -306,9 +342,12 @@ __all__ = [
     "NUM_CLASSES",
     "PHANTOM_CARD",
     "TABLES",
+    "EquityInputError",
     "EvalTables",
     "EvaluatorInputError",
     "card_bit",
+    "check_card",
+    "check_cards",
     "category",
     "category_index",
     "evaluate",

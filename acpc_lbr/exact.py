@@ -62,12 +62,13 @@ from acpc_lbr.lbr import (
     equity_vector_small,
 )
 from acpc_lbr.ranges import bayes_update, compatible_mask, hand_table, remove_cards, uniform_range
-from acpc_lbr.strategies import Policy, default_actions
+from acpc_lbr.policy import Strategy, probabilities_at
+from acpc_lbr.strategies import default_actions
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import Action, State, showdown_values
 
-FloatArray = npt.NDArray[np.float64]
 ActionsFunction = Callable[[State], list[Action]]
 
 __all__ = [
@@ -195,11 +196,11 @@ class _Tree:
         return self._showdown_cache[(spent, board)]
 
     def play(
-        self, policy: Policy, state: State, board: tuple[int, ...], reach: FloatArray
+        self, strategy: Strategy, state: State, board: tuple[int, ...], reach: FloatArray
     ) -> tuple[list[Action], FloatArray]:
         """The policy's actions and probabilities at ``state``, checked to sum to 1."""
         actions = self.actions(state)
-        probs = np.asarray(policy(state, board, actions), dtype=np.float64)
+        probs = probabilities_at(strategy, state, board, actions)
         if probs.shape != (len(actions), self.game.num_hands):
             raise ValueError(
                 f"policy returned shape {probs.shape}, expected {(len(actions), self.game.num_hands)}"
@@ -233,9 +234,9 @@ def _child(state: State, action: Action) -> State:
 
 
 class _BestResponseWalk(_Tree):
-    def __init__(self, game: GameDef, policy: Policy, seat: int, actions: ActionsFunction) -> None:
+    def __init__(self, game: GameDef, strategy: Strategy, seat: int, actions: ActionsFunction) -> None:
         super().__init__(game, actions)
-        self.policy = policy
+        self.strategy = strategy
         self.seat = seat
 
     def value(self) -> float:
@@ -260,7 +261,7 @@ class _BestResponseWalk(_Tree):
         if state.current_player == self.seat:
             children = [self.node(_child(state, a), board, reach) for a in self.actions(state)]
             return np.asarray(np.max(np.array(children), axis=0), dtype=np.float64)
-        actions, probs = self.play(self.policy, state, board, reach)
+        actions, probs = self.play(self.strategy, state, board, reach)
         total = np.zeros(self.game.num_hands)
         for action, row in zip(actions, probs):
             branch = reach * row
@@ -270,28 +271,28 @@ class _BestResponseWalk(_Tree):
 
 
 def best_response(
-    game: GameDef, policy: Policy, actions: ActionsFunction = default_actions
+    game: GameDef, strategy: Strategy, actions: ActionsFunction = default_actions
 ) -> BestResponse:
-    """The exact best response to ``policy`` (playing both seats) in a small game.
+    """The exact best response to ``strategy`` (playing both seats) in a small game.
 
     Args:
         game: a two-player game small enough to walk (Kuhn, Leduc).
-        policy: the strategy (:data:`acpc_lbr.strategies.Policy`).
+        strategy: a bot's strategy or one of :mod:`acpc_lbr.strategies` (:data:`acpc_lbr.policy.Strategy`).
         actions: the actions walked at each node (both players).
 
     Raises:
         ValueError: the policy's probabilities over the walked actions do not sum to 1.
     """
-    seat0 = _BestResponseWalk(game, policy, 0, actions).value()
-    seat1 = _BestResponseWalk(game, policy, 1, actions).value()
+    seat0 = _BestResponseWalk(game, strategy, 0, actions).value()
+    seat1 = _BestResponseWalk(game, strategy, 1, actions).value()
     return BestResponse((seat0, seat1))
 
 
 def best_response_value(
-    game: GameDef, policy: Policy, actions: ActionsFunction = default_actions
+    game: GameDef, strategy: Strategy, actions: ActionsFunction = default_actions
 ) -> float:
-    """Exploitability of ``policy``: the mean of the two seats' best-response values (chips/hand)."""
-    return best_response(game, policy, actions).exploitability
+    """Exploitability of ``strategy``: the mean of the two seats' best-response values (chips/hand)."""
+    return best_response(game, strategy, actions).exploitability
 
 
 # -- LBR -----------------------------------------------------------------------------
@@ -301,7 +302,7 @@ class _LbrWalk(_Tree):
     def __init__(
         self,
         game: GameDef,
-        policy: Policy,
+        strategy: Strategy,
         seat: int,
         options: BettingOptions,
         active_rounds: ActiveRounds,
@@ -309,7 +310,7 @@ class _LbrWalk(_Tree):
         actions: ActionsFunction,
     ) -> None:
         super().__init__(game, actions)
-        self.policy = policy
+        self.strategy = strategy
         self.seat = seat
         self.options = options
         self.active_rounds = active_rounds
@@ -356,14 +357,14 @@ class _LbrWalk(_Tree):
             active = self.active_rounds.is_active(state.round)
             raises = candidate_raises(state, self.options) if active else []
             fold_probs = {
-                a: self.policy(after, board, [Action.FOLD])[0]
+                a: probabilities_at(self.strategy, after, board, [Action.FOLD])[0]
                 for a in raises
                 for after in (_child(state, a),)
             }
             equity = self.equity(hole, board) if active else np.zeros(0)
             decision = decide(state, self.seat, equity, belief, fold_probs, active=active)
             return self.node(_child(state, decision.action), board, hand, reach, belief)
-        actions, probs = self.play(self.policy, state, board, reach)
+        actions, probs = self.play(self.strategy, state, board, reach)
         known = compatible_mask(self.game, hole + board)
         total = 0.0
         for action, row in zip(actions, probs):
@@ -378,14 +379,14 @@ class _LbrWalk(_Tree):
 
 def lbr_value(
     game: GameDef,
-    policy: Policy,
+    strategy: Strategy,
     options: BettingOptions,
     active_rounds: ActiveRounds | None = None,
     *,
     equity: EquityFunction | None = None,
     actions: ActionsFunction = default_actions,
 ) -> LbrValue:
-    """LBR's exact expected winnings against ``policy``, per seat, over every deal.
+    """LBR's exact expected winnings against ``strategy``, per seat, over every deal.
 
     LBR's range follows the policy's answers along each line and every
     decision goes through :func:`acpc_lbr.lbr.decide` with
@@ -393,7 +394,7 @@ def lbr_value(
 
     Args:
         game: a two-player game small enough to walk.
-        policy: the opponent's strategy; it is also asked, after each candidate
+        strategy: the opponent's strategy; it is also asked, after each candidate
             raise, for its fold probabilities (LBR's range query).
         options: LBR's betting options.
         active_rounds: LBR's active rounds (default: all).
@@ -409,7 +410,7 @@ def lbr_value(
     values = []
     inconsistencies = 0
     for seat in (0, 1):
-        walk = _LbrWalk(game, policy, seat, options, rounds, equity_fn, actions)
+        walk = _LbrWalk(game, strategy, seat, options, rounds, equity_fn, actions)
         values.append(walk.value())
         inconsistencies += walk.inconsistencies
     return LbrValue((values[0], values[1]), inconsistencies)
@@ -417,12 +418,12 @@ def lbr_value(
 
 def lbr_expected_value(
     game: GameDef,
-    policy: Policy,
+    strategy: Strategy,
     options: BettingOptions,
     active_rounds: ActiveRounds | None = None,
 ) -> float:
-    """LBR's exact expected winnings (chips/hand) against ``policy``, averaged over both seats."""
-    return lbr_value(game, policy, options, active_rounds).value
+    """LBR's exact expected winnings (chips/hand) against ``strategy``, averaged over both seats."""
+    return lbr_value(game, strategy, options, active_rounds).value
 
 
 # -- every history of an LBR hand, with its probability ----------------------------------
@@ -456,25 +457,25 @@ class LbrHistory:
 
 def lbr_histories(
     game: GameDef,
-    policy: Policy,
+    strategy: Strategy,
     options: BettingOptions,
     position: int,
     active_rounds: ActiveRounds | None = None,
     *,
-    answers: Policy | None = None,
+    answers: Strategy | None = None,
     equity: EquityFunction | None = None,
 ) -> Iterator[LbrHistory]:
-    """Every hand LBR (at ``position``) can play against ``policy``, with its probability.
+    """Every hand LBR (at ``position``) can play against ``strategy``, with its probability.
 
     Chance deals every ordered pair of hole hands and every board uniformly;
-    the opponent plays ``policy`` over :func:`default_actions`; LBR plays as
+    the opponent plays ``strategy`` over :func:`default_actions`; LBR plays as
     :func:`lbr_value` (its range and fold probabilities from ``answers``,
-    default ``policy``: a different ``answers`` is a bot that lies). The
+    default ``strategy``: a different ``answers`` is a bot that lies). The
     probabilities sum to 1, so the expectation of any per-hand estimator is
     an exact sum over the histories.
     """
     walk = _LbrHistoryWalk(
-        game, policy, answers if answers is not None else policy, options, position,
+        game, strategy, answers if answers is not None else strategy, options, position,
         active_rounds if active_rounds is not None else ActiveRounds(),
         equity if equity is not None else (lambda hero, board: equity_vector_small(game, hero, board)),
     )
@@ -495,11 +496,11 @@ class _LbrHistoryWalk(_Tree):
     """
 
     def __init__(
-        self, game: GameDef, policy: Policy, told: Policy, options: BettingOptions, position: int,
+        self, game: GameDef, strategy: Strategy, told: Strategy, options: BettingOptions, position: int,
         rounds: ActiveRounds, equity: EquityFunction,
     ) -> None:
         super().__init__(game, default_actions)
-        self.policy = policy
+        self.strategy = strategy
         self.told = told
         self.options = options
         self.position = position
@@ -543,7 +544,7 @@ class _LbrHistoryWalk(_Tree):
         """LBR's deterministic choice (:func:`acpc_lbr.lbr.decide`), fold probabilities from the answers."""
         active = self.rounds.is_active(state.round)
         raises = candidate_raises(state, self.options) if active else []
-        folds = {a: self.told(_child(state, a), board, [Action.FOLD])[0] for a in raises}
+        folds = {a: probabilities_at(self.told, _child(state, a), board, [Action.FOLD])[0] for a in raises}
         equity_vec = self.equity(hole[self.position], board) if active else np.zeros(0)
         return decide(state, self.position, equity_vec, belief, folds, active=active).action
 
@@ -553,7 +554,7 @@ class _LbrHistoryWalk(_Tree):
     ) -> Iterator[LbrHistory]:
         """Each action the opponent plays with positive probability; LBR updates its belief on the answer."""
         actions = default_actions(state)
-        true = np.asarray(self.policy(state, board, actions), dtype=np.float64)[:, self.index[hole[1 - self.position]]]
+        true = probabilities_at(self.strategy, state, board, actions)[:, self.index[hole[1 - self.position]]]
         listed = correction_actions(state)
         known = compatible_mask(self.game, hole[self.position] + board)
         for action, p in zip(actions, true):
@@ -561,7 +562,7 @@ class _LbrHistoryWalk(_Tree):
                 continue
             # The answer covers AIVAT's correction actions as well as the played one.
             asked = list({a.text(): a for a in [*listed, action]}.values())
-            said = np.asarray(self.told(state, board, asked), dtype=np.float64)
+            said = probabilities_at(self.told, state, board, asked)
             answer = {a.text(): said[j] for j, a in enumerate(asked)}
             child_belief, _ = bayes_update(belief, answer[action.text()], known)
             yield from self.walk(_child(state, action), board, hole, prob * float(p), child_belief, (*rows, answer))
@@ -580,10 +581,10 @@ class _LbrHistoryWalk(_Tree):
 
 class _PairWalk(_Tree):
     def __init__(
-        self, game: GameDef, policies: tuple[Policy, Policy], actions: ActionsFunction
+        self, game: GameDef, strategies: tuple[Strategy, Strategy], actions: ActionsFunction
     ) -> None:
         super().__init__(game, actions)
-        self.policies = policies
+        self.strategies = strategies
 
     def value(self) -> float:
         ones = np.ones(self.game.num_hands)
@@ -610,7 +611,7 @@ class _PairWalk(_Tree):
             return float(reach0 @ self.payoff_matrix(state, board, 0) @ reach1)
         player = state.current_player
         reach = reach0 if player == 0 else reach1
-        actions, probs = self.play(self.policies[player], state, board, reach)
+        actions, probs = self.play(self.strategies[player], state, board, reach)
         total = 0.0
         for action, row in zip(actions, probs):
             branch = reach * row
@@ -625,23 +626,23 @@ class _PairWalk(_Tree):
 
 
 def strategy_value(
-    game: GameDef, policy_a: Policy, policy_b: Policy, actions: ActionsFunction = default_actions
+    game: GameDef, strategy_a: Strategy, strategy_b: Strategy, actions: ActionsFunction = default_actions
 ) -> float:
-    """Expected chips per hand ``policy_a`` wins from ``policy_b``, averaged over both seatings."""
-    a_first = _PairWalk(game, (policy_a, policy_b), actions).value()
-    b_first = _PairWalk(game, (policy_b, policy_a), actions).value()
+    """Expected chips per hand ``strategy_a`` wins from ``strategy_b``, averaged over both seatings."""
+    a_first = _PairWalk(game, (strategy_a, strategy_b), actions).value()
+    b_first = _PairWalk(game, (strategy_b, strategy_a), actions).value()
     # Zero-sum: seat 1's value is minus seat 0's.
     return (a_first - b_first) / 2.0
 
 
 def aivat_moments(
     game: GameDef,
-    policy: Policy,
+    strategy: Strategy,
     options: BettingOptions,
     position: int,
     active_rounds: ActiveRounds | None = None,
     *,
-    answers: Policy | None = None,
+    answers: Strategy | None = None,
 ) -> dict[str, float]:
     """Exact E and standard deviation of raw and AIVAT (and of AIVAT − raw) for LBR at ``position``.
 
@@ -650,7 +651,7 @@ def aivat_moments(
     """
     equity = equity_function(game)
     raw = aivat = raw2 = aivat2 = diff2 = 0.0
-    for h in lbr_histories(game, policy, options, position, active_rounds, answers=answers):
+    for h in lbr_histories(game, strategy, options, position, active_rounds, answers=answers):
         value = hand_aivat(game, h.betting, h.board, h.hole[position], position, h.rows, equity).chips
         outcome = h.values[position]
         p = h.probability

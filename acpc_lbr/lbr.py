@@ -42,11 +42,11 @@ import numpy as np
 import numpy.typing as npt
 
 from acpc_lbr.ranges import RangeTracker, hand_table
+from protocol.arrays import FloatArray
 from protocol.gamedef import MAX_ROUNDS, GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import Action, ActionType, State
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Equity function: (LBR's hole cards, board cards so far) -> e, shape (num_hands,).
 EquityFunction = Callable[[Sequence[int], Sequence[int]], FloatArray]

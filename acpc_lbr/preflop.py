@@ -18,7 +18,7 @@ stored beside the counts guards against the two ever drifting apart.
 
 Canonical form: the *key* of an ordered pair of hands ``(a, b)`` is the
 smallest ``p(a) * 1326 + p(b)`` over the suit permutations ``p`` (hands in
-colex order, see :data:`acpc_lbr.equity.HAND_CARDS`); the key of a matchup is
+colex order, :func:`protocol.hands.holdem`); the key of a matchup is
 the smaller of the keys of ``(a, b)`` and ``(b, a)``; canonical matchups are
 numbered in ascending key order, and the representative of a matchup is the
 ordered pair ``(key // 1326, key % 1326)``.
@@ -32,38 +32,34 @@ Public API:
 * :func:`preflop_counts_vector` -- the exact (wins, ties) board counts behind a row.
 * :func:`canonical_matchups`, :func:`matchup_ids`, :func:`load_counts` -- the
   canonical numbering and the exact counts behind the table.
-* :func:`build_counts` -- recompute counts by enumeration (all, or some ids).
 
-Regenerate the shipped file (two processes, a progress bar on stderr)::
+This module is the table, below :mod:`acpc_lbr.equity`, whose front door
+reads it; it imports no equity code. The counts are computed by equity's
+enumeration in :mod:`acpc_lbr.preflop_build` (above both), which regenerates
+the shipped file (two processes, a progress bar on stderr)::
 
-    python -m acpc_lbr.preflop --build [--workers 2] [--output PATH]
+    python -m acpc_lbr.preflop_build --build [--workers 2] [--output PATH]
+
+and which :func:`load_counts` runs, as that command, when the file is missing.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
+import subprocess
 import sys
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TextIO
 
 import numpy as np
 
-from acpc_lbr.equity import (
-    HAND_CARDS,
-    HAND_INDEX,
-    NUM_HANDS,
-    SUIT_MAPS,
-    check_cards,
-    hand_index,
-    matchup_counts,
-    vector_counts,
-)
-from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
+from acpc_lbr.evaluator import EquityInputError, check_cards
+from protocol.hands import holdem, suit_maps
+
+_HOLDEM = holdem()
+HAND_CARDS, HAND_INDEX, NUM_HANDS = _HOLDEM.cards, _HOLDEM.pairs, _HOLDEM.num_hands
 
 #: Boards that complete a preflop matchup: C(48, 5).
 NUM_BOARDS = 1_712_304
@@ -74,9 +70,6 @@ FORMAT_VERSION = 1
 #: The table shipped as package data.
 DATA_PATH = Path(__file__).resolve().parent / "data" / "preflop_counts.npz"
 
-# With fewer villains than this to compute for one hero hand, enumerating the
-# boards of each matchup (~25 ms each) beats one pass over all hands (~1 s).
-_PAIRWISE_BELOW = 40
 
 
 # ---------------------------------------------------------------------------
@@ -86,7 +79,8 @@ _PAIRWISE_BELOW = 40
 
 def _hand_permutations() -> np.ndarray:
     """(24, 1326) int64: each suit permutation as a map of colex hand numbers."""
-    return np.asarray(HAND_INDEX[SUIT_MAPS[:, HAND_CARDS[:, 0]], SUIT_MAPS[:, HAND_CARDS[:, 1]]])
+    maps = suit_maps()
+    return np.asarray(HAND_INDEX[maps[:, HAND_CARDS[:, 0]], maps[:, HAND_CARDS[:, 1]]])
 
 
 def _disjoint() -> np.ndarray:
@@ -168,111 +162,8 @@ def canonical_checksum() -> str:
 
 
 # ---------------------------------------------------------------------------
-# Exact counts by enumeration
+# Saving and loading
 # ---------------------------------------------------------------------------
-
-
-def _hero_counts(hero: int, villains: np.ndarray, pairwise: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(wins, ties) int64 of hand ``hero`` against each hand of ``villains`` (worker task)."""
-    hero_cards = [int(c) for c in HAND_CARDS[hero]]
-    if pairwise:
-        out = [matchup_counts(hero_cards, [int(c) for c in HAND_CARDS[v]]) for v in villains]
-        counts = np.array(out, dtype=np.int64).reshape(-1, 3)
-        return counts[:, 0], counts[:, 1]
-    wins, ties, boards = vector_counts(hero_cards, [], [])
-    if boards != NUM_BOARDS:  # pragma: no cover - a broken kernel, not an input error
-        raise RuntimeError(f"expected {NUM_BOARDS} boards per matchup, got {boards}")
-    return wins[villains], ties[villains]
-
-
-class _ProgressBar:
-    """A one-line textual progress bar (rewritten in place with carriage returns)."""
-
-    def __init__(self, total: int, label: str, stream: TextIO | None) -> None:
-        self.total, self.label, self.stream = total, label, stream
-        self.start = time.perf_counter()
-        self.done = 0
-        self._draw()
-
-    def advance(self, n: int = 1) -> None:
-        self.done += n
-        self._draw()
-
-    def _draw(self) -> None:
-        if self.stream is None:
-            return
-        elapsed = time.perf_counter() - self.start
-        frac = self.done / self.total if self.total else 1.0
-        eta = elapsed / frac - elapsed if frac > 0 else float("nan")
-        bar = "#" * int(30 * frac)
-        self.stream.write(
-            f"\r{self.label} [{bar:<30}] {self.done}/{self.total}"
-            f"  {elapsed:5.0f} s elapsed, ETA {eta:4.0f} s "
-        )
-        if self.done >= self.total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def build_counts(
-    ids: Iterable[int] | None = None,
-    *,
-    workers: int = 1,
-    method: str = "auto",
-    progress: TextIO | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Exact counts of canonical matchups by full enumeration of the boards.
-
-    Matchups are grouped by their representative's hero hand.  A group is
-    computed either with one pass of :func:`acpc_lbr.equity.equity_vector`'s
-    kernel over every board and every villain hand ("vector", ~1 s per hero
-    hand), or by enumerating each matchup's boards ("pairs", ~25 ms each);
-    "auto" picks the cheaper per group.
-
-    Args:
-        ids: Canonical matchup numbers; None means all 47,008.
-        workers: Processes to use (1: compute in this process).
-        method: "auto", "vector" or "pairs".
-        progress: Stream for a progress bar (e.g. ``sys.stderr``), or None.
-
-    Returns:
-        ``(wins, ties)``: uint32 arrays, one entry per requested id (in the
-        given order): boards the representative's hero wins and ties.
-    """
-    if method not in ("auto", "vector", "pairs"):
-        raise ValueError(f"unknown method {method!r}")
-    reps = canonical_matchups()
-    wanted = np.arange(len(reps)) if ids is None else np.asarray(list(ids), dtype=np.int64)
-    if wanted.size and (wanted.min() < 0 or wanted.max() >= len(reps)):
-        raise ValueError(f"canonical ids must be in 0..{len(reps) - 1}")
-    wins = np.zeros(len(wanted), dtype=np.int64)
-    ties = np.zeros(len(wanted), dtype=np.int64)
-    heroes = reps[wanted, 0]
-    tasks = []
-    for hero in np.unique(heroes):
-        slots = np.flatnonzero(heroes == hero)
-        pairwise = method == "pairs" or (method == "auto" and len(slots) < _PAIRWISE_BELOW)
-        tasks.append((int(hero), slots, pairwise))
-    # Longest first, so the last tasks to finish are short ones.
-    tasks.sort(key=lambda t: -(len(t[1]) if t[2] else 10 * _PAIRWISE_BELOW))
-    bar = _ProgressBar(len(tasks), "preflop table: hero hands", progress)
-    if workers <= 1:
-        for hero, slots, pairwise in tasks:
-            wins[slots], ties[slots] = _hero_counts(hero, reps[wanted[slots], 1], pairwise)
-            bar.advance()
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {
-                pool.submit(_hero_counts, hero, reps[wanted[slots], 1], pairwise): slots
-                for hero, slots, pairwise in tasks
-            }
-            for future in as_completed(futures):
-                slots = futures[future]
-                wins[slots], ties[slots] = future.result()
-                bar.advance()
-    return wins.astype(np.uint32), ties.astype(np.uint32)
 
 
 def save_counts(path: Path, wins: np.ndarray, ties: np.ndarray) -> None:
@@ -292,11 +183,6 @@ def save_counts(path: Path, wins: np.ndarray, ties: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
-# ---------------------------------------------------------------------------
-# Loading
-# ---------------------------------------------------------------------------
-
-
 def _cache_path() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "acpc-lbr" / "preflop_counts.npz"
@@ -309,7 +195,7 @@ def _read_counts(path: Path) -> tuple[np.ndarray, np.ndarray]:
         if str(data["canonical_sha256"]) != canonical_checksum():
             raise RuntimeError(
                 f"{path}: canonical matchup numbering differs from this code's; "
-                "rebuild with `python -m acpc_lbr.preflop --build`"
+                "rebuild with `python -m acpc_lbr.preflop_build --build`"
             )
         wins = np.array(data["wins"], dtype=np.int64)
         ties = np.array(data["ties"], dtype=np.int64)
@@ -333,9 +219,23 @@ def load_counts() -> tuple[np.ndarray, np.ndarray]:
         f"into {_cache_path()} (a few minutes)",
         file=sys.stderr,
     )
-    wins, ties = build_counts(workers=os.cpu_count() or 1, progress=sys.stderr)
-    save_counts(_cache_path(), wins, ties)
+    build_into(_cache_path())
     return _read_counts(_cache_path())
+
+
+def build_into(path: Path) -> None:
+    """Build the counts into ``path`` with ``python -m acpc_lbr.preflop_build`` (all cores).
+
+    A program rather than an import: building needs equity's enumeration, and
+    equity reads this table, so the builder sits above both.
+
+    Raises:
+        RuntimeError: the build failed (its own messages are on stderr).
+    """
+    command = [sys.executable, "-m", "acpc_lbr.preflop_build", "--build",
+               "--workers", str(os.cpu_count() or 1), "--output", str(path)]
+    if subprocess.run(command, check=False).returncode != 0:
+        raise RuntimeError(f"building the preflop table failed: {' '.join(command)}")
 
 
 @lru_cache(maxsize=1)
@@ -376,8 +276,7 @@ def preflop_counts_vector(hero: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         EquityInputError: on a bad or repeated card.
     """
-    c1, c2 = check_cards(hero, "hero", (2,))
-    row = hand_index(c1, c2)
+    row = _hero_hand(hero)
     wins, ties = load_counts()
     ids, flipped = matchup_ids()
     valid = ids[row] >= 0
@@ -404,51 +303,32 @@ def preflop_equity_vector(hero: Sequence[int]) -> np.ndarray:
 
     >>> from protocol.cards import cards_from_text
     >>> row = preflop_equity_vector(cards_from_text("AsAh"))
-    >>> round(float(row[hand_index(*cards_from_text("KdKc"))]), 6)
+    >>> round(float(row[holdem().hand_of(cards_from_text("KdKc"))]), 6)
     0.812555
     """
+    return np.array(preflop_equity_table()[_hero_hand(hero)])
+
+
+def _hero_hand(hero: Sequence[int]) -> int:
+    """Hero's hand number.
+
+    Raises:
+        EquityInputError: a bad or repeated card, or not two of them.
+    """
     c1, c2 = check_cards(hero, "hero", (2,))
-    return np.array(preflop_equity_table()[hand_index(c1, c2)])
-
-
-# ---------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m acpc_lbr.preflop --build``: recompute and write the counts."""
-    parser = argparse.ArgumentParser(
-        prog="python -m acpc_lbr.preflop",
-        description="Build the exact preflop hand-vs-hand table (47,008 canonical matchups).",
-    )
-    parser.add_argument("--build", action="store_true", help="recompute every canonical matchup")
-    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    parser.add_argument("--output", type=Path, default=DATA_PATH, help="the .npz to write")
-    args = parser.parse_args(argv)
-    if not args.build:
-        parser.print_help()
-        return EXIT_USAGE
-    start = time.perf_counter()
-    wins, ties = build_counts(workers=args.workers, progress=sys.stderr)
-    save_counts(args.output, wins, ties)
-    print(
-        f"wrote {args.output} ({args.output.stat().st_size} bytes, "
-        f"{NUM_CANONICAL_MATCHUPS} matchups) in {time.perf_counter() - start:.1f} s",
-        file=sys.stderr,
-    )
-    return EXIT_OK
+    if c1 == c2:
+        raise EquityInputError("a hand needs two different cards")
+    return int(HAND_INDEX[c1, c2])
 
 
 __all__ = [
     "DATA_PATH",
     "NUM_BOARDS",
     "NUM_CANONICAL_MATCHUPS",
-    "build_counts",
+    "build_into",
     "canonical_checksum",
     "canonical_matchups",
     "load_counts",
-    "matchup_counts",
     "matchup_ids",
     "preflop_counts_vector",
     "preflop_equity_table",
@@ -456,5 +336,3 @@ __all__ = [
     "save_counts",
 ]
 
-if __name__ == "__main__":
-    sys.exit(main())

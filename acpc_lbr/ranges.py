@@ -1,7 +1,7 @@
 """Range vectors: LBR's belief about the opponent's private hand (lbr.md, "Range bookkeeping").
 
 A range is a ``float64`` vector of shape ``(game.num_hands,)`` over every
-private hand of the game in colex hand order (:func:`protocol.cards.all_hands`;
+private hand of the game in colex hand order (:mod:`protocol.hands`;
 1326 hands in hold'em, 6 in Leduc, 3 in Kuhn). Hands that share a card with
 LBR's hole cards or with the board ("dead" cards) carry probability 0.
 
@@ -37,11 +37,10 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from protocol.cards import DECK_SIZE, cards_to_text
+from protocol.arrays import BoolArray, FloatArray
+from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 __all__ = [
     "HandTable",
@@ -56,7 +55,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class HandTable:
-    """The private hands of a game, in hand order.
+    """The private hands of a game, in hand order: :class:`protocol.hands.HandNumbering`'s tables,
+    with the hands also as tuples (for the exact tools' walks).
 
     Attributes:
         hand_cards: card indices of each hand, ``hand_cards[i]`` sorted ascending.
@@ -76,17 +76,9 @@ class HandTable:
 @lru_cache(maxsize=16)
 def hand_table(game: GameDef) -> HandTable:
     """The :class:`HandTable` of ``game`` (cached per game)."""
-    cards = game.hand_cards
-    hands = tuple(tuple(int(c) for c in row) for row in cards)
-    contains = np.zeros((DECK_SIZE, len(hands)), dtype=np.bool_)
-    for i, hand in enumerate(hands):
-        contains[list(hand), i] = True
-    # Two hands overlap when some card is in both: a boolean matrix product.
-    as_int = contains.astype(np.int32)
-    overlaps = (as_int.T @ as_int) > 0
-    for array in (contains, overlaps):
-        array.setflags(write=False)
-    return HandTable(hands, cards, contains, overlaps)
+    numbered = game.hands
+    hands = tuple(tuple(int(c) for c in row) for row in numbered.cards)
+    return HandTable(hands, numbered.cards, numbered.contains, numbered.overlaps)
 
 
 def compatible_mask(game: GameDef, dead_cards: Iterable[int]) -> BoolArray:

@@ -2,7 +2,7 @@
 
 :func:`simulate_lbr_match` deals and seats hands as the dealer does, plays LBR
 (:class:`acpc_lbr.lbr.LbrPlayer`) against a bot that samples a
-:data:`~acpc_lbr.strategies.Policy`, writes each finished hand as the ``STATE``
+:data:`~acpc_lbr.policy.Strategy`, writes each finished hand as the ``STATE``
 record the dealer would log, and hands it to the results' one step from a hand
 to its outcome (:class:`acpc_lbr.results.outcomes.HandAccountant`), with the σ
 rows answered in process. No sockets and no dealer: the statistical tests and
@@ -20,9 +20,11 @@ import numpy as np
 
 from acpc_lbr.aivat import AivatSetup
 from acpc_lbr.estimators import HandOutcome
-from acpc_lbr.lbr import ActiveRounds, BettingOptions, FloatArray, LbrPlayer, equity_function
+from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer, equity_function
+from acpc_lbr.policy import Strategy, probabilities_at
 from acpc_lbr.results.outcomes import HandAccountant, aivat_requests, log_values, opponent_decisions
-from acpc_lbr.strategies import Policy, default_actions
+from acpc_lbr.strategies import default_actions
+from protocol.arrays import FloatArray
 from protocol.deal import Deal, DealSource
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
@@ -31,14 +33,14 @@ from protocol.wire import LogState, log_state_for
 
 def simulate_lbr_match(
     game: GameDef,
-    policy: Policy,
+    policy: Strategy,
     options: BettingOptions,
     hands: int,
     seed: int,
     rng_seed: int,
     *,
     duplicate: bool = False,
-    answers: Policy | None = None,
+    answers: Strategy | None = None,
     active_rounds: ActiveRounds | None = None,
     sample: Callable[[State, Sequence[int], int, np.random.Generator], Action] | None = None,
     aivat: bool = False,
@@ -55,7 +57,7 @@ def simulate_lbr_match(
 
     Args:
         game: a heads-up game (small enough for :func:`acpc_lbr.lbr.equity_function`).
-        policy: the bot's strategy (:data:`acpc_lbr.strategies.Policy`).
+        policy: the bot's strategy (:data:`acpc_lbr.policy.Strategy`).
         options: LBR's :class:`~acpc_lbr.lbr.BettingOptions`.
         hands: hands per match.
         seed: the deal seed (as the dealer's).
@@ -95,8 +97,8 @@ def simulate_lbr_match(
 class _SimulatedBot:
     """The bot of :func:`simulate_lbr_match`: plays ``policy`` (or ``sample``), answers with ``answer``."""
 
-    policy: Policy
-    answer: Policy
+    policy: Strategy
+    answer: Strategy
     sample: Callable[[State, Sequence[int], int, np.random.Generator], Action] | None
     #: The bot's action sampling (the only draws of the match besides the deal).
     rng: np.random.Generator
@@ -107,7 +109,7 @@ class _SimulatedBot:
         for raise_ in lbr.candidates(state):
             after = state.clone()
             after.apply(raise_)
-            folds[raise_] = self.answer(after, shown, [Action.FOLD])[0]
+            folds[raise_] = probabilities_at(self.answer, after, shown, [Action.FOLD])[0]
         return folds
 
     def play(self, state: State, shown: Sequence[int], hand: int) -> Action:
@@ -115,7 +117,7 @@ class _SimulatedBot:
         if self.sample is not None:
             return self.sample(state, shown, hand, self.rng)
         actions = default_actions(state)
-        probs = np.asarray(self.policy(state, shown, actions), dtype=np.float64)[:, hand]
+        probs = probabilities_at(self.policy, state, shown, actions)[:, hand]
         return actions[int(self.rng.choice(len(actions), p=probs / probs.sum()))]
 
 
@@ -141,7 +143,7 @@ class _SimulatedMatch:
         values = log_values(state.values(deal.hole, deal.board_cards))
         record = log_state_for(state, deal, values, position_names)
         rows = [
-            np.asarray(answer(d.state.to_state(game), d.state.board_cards, [d.action]), dtype=np.float64)[0]
+            probabilities_at(answer, d.state.to_state(game), d.state.board_cards, [d.action])[0]
             for d in opponent_decisions(game, record, 1 - me)
         ]
         accountant = self.accountants[half]
@@ -162,7 +164,7 @@ class _SimulatedMatch:
             else:
                 lbr.observe_board(shown)
                 played = bot.play(state, shown, opponent_hand)
-                lbr.observe_opponent(bot.answer(state, shown, [played])[0])
+                lbr.observe_opponent(probabilities_at(bot.answer, state, shown, [played])[0])
                 state.apply(played)
         return state
 
@@ -172,7 +174,7 @@ class _SimulatedMatch:
         began = time.perf_counter()
         aivat_rows = []
         for d, actions in aivat_requests(game, record, 1 - me):
-            said = np.asarray(self.bot.answer(d.state.to_state(game), d.state.board_cards, actions), dtype=np.float64)
+            said = probabilities_at(self.bot.answer, d.state.to_state(game), d.state.board_cards, actions)
             aivat_rows.append({a.text(): said[j] for j, a in enumerate(actions)})
         if self.timings is not None:
             self.timings["aivat_answers"] = self.timings.get("aivat_answers", 0.0) + time.perf_counter() - began

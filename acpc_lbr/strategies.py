@@ -1,47 +1,47 @@
-"""Simple strategies for tests and the exact small-game tools.
+"""The exact tools' own strategies: uniform, always-call/fold, strategy tables, Kuhn's equilibria.
 
-A *policy* answers the range query of range-query.md for the player to act:
-``policy(state, board, actions)`` returns a ``(len(actions), game.num_hands)``
-float64 array whose ``[j, h]`` entry is the probability that the player to act
-at public state ``(state, board)`` plays ``actions[j]`` when holding hand ``h``
-(colex hand order, :func:`protocol.cards.all_hands`). ``board`` holds the
-board cards dealt so far (card indices): :class:`protocol.rules.State` carries
-betting only, and a strategy in round 2 of Leduc depends on the board card.
-In lbr.md's notation ``sigma(s, h, a) = policy(state, board, [a])[0, h]``.
-
-Entries for hands that share a card with the board are ignored by every
-consumer and may be anything.
+Each is a :data:`~acpc_lbr.policy.Strategy` (public view -> policy over every
+hand), the same kind of function a bot author writes with the SDK, so any of
+them can be measured exactly (:mod:`acpc_lbr.exact`), simulated, or seated as
+a networked bot. Their policies are :class:`~acpc_lbr.policy.Rows`: they
+answer any actions and play :func:`default_actions`.
+:func:`~acpc_lbr.policy.probabilities_at` asks a strategy at a public state.
 
 >>> from protocol.gamedef import load_game
 >>> from protocol.rules import State
+>>> from acpc_lbr.policy import probabilities_at
 >>> kuhn = load_game("kuhn")
->>> uniform_random(kuhn)(State(kuhn), (), [Action.CALL, Action.RAISE]).tolist()
+>>> probabilities_at(uniform_random(kuhn), State(kuhn), (), [Action.CALL, Action.RAISE]).tolist()
 [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import numpy as np
-import numpy.typing as npt
 
 from acpc_lbr.lbr import BettingOptions, candidate_raises
+from acpc_lbr.policy import PublicView, Rows, Strategy, probabilities_at
 from acpc_lbr.ranges import hand_table
+from protocol.arrays import FloatArray
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
 from protocol.rules import Action, ActionType, State
 
-FloatArray = npt.NDArray[np.float64]
 
-#: ``policy(state, board, actions) -> (len(actions), num_hands)`` probabilities.
-Policy = Callable[[State, Sequence[int], Sequence[Action]], FloatArray]
+#: ``answers(state, board, actions) -> (len(actions), num_hands)``: how a table-like strategy is
+#: written most simply (the probabilities of ``actions`` for every hand, as
+#: :func:`~acpc_lbr.policy.probabilities_at` returns them); :func:`from_answers` makes it a strategy.
+Answers = Callable[[State, Sequence[int], Sequence[Action]], FloatArray]
 
 __all__ = [
-    "Policy",
+    "Answers",
     "always_call",
     "always_fold",
     "default_actions",
+    "from_answers",
     "info_key",
     "kuhn_equilibrium",
     "table_strategy",
@@ -78,7 +78,30 @@ def _from_distribution(
     return np.repeat(column[:, None], game.num_hands, axis=1)
 
 
-def uniform_random(game: GameDef) -> Policy:
+def from_answers(answers: Answers) -> Strategy:
+    """The strategy whose policy at a view answers with ``answers`` and plays :func:`default_actions`.
+
+    >>> from protocol.gamedef import load_game
+    >>> from protocol.rules import State
+    >>> from acpc_lbr.policy import probabilities_at
+    >>> kuhn = load_game("kuhn")
+    >>> calls = from_answers(lambda state, board, actions: np.array([[float(a == Action.CALL)] * 3 for a in actions]))
+    >>> probabilities_at(calls, State(kuhn), (), [Action.FOLD, Action.CALL]).tolist()
+    [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    """
+
+    def strategy(view: PublicView) -> Rows:
+        state, board = view.state, view.board
+
+        def rows(actions: Sequence[Action]) -> FloatArray:
+            return answers(state, board, actions)
+
+        return Rows(partial(default_actions, state), rows)
+
+    return strategy
+
+
+def uniform_random(game: GameDef) -> Strategy:
     """Uniform over the legal action types (fold, call, raise).
 
     Limit games: that is uniform over every legal action. No-limit: the raise
@@ -86,7 +109,7 @@ def uniform_random(game: GameDef) -> Policy:
     one raise when they coincide), the only sizes this strategy plays.
     """
 
-    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+    def answers(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
         support = default_actions(state)
         raises = [a for a in support if a.type is ActionType.RAISE]
         types = len(support) - len(raises) + (1 if raises else 0)
@@ -95,26 +118,26 @@ def uniform_random(game: GameDef) -> Policy:
             distribution[action] = 1.0 / types / len(raises)
         return _from_distribution(game, distribution, actions)
 
-    return policy
+    return from_answers(answers)
 
 
-def always_call(game: GameDef) -> Policy:
+def always_call(game: GameDef) -> Strategy:
     """Always check/call."""
 
-    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+    def answers(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
         return _from_distribution(game, {Action.CALL: 1.0}, actions)
 
-    return policy
+    return from_answers(answers)
 
 
-def always_fold(game: GameDef) -> Policy:
+def always_fold(game: GameDef) -> Strategy:
     """Fold whenever folding is legal, otherwise check/call."""
 
-    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+    def answers(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
         chosen = Action.FOLD if state.can_fold() else Action.CALL
         return _from_distribution(game, {chosen: 1.0}, actions)
 
-    return policy
+    return from_answers(answers)
 
 
 def info_key(hole: Sequence[int], board: Sequence[int], betting: str) -> str:
@@ -135,8 +158,8 @@ def info_key(hole: Sequence[int], board: Sequence[int], betting: str) -> str:
 def table_strategy(
     game: GameDef,
     table: Mapping[str, Mapping[str, float]],
-    default: Policy | None = None,
-) -> Policy:
+    default: Strategy | None = None,
+) -> Strategy:
     """A strategy given as a table: info-set key -> {action text: probability}.
 
     Args:
@@ -144,13 +167,13 @@ def table_strategy(
         table: keys from :func:`info_key` (the acting player's hole cards, the
             board, the betting string), values mapping action tokens
             (``'f'``, ``'c'``, ``'r'``, ``'r300'``) to probabilities.
-        default: policy for information sets missing from the table
+        default: strategy for information sets missing from the table
             (default :func:`uniform_random`).
     """
     fallback = default if default is not None else uniform_random(game)
     hands = hand_table(game).hand_cards
 
-    def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
+    def answers(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
         betting = state.betting_string()
         result = np.zeros((len(actions), game.num_hands), dtype=np.float64)
         missing: list[int] = []
@@ -165,13 +188,13 @@ def table_strategy(
             for j, action in enumerate(actions):
                 result[j, h] = row.get(action.text(), 0.0)
         if missing:
-            result[:, missing] = fallback(state, board, actions)[:, missing]
+            result[:, missing] = probabilities_at(fallback, state, board, actions)[:, missing]
         return result
 
-    return policy
+    return from_answers(answers)
 
 
-def kuhn_equilibrium(game: GameDef, alpha: float = 0.0) -> Policy:
+def kuhn_equilibrium(game: GameDef, alpha: float = 0.0) -> Strategy:
     """Kuhn's (1950) family of Nash equilibria, as a :func:`table_strategy`.
 
     With cards low < mid < high (in the ACPC Kuhn game: Qs, Ks, As) and

@@ -1,7 +1,8 @@
 """Bots for ACPC dealers: the client base, the strategy SDK and the reference bots.
 
 * :mod:`agents.sdk` -- write one strategy function (``PublicView -> Policy``);
-  :class:`~agents.sdk.Mix` and :class:`~agents.sdk.UniformRaise` build policies.
+  :class:`~agents.sdk.Mix` and :class:`~agents.sdk.UniformRaise` build policies
+  (the vocabulary of :mod:`acpc_lbr.policy`, re-exported for bot authors).
 * :mod:`agents.client` -- :class:`~agents.client.AcpcClient` (the ACPC client
   on Twisted, with range queries of its own via ``ask``) and
   :class:`~agents.client.StrategyBot` (plays and answers range queries).

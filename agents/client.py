@@ -25,7 +25,7 @@ from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
 from acpc_lbr.reactor import write_now
-from agents.sdk import Mix, PublicView, Strategy, as_played, blocked_hands, hand_of
+from agents.sdk import Mix, PublicView, Strategy, blocked_hands, hand_of, played
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
@@ -369,9 +369,7 @@ class StrategyBot(AcpcClient):
         if state.current_player != query.state.position:
             raise ParseError(f"position {query.state.position} is not to act at this state")
         board = query.state.board_cards
-        policy = self.strategy(PublicView(game, state, query.state.position, board))
-        if isinstance(policy, Mix):
-            policy = as_played(policy, state)
+        policy = played(self.strategy, PublicView(game, state, query.state.position, board))
         probabilities = np.array(
             policy.probabilities(query.actions, game.num_hands), dtype=np.float64
         )

@@ -37,8 +37,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import numpy as np
-import numpy.typing as npt
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
@@ -46,6 +44,7 @@ from acpc_lbr.exit_codes import EXIT_NOT_QUERYABLE
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, EquityFunction, LbrPlayer
 from agents.client import AcpcClient, Decision
 from agents.tracking import SeatView
+from protocol.arrays import FloatArray
 from protocol.errors import ParseError
 from protocol.gamedef import GameDef
 from protocol.lines import board_by_round, line_views
@@ -55,7 +54,6 @@ from protocol.wire import MatchState
 
 log = logging.getLogger(__name__)
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Failed queries logged one by one; later ones are only counted (by reason, in the timing).
 LOGGED_QUERY_FAILURES = 5

@@ -15,6 +15,11 @@ Most strategies return a :class:`Mix`: a weighted set of concrete actions
 and :class:`UniformRaise` size ranges, each weight a float (the same for every
 hand: the fast path) or a numpy array of shape ``(num_hands,)``.
 
+The vocabulary itself (:class:`PublicView`, :class:`Policy`, :class:`Mix`,
+:class:`UniformRaise`, :data:`Strategy`, ...) lives in :mod:`acpc_lbr.policy`,
+where the exact tools and the simulations use it too; this module is the bot
+author's door to it, and every name imported from here keeps working.
+
 Hands are indexed in colex order of their card numbers (range-query
 extension, "Hand order"): see :func:`hand_cards` and :func:`hand_of`.
 
@@ -30,280 +35,43 @@ extension, "Hand order"): see :func:`hand_cards` and :func:`hand_of`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from collections.abc import Sequence
 
-import numpy as np
-import numpy.typing as npt
-
+from acpc_lbr.policy import (
+    Mix,
+    Part,
+    Policy,
+    PublicView,
+    Rows,
+    Strategy,
+    UniformRaise,
+    Weight,
+    as_played,
+    played,
+)
+from protocol.arrays import BoolArray, IntArray
 from protocol.gamedef import GameDef
-from protocol.rules import Action, ActionType, State, correct_action
+from protocol.rules import Action
 
-FloatArray = npt.NDArray[np.float64]
-#: A weight: one float for every hand, or an array of shape (num_hands,).
-Weight = float | FloatArray
-
-
-@dataclass(frozen=True)
-class UniformRaise:
-    """Every no-limit raise-to from ``low`` to ``high`` (inclusive), equally likely.
-
-    A weight ``w`` on this part gives each single size probability
-    ``w / (high - low + 1)``.
-    """
-
-    low: int
-    high: int
-
-    def __post_init__(self) -> None:
-        if self.low > self.high:
-            raise ValueError(f"empty raise range [{self.low}, {self.high}]")
-
-    @property
-    def count(self) -> int:
-        """Number of raise sizes in the range."""
-        return self.high - self.low + 1
-
-    def contains(self, action: Action) -> bool:
-        """True when ``action`` is a raise to a size in the range."""
-        return action.type is ActionType.RAISE and self.low <= action.size <= self.high
+__all__ = [
+    "Action",
+    "Mix",
+    "Part",
+    "Policy",
+    "PublicView",
+    "Rows",
+    "Strategy",
+    "UniformRaise",
+    "Weight",
+    "as_played",
+    "blocked_hands",
+    "hand_cards",
+    "hand_of",
+    "played",
+]
 
 
-#: One part of a :class:`Mix`: a concrete action or a range of raise sizes.
-Part = Action | UniformRaise
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """A strategy's answer at one public state, for every private hand."""
-
-    def probabilities(self, actions: Sequence[Action], num_hands: int) -> FloatArray:
-        """Probabilities of the given concrete actions.
-
-        Args:
-            actions: concrete actions (``f``, ``c``, ``r`` in limit, ``r<to>`` in no-limit).
-            num_hands: N, the game's number of private hands.
-
-        Returns:
-            float64 array of shape ``(len(actions), num_hands)``, in hand order.
-        """
-        ...
-
-    def sample(self, hand: int, rng: np.random.Generator) -> Action:
-        """Draw the action to play holding ``hand`` (a hand index)."""
-        ...
-
-
-class Mix:
-    """A policy made of weighted parts: actions and uniform raise-size ranges.
-
-    Args:
-        weights: part -> weight; a weight is a float (all hands) or an array of
-            shape ``(num_hands,)``. For each hand the weights should sum to 1;
-            a hand's weights that add up to less are normalised, by :meth:`sample`
-            and :meth:`probabilities` alike (the answers are then the play); more
-            than 1 is refused when answering (agents/client.py).
-
-    >>> Mix({Action.CALL: 1.0}).sample(0, np.random.default_rng(0))
-    Action(type=<ActionType.CALL: 'c'>, size=0)
-    """
-
-    __slots__ = ("_single", "parts")
-
-    def __init__(self, weights: Mapping[Part, Weight]) -> None:
-        self.parts: tuple[tuple[Part, Weight], ...] = tuple(weights.items())
-        # A deterministic policy (one action with a scalar weight) is played
-        # without touching the generator: the fast path of plain bots.
-        self._single: Action | None = None
-        if len(self.parts) == 1:
-            part, weight = self.parts[0]
-            if isinstance(part, Action) and not isinstance(weight, np.ndarray):
-                self._single = part
-
-    def __repr__(self) -> str:
-        return f"Mix({dict(self.parts)!r})"
-
-    def probabilities(self, actions: Sequence[Action], num_hands: int) -> FloatArray:
-        """Probabilities of ``actions`` for every hand; see :class:`Policy`.
-
-        A hand whose weights add up to less than 1 has them normalised, as
-        :meth:`sample` plays them: half a call and a quarter of a fold answer a
-        call 2/3.
-
-        >>> Mix({Action.CALL: 0.5, Action.FOLD: 0.25}).probabilities([Action.CALL], 2).round(4).tolist()
-        [[0.6667, 0.6667]]
-        """
-        result = np.zeros((len(actions), num_hands))
-        for row, action in enumerate(actions):
-            for part, weight in self.parts:
-                if isinstance(part, Action):
-                    if part == action:
-                        result[row] += weight
-                elif part.contains(action):
-                    result[row] += np.asarray(weight) / part.count
-        totals = self.totals(num_hands)
-        short = (totals > 0.0) & (totals < 1.0)
-        if short.any():
-            result[:, short] /= totals[short]
-        return result
-
-    def totals(self, num_hands: int) -> FloatArray:
-        """Every part's weight added up, for each hand: what :meth:`sample` normalises by."""
-        total = np.zeros(num_hands)
-        for _, weight in self.parts:
-            total += weight
-        return total
-
-    def sample(self, hand: int, rng: np.random.Generator) -> Action:
-        """Draw an action for ``hand``; see :class:`Policy`."""
-        if self._single is not None:
-            return self._single
-        weights = [
-            float(weight[hand]) if isinstance(weight, np.ndarray) else float(weight)
-            for _, weight in self.parts
-        ]
-        total = sum(weights)
-        if not total > 0.0:
-            raise ValueError(f"policy has no positive weight for hand {hand}")
-        chosen: Part = self.parts[-1][0]
-        threshold = rng.random() * total
-        for (part, _), weight in zip(self.parts, weights):
-            if threshold < weight:
-                chosen = part
-                break
-            threshold -= weight
-        if isinstance(chosen, Action):
-            return chosen
-        if chosen.low == chosen.high:
-            return Action.raise_to(chosen.low)
-        return Action.raise_to(int(rng.integers(chosen.low, chosen.high + 1)))
-
-
-def as_played(policy: Mix, state: State) -> Mix:
-    """``policy`` with each illegal action part replaced by the action it is played as.
-
-    :meth:`agents.client.StrategyBot.choose_action` corrects an illegal sample the way the
-    reference dealer would (an illegal fold or a raise past the cap is a call);
-    the answers must give that action the part's weight, not an action never played.
-
-    >>> from protocol.gamedef import load_game
-    >>> opening = State(load_game("leduc"))  # nothing to call: a fold is a check
-    >>> as_played(Mix({Action.FOLD: 0.25, Action.CALL: 0.75}), opening)
-    Mix({Action(type=<ActionType.CALL: 'c'>, size=0): 1.0})
-    """
-    if all(not isinstance(part, Action) or state.is_legal(part) for part, _ in policy.parts):
-        return policy
-    weights: dict[Part, Weight] = {}
-    for part, weight in policy.parts:
-        if isinstance(part, Action) and not state.is_legal(part):
-            part = correct_action(state, part)[0]
-        weights[part] = weights[part] + weight if part in weights else weight
-    return Mix(weights)
-
-
-class PublicView:
-    """Everything public at one decision point: what a strategy may look at.
-
-    Args:
-        game: the game definition.
-        state: the public state (betting replayed through the rules); do not
-            mutate it, use ``state.clone()`` to explore.
-        position: the position to act (the bot's own position).
-        board: every board card shown so far (card indices).
-    """
-
-    __slots__ = ("_legal", "_raise_range", "board", "game", "position", "state")
-
-    def __init__(self, game: GameDef, state: State, position: int, board: tuple[int, ...]) -> None:
-        self.game = game
-        self.state = state
-        self.position = position
-        self.board = board
-        self._raise_range: tuple[int, int] | None | bool = False
-        self._legal: list[ActionType] | None = None
-
-    @property
-    def round(self) -> int:
-        """The betting round (0 = preflop)."""
-        return self.state.round
-
-    @property
-    def num_hands(self) -> int:
-        """N, the number of private hands of the game."""
-        return self.game.num_hands
-
-    @property
-    def legal_types(self) -> list[ActionType]:
-        """The legal action types, in the order fold, call, raise."""
-        if self._legal is None:
-            self._legal = self.state.legal_actions()
-        return self._legal
-
-    @property
-    def can_fold(self) -> bool:
-        """True when folding is legal (the bot faces a bet)."""
-        return ActionType.FOLD in self.legal_types
-
-    @property
-    def raise_range(self) -> tuple[int, int] | None:
-        """The smallest and largest legal raise-to, or None when no raise is legal."""
-        if self._raise_range is False:
-            self._raise_range = self.state.raise_range()
-        result = self._raise_range
-        assert result is not True
-        return result
-
-    @property
-    def can_raise(self) -> bool:
-        """True when a raise is legal."""
-        return self.raise_range is not None
-
-    def min_raise(self) -> Action:
-        """The smallest legal raise (``r`` in limit).
-
-        Raises:
-            ValueError: no raise is legal here.
-        """
-        low, _ = self._raise_bounds()
-        return Action.RAISE if self.game.is_limit else Action.raise_to(low)
-
-    def any_raise(self) -> Part:
-        """Every legal raise size, equally likely: a part for :class:`Mix`.
-
-        In limit this is the one raise ``r``.
-
-        Raises:
-            ValueError: no raise is legal here.
-        """
-        bounds = self._raise_bounds()
-        return Action.RAISE if self.game.is_limit else UniformRaise(*bounds)
-
-    def raise_to(self, size: int) -> Action:
-        """A raise to ``size`` clamped into the legal range (``r`` in limit).
-
-        Raises:
-            ValueError: no raise is legal here.
-        """
-        low, high = self._raise_bounds()
-        return Action.RAISE if self.game.is_limit else Action.raise_to(min(max(size, low), high))
-
-    def _raise_bounds(self) -> tuple[int, int]:
-        bounds = self.raise_range
-        if bounds is None:
-            raise ValueError("no raise is legal here")
-        return bounds
-
-    def board_blocked(self) -> npt.NDArray[np.bool_]:
-        """Boolean mask, shape ``(num_hands,)``: hands sharing a card with the board."""
-        return blocked_hands(self.game, self.board)
-
-
-#: A bot's strategy: public view -> policy over every private hand.
-Strategy = Callable[[PublicView], Policy]
-
-
-def hand_cards(game: GameDef) -> npt.NDArray[np.int64]:
+def hand_cards(game: GameDef) -> IntArray:
     """Card indices of every private hand, shape ``(num_hands, num_hole_cards)``, hand order.
 
     >>> from protocol.gamedef import load_game
@@ -323,6 +91,6 @@ def hand_of(game: GameDef, hole: Sequence[int]) -> int:
     return game.hand_of(hole)
 
 
-def blocked_hands(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
+def blocked_hands(game: GameDef, board: Sequence[int]) -> BoolArray:
     """Boolean mask, shape ``(num_hands,)``: hands that share a card with ``board`` (read-only)."""
     return game.hands_sharing(board)

@@ -35,15 +35,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acpc_lbr.calibration import AIVAT, IO, PRINTED, RAW, error_counts, match_laws
 from acpc_lbr.lbr import BettingOptions
 from acpc_lbr.strategies import (
-    FloatArray,
-    Policy,
+    from_answers,
     kuhn_equilibrium,
     random_table,
     table_strategy,
     uniform_random,
 )
-from agents.adapters import from_sdk
 from agents.sdk import PublicView, Strategy
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State
 
@@ -51,8 +50,8 @@ REPO = Path(__file__).resolve().parents[1]
 FCPA = BettingOptions.parse("fcpa")
 
 
-def played_policy(game: GameDef, strategy: Strategy) -> Policy:
-    """How an SDK bot plays (its ``sample``), as a policy: for bots whose play is a function of the hand."""
+def played_policy(game: GameDef, strategy: Strategy) -> Strategy:
+    """How an SDK bot plays (its ``sample``), as a strategy: for bots whose play is a function of the hand."""
     rng = np.random.default_rng(0)
 
     def policy(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
@@ -67,7 +66,7 @@ def played_policy(game: GameDef, strategy: Strategy) -> Policy:
                 result[row, hand] += candidate == action
         return result
 
-    return policy
+    return from_answers(policy)
 
 
 def _sdk_bot(path: Path, name: str = "strategy") -> Strategy:
@@ -81,18 +80,18 @@ def _sdk_bot(path: Path, name: str = "strategy") -> Strategy:
     return strategy
 
 
-def _leduc_cfr(game: GameDef) -> Policy:
+def _leduc_cfr(game: GameDef) -> Strategy:
     from tests.acpc_lbr.openspiel_twin import fixed_table, our_policy
     from tests.acpc_lbr.test_openspiel import leduc_cfr_table
 
     return our_policy(game, fixed_table(leduc_cfr_table(200)))
 
 
-def honest_cases() -> dict[str, Callable[[], tuple[GameDef, Policy, Policy]]]:
+def honest_cases() -> dict[str, Callable[[], tuple[GameDef, Strategy, Strategy]]]:
     """name -> (game, how the bot plays, what it answers): honest bots."""
     kuhn, leduc = load_game("kuhn"), load_game("leduc")
 
-    def same(game: GameDef, policy: Policy) -> tuple[GameDef, Policy, Policy]:
+    def same(game: GameDef, policy: Strategy) -> tuple[GameDef, Strategy, Strategy]:
         return game, policy, policy
 
     return {
@@ -105,14 +104,14 @@ def honest_cases() -> dict[str, Callable[[], tuple[GameDef, Policy, Policy]]]:
     }
 
 
-def liar_cases() -> dict[str, Callable[[], tuple[GameDef, Policy, Policy]]]:
+def liar_cases() -> dict[str, Callable[[], tuple[GameDef, Strategy, Strategy]]]:
     """name -> (game, how the bot plays, what it answers): bots whose answers are not their play."""
     kuhn, leduc = load_game("kuhn"), load_game("leduc")
     liar = _sdk_bot(REPO / "tests" / "data" / "bots" / "uniform_liar.py")
     card_aware = table_strategy(leduc, random_table(leduc, 5))
     return {
-        "kuhn uniform_liar.py": lambda: (kuhn, played_policy(kuhn, liar), from_sdk(kuhn, liar)),
-        "leduc uniform_liar.py": lambda: (leduc, played_policy(leduc, liar), from_sdk(leduc, liar)),
+        "kuhn uniform_liar.py": lambda: (kuhn, played_policy(kuhn, liar), liar),
+        "leduc uniform_liar.py": lambda: (leduc, played_policy(leduc, liar), liar),
         "leduc table:5 answering uniform": lambda: (leduc, card_aware, uniform_random(leduc)),
         "leduc table:5 answering table:6": lambda: (leduc, card_aware,
                                                     table_strategy(leduc, random_table(leduc, 6))),

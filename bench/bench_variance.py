@@ -40,10 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acpc_lbr.aivat import POT_SHARE, AivatSetup
 from acpc_lbr.estimators import ESTIMATORS
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.policy import Strategy
 from acpc_lbr.results import estimates_from_outcomes, results_document
 from acpc_lbr.simulation import simulate_lbr_match
-from acpc_lbr.strategies import Policy, random_table, table_strategy
-from agents.adapters import from_sdk
+from acpc_lbr.strategies import random_table, table_strategy
 from agents.bots import BOTS, threshold
 from agents.sdk import PublicView
 from protocol.gamedef import GameDef, load_game
@@ -52,7 +52,7 @@ from protocol.rules import Action, State
 Sampler = Callable[[State, Sequence[int], int, np.random.Generator], Action]
 
 
-def opponent(game: GameDef, name: str) -> tuple[Policy, Sampler | None]:
+def opponent(game: GameDef, name: str) -> tuple[Strategy, Sampler | None]:
     """The bot's policy (its range answers) and how it samples its play (None: from the policy)."""
     if name == "table":
         return table_strategy(game, random_table(game, 5)), None
@@ -61,7 +61,7 @@ def opponent(game: GameDef, name: str) -> tuple[Policy, Sampler | None]:
     def sample(state: State, board: Sequence[int], hand: int, rng: np.random.Generator) -> Action:
         return strategy(PublicView(game, state, state.current_player, tuple(board))).sample(hand, rng)
 
-    return from_sdk(game, strategy), sample
+    return strategy, sample
 
 
 def run(bot: str, game_name: str, deals: int, seed: int, options: str, rounds: str,

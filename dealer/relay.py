@@ -63,6 +63,7 @@ from dealer.budget import BotBudget, Charge, LineKind, LineCosts
 from dealer.events import EventLog, QueryCause
 from dealer.interfaces import Clock
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
+from protocol.arrays import FloatArray
 from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
@@ -88,7 +89,6 @@ from protocol.rangequery import (
 from protocol.rules import Action, ActionType, State
 from protocol.wire import MatchState
 
-FloatArray = npt.NDArray[np.float64]
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
 AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
 #: One query: the decision point (as the asked seat would see it) and the actions asked about.

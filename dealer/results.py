@@ -82,6 +82,7 @@ from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeIncons
 from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
 from dealer.relay import QueryRelay, Question
+from protocol.arrays import FloatArray
 from protocol.deal import Deal
 from protocol.gamedef import GameDef
 from protocol.rangecodec import proves_not_a_strategy

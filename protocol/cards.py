@@ -1,28 +1,22 @@
-"""Cards, card text and private-hand indices, as the ACPC reference numbers them.
+"""Cards and card text, as the ACPC reference numbers them.
 
 A card's index is ``rank * 4 + suit`` with ranks ``2..A`` as ``0..12`` and
 suits ``c, d, h, s`` as ``0..3`` (ACPC ``makeCard``), so ``2c`` is 0 and ``As``
 is 51, whatever the game. Reduced decks (Kuhn, Leduc) keep the highest ranks
 and the last suits of the full deck and keep these indices.
 
-Private hands are listed in colexicographic order of their sorted card
-*numbers*, a card's number being its position among the game's cards sorted
-by index (range-query extension). In hold'em the number is the card index,
-so ``2c2d`` is hand 0 and ``AhAs`` hand 1325.
+Private hands and their numbering (the range-query hand order) live in
+:mod:`protocol.hands`.
 
 >>> card_from_text("As"), card_to_text(21)
 (51, '7d')
 >>> cards_from_text("7d3d")
 (21, 5)
->>> hand_index((0, 1)), hand_index((50, 51))
-(0, 1325)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from itertools import combinations
-from math import comb
+from collections.abc import Iterable
 from operator import index
 from typing import SupportsIndex
 
@@ -112,19 +106,3 @@ def deck_for(num_ranks: int, num_suits: int) -> tuple[int, ...]:
         for suit in range(NUM_SUITS - num_suits, NUM_SUITS)
         for rank in range(NUM_RANKS - num_ranks, NUM_RANKS)
     )
-
-
-def hand_index(positions: Sequence[SupportsIndex]) -> int:
-    """Return the colex index of a private hand given by its cards' numbers.
-
-    For two cards ``c1 < c2`` this is ``c2 * (c2 - 1) // 2 + c1``; for one card it
-    is the card's position. The positions need not be sorted.
-    """
-    return sum(comb(c, i + 1) for i, c in enumerate(sorted(index(p) for p in positions)))
-
-
-def all_hands(deck_size: int, hole_cards: int) -> list[tuple[int, ...]]:
-    """Return every private hand (tuples of card numbers) in colex order."""
-    hands = [tuple(sorted(h)) for h in combinations(range(deck_size), hole_cards)]
-    hands.sort(key=lambda h: tuple(reversed(h)))
-    return hands

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from importlib import resources
 from math import comb
 from pathlib import Path
@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from protocol.cards import all_hands, deck_for, hand_index
+from protocol.cards import deck_for
 from protocol.errors import GameDefError
+from protocol.hands import HandNumbering, numbering
 
 MAX_PLAYERS = 10
 MAX_ROUNDS = 4
@@ -99,33 +100,35 @@ class GameDef:
         return self.num_suits * self.num_ranks
 
     @cached_property
+    def hands(self) -> HandNumbering:
+        """The game's private hands, numbered in the range-query hand order (:mod:`protocol.hands`)."""
+        return numbering(self.cards, self.num_hole_cards)
+
+    @cached_property
     def hand_cards(self) -> npt.NDArray[np.int64]:
         """Card indices of every private hand, shape (num_hands, num_hole_cards), hand order.
 
         Rows follow the range-query hand order (colex over card numbers) and each
         row is sorted ascending. The array is read-only and computed once per game.
         """
-        numbers = np.array(all_hands(self.deck_size, self.num_hole_cards), dtype=np.int64)
-        table = np.asarray(self.cards, dtype=np.int64)[numbers.reshape(-1, self.num_hole_cards)]
-        table.setflags(write=False)
-        return table
+        return self.hands.cards
 
     def hands_sharing(self, cards: Iterable[int]) -> npt.NDArray[np.bool_]:
         """Which private hands hold one of ``cards`` (card indices): shape (num_hands,).
 
-        The one place for "hands blocked by these cards" (board cards, a
-        player's own hole cards). The array is read-only and cached per set of cards.
+        "Hands blocked by these cards" (board cards, a player's own hole cards):
+        :meth:`protocol.hands.HandNumbering.sharing`. Read-only, cached per set of cards.
 
         >>> game = load_game("nolimit")
         >>> int(game.hands_sharing([51]).sum()), int(game.hands_sharing([50, 51]).sum())
         (51, 101)
         """
-        return _hands_sharing(self, tuple(sorted(set(cards))))
+        return self.hands.sharing(cards)
 
     def hand_of(self, hole: Sequence[int]) -> int:
         """The hand index (range-query hand order) of hole cards given as card indices.
 
-        The one place that maps hole cards to a row of :attr:`hand_cards`.
+        Maps hole cards to a row of :attr:`hand_cards` (:meth:`protocol.hands.HandNumbering.hand_of`).
 
         >>> game = load_game("nolimit")
         >>> game.hand_of((51, 50)), game.hand_of((0, 1))
@@ -133,12 +136,7 @@ class GameDef:
         >>> bool((game.hand_cards[game.hand_of((13, 7))] == (7, 13)).all())
         True
         """
-        numbers = self._card_numbers
-        return hand_index([numbers[card] for card in hole])
-
-    @cached_property
-    def _card_numbers(self) -> dict[int, int]:
-        return {card: number for number, card in enumerate(self.cards)}
+        return self.hands.hand_of(hole)
 
     @property
     def num_hands(self) -> int:
@@ -153,20 +151,6 @@ class GameDef:
     def total_board_cards(self) -> int:
         """Board cards of the whole hand."""
         return sum(self.num_board_cards[: self.num_rounds])
-
-
-@lru_cache(maxsize=4096)
-def _hands_sharing(game: GameDef, cards: tuple[int, ...]) -> npt.NDArray[np.bool_]:
-    table = game.hand_cards
-    if cards:
-        # A 52-entry lookup per card of each hand: a few times faster than np.isin's sort.
-        dead = np.zeros(max(52, max(cards) + 1), dtype=np.bool_)
-        dead[np.asarray(cards, dtype=np.int64)] = True
-        mask: npt.NDArray[np.bool_] = np.asarray(dead[table].any(axis=1))
-    else:
-        mask = np.zeros(table.shape[0], dtype=np.bool_)
-    mask.setflags(write=False)
-    return mask
 
 
 _KEYS: tuple[tuple[str, str], ...] = (

@@ -58,12 +58,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from protocol.arrays import BoolArray, FloatArray
 from protocol.errors import ParseError
 from protocol.rangequery import is_query_id, parse_action_token
 from protocol.rules import Action
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: The versions of the answer format this module reads and writes.
 SUPPORTED_VERSIONS = (1, 2)

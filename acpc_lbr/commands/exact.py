@@ -11,18 +11,20 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 
 from acpc_lbr import strategies
-from acpc_lbr.exact import FloatArray, aivat_moments, best_response, check_walkable, lbr_value
+from acpc_lbr.exact import aivat_moments, best_response, check_walkable, lbr_value
 from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
-from acpc_lbr.strategies import Policy
-from agents.adapters import from_sdk
+from acpc_lbr.policy import PublicView, Rows, Strategy, probabilities_at
+from acpc_lbr.strategies import default_actions
 from agents.bots import BOTS
 from agents.cli import load_strategy
+from protocol.arrays import FloatArray
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
-from protocol.rules import Action, State
+from protocol.rules import Action
 
 #: The exact tools' own strategies (``--strategy NAME``).
 _SIMPLE = ("uniform", "always-call", "always-fold", "kuhn-equilibrium")
@@ -32,7 +34,7 @@ class StrategyFailed(Exception):
     """The strategy under study raised while the exact walk asked it for probabilities."""
 
 
-def _named_policy(game: GameDef, name: str) -> Policy:
+def _named_policy(game: GameDef, name: str) -> Strategy:
     """A strategy by name: one of :data:`_SIMPLE`, or any bot spec ``acpc-lbr play`` takes.
 
     Bot specs: a built-in bot (``random``, ``call-raise``, ...), or a strategy
@@ -59,7 +61,7 @@ def _named_policy(game: GameDef, name: str) -> Policy:
         return strategies.table_strategy(game, strategies.random_table(game, seed))
     spec = name.removeprefix("sdk:")
     if spec in BOTS:
-        return from_sdk(game, BOTS[spec])
+        return BOTS[spec]
     if ":" not in spec:
         raise ValueError(f"unknown strategy {name!r}; known: {', '.join(dict.fromkeys((*_SIMPLE, *BOTS)))}, "
                          "or FILE.py:FUNCTION / MODULE:FUNCTION (an SDK strategy)")
@@ -67,15 +69,19 @@ def _named_policy(game: GameDef, name: str) -> Policy:
         strategy = load_strategy(spec)
     except (ImportError, OSError, SyntaxError) as error:
         raise ValueError(f"cannot load {spec}: {error}") from None
-    policy = from_sdk(game, strategy)
 
-    def guarded(state: State, board: Sequence[int], actions: Sequence[Action]) -> FloatArray:
-        try:
-            return policy(state, board, actions)
-        except Exception as error:
-            raise StrategyFailed(
-                f"{spec} raised {type(error).__name__}: {error} at betting "
-                f"{state.betting_string()!r}") from error
+    def guarded(view: PublicView) -> Rows:
+        state = view.state
+
+        def rows(actions: Sequence[Action]) -> FloatArray:
+            try:
+                return probabilities_at(strategy, state, view.board, actions)
+            except Exception as error:
+                raise StrategyFailed(
+                    f"{spec} raised {type(error).__name__}: {error} at betting "
+                    f"{state.betting_string()!r}") from error
+
+        return Rows(partial(default_actions, state), rows)
 
     return guarded
 

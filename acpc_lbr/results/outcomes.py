@@ -31,17 +31,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from acpc_lbr.aivat import AivatSetup, correction_actions, first_opponent_round, hand_aivat
 from acpc_lbr.estimators import HandOutcome, imaginary_observation_spread
 from acpc_lbr.lbr import EquityFunction, equity_function, has_fast_equity
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.lines import decision_points, line_views
 from protocol.rules import Action, State
 from protocol.wire import LogState, MatchState, format_chips, parse_chips
 
-FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
     "HandAccountant",

@@ -31,13 +31,13 @@ from typing import TypedDict
 import numpy as np
 import numpy.typing as npt
 
+from protocol.arrays import FloatArray
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import showdown_values
 from protocol.wire import parse_log_state
 
-FloatArray = npt.NDArray[np.float64]
 #: Longest line a tournament reads from a log (a hold'em STATE line is well under 1 KB).
 MAX_LINE = 65536
 

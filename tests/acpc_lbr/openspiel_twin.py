@@ -3,7 +3,7 @@
 A strategy here is a table keyed by what a player sees, in ranks only:
 ``(own rank, board rank or -1, betting)``, where ranks count from 0 (lowest)
 and ``betting`` is our betting string (``"rc/c"``). The same table is read as
-our :data:`acpc_lbr.strategies.Policy` (on the bundled ``kuhn``/``leduc``
+our :data:`acpc_lbr.policy.Strategy` (on the bundled ``kuhn``/``leduc``
 games) and as an OpenSpiel ``TabularPolicy`` (on ``kuhn_poker`` and
 ``leduc_poker``, independent implementations of the same games: antes of 1,
 one bet of 1 in Kuhn, bets of 2 then 4 and two per round in Leduc, player 0
@@ -21,7 +21,8 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
 
-from acpc_lbr.strategies import Policy, default_actions
+from acpc_lbr.policy import Strategy
+from acpc_lbr.strategies import default_actions, from_answers
 from protocol.cards import card_rank
 from protocol.gamedef import GameDef
 from protocol.rules import Action, State
@@ -51,8 +52,8 @@ def fixed_table(probabilities: Mapping[Key, Mapping[str, float]]) -> Table:
     return table
 
 
-def our_policy(game: GameDef, table: Table) -> Policy:
-    """The table as our Policy on ``game`` (limit: :func:`default_actions` are the legal actions)."""
+def our_policy(game: GameDef, table: Table) -> Strategy:
+    """The table as our strategy on ``game`` (limit: :func:`default_actions` are the legal actions)."""
     ranks = sorted({card_rank(c) for c in game.cards})
     rank_of = {r: k for k, r in enumerate(ranks)}
     hand_rank = [rank_of[card_rank(cards[0])] for cards in game.hand_cards]
@@ -68,7 +69,7 @@ def our_policy(game: GameDef, table: Table) -> Policy:
                 result[j, h] = row.get(action.text(), 0.0)
         return result
 
-    return policy
+    return from_answers(policy)
 
 
 def _decisions(game: pyspiel.Game) -> Iterator[tuple[pyspiel.State, Key, list[str]]]:

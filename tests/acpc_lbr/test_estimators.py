@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from acpc_lbr.estimators import HandOutcome, MatchEstimates, imaginary_observation
-from protocol.cards import cards_from_text, hand_index
+from protocol.cards import cards_from_text
 from protocol.gamedef import load_game
+from protocol.hands import hand_index
 from protocol.ranking import rank_hand
 
 

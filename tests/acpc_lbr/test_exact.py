@@ -27,17 +27,18 @@ from acpc_lbr.exact import (
     strategy_value,
 )
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer
+from acpc_lbr.policy import probabilities_at
 from acpc_lbr.ranges import hand_table
 from acpc_lbr.strategies import (
     always_call,
     always_fold,
     default_actions,
+    from_answers,
     kuhn_equilibrium,
     random_table,
     table_strategy,
     uniform_random,
 )
-from agents.adapters import from_sdk
 from protocol.cards import cards_to_text
 from protocol.gamedef import load_game
 from protocol.rules import Action, State
@@ -102,7 +103,7 @@ def deal_value(game, policies, seat, holes, board):
         player = state.current_player
         shown = board[: game.board_cards_visible(state.round)]
         actions = default_actions(state)
-        probs = policies[player](state, shown, actions)[:, hand_number(game, holes[player])]
+        probs = probabilities_at(policies[player], state, shown, actions)[:, hand_number(game, holes[player])]
         return sum(walk(_child(state, a), prob * p) for a, p in zip(actions, probs) if p > 0)
 
     return walk(State(game), 1.0)
@@ -137,7 +138,7 @@ def deal_lbr_value(game, policy, options, rounds, seat, holes, board):
         shown = board[: game.board_cards_visible(state.round)]
         if state.current_player == seat:
             folds = {
-                a: policy(_child(state, a), shown, [Action.FOLD])[0]
+                a: probabilities_at(policy, _child(state, a), shown, [Action.FOLD])[0]
                 for a in player.candidates(state)
             }
             decision = player.decide(state, shown, folds)
@@ -145,7 +146,7 @@ def deal_lbr_value(game, policy, options, rounds, seat, holes, board):
         player.observe_board(shown)
         actions = default_actions(state)
         value = 0.0
-        for action, row in zip(actions, policy(state, shown, actions)):
+        for action, row in zip(actions, probabilities_at(policy, state, shown, actions)):
             if row[opponent_hand] > 0:
                 branch = copy.copy(player)
                 branch.tracker = player.tracker.copy()
@@ -187,13 +188,13 @@ def test_uniform_random_leduc_matches_openspiel():
 def test_sdk_random_bot_has_the_same_exploitability():
     """The SDK's random bot, adapted, is uniform random in limit games: same OpenSpiel figures."""
     bots = pytest.importorskip("agents.bots")
-    assert best_response_value(KUHN, from_sdk(KUHN, bots.random_bot)) == pytest.approx(
+    assert best_response_value(KUHN, bots.random_bot) == pytest.approx(
         0.458333, abs=1e-6
     )
-    assert best_response_value(LEDUC, from_sdk(LEDUC, bots.random_bot)) == pytest.approx(
+    assert best_response_value(LEDUC, bots.random_bot) == pytest.approx(
         2.373611, abs=1e-6
     )
-    assert best_response_value(KUHN, from_sdk(KUHN, bots.always_call)) == pytest.approx(1 / 3)
+    assert best_response_value(KUHN, bots.always_call) == pytest.approx(1 / 3)
 
 
 def test_kuhn_equilibrium_is_unexploitable():
@@ -357,6 +358,7 @@ def test_lbr_beats_uniform_random_in_leduc():
 def test_policy_not_summing_to_one_is_an_error():
     """A policy that leaves probability mass off the walked actions is rejected."""
 
+    @from_answers
     def broken(state, board, actions):
         return np.full((len(actions), KUHN.num_hands), 0.3)
 
@@ -369,6 +371,7 @@ def test_policy_not_summing_to_one_is_an_error():
 def test_policy_with_wrong_shape_is_an_error():
     """A policy answer of the wrong shape is rejected."""
 
+    @from_answers
     def wrong(state, board, actions):
         return np.ones((len(actions), 2))
 
@@ -401,12 +404,12 @@ def test_uniform_random_no_limit_is_uniform_over_types():
         Action.raise_to(20000),
         Action.raise_to(500),
     ]
-    probs = uniform_random(game)(State(game), (), actions)
+    probs = probabilities_at(uniform_random(game), State(game), (), actions)
     assert probs.shape == (5, 1326)
     assert probs[:, 0].tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 6, 1 / 6, 0.0])
     facing_all_in = State(game)
     facing_all_in.apply(Action.raise_to(20000))
-    probs = uniform_random(game)(facing_all_in, (), [Action.FOLD, Action.CALL])
+    probs = probabilities_at(uniform_random(game), facing_all_in, (), [Action.FOLD, Action.CALL])
     assert probs[:, 7].tolist() == [0.5, 0.5]
 
 
@@ -414,16 +417,16 @@ def test_always_fold_checks_when_it_cannot_fold():
     """always_fold checks at the first decision of Kuhn and folds facing a bet."""
     policy = always_fold(KUHN)
     state = State(KUHN)
-    assert policy(state, (), [Action.FOLD, Action.CALL, Action.RAISE])[:, 0].tolist() == [0, 1, 0]
+    assert probabilities_at(policy, state, (), [Action.FOLD, Action.CALL, Action.RAISE])[:, 0].tolist() == [0, 1, 0]
     state.apply(Action.RAISE)
-    assert policy(state, (), [Action.FOLD, Action.CALL])[:, 0].tolist() == [1, 0]
+    assert probabilities_at(policy, state, (), [Action.FOLD, Action.CALL])[:, 0].tolist() == [1, 0]
 
 
 def test_table_strategy_falls_back_for_missing_information_sets():
     """Rows come from the table by info key; missing keys use the default (uniform random)."""
     top = cards_to_text([KUHN.cards[2]])
     policy = table_strategy(KUHN, {f"{top}:": {"r": 1.0}})
-    probs = policy(State(KUHN), (), [Action.CALL, Action.RAISE])
+    probs = probabilities_at(policy, State(KUHN), (), [Action.CALL, Action.RAISE])
     assert probs.tolist() == [[0.5, 0.5, 0.0], [0.5, 0.5, 1.0]]
 
 
@@ -433,7 +436,7 @@ def test_table_strategy_board_blocked_hands_are_zero():
     state.apply(Action.CALL)
     state.apply(Action.CALL)
     board = (LEDUC.cards[0],)
-    probs = table_strategy(LEDUC, {})(state, board, [Action.CALL, Action.RAISE])
+    probs = probabilities_at(table_strategy(LEDUC, {}), state, board, [Action.CALL, Action.RAISE])
     assert probs[:, 0].tolist() == [0.0, 0.0]
     assert probs[:, 1:].sum(axis=0) == pytest.approx(np.ones(5))
 
@@ -463,7 +466,7 @@ def test_exact_command_takes_the_bot_specs_of_play(capsys, prefix):
     spec = f"{BOT_FILES / 'card_aware.py'}:strategy"
     assert main(["--game", "leduc", "--strategy", prefix + spec]) == 0
     out = capsys.readouterr().out
-    policy = from_sdk(LEDUC, load_strategy(spec))
+    policy = load_strategy(spec)
     assert f"exploitability {best_response(LEDUC, policy).exploitability:.6f}" in out
     assert f"LBR value      {lbr_value(LEDUC, policy, FCPA).value:.6f}" in out
     assert main(["--game", "leduc", "--strategy", prefix + "call-raise"]) == 0
@@ -511,13 +514,13 @@ def play_lbr_hand(game, policy, options, rounds, deal, seat, rng):
         shown = deal.board_cards[: game.board_cards_visible(state.round)]
         if state.current_player == seat:
             folds = {
-                a: policy(_child(state, a), shown, [Action.FOLD])[0] for a in lbr.candidates(state)
+                a: probabilities_at(policy, _child(state, a), shown, [Action.FOLD])[0] for a in lbr.candidates(state)
             }
             state.apply(lbr.decide(state, shown, folds).action)
         else:
             lbr.observe_board(shown)
             actions = default_actions(state)
-            probs = policy(state, shown, actions)
+            probs = probabilities_at(policy, state, shown, actions)
             j = rng.choice(len(actions), p=probs[:, opponent_hand])
             lbr.observe_opponent(probs[j])
             state.apply(actions[j])

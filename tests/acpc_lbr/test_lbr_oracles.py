@@ -2,16 +2,15 @@
 
 The oracle is :func:`acpc_lbr.exact.lbr_value`: LBR's exact expected winnings
 against a strategy, walking every deal and every opponent action, with the
-opponent given by :func:`agents.adapters.from_sdk` on the very SDK
-strategy function that the networked bot plays and answers queries with. The
+opponent the very SDK strategy function that the networked bot plays and answers queries with. The
 networked pipeline (dealer, relay, LBR agent, SDK bot over loopback TCP,
 duplicate seating) must land within its own 95% interval of that value.
 
 Besides the card-blind reference bots, card-aware opponents check LBR's
 Bayesian range update against the exact value: a hand-written strategy
 (tests/data/bots/card_aware.py), a seeded random strategy per (card, board,
-betting), and OpenSpiel's CFR strategy for Leduc, each served over the
-network by :func:`agents.adapters.to_sdk`.
+betting), and OpenSpiel's CFR strategy for Leduc, each a strategy like any
+bot's (:mod:`acpc_lbr.policy`), served over the network.
 
 Every run is deterministic for its seed (deals, bots' generators, LBR), so a
 95% interval misses the true value for about one seed in twenty; the fast
@@ -29,7 +28,6 @@ import pytest_twisted
 from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
-from agents.adapters import from_sdk, to_sdk
 from agents.bots import BOTS
 from agents.cli import load_strategy
 from agents.client import StrategyBot, seeded_rng
@@ -51,7 +49,7 @@ async def check_against_exact(tmp_path: Path, game_name: str, bot: str, deals: i
     game = load_game(game_name)
     bets, rounds = BettingOptions.parse("fcpa"), ActiveRounds.parse("all", game)
     played = strategy if strategy is not None else BOTS[bot]
-    exact = lbr_value(game, from_sdk(game, played), bets, rounds)
+    exact = lbr_value(game, played, bets, rounds)
     assert exact.inconsistencies == 0
     config = EvaluationConfig(
         game_arg=game_name, game=game, opponent=None if strategy is not None else bot,
@@ -106,8 +104,8 @@ def card_aware_opponents() -> dict[str, Strategy]:
     leduc = load_game("leduc")
     return {
         "card-aware": CARD_AWARE,
-        "random-table": to_sdk(leduc, our_policy(leduc, random_table(7))),
-        "cfr": to_sdk(leduc, our_policy(leduc, fixed_table(leduc_cfr_table(50)))),
+        "random-table": our_policy(leduc, random_table(7)),
+        "cfr": our_policy(leduc, fixed_table(leduc_cfr_table(50))),
     }
 
 

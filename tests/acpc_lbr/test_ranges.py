@@ -17,8 +17,9 @@ from acpc_lbr.ranges import (
     remove_cards,
     uniform_range,
 )
-from protocol.cards import all_hands, cards_from_text, hand_index
+from protocol.cards import cards_from_text
 from protocol.gamedef import load_game
+from protocol.hands import all_hands, hand_index
 
 HOLDEM = load_game("nolimit")
 LEDUC = load_game("leduc")

@@ -29,7 +29,6 @@ from acpc_lbr.results import (
     results_document,
 )
 from acpc_lbr.simulation import simulate_lbr_match
-from agents.adapters import from_sdk
 from agents.bots import random_bot
 from protocol.gamedef import load_game
 
@@ -156,7 +155,7 @@ async def test_report_of_a_small_real_evaluation(tmp_path: Path) -> None:
 
 
 def _leduc_document(seed: int, hands: int = 150, **config: Any) -> dict[str, Any]:
-    policy = from_sdk(LEDUC, random_bot)
+    policy = random_bot
     outcomes = simulate_lbr_match(LEDUC, policy, BettingOptions.parse("fcpa"), hands, seed, seed + 1, duplicate=True)
     setup = {"game": "leduc", "players": ["lbr", "random"], "measured": "lbr", "seed": seed, "hands": hands,
              "duplicate": True, "lbr": {"bets": "fcpa", "rounds": "1-2"}, **config}
@@ -247,7 +246,7 @@ def test_a_difference_without_spread_is_not_tested() -> None:
 def test_a_refused_aivat_shows_its_reason_as_results_does() -> None:
     """AIVAT refused by a merge (a version-3 batch records no value function): the report's AIVAT
     rows say "not computed" and the page gives the reason, the line `acpc-lbr results` prints."""
-    policy = from_sdk(LEDUC, random_bot)
+    policy = random_bot
     outcomes = simulate_lbr_match(LEDUC, policy, BettingOptions.parse("fcpa"), 40, 7, 8, duplicate=True, aivat=True)
     batch = json.loads(dumps(results_document({"game": "leduc", "players": ["lbr", "random"], "measured": "lbr"},
                                               estimates_from_outcomes(outcomes), LEDUC.big_blind)))
@@ -378,7 +377,7 @@ def test_only_the_estimators_asked_for_have_rows() -> None:
     assert "not computed" not in table and "aivat" not in table.lower()
     single = json.loads(dumps(results_document(
         {"game": "leduc", "players": ["lbr", "random"], "measured": "lbr", "duplicate": False},
-        estimates_from_outcomes(simulate_lbr_match(LEDUC, from_sdk(LEDUC, random_bot), BettingOptions.parse("fcpa"),
+        estimates_from_outcomes(simulate_lbr_match(LEDUC, random_bot, BettingOptions.parse("fcpa"),
                                                    30, 3, 4)), LEDUC.big_blind)))
     table = render([single]).split("<h3>Estimators</h3>")[1].split("</table>")[0]
     assert ">duplicate<" not in table and "duplicate + IO" not in table and "imaginary observations" in table
@@ -475,7 +474,7 @@ def test_the_headline_covers_the_exact_value_95_percent_of_the_time(bot: str) ->
     from acpc_lbr.report import headline
     from agents.bots import BOTS
 
-    policy = from_sdk(LEDUC, BOTS[bot])
+    policy = BOTS[bot]
     options = BettingOptions.parse("fcpa")
     exact = lbr_value(LEDUC, policy, options).value * 1000.0 / LEDUC.big_blind
     covered, chosen = 0, set()

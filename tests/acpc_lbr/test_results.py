@@ -25,6 +25,7 @@ from acpc_lbr.estimators import (
 )
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import BettingOptions
+from acpc_lbr.policy import probabilities_at
 from acpc_lbr.results import (
     SCHEMA_VERSION,
     ResultsDocument,
@@ -40,12 +41,11 @@ from acpc_lbr.simulation import simulate_lbr_match
 from acpc_lbr.stats import MeanFigures
 from acpc_lbr.strategies import default_actions
 from acpc_lbr.trajectory import TrajectoryColumn, TrajectorySection
-from agents.adapters import from_sdk
 from agents.bots import BOTS, random_bot
 from agents.sdk import Mix, PublicView
-from protocol.cards import all_hands
 from protocol.deal import DealSource
 from protocol.gamedef import load_game
+from protocol.hands import all_hands
 from protocol.rules import State
 from protocol.wire import log_state_for
 
@@ -105,7 +105,7 @@ def reference_io(game, record, measured, answers) -> float:
             for action in actions:
                 if replay.current_player == opponent:
                     shown = board[: game.board_cards_visible(replay.round)]
-                    weight *= answers(replay, shown, [action])[0][index]
+                    weight *= probabilities_at(answers, replay, shown, [action])[0][index]
                 replay.apply(action)
         holes = list(record.hole)
         holes[opponent] = hole
@@ -133,12 +133,12 @@ def _played_hands(game, count, seed):
 @pytest.mark.parametrize("bot", ["random", "call-raise", "lying"])
 def test_pipeline_equals_slow_reference(bot: str) -> None:
     """Dealer answers -> weights -> IO equals enumeration over opponent hands; folds unchanged."""
-    answers = from_sdk(LEDUC, lying_bot if bot == "lying" else BOTS[bot])
+    answers = lying_bot if bot == "lying" else BOTS[bot]
     showdowns = 0
     for record in _played_hands(LEDUC, 300, 11):
         measured = record.names.index("a")
         rows = [
-            answers(d.state.to_state(LEDUC), d.state.board_cards, [d.action])[0]
+            probabilities_at(answers, d.state.to_state(LEDUC), d.state.board_cards, [d.action])[0]
             for d in opponent_decisions(LEDUC, record, 1 - measured)
         ]
         result = hand_io(LEDUC, record, measured, rows)
@@ -171,7 +171,7 @@ def test_opponent_decisions_follow_the_line() -> None:
 
 def _check_unbiased(bot: str, deals: int, seed: int, z: float) -> dict:
     """Every estimator within ``z`` standard errors of LBR's exact value (1.96: its 95% interval)."""
-    policy = from_sdk(LEDUC, BOTS[bot])
+    policy = BOTS[bot]
     exact = lbr_value(LEDUC, policy, FCPA).value
     outcomes = simulate_lbr_match(LEDUC, policy, FCPA, deals, seed, seed + 1, duplicate=True)
     estimates = estimates_from_outcomes(outcomes)
@@ -209,8 +209,8 @@ def test_estimators_agree_with_exact_lbr_value_many_hands(bot: str) -> None:
 
 def test_lying_bot_is_flagged() -> None:
     """A bot whose answers differ from its play: IO - raw excludes 0 and the flag is set."""
-    play = from_sdk(LEDUC, random_bot)
-    claims = from_sdk(LEDUC, lying_bot)
+    play = random_bot
+    claims = lying_bot
     outcomes = simulate_lbr_match(LEDUC, play, FCPA, 1500, 3, 4, answers=claims)
     doc = results_document({"game": "leduc"}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
     assert doc["estimators"]["io_minus_raw"]["flagged"] is True
@@ -219,7 +219,7 @@ def test_lying_bot_is_flagged() -> None:
 
 def test_honest_bot_is_not_flagged() -> None:
     """The same match with honest answers: the check passes."""
-    play = from_sdk(LEDUC, random_bot)
+    play = random_bot
     outcomes = simulate_lbr_match(LEDUC, play, FCPA, 1500, 3, 4)
     doc = results_document({"game": "leduc"}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
     assert doc["estimators"]["io_minus_raw"]["flagged"] is False
@@ -228,7 +228,7 @@ def test_honest_bot_is_not_flagged() -> None:
 def _honest_p_values(matches: int, hands: int) -> list[float]:
     """The honesty check's p-value in ``matches`` Kuhn matches of LBR vs an honest random bot."""
     kuhn = load_game("kuhn")
-    policy = from_sdk(kuhn, random_bot)
+    policy = random_bot
     p_values = []
     for seed in range(matches):
         outcomes = simulate_lbr_match(kuhn, policy, FCPA, hands, seed, 10_000 + seed)
@@ -259,8 +259,8 @@ def test_honesty_line_reports_statistic_and_p_value() -> None:
     """The table's honesty line carries the mean, z and p. IO's check divides the summed differences by
     the square root of the summed variances the answers give each showdown (its spread under honest
     answers), and p is the normal law's; each showdown's variance is that of its outcome over the range."""
-    play = from_sdk(LEDUC, random_bot)
-    claims = from_sdk(LEDUC, lying_bot)
+    play = random_bot
+    claims = lying_bot
     outcomes = simulate_lbr_match(LEDUC, play, FCPA, 400, 3, 4, answers=claims)
     assert all(o.io_variance is not None and o.io_variance >= 0.0 for o in outcomes)
     assert any(o.io_variance for o in outcomes)

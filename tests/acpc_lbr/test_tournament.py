@@ -31,7 +31,6 @@ from acpc_lbr.tournament.standings import (
     ranks_by_score,
     separated_after,
 )
-from agents.adapters import from_sdk
 from agents.bots import BOTS
 from protocol.cards import cards_from_text
 from protocol.gamedef import load_game
@@ -217,7 +216,7 @@ def exact_mbb(game_name: str, a: str, b: str) -> float:
 
     game = load_game(game_name)
     bots = {**BOTS, "card": load_strategy(f"{CARD_AWARE}:strategy")}
-    return 1000.0 * strategy_value(game, from_sdk(game, bots[a]), from_sdk(game, bots[b])) / game.big_blind
+    return 1000.0 * strategy_value(game, bots[a], bots[b]) / game.big_blind
 
 
 def test_a_kuhn_round_robin_contains_the_exact_values(tmp_path: Path) -> None:

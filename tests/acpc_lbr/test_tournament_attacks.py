@@ -302,13 +302,12 @@ def test_the_95_percent_intervals_hold_the_exact_values_at_the_nominal_rate(tmp_
     # against the exact value of one bot against the other, a walk of the whole tree.
     from acpc_lbr.exact import strategy_value
     from acpc_lbr.tournament.scoring import Moments
-    from agents.adapters import from_sdk
     from agents.bots import BOTS
     from protocol.gamedef import load_game
 
     game = load_game(game_name)
     bots = ["random", "call-raise", "always-raise"]
-    policies = {b: from_sdk(game, BOTS[b]) for b in bots}
+    policies = {b: BOTS[b] for b in bots}
     scale = 1000.0 / game.big_blind
     out = tmp_path / "event"
     done = run("--game", game_name, *[a for b in bots for a in ("--entrant", b)], "--matches", "10",

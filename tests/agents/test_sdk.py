@@ -9,8 +9,9 @@ from twisted.internet.testing import StringTransport
 from agents.bots import BOTS, call_raise, random_bot
 from agents.client import StrategyBot
 from agents.sdk import Mix, PublicView, UniformRaise, blocked_hands, hand_cards, hand_of
-from protocol.cards import all_hands, cards_from_text, hand_index
+from protocol.cards import cards_from_text
 from protocol.gamedef import load_game
+from protocol.hands import all_hands, hand_index
 from protocol.rangecodec import read_answer
 from protocol.rangequery import parse_action_token, parse_range_error
 from protocol.rules import Action
@@ -363,9 +364,9 @@ def test_a_hand_without_weight_is_refused_on_queries() -> None:
 
 
 def test_the_exact_tools_see_an_illegal_action_as_the_call_it_is_played_as() -> None:
-    """from_sdk (acpc-lbr exact, the simulated matches) gives the same probabilities as the
+    """probabilities_at (acpc-lbr exact, the simulated matches) gives the same probabilities as the
     networked bot's answers: an illegal fold's weight is the call's (it was nobody's)."""
-    from agents.adapters import from_sdk
+    from acpc_lbr.policy import probabilities_at
     from protocol.rules import State
 
     leduc = load_game("leduc")
@@ -373,5 +374,5 @@ def test_the_exact_tools_see_an_illegal_action_as_the_call_it_is_played_as() -> 
     def sloppy(view: PublicView) -> Mix:
         return Mix({Action.FOLD: 0.2, Action.CALL: 0.5, Action.RAISE: 0.3})
 
-    rows = from_sdk(leduc, sloppy)(State(leduc), (), [Action.CALL, Action.RAISE])
+    rows = probabilities_at(sloppy, State(leduc), (), [Action.CALL, Action.RAISE])
     assert np.allclose(rows, [[0.7] * 6, [0.3] * 6]), rows

@@ -14,11 +14,11 @@ import pytest_twisted
 
 from acpc_lbr.aivat import AivatSetup
 from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.policy import probabilities_at
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document, results_from_files
 from acpc_lbr.results.outcomes import log_values
 from acpc_lbr.results.querylog import decode_row, encode_row, read_query_log
 from acpc_lbr.strategies import default_actions
-from agents.adapters import from_sdk
 from agents.bots import BOTS
 from acpc_lbr.estimators import HandOutcome
 from dealer.results import LiveEstimates, MatchResults
@@ -86,12 +86,12 @@ def _together(one: Any) -> Any:
 
 
 def _honest_ask(bot: str = "random") -> Any:
-    policy = from_sdk(LEDUC, BOTS[bot])
+    policy = BOTS[bot]
     asked: list[tuple[int, Any]] = []
 
     async def ask(seat: int, state: Any, actions: Any) -> Any:
         asked.append((seat, state))
-        return policy(state.to_state(LEDUC), state.board_cards, actions)
+        return probabilities_at(policy, state.to_state(LEDUC), state.board_cards, actions)
 
     ask.asked = asked  # type: ignore[attr-defined]
     return ask

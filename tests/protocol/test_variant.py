@@ -35,10 +35,11 @@ import pytest
 
 import protocol
 from protocol import _variant
-from protocol.cards import card_rank, card_suit, card_to_text, cards_to_text, hand_index
+from protocol.cards import card_rank, card_suit, card_to_text, cards_to_text
 from protocol.deal import DealSource
 from protocol.errors import ProtocolError
 from protocol.gamedef import load_game
+from protocol.hands import hand_index
 from protocol.lines import decision_points
 from protocol.ranking import rank_hand
 from protocol.rules import Action, ActionType, State, correct_action
