@@ -207,9 +207,9 @@ def interval_misses(units: FloatArray, target: float, plain: bool = False) -> tu
     """Per match (a row of units), whether the printed 95% interval lies wholly above / below ``target``.
 
     Above: the lower bound overstates (the one-sided miss of a lower bound). The
-    printed interval is Hall's skewness-corrected one
+    printed interval is the skewness-corrected one
     (:func:`acpc_lbr.stats.skew_corrected_interval`, as :meth:`acpc_lbr.stats.RunningMean.interval`
-    computes it from the exact sums); ``plain``: the symmetric normal interval
+    computes it from the exact sums, here in floating point); ``plain``: the symmetric normal interval
     mean ± 1.96·s/√n printed before it (docs/results.md, "The intervals' miss rates").
     """
     n = units.shape[1]
@@ -220,10 +220,12 @@ def interval_misses(units: FloatArray, target: float, plain: bool = False) -> tu
         low, high = mean - half, mean + half
     else:
         centred = units - mean[:, None]
-        m2, m3 = (centred**2).mean(axis=1), (centred**3).mean(axis=1)
+        m2, m3, m4 = (centred**2).mean(axis=1), (centred**3).mean(axis=1), (centred**4).mean(axis=1)
+        spread = m2 > 0.0  # without spread: a normal law's shape, as RunningMean.shape has it
         with np.errstate(divide="ignore", invalid="ignore"):
-            skew = np.where(m2 > 0.0, m3 / m2**1.5, 0.0)
-        low, high = skew_corrected_interval(mean, s, float(n), np.nan_to_num(skew))
+            skew = np.where(spread, m3 / m2**1.5, 0.0)
+            kurtosis = np.where(spread, m4 / (m2 * m2), 3.0)
+        low, high = skew_corrected_interval(mean, s, float(n), skew, kurtosis)
     return low > target, high < target
 
 
@@ -236,7 +238,7 @@ LEVELS = (0.001, 0.05)
 
 
 def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng: np.random.Generator,
-                 chunk: int = 200_000) -> dict[str, int]:
+                 chunk: int = 200_000, per_hand_rows: bool = False) -> dict[str, int]:
     """Count, over ``matches`` sampled matches, each check's flags and each printed interval's misses.
 
     Keys: ``"<check> p<level>"`` for ``io_minus_raw`` and ``aivat_minus_raw``
@@ -244,9 +246,9 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
     :meth:`acpc_lbr.estimators.MatchEstimates.check_unit` has it), and
     ``"<estimator> above"`` / ``"<estimator> below"`` (the interval wholly above or
     below LBR's exact value), the same with `` plain`` for the symmetric normal
-    interval printed before (:func:`interval_misses`); ``"matches"``. In duplicate, ``raw``, ``io`` and
-    ``aivat`` are printed over the 2 × ``deals`` hands as if independent, as a
-    document does.
+    interval printed before (:func:`interval_misses`); ``"matches"``. The estimators are
+    the play's (:data:`PRINTED`); in duplicate with ``per_hand_rows``, also ``raw``, ``io`` and
+    ``aivat`` as a document prints them, over the 2 × ``deals`` hands as if independent.
     """
     counts: dict[str, int] = {"matches": 0}
     done = 0
@@ -258,7 +260,7 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
             p = check_p_values(units[:, :, column] - units[:, :, RAW], variance)
             for level in LEVELS:
                 counts[f"{check} p<{level:g}"] = counts.get(f"{check} p<{level:g}", 0) + int((p < level).sum())
-        for k, (name, column) in enumerate(PRINTED[duplicate]):
+        for k, (name, column) in enumerate(PRINTED[duplicate][:6 if per_hand_rows else 3]):
             sample = units[:, :, column]
             if duplicate and k >= 3:  # the per-hand rows of a duplicate match: both halves of every pair
                 first, second = PAIR_HALVES
