@@ -203,9 +203,12 @@ class RunningMean:
         self.n += 1
         _add_exact(self._sum, x)
         _add_square(self._sq, x)
-        if self._higher is not None:
-            self._higher[0].add(x)
-            self._higher[1].add(x)
+        if self._higher is not None:  # x = m / 2ᵏ: Σx³ and Σx⁴ from one integer ratio
+            numerator, denominator = x.as_integer_ratio()
+            shift = denominator.bit_length() - 1
+            square = numerator * numerator
+            self._higher[0]._add_scaled(square * numerator, 3 * shift)
+            self._higher[1]._add_scaled(square * square, 4 * shift)
         delta = x - self._live_mean
         self._live_mean += delta / self.n
         self._live_m2 += delta * (x - self._live_mean)
