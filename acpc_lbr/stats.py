@@ -673,7 +673,8 @@ def skew_corrected_interval(mean: FloatLike, std: FloatLike, n: FloatLike, skew:
             slope = (1.0 + 2.0 * g * t / 3.0 - link * t * t / 3.0 + g * g * t * t / 9.0
                      - 2.0 * g * link * t**3 / 27.0 - link / (6.0 * n))
             t = t - excess / slope
-        result: FloatLike = np.where(np.isfinite(t), t, start)
+        # (for floats np.where gives a 0-d array, which the caller's float() reads)
+        result: FloatLike = np.where(np.isfinite(t), t, start)  # type: ignore[assignment]
         return result
 
     low: FloatLike = mean - std * theta(quantile)

@@ -213,10 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("| bot | play | deals | matches | raw / duplicate: miss / above / below, % | IO | AIVAT |")
         print("|---|---|---|---|---|---|---|")
         for row in honest:
-            counts = row["counts"]
-            assert isinstance(counts, dict)
+            row_counts = row["counts"]
+            assert isinstance(row_counts, dict)
             line = _row(str(row["case"]), "duplicate" if row["duplicate"] else "hands", int(str(row["deals"])),
-                        counts, False, plain=True)
+                        row_counts, False, plain=True)
             print("| " + " | ".join(cell for k, cell in enumerate(line[2:-2].split(" | ")) if k not in (4, 5)) + " |")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
