@@ -658,28 +658,30 @@ def skew_corrected_interval(mean: FloatLike, std: FloatLike, n: FloatLike, skew:
     from scipy.special import stdtrit  # lazy: scipy is loaded only when an interval is printed
 
     quantile = stdtrit(np.maximum(n - 1.0, 1.0), 0.975)
-    root_n = np.sqrt(n)
     reach = n / (8.0 * quantile * quantile)
     link = np.clip(kurtosis - 3.0 - 1.5 * skew * skew, -reach, reach)
-
-    def theta(w: FloatLike) -> FloatLike:
-        y = w / root_n - skew / (6.0 * n)
-        c = np.cbrt(1.0 + skew * y)
-        start: FloatLike = 3.0 * y / (c * c + c + 1.0)  # Hall's closed form, G = g
-        t = start
-        for _ in range(8):
-            g = skew - link * t
-            excess = t + g * t * t / 3.0 + g * g * t**3 / 27.0 + g / (6.0 * n) - w / root_n
-            slope = (1.0 + 2.0 * g * t / 3.0 - link * t * t / 3.0 + g * g * t * t / 9.0
-                     - 2.0 * g * link * t**3 / 27.0 - link / (6.0 * n))
-            t = t - excess / slope
-        # (for floats np.where gives a 0-d array, which the caller's float() reads)
-        result: FloatLike = np.where(np.isfinite(t), t, start)  # type: ignore[assignment]
-        return result
-
-    low: FloatLike = mean - std * theta(quantile)
-    high: FloatLike = mean - std * theta(-quantile)
+    low: FloatLike = mean - std * _hall_theta(quantile, n, skew, link)
+    high: FloatLike = mean - std * _hall_theta(-quantile, n, skew, link)
     return low, high
+
+
+def _hall_theta(w: FloatLike, n: FloatLike, skew: FloatLike, link: FloatLike) -> FloatLike:
+    """The θ where W = w (:func:`skew_corrected_interval`): Newton's method on the polynomial in θ
+    with G = skew − link·θ, from Hall's closed form for G = skew."""
+    root_n = np.sqrt(n)
+    y = w / root_n - skew / (6.0 * n)
+    c = np.cbrt(1.0 + skew * y)
+    start: FloatLike = 3.0 * y / (c * c + c + 1.0)
+    t = start
+    for _ in range(8):
+        g = skew - link * t
+        excess = t + g * t * t / 3.0 + g * g * t**3 / 27.0 + g / (6.0 * n) - w / root_n
+        slope = (1.0 + 2.0 * g * t / 3.0 - link * t * t / 3.0 + g * g * t * t / 9.0
+                 - 2.0 * g * link * t**3 / 27.0 - link / (6.0 * n))
+        t = t - excess / slope
+    # (for floats np.where gives a 0-d array, which the caller's float() reads)
+    result: FloatLike = np.where(np.isfinite(t), t, start)  # type: ignore[assignment]
+    return result
 
 
 class LiveMean(RunningMean):
