@@ -713,6 +713,7 @@ class LiveMean(RunningMean):
         result._live_mean = self._live_mean
         result._live_m2 = self._live_m2
         result._cache = None
+        result._higher = None
         return result
 
     def exact_sums(self) -> tuple[Fraction, Fraction]:

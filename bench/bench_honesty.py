@@ -12,10 +12,11 @@ those laws, with and without duplicate play, and counted:
   (nominal 2.5%); with ``--plain``, those of the symmetric normal interval printed
   before the skewness-corrected one (:func:`acpc_lbr.calibration.interval_misses`).
 
-Rates are per match, with their 95% binomial (Wilson) intervals in the JSON.
-docs/results.md ("The honesty check") quotes the output of
+Rates are per match; the JSON has every count. docs/results.md ("The honesty
+check") quotes the output of
 
-    .venv/bin/python bench/bench_honesty.py --matches 200000
+    .venv/bin/python bench/bench_honesty.py --matches 100000
+    .venv/bin/python bench/bench_honesty.py --matches 40000 --honest-only   # the intervals' miss rates
 """
 
 from __future__ import annotations
