@@ -31,7 +31,7 @@ import numpy as np
 
 from acpc_lbr.aivat import hand_aivat
 from acpc_lbr.estimators import imaginary_observation_spread
-from acpc_lbr.stats import Z95, skew_corrected_p_value
+from acpc_lbr.stats import Z95, skew_corrected_interval, skew_corrected_p_value
 from acpc_lbr.exact import LbrHistory, lbr_histories
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
 from acpc_lbr.policy import Strategy
@@ -202,29 +202,30 @@ def check_p_values(differences: FloatArray, null_variances: FloatArray | None = 
     return np.where(m2 > 0.0, p, np.where(mean == 0.0, 1.0, 0.0))
 
 
-def interval_misses(units: FloatArray, target: float, skew_shift: bool = False) -> tuple[FloatArray, FloatArray]:
+def interval_misses(units: FloatArray, target: float, plain: bool = False) -> tuple[FloatArray, FloatArray]:
     """Per match (a row of units), whether the printed 95% interval lies wholly above / below ``target``.
 
-    Above: the lower bound overstates (the one-sided miss of a lower bound).
-    ``skew_shift``: the interval a skewness correction would print instead (not
-    in use; docs/results.md, "The intervals' miss rates"): the same width, its
-    centre moved by s·g·(1 + 2·1.96²)/(6n), the first-order term of Hall's (1992)
-    skew-removing transformation, with the sample skewness g shrunk by its own
-    noise, g·max(0, 1 − v/g²), v = (m₆/m₂³ − 6·m₄/m₂² + 9)/n.
+    Above: the lower bound overstates (the one-sided miss of a lower bound). The
+    printed interval is the skewness-corrected one
+    (:func:`acpc_lbr.stats.skew_corrected_interval`, as :meth:`acpc_lbr.stats.RunningMean.interval`
+    computes it from the exact sums, here in floating point); ``plain``: the symmetric normal interval
+    mean ± 1.96·s/√n printed before it (docs/results.md, "The intervals' miss rates").
     """
     n = units.shape[1]
     mean = units.mean(axis=1)
     s = units.std(axis=1, ddof=1)
-    half = Z95 * s / math.sqrt(n)
-    if skew_shift:
+    if plain:
+        half = Z95 * s / math.sqrt(n)
+        low, high = mean - half, mean + half
+    else:
         centred = units - mean[:, None]
-        m2, m3, m4, m6 = ((centred**k).mean(axis=1) for k in (2, 3, 4, 6))
+        m2, m3, m4 = (centred**2).mean(axis=1), (centred**3).mean(axis=1), (centred**4).mean(axis=1)
+        spread = m2 > 0.0  # without spread: a normal law's shape, as RunningMean.shape has it
         with np.errstate(divide="ignore", invalid="ignore"):
-            skew = np.where(m2 > 0.0, m3 / s**3, 0.0)
-            noise = (m6 / m2**3 - 6.0 * m4 / m2**2 + 9.0) / n
-            shrunk = np.where(skew != 0.0, skew * np.maximum(0.0, 1.0 - noise / (skew * skew)), 0.0)
-        mean = mean + np.nan_to_num(s * shrunk * (1.0 + 2.0 * Z95 * Z95) / (6.0 * n))
-    return mean - half > target, mean + half < target
+            skew = np.where(spread, m3 / m2**1.5, 0.0)
+            kurtosis = np.where(spread, m4 / (m2 * m2), 3.0)
+        low, high = skew_corrected_interval(mean, s, float(n), skew, kurtosis)
+    return low > target, high < target
 
 
 #: The estimators a match prints, by its play: (name, column, over what).
@@ -236,17 +237,17 @@ LEVELS = (0.001, 0.05)
 
 
 def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng: np.random.Generator,
-                 chunk: int = 200_000) -> dict[str, int]:
+                 chunk: int = 200_000, per_hand_rows: bool = False) -> dict[str, int]:
     """Count, over ``matches`` sampled matches, each check's flags and each printed interval's misses.
 
     Keys: ``"<check> p<level>"`` for ``io_minus_raw`` and ``aivat_minus_raw``
     (p below 0.001 and 0.05; the check's units are pairs in duplicate, as
     :meth:`acpc_lbr.estimators.MatchEstimates.check_unit` has it), and
     ``"<estimator> above"`` / ``"<estimator> below"`` (the interval wholly above or
-    below LBR's exact value), the same with `` shifted`` for the skew-shifted
-    interval (:func:`interval_misses`); ``"matches"``. In duplicate, ``raw``, ``io`` and
-    ``aivat`` are printed over the 2 × ``deals`` hands as if independent, as a
-    document does.
+    below LBR's exact value), the same with `` plain`` for the symmetric normal
+    interval printed before (:func:`interval_misses`); ``"matches"``. The estimators are
+    the play's (:data:`PRINTED`); in duplicate with ``per_hand_rows``, also ``raw``, ``io`` and
+    ``aivat`` as a document prints them, over the 2 × ``deals`` hands as if independent.
     """
     counts: dict[str, int] = {"matches": 0}
     done = 0
@@ -258,13 +259,13 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
             p = check_p_values(units[:, :, column] - units[:, :, RAW], variance)
             for level in LEVELS:
                 counts[f"{check} p<{level:g}"] = counts.get(f"{check} p<{level:g}", 0) + int((p < level).sum())
-        for k, (name, column) in enumerate(PRINTED[duplicate]):
+        for k, (name, column) in enumerate(PRINTED[duplicate][:6 if per_hand_rows else 3]):
             sample = units[:, :, column]
             if duplicate and k >= 3:  # the per-hand rows of a duplicate match: both halves of every pair
                 first, second = PAIR_HALVES
                 sample = np.concatenate([units[:, :, first][:, :, column], units[:, :, second][:, :, column]], axis=1)
-            for suffix, shift in (("", False), (" shifted", True)):
-                above, below = interval_misses(sample, laws.value, shift)
+            for suffix, plain in (("", False), (" plain", True)):
+                above, below = interval_misses(sample, laws.value, plain)
                 counts[f"{name} above{suffix}"] = counts.get(f"{name} above{suffix}", 0) + int(above.sum())
                 counts[f"{name} below{suffix}"] = counts.get(f"{name} below{suffix}", 0) + int(below.sum())
         counts["matches"] += size

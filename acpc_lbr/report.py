@@ -56,6 +56,7 @@ from acpc_lbr.results import (
     honesty_verdict,
     proven_lies,
 )
+from acpc_lbr.stats import MeanFigures
 
 #: One line for a missing plotting library.
 MISSING_MATPLOTLIB = "the report needs matplotlib: pip install 'acpc-lbr[report]' (or pip install matplotlib)"
@@ -163,6 +164,16 @@ def _num(doc_index: int, path: str, value: float | None, digits: int = 1, scale:
     # The path holds the document's own keys (estimator and count names): escaped like all its text.
     return (f'<span class="num" data-doc="{doc_index}" data-json="{_esc(path)}" data-value="{_esc(repr(value))}"'
             f'{extra}>{_esc(shown)}</span>')
+
+
+def _interval(figures: MeanFigures) -> tuple[float, float]:
+    """The printed 95% interval of a sample with one (``low_95``, ``high_95``: skewness-corrected),
+    or mean ± half_width_95 from an older document."""
+    low, high, half = figures.get("low_95"), figures.get("high_95"), figures["half_width_95"]
+    if low is not None and high is not None:
+        return low, high
+    assert half is not None
+    return figures["mean"] - half, figures["mean"] + half
 
 
 def _esc(value: Any) -> str:
@@ -430,7 +441,7 @@ def _headline(doc: Mapping[str, Any], i: int, wanted: str | None = None) -> str:
     block = doc["estimators"][name]
     mbb, bb = block["mbb_per_game"], block["bb_per_hand"]
     base = f"estimators.{name}"
-    low, high = mbb["mean"] - mbb["half_width_95"], mbb["mean"] + mbb["half_width_95"]
+    low, high = _interval(mbb)
     config = doc["config"]
     lbr = bool(config.get("lbr"))  # made by `evaluate`; a dealer's match may be any two bots
     what = "Lower bound on exploitability" if lbr else f"Win rate of {_esc(config.get('measured'))}"
@@ -500,7 +511,8 @@ def _estimator_table(doc: Mapping[str, Any], i: int) -> str:
             continue
         interval = "–"
         if mbb["half_width_95"] is not None:
-            interval = f"[{mbb['mean'] - mbb['half_width_95']:+.1f}, {mbb['mean'] + mbb['half_width_95']:+.1f}]"
+            low, high = _interval(mbb)
+            interval = f"[{low:+.1f}, {high:+.1f}]"
         ratio = "–"
         if raw_width and mbb["half_width_95"] is not None and name in estimator_names(doc):
             ratio = f"{mbb['half_width_95'] / raw_width:.3f}"
@@ -702,11 +714,12 @@ def _comparison(docs: Sequence[Mapping[str, Any]], wanted: str | None = None) ->
             rows.append(f"<tr><td>{_esc(_title(doc))}</td><td colspan=5>no bound</td></tr>")
             continue
         mbb, bb, base = doc["estimators"][name]["mbb_per_game"], doc["estimators"][name]["bb_per_hand"], f"estimators.{name}"
+        low, high = _interval(mbb)
         rows.append(
             f'<tr><td><a href="#doc-{i}">{_esc(_title(doc))}</a></td><td>{_num(i, "counts.hands", doc["counts"]["hands"])}</td>'
             f"<td>{_num(i, base + '.mbb_per_game.mean', mbb['mean'], sign=True)} "
             f"± {_num(i, base + '.mbb_per_game.half_width_95', mbb['half_width_95'])}</td>"
-            f"<td>[{mbb['mean'] - mbb['half_width_95']:+.1f}, {mbb['mean'] + mbb['half_width_95']:+.1f}]</td>"
+            f"<td>[{low:+.1f}, {high:+.1f}]</td>"
             f"<td>{_num(i, base + '.bb_per_hand.mean', bb['mean'], 2, 100.0, sign=True)}</td>"
             f"<td>{_esc(label(name))}</td><td>{_esc(config.get('seed'))}</td></tr>"
         )

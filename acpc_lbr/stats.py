@@ -16,8 +16,13 @@ Two accumulators run side by side:
 * **Welford's running mean and variance** (:meth:`RunningMean.live`), cheap
   to read after every hand, for live metrics.
 
-An honesty check's sample (:class:`CheckMean`) also keeps Σx³, Σx⁴ and its
-units' null variances exactly, for its calibrated test (:meth:`CheckMean.honesty_test`).
+A sample also keeps Σx³ exactly, for its skewness: the printed 95% interval
+(:meth:`RunningMean.interval`, :func:`skew_corrected_interval`) is Hall's (1992)
+skewness-corrected interval, whose two tails each miss at their nominal 2.5% where
+the units are skewed (the symmetric normal interval's lower bound overstated up to
+3.5% of the time at 200 units; docs/results.md, "The intervals' miss rates").
+An honesty check's sample (:class:`CheckMean`) also keeps Σx⁴ and its units' null
+variances exactly, for its calibrated test (:meth:`CheckMean.honesty_test`).
 
 >>> a, b, whole = RunningMean(), RunningMean(), RunningMean()
 >>> for x in (1.0, 2.0, 4.0): a.add(x); whole.add(x)
@@ -103,7 +108,10 @@ class MeanFigures(TypedDict):
     """:meth:`RunningMean.to_dict`: one sample's figures in a results document.
 
     ``std`` and ``half_width_95`` are None below two units; ``exact`` is written
-    for the chip figures only (what a merge reads).
+    for the chip figures only (what a merge reads). ``half_width_95`` is the
+    normal interval's 1.96·s/√n (the interval's scale); ``low_95`` and ``high_95``
+    are the printed 95% interval (:meth:`RunningMean.interval`: skewness-corrected,
+    so not always ``mean ± half_width_95``), None below two units.
     """
 
     n: int
@@ -111,224 +119,9 @@ class MeanFigures(TypedDict):
     m2: float
     std: float | None
     half_width_95: float | None
+    low_95: NotRequired[float | None]
+    high_95: NotRequired[float | None]
     exact: NotRequired[ExactSums]
-
-
-class RunningMean:
-    """Count, mean and sum of squared deviations of a sample, exact and order-independent.
-
-    Args:
-        n, mean, m2: start from a summary (count, mean, sum of squared
-            deviations), e.g. a document without exact sums.
-
-    Attributes:
-        n: number of units.
-    """
-
-    __slots__ = ("_base_sq", "_base_sum", "_cache", "_live_m2", "_live_mean", "_sq", "_sum", "n")
-
-    def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
-        self.n = int(n)
-        self._sum: list[float] = []
-        self._sq: list[float] = []
-        fmean = Fraction(mean)
-        self._base_sum = fmean * self.n
-        self._base_sq = Fraction(m2) + fmean * fmean * self.n
-        self._live_mean = float(mean)
-        self._live_m2 = float(m2)
-        self._cache: tuple[float, float] | None = None
-
-    # -- accumulation --------------------------------------------------------------
-
-    def add(self, x: float) -> None:
-        """Add one unit."""
-        x = float(x)
-        self.n += 1
-        _add_exact(self._sum, x)
-        _add_square(self._sq, x)
-        delta = x - self._live_mean
-        self._live_mean += delta / self.n
-        self._live_m2 += delta * (x - self._live_mean)
-        self._cache = None
-
-    def add_many(self, xs: Iterable[float]) -> None:
-        """Add several units."""
-        for x in np.asarray(list(xs) if not isinstance(xs, np.ndarray) else xs, dtype=np.float64).tolist():
-            self.add(x)
-
-    def merge(self, other: RunningMean) -> None:
-        """Fold another sample into this one (exact sums add; Welford by Chan et al.)."""
-        if other.n == 0:
-            return
-        for p in other._sum:
-            _add_exact(self._sum, p)
-        for p in other._sq:
-            _add_exact(self._sq, p)
-        self._base_sum += other._base_sum
-        self._base_sq += other._base_sq
-        n = self.n + other.n
-        delta = other._live_mean - self._live_mean
-        self._live_mean += delta * other.n / n
-        self._live_m2 += other._live_m2 + delta * delta * self.n * other.n / n
-        self.n = n
-        self._cache = None
-
-    def merged(self, other: RunningMean) -> RunningMean:
-        """A new sample holding both."""
-        result = self.copy()
-        result.merge(other)
-        return result
-
-    def copy(self) -> RunningMean:
-        """An independent copy."""
-        # Not RunningMean(): its Fraction arithmetic would be thrown away (a
-        # trajectory copies every estimator at each of its points). A subclass
-        # gets its own type and adds its fields (CheckMean.copy).
-        result = type(self).__new__(type(self))
-        result.n = self.n
-        result._sum = list(self._sum)
-        result._sq = list(self._sq)
-        result._base_sum = self._base_sum
-        result._base_sq = self._base_sq
-        result._live_mean = self._live_mean
-        result._live_m2 = self._live_m2
-        result._cache = self._cache
-        return result
-
-    # -- figures -------------------------------------------------------------------
-
-    def exact_sums(self) -> tuple[Fraction, Fraction]:
-        """(Σx, Σx²) exactly."""
-        return _exact(self._sum, self._base_sum), _exact(self._sq, self._base_sq)
-
-    def _figures(self) -> tuple[float, float]:
-        if self._cache is None:
-            if self.n == 0:
-                self._cache = (0.0, 0.0)
-            else:
-                total, squares = self.exact_sums()
-                mean = total / self.n
-                m2 = squares - total * mean
-                self._cache = (float(mean), float(max(m2, Fraction(0))))
-        return self._cache
-
-    @property
-    def mean(self) -> float:
-        """The mean, correctly rounded from the exact sums."""
-        return self._figures()[0]
-
-    @property
-    def m2(self) -> float:
-        """Sum of squared deviations from the mean, correctly rounded from the exact sums."""
-        return self._figures()[1]
-
-    @property
-    def variance(self) -> float:
-        """Sample variance (n - 1 in the denominator); NaN below two units."""
-        return self.m2 / (self.n - 1) if self.n > 1 else math.nan
-
-    @property
-    def std(self) -> float:
-        """Sample standard deviation."""
-        return math.sqrt(self.variance) if self.n > 1 else math.nan
-
-    @property
-    def half_width(self) -> float:
-        """Half-width of the 95% normal interval of the mean: 1.96·s/√n."""
-        return Z95 * self.std / math.sqrt(self.n) if self.n > 1 else math.nan
-
-    def live(self) -> tuple[float, float]:
-        """(mean, 95% half-width) from Welford's accumulators: cheap, for live metrics."""
-        if self.n < 2:
-            return (self._live_mean if self.n else math.nan), math.nan
-        std = math.sqrt(max(self._live_m2, 0.0) / (self.n - 1))
-        return self._live_mean, Z95 * std / math.sqrt(self.n)
-
-    def interval(self) -> tuple[float, float]:
-        """The 95% interval of the mean."""
-        return (self.mean - self.half_width, self.mean + self.half_width)
-
-    def excludes(self, value: float) -> bool:
-        """True when the 95% interval does not contain ``value``."""
-        low, high = self.interval()
-        return not (low <= value <= high)
-
-    def z_test(self, value: float = 0.0) -> tuple[float, float]:
-        """(z, two-sided p-value) of the hypothesis that the true mean is ``value``.
-
-        ``z = (mean - value) / (s / sqrt(n))`` against the normal distribution
-        (as the 95% interval), ``p = P(|Z| >= |z|) = erfc(|z| / sqrt(2))``;
-        NaN below two units. A sample with no spread has p 1 at its own mean
-        and 0 elsewhere.
-
-        >>> stat = RunningMean()
-        >>> stat.add_many([1.0, -1.0] * 50 + [1.0] * 4)
-        >>> z, p = stat.z_test()
-        >>> round(z, 4), round(p, 4)
-        (0.3906, 0.6961)
-        """
-        if self.n < 2:
-            return math.nan, math.nan
-        error = self.std / math.sqrt(self.n)
-        gap = self.mean - value
-        if error == 0.0:
-            return (0.0, 1.0) if gap == 0.0 else (math.copysign(math.inf, gap), 0.0)
-        z = gap / error
-        return z, math.erfc(abs(z) / math.sqrt(2.0))
-
-    def scaled(self, factor: float) -> RunningMean:
-        """The same sample with every unit multiplied by ``factor`` (unit change)."""
-        return RunningMean(self.n, self.mean * factor, self.m2 * factor * factor)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RunningMean):
-            return NotImplemented
-        return self.n == other.n and self.exact_sums() == other.exact_sums()
-
-    def __repr__(self) -> str:
-        return f"RunningMean(n={self.n}, mean={self.mean!r}, m2={self.m2!r})"
-
-    # -- documents -------------------------------------------------------------------
-
-    def to_dict(self, exact: bool = True) -> MeanFigures:
-        """The figures (NaN written as None), plus the exact sums when ``exact``."""
-
-        def clean(x: float) -> float | None:
-            return None if math.isnan(x) else x
-
-        report: MeanFigures = {
-            "n": self.n,
-            "mean": self.mean,
-            "m2": self.m2,
-            "std": clean(self.std),
-            "half_width_95": clean(self.half_width),
-        }
-        if exact:
-            total, squares = self.exact_sums()
-            report["exact"] = {"sum": str(total), "sum_sq": str(squares)}
-        return report
-
-    @classmethod
-    def from_exact(cls, n: int, total: Fraction, squares: Fraction) -> RunningMean:
-        """A sample of ``n`` units given by its exact sums (Σx, Σx²)."""
-        stat = cls()
-        stat.n = int(n)
-        stat._base_sum, stat._base_sq = Fraction(total), Fraction(squares)
-        if stat.n:
-            stat._live_mean = float(stat._base_sum / stat.n)
-            stat._live_m2 = float(max(stat._base_sq - stat._base_sum * stat._base_sum / stat.n, Fraction(0)))
-        return stat
-
-    @classmethod
-    def from_dict(cls, data: MeanFigures) -> RunningMean:
-        """Rebuild from :meth:`to_dict` output (the exact sums when present, else n, mean, m2)."""
-        stat = cls(int(data["n"]), float(data["mean"]), float(data["m2"]))
-        exact = data.get("exact")
-        if exact is not None:
-            stat._base_sum = Fraction(exact["sum"])
-            stat._base_sq = Fraction(exact["sum_sq"])
-            stat._cache = None
-        return stat
 
 
 class _PowerSum:
@@ -375,74 +168,153 @@ class _PowerSum:
         return self.base + Fraction(self.numerator, 1 << self.exponent)
 
 
-class CheckMean(RunningMean):
-    """A :class:`RunningMean` that also keeps Σx³ and Σx⁴ exactly: the sample of an honesty check.
+class RunningMean:
+    """Count, mean and sum of squared deviations of a sample, exact and order-independent.
 
-    The check's test (:meth:`honesty_test`) reads the sample's skewness and
-    kurtosis; exact power sums keep them order-independent and mergeable,
-    like the mean. A sample rebuilt from a summary without them (an older
-    document) has unknown higher moments (``None``) and falls back to the
-    plain normal test.
+    Args:
+        n, mean, m2: start from a summary (count, mean, sum of squared
+            deviations), e.g. a document without exact sums.
 
-    A unit may come with its **null variance**: the variance the unit has
-    given what the measured player saw, if the answers are honest (IO − raw:
-    the outcome's variance over the answered range). When every unit has
-    one, the test needs no estimate of the spread.
+    Attributes:
+        n: number of units.
     """
 
-    __slots__ = ("_cube", "_fourth", "_null_units", "_null_variance")
+    __slots__ = ("_base_sq", "_base_sum", "_cache", "_higher", "_live_m2", "_live_mean", "_sq", "_sum", "n")
 
     def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
-        super().__init__(n, mean, m2)
-        self._cube: _PowerSum | None = _PowerSum(3) if self.n == 0 else None
-        self._fourth: _PowerSum | None = _PowerSum(4) if self.n == 0 else None
-        self._null_variance = _PowerSum(1)
-        self._null_units = 0
+        self.n = int(n)
+        self._sum: list[float] = []
+        self._sq: list[float] = []
+        fmean = Fraction(mean)
+        self._base_sum = fmean * self.n
+        self._base_sq = Fraction(m2) + fmean * fmean * self.n
+        self._live_mean = float(mean)
+        self._live_m2 = float(m2)
+        self._cache: tuple[float, float] | None = None
+        # Σx³ and Σx⁴ for the printed interval's skewness correction: unknown (None) for a sample
+        # started from a summary
+        self._higher: tuple[_PowerSum, _PowerSum] | None = (_PowerSum(3), _PowerSum(4)) if self.n == 0 else None
 
-    def add(self, x: float, null_variance: float | None = None) -> None:
-        """Add one unit, with its null variance when known."""
-        super().add(x)
-        if self._cube is not None and self._fourth is not None:
-            self._cube.add(float(x))
-            self._fourth.add(float(x))
-        if null_variance is not None and not math.isnan(null_variance):
-            self._null_variance.add(float(null_variance))
-            self._null_units += 1
+    # -- accumulation --------------------------------------------------------------
+
+    def add(self, x: float) -> None:
+        """Add one unit."""
+        x = float(x)
+        self.n += 1
+        _add_exact(self._sum, x)
+        _add_square(self._sq, x)
+        if self._higher is not None:  # x = m / 2ᵏ: Σx³ and Σx⁴ from one integer ratio
+            numerator, denominator = x.as_integer_ratio()
+            shift = denominator.bit_length() - 1
+            square = numerator * numerator
+            self._higher[0]._add_scaled(square * numerator, 3 * shift)
+            self._higher[1]._add_scaled(square * square, 4 * shift)
+        delta = x - self._live_mean
+        self._live_mean += delta / self.n
+        self._live_m2 += delta * (x - self._live_mean)
+        self._cache = None
+
+    def add_many(self, xs: Iterable[float]) -> None:
+        """Add several units."""
+        for x in np.asarray(list(xs) if not isinstance(xs, np.ndarray) else xs, dtype=np.float64).tolist():
+            self.add(x)
 
     def merge(self, other: RunningMean) -> None:
-        """Fold another sample into this one; the higher sums stay known only if both knew them."""
+        """Fold another sample into this one (exact sums add; Welford by Chan et al.; Σx³ and Σx⁴ stay
+        known only if both knew them)."""
         if other.n == 0:
             return
-        super().merge(other)
-        if not isinstance(other, CheckMean) or None in (self._cube, self._fourth, other._cube, other._fourth):
-            self._cube = self._fourth = None
+        if self._higher is None or other._higher is None:
+            self._higher = None
         else:
-            assert self._cube is not None and self._fourth is not None
-            assert other._cube is not None and other._fourth is not None
-            self._cube = self._cube.merged_with(other._cube)
-            self._fourth = self._fourth.merged_with(other._fourth)
-        if isinstance(other, CheckMean):
-            self._null_variance = self._null_variance.merged_with(other._null_variance)
-            self._null_units += other._null_units
+            self._higher = (self._higher[0].merged_with(other._higher[0]),
+                            self._higher[1].merged_with(other._higher[1]))
+        for p in other._sum:
+            _add_exact(self._sum, p)
+        for p in other._sq:
+            _add_exact(self._sq, p)
+        self._base_sum += other._base_sum
+        self._base_sq += other._base_sq
+        n = self.n + other.n
+        delta = other._live_mean - self._live_mean
+        self._live_mean += delta * other.n / n
+        self._live_m2 += other._live_m2 + delta * delta * self.n * other.n / n
+        self.n = n
+        self._cache = None
 
-    def copy(self) -> CheckMean:
-        """An independent copy."""
-        result = super().copy()
-        assert isinstance(result, CheckMean)
-        result._cube = None if self._cube is None else self._cube.copy()
-        result._fourth = None if self._fourth is None else self._fourth.copy()
-        result._null_variance = self._null_variance.copy()
-        result._null_units = self._null_units
+    def merged(self, other: RunningMean) -> RunningMean:
+        """A new sample holding both."""
+        result = self.copy()
+        result.merge(other)
         return result
 
-    def higher_sums(self) -> tuple[Fraction | None, Fraction | None]:
-        """(Σx³, Σx⁴) exactly, or None when unknown."""
-        if self._cube is None or self._fourth is None:
-            return None, None
-        return self._cube.value(), self._fourth.value()
+    def copy(self) -> RunningMean:
+        """An independent copy."""
+        # Not RunningMean(): its Fraction arithmetic would be thrown away (a
+        # trajectory copies every estimator at each of its points). A subclass
+        # gets its own type and adds its fields (CheckMean.copy).
+        result = type(self).__new__(type(self))
+        result.n = self.n
+        result._sum = list(self._sum)
+        result._sq = list(self._sq)
+        result._base_sum = self._base_sum
+        result._base_sq = self._base_sq
+        result._live_mean = self._live_mean
+        result._live_m2 = self._live_m2
+        result._cache = self._cache
+        result._higher = None if self._higher is None else (self._higher[0].copy(), self._higher[1].copy())
+        return result
 
-    def central_moments(self) -> tuple[float, float, float] | None:
-        """The sample's central moments (m₂, m₃, m₄), each a mean over the n units; None when unknown."""
+    # -- figures -------------------------------------------------------------------
+
+    def exact_sums(self) -> tuple[Fraction, Fraction]:
+        """(Σx, Σx²) exactly."""
+        return _exact(self._sum, self._base_sum), _exact(self._sq, self._base_sq)
+
+    def _figures(self) -> tuple[float, float]:
+        if self._cache is None:
+            if self.n == 0:
+                self._cache = (0.0, 0.0)
+            else:
+                total, squares = self.exact_sums()
+                mean = total / self.n
+                m2 = squares - total * mean
+                self._cache = (float(mean), float(max(m2, Fraction(0))))
+        return self._cache
+
+    @property
+    def mean(self) -> float:
+        """The mean, correctly rounded from the exact sums."""
+        return self._figures()[0]
+
+    @property
+    def m2(self) -> float:
+        """Sum of squared deviations from the mean, correctly rounded from the exact sums."""
+        return self._figures()[1]
+
+    @property
+    def variance(self) -> float:
+        """Sample variance (n - 1 in the denominator); NaN below two units."""
+        return self.m2 / (self.n - 1) if self.n > 1 else math.nan
+
+    @property
+    def std(self) -> float:
+        """Sample standard deviation."""
+        return math.sqrt(self.variance) if self.n > 1 else math.nan
+
+    @property
+    def half_width(self) -> float:
+        """Half-width of the 95% normal interval of the mean: 1.96·s/√n."""
+        return Z95 * self.std / math.sqrt(self.n) if self.n > 1 else math.nan
+
+    def higher_sums(self) -> tuple[Fraction | None, Fraction | None]:
+        """(Σx³, Σx⁴) exactly, or None when unknown (a sample rebuilt from a summary without them)."""
+        if self._higher is None:
+            return None, None
+        return self._higher[0].value(), self._higher[1].value()
+
+    def _central(self) -> tuple[Fraction, Fraction, Fraction] | None:
+        """(m₂, m₃, m₄), each a mean over the n units, exactly; None when unknown."""
         cube, fourth = self.higher_sums()
         if cube is None or fourth is None or self.n == 0:
             return None
@@ -452,7 +324,201 @@ class CheckMean(RunningMean):
         m2 = squares / n - mu * mu
         m3 = cube / n - 3 * mu * squares / n + 2 * mu**3
         m4 = fourth / n - 4 * mu * cube / n + 6 * mu * mu * squares / n - 3 * mu**4
-        return float(m2), float(m3), float(m4)
+        return m2, m3, m4
+
+    def central_moments(self) -> tuple[float, float, float] | None:
+        """The sample's central moments (m₂, m₃, m₄), each a mean over the n units; None when unknown."""
+        moments = self._central()
+        return None if moments is None else (float(moments[0]), float(moments[1]), float(moments[2]))
+
+    def shape(self) -> tuple[float, float]:
+        """(skewness g = m₃/m₂^(3/2), kurtosis b₂ = m₄/m₂²) of the sample, from the exact sums (in
+        fractions: no underflow); (0, 3), a normal law's, without spread; NaNs below two units or
+        when Σx³ and Σx⁴ are unknown."""
+        moments = self._central()
+        if moments is None or self.n < 2:
+            return math.nan, math.nan
+        m2, m3, m4 = moments
+        if m2 <= 0:
+            return 0.0, 3.0
+        return math.copysign(math.sqrt(float(m3 * m3 / (m2 * m2 * m2))), m3), float(m4 / (m2 * m2))
+
+    @property
+    def skewness(self) -> float:
+        """The sample skewness g (:meth:`shape`)."""
+        return self.shape()[0]
+
+    def live(self) -> tuple[float, float]:
+        """(mean, 95% half-width) from Welford's accumulators: cheap, for live metrics."""
+        if self.n < 2:
+            return (self._live_mean if self.n else math.nan), math.nan
+        std = math.sqrt(max(self._live_m2, 0.0) / (self.n - 1))
+        return self._live_mean, Z95 * std / math.sqrt(self.n)
+
+    def interval(self) -> tuple[float, float]:
+        """The printed 95% interval of the mean: Hall's skewness-corrected interval (:func:`skew_corrected_interval`).
+
+        It is about the normal interval mean ± half_width moved toward the longer tail of the units'
+        law, by s·g·(1 + 2·1.96²)/(6n), and stretched to Student's t quantile. When Σx³ and Σx⁴ are
+        unknown (a sample rebuilt from a document without them) the units are taken as unskewed:
+        mean ± t·s/√n. (NaN, NaN) below two units.
+
+        >>> stat = RunningMean()
+        >>> stat.add_many([0.0] * 180 + [10.0] * 20)
+        >>> low, high = stat.interval()
+        >>> round(low, 3), round(high, 3), round(stat.mean - stat.half_width, 3), round(stat.mean + stat.half_width, 3)
+        (0.639, 1.466, 0.583, 1.417)
+        """
+        if self.n < 2:
+            return math.nan, math.nan
+        skew, kurtosis = self.shape()
+        if math.isnan(skew):
+            skew, kurtosis = 0.0, 3.0
+        low, high = skew_corrected_interval(self.mean, self.std, float(self.n), skew, kurtosis)
+        return float(low), float(high)
+
+    def excludes(self, value: float) -> bool:
+        """True when the printed 95% interval does not contain ``value``."""
+        low, high = self.interval()
+        return not (low <= value <= high)
+
+    def z_test(self, value: float = 0.0) -> tuple[float, float]:
+        """(z, two-sided p-value) of the hypothesis that the true mean is ``value``.
+
+        ``z = (mean - value) / (s / sqrt(n))`` against the normal distribution
+        (as the 95% interval), ``p = P(|Z| >= |z|) = erfc(|z| / sqrt(2))``;
+        NaN below two units. A sample with no spread has p 1 at its own mean
+        and 0 elsewhere.
+
+        >>> stat = RunningMean()
+        >>> stat.add_many([1.0, -1.0] * 50 + [1.0] * 4)
+        >>> z, p = stat.z_test()
+        >>> round(z, 4), round(p, 4)
+        (0.3906, 0.6961)
+        """
+        if self.n < 2:
+            return math.nan, math.nan
+        error = self.std / math.sqrt(self.n)
+        gap = self.mean - value
+        if error == 0.0:
+            return (0.0, 1.0) if gap == 0.0 else (math.copysign(math.inf, gap), 0.0)
+        z = gap / error
+        return z, math.erfc(abs(z) / math.sqrt(2.0))
+
+    def scaled(self, factor: float) -> RunningMean:
+        """The same sample with every unit multiplied by ``factor`` (unit change), Σx³ and Σx⁴ with it."""
+        result = RunningMean(self.n, self.mean * factor, self.m2 * factor * factor)
+        cube, fourth = self.higher_sums()
+        if cube is not None and fourth is not None:
+            result._higher = (_PowerSum(3, cube * Fraction(factor) ** 3), _PowerSum(4, fourth * Fraction(factor) ** 4))
+        return result
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunningMean):
+            return NotImplemented
+        return self.n == other.n and self.exact_sums() == other.exact_sums()
+
+    def __repr__(self) -> str:
+        return f"RunningMean(n={self.n}, mean={self.mean!r}, m2={self.m2!r})"
+
+    # -- documents -------------------------------------------------------------------
+
+    def to_dict(self, exact: bool = True) -> MeanFigures:
+        """The figures (NaN written as None), plus the exact sums when ``exact``."""
+
+        def clean(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        low, high = self.interval()
+        report: MeanFigures = {
+            "n": self.n,
+            "mean": self.mean,
+            "m2": self.m2,
+            "std": clean(self.std),
+            "half_width_95": clean(self.half_width),
+            "low_95": clean(low),
+            "high_95": clean(high),
+        }
+        if exact:
+            total, squares = self.exact_sums()
+            report["exact"] = {"sum": str(total), "sum_sq": str(squares)}
+            cube, fourth = self.higher_sums()
+            if cube is not None and fourth is not None:
+                report["exact"]["sum_cube"] = str(cube)
+                report["exact"]["sum_fourth"] = str(fourth)
+        return report
+
+    @classmethod
+    def from_exact(cls, n: int, total: Fraction, squares: Fraction) -> RunningMean:
+        """A sample of ``n`` units given by its exact sums (Σx, Σx²; the higher sums unknown)."""
+        stat = cls()
+        stat.n = int(n)
+        stat._base_sum, stat._base_sq = Fraction(total), Fraction(squares)
+        if stat.n:
+            stat._higher = None
+        if stat.n:
+            stat._live_mean = float(stat._base_sum / stat.n)
+            stat._live_m2 = float(max(stat._base_sq - stat._base_sum * stat._base_sum / stat.n, Fraction(0)))
+        return stat
+
+    @classmethod
+    def from_dict(cls, data: MeanFigures) -> RunningMean:
+        """Rebuild from :meth:`to_dict` output (the exact sums when present, else n, mean, m2)."""
+        stat = cls(int(data["n"]), float(data["mean"]), float(data["m2"]))
+        exact = data.get("exact")
+        if exact is not None:
+            stat._base_sum = Fraction(exact["sum"])
+            stat._base_sq = Fraction(exact["sum_sq"])
+            stat._cache = None
+            if stat.n and "sum_cube" in exact and "sum_fourth" in exact:
+                stat._higher = (_PowerSum(3, Fraction(exact["sum_cube"])), _PowerSum(4, Fraction(exact["sum_fourth"])))
+        return stat
+
+
+class CheckMean(RunningMean):
+    """A :class:`RunningMean` that also keeps its units' null variances: the sample of an honesty check.
+
+    The check's test (:meth:`honesty_test`) reads the sample's skewness and
+    kurtosis from the exact Σx³ and Σx⁴ every :class:`RunningMean` keeps; a
+    sample rebuilt from a summary without them (an older document) has unknown
+    higher moments (``None``) and falls back to the plain normal test.
+
+    A unit may come with its **null variance**: the variance the unit has
+    given what the measured player saw, if the answers are honest (IO − raw:
+    the outcome's variance over the answered range). When every unit has
+    one, the test needs no estimate of the spread.
+    """
+
+    __slots__ = ("_null_units", "_null_variance")
+
+    def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
+        super().__init__(n, mean, m2)
+        self._null_variance = _PowerSum(1)
+        self._null_units = 0
+
+    def add(self, x: float, null_variance: float | None = None) -> None:
+        """Add one unit, with its null variance when known."""
+        super().add(x)
+        if null_variance is not None and not math.isnan(null_variance):
+            self._null_variance.add(float(null_variance))
+            self._null_units += 1
+
+    def merge(self, other: RunningMean) -> None:
+        """Fold another sample into this one; the higher sums stay known only if both knew them."""
+        if other.n == 0:
+            return
+        super().merge(other)
+        if isinstance(other, CheckMean):
+            self._null_variance = self._null_variance.merged_with(other._null_variance)
+            self._null_units += other._null_units
+
+    def copy(self) -> CheckMean:
+        """An independent copy."""
+        result = super().copy()
+        assert isinstance(result, CheckMean)
+        result._null_variance = self._null_variance.copy()
+        result._null_units = self._null_units
+        return result
 
     def null_variance(self) -> Fraction | None:
         """Σ of the units' null variances, exactly; None unless every unit had one."""
@@ -510,12 +576,8 @@ class CheckMean(RunningMean):
         return z, float(skew_corrected_p_value(z, self.n, m3 / m2**1.5, m4 / (m2 * m2)))
 
     def to_dict(self, exact: bool = True) -> MeanFigures:
-        """:meth:`RunningMean.to_dict`, the exact sums with Σx³ and Σx⁴ when known."""
+        """:meth:`RunningMean.to_dict`, the exact sums with the units' null variances when known."""
         report = super().to_dict(exact)
-        cube, fourth = self.higher_sums()
-        if exact and cube is not None and fourth is not None:
-            report["exact"]["sum_cube"] = str(cube)
-            report["exact"]["sum_fourth"] = str(fourth)
         if exact and self._null_units:
             report["exact"]["sum_null_variance"] = str(self._null_variance.value())
             report["exact"]["null_variance_units"] = self._null_units
@@ -529,12 +591,6 @@ class CheckMean(RunningMean):
         for name in RunningMean.__slots__:
             setattr(stat, name, getattr(plain, name))
         exact = data.get("exact")
-        stat._cube = stat._fourth = None
-        if stat.n == 0:
-            stat._cube, stat._fourth = _PowerSum(3), _PowerSum(4)
-        elif exact is not None and "sum_cube" in exact and "sum_fourth" in exact:
-            stat._cube = _PowerSum(3, Fraction(exact["sum_cube"]))
-            stat._fourth = _PowerSum(4, Fraction(exact["sum_fourth"]))
         stat._null_variance, stat._null_units = _PowerSum(1), 0
         if exact is not None and "sum_null_variance" in exact:
             stat._null_variance = _PowerSum(1, Fraction(exact["sum_null_variance"]))
@@ -557,6 +613,75 @@ def skew_corrected_p_value(z: FloatLike, n: FloatLike, skew: FloatLike, kurtosis
     density = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
     heavy_tail = np.abs(skew) * (2.0 * z * z + 1.0) * density / (6.0 * np.sqrt(n))
     result: FloatLike = np.minimum(1.0, tails + heavy_tail)
+    return result
+
+
+def skew_corrected_interval(mean: FloatLike, std: FloatLike, n: FloatLike, skew: FloatLike,
+                            kurtosis: FloatLike) -> tuple[FloatLike, FloatLike]:
+    """The printed 95% interval of a mean over n units of sample standard deviation, skewness and kurtosis.
+
+    **Hall's (1992) skewness-removing transformation** of the studentised mean
+    θ = (mean − μ)/s: with G the skewness,
+
+        W(μ) = √n · (θ + G·θ²/3 + G²·θ³/27 + G/(6n))
+
+    is close to normal where the t statistic √n·θ is skewed (the first Edgeworth
+    term of t, G·(2x² + 1)·φ(x)/(6√n), is removed), and the interval is the set of μ
+    with −q ≤ W(μ) ≤ q, q Student's t quantile at n − 1 degrees of freedom. To
+    first order it is mean ± q·s/√n moved by s·G·(1 + 2q²)/(6n) toward the longer
+    tail of the units' law.
+
+    **The skewness estimate's link with the mean removed.** The sample skewness g
+    moves with the mean: g ≈ γ + k·(mean − μ)/σ with k = b₂ − 3 − 3g²/2 (b₂ the
+    kurtosis; by the delta method). Where the units are heavy-tailed (k large) a unit
+    far out moves the mean, and g with it, so Hall's interval with G = g would move
+    further the same way, and miss more often on both sides (Leduc against a CFR
+    policy, duplicate raw at 200 pairs: 5.8% against the normal interval's 5.1%;
+    docs/results.md, "The intervals' miss rates"). So G = g − k·θ at each μ tested:
+    the skewness the sample would show if the mean were μ. k is held to
+    ±n/(8q²): over the interval's reach (|θ| ≤ 2q/√n) k·θ² is then at most 1/2, which bounds
+    how far the link's term can bend W.
+
+    W(μ) = ±q is solved by Newton's method from Hall's closed form (G = g:
+    θ = 3y/(c² + c + 1), y = w/√n − g/(6n), c = ∛(1 + g·y)). It needs only n and
+    the exact Σx, Σx², Σx³ and Σx⁴, so a streamed sample computes it at the end.
+    With g = 0 and b₂ = 3 (a normal law's) it is mean ± q·s/√n. Works elementwise
+    on numpy arrays (:func:`acpc_lbr.calibration.interval_misses`) as on floats
+    (:meth:`RunningMean.interval`).
+
+    >>> low, high = skew_corrected_interval(1.0, 3.0, 200.0, 0.0, 3.0)  # mean ± t(199)·s/√n
+    >>> round(float(low), 4), round(float(high), 4)
+    (0.5817, 1.4183)
+    >>> low, high = skew_corrected_interval(1.0, 3.0, 200.0, 2.0, 9.0)  # a long right tail: both ends move up
+    >>> round(float(low), 4), round(float(high), 4)
+    (0.6197, 1.4709)
+    """
+    from scipy.special import stdtrit  # lazy: scipy is loaded only when an interval is printed
+
+    quantile = stdtrit(np.maximum(n - 1.0, 1.0), 0.975)
+    reach = n / (8.0 * quantile * quantile)
+    link = np.clip(kurtosis - 3.0 - 1.5 * skew * skew, -reach, reach)
+    low: FloatLike = mean - std * _hall_theta(quantile, n, skew, link)
+    high: FloatLike = mean - std * _hall_theta(-quantile, n, skew, link)
+    return low, high
+
+
+def _hall_theta(w: FloatLike, n: FloatLike, skew: FloatLike, link: FloatLike) -> FloatLike:
+    """The θ where W = w (:func:`skew_corrected_interval`): Newton's method on the polynomial in θ
+    with G = skew − link·θ, from Hall's closed form for G = skew."""
+    root_n = np.sqrt(n)
+    y = w / root_n - skew / (6.0 * n)
+    c = np.cbrt(1.0 + skew * y)
+    start: FloatLike = 3.0 * y / (c * c + c + 1.0)
+    t = start
+    for _ in range(8):
+        g = skew - link * t
+        excess = t + g * t * t / 3.0 + g * g * t**3 / 27.0 + g / (6.0 * n) - w / root_n
+        slope = (1.0 + 2.0 * g * t / 3.0 - link * t * t / 3.0 + g * g * t * t / 9.0
+                 - 2.0 * g * link * t**3 / 27.0 - link / (6.0 * n))
+        t = t - excess / slope
+    # (for floats np.where gives a 0-d array, which the caller's float() reads)
+    result: FloatLike = np.where(np.isfinite(t), t, start)  # type: ignore[assignment]
     return result
 
 
@@ -589,6 +714,7 @@ class LiveMean(RunningMean):
         result._live_mean = self._live_mean
         result._live_m2 = self._live_m2
         result._cache = None
+        result._higher = None
         return result
 
     def exact_sums(self) -> tuple[Fraction, Fraction]:

@@ -7,15 +7,16 @@ those laws, with and without duplicate play, and counted:
 
 * each check's false alarms (p < 0.001, the flag, and p < 0.05) against honest
   bots, and its power (flags at p < 0.001) against lying ones;
-* each printed 95% interval's misses of LBR's exact value: two-sided, and
-  "above" (the interval wholly above it: the lower bound overstates, nominal 2.5%);
-  with ``--skew-shift``, those of the skew-shifted interval instead (an experiment:
-  :func:`acpc_lbr.calibration.interval_misses`).
+* each printed 95% interval's misses of LBR's exact value: two-sided, "above" (the
+  interval wholly above it: the lower bound overstates, nominal 2.5%) and "below"
+  (nominal 2.5%); with ``--plain``, those of the symmetric normal interval printed
+  before the skewness-corrected one (:func:`acpc_lbr.calibration.interval_misses`).
 
-Rates are per match, with their 95% binomial (Wilson) intervals in the JSON.
-docs/results.md ("The honesty check") quotes the output of
+Rates are per match; the JSON has every count. docs/results.md ("The honesty
+check") quotes the output of
 
-    .venv/bin/python bench/bench_honesty.py --matches 200000
+    .venv/bin/python bench/bench_honesty.py --matches 100000
+    .venv/bin/python bench/bench_honesty.py --matches 40000 --honest-only   # the intervals' miss rates
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def wilson(count: int, total: int, z: float = 1.959963984540054) -> tuple[float,
     return max(centre - half, 0.0), min(centre + half, 1.0)
 
 
-def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool, shifted: bool = False) -> str:
+def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool, plain: bool = False) -> str:
     m = counts["matches"]
     cells = [name, play, f"{deals:,}", f"{m:,}"]
     for check in ("io_minus_raw", "aivat_minus_raw"):
@@ -135,9 +136,9 @@ def _row(name: str, play: str, deals: int, counts: dict[str, int], liar: bool, s
         cells.append(f"{100 * flags / m:.1f}%" if liar else f"{1000 * flags / m:.2f}‰ ({100 * at_5 / m:.1f}%)")
     if not liar:
         for estimator, _ in PRINTED[play == "duplicate"][:3]:
-            suffix = " shifted" if shifted else ""
+            suffix = " plain" if plain else ""
             above, below = counts[f"{estimator} above{suffix}"], counts[f"{estimator} below{suffix}"]
-            cells.append(f"{100 * (above + below) / m:.2f}% / {100 * above / m:.2f}%")
+            cells.append(f"{100 * (above + below) / m:.2f} / {100 * above / m:.2f} / {100 * below / m:.2f}")
     return "| " + " | ".join(cells) + " |"
 
 
@@ -169,8 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--json", type=Path, help="also write every count here")
-    parser.add_argument("--skew-shift", action="store_true",
-                        help="the intervals' columns for the skew-shifted interval (an experiment, not in use)")
+    parser.add_argument("--plain", action="store_true",
+                        help="the intervals' columns for the symmetric normal interval printed before (not in use)")
     parser.add_argument("--honest-only", action="store_true", help="skip the lying bots")
     parser.add_argument("--biases", action="store_true",
                         help="only the lying bots' exact mean and spread of each check's unit (no sampling)")
@@ -189,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("| bot | play | deals | matches | IO − raw: p < 0.001 (p < 0.05) "
                   "| AIVAT − raw: p < 0.001 (p < 0.05) "
-                  "| raw / duplicate: miss, above | IO: miss, above | AIVAT: miss, above |")
+                  "| raw / duplicate: miss / above / below, % | IO | AIVAT |")
             print("|---|---|---|---|---|---|---|---|---|")
         for name, build in cases.items():
             if wanted and name not in wanted:
@@ -202,10 +203,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for duplicate in (False, True):
                     counts = error_counts(laws, deals, duplicate, matches, rng)
                     play_name = "duplicate" if duplicate else "hands"
-                    print(_row(name, play_name, deals, counts, liar, args.skew_shift), flush=True)
+                    print(_row(name, play_name, deals, counts, liar, args.plain), flush=True)
                     report.append({"case": name, "liar": liar, "deals": deals, "duplicate": duplicate,
                                    "exact": laws.value, "counts": counts})
             print(f"<!-- {name}: {time.perf_counter() - began:.0f} s -->", file=sys.stderr)
+    honest = [row for row in report if not row["liar"]]
+    if honest and not args.plain:  # the same matches' misses of the normal interval printed before
+        print("\n(the same matches, the symmetric normal interval mean ± 1.96·s/√n)\n")
+        print("| bot | play | deals | matches | raw / duplicate: miss / above / below, % | IO | AIVAT |")
+        print("|---|---|---|---|---|---|---|")
+        for row in honest:
+            row_counts = row["counts"]
+            assert isinstance(row_counts, dict)
+            line = _row(str(row["case"]), "duplicate" if row["duplicate"] else "hands", int(str(row["deals"])),
+                        row_counts, False, plain=True)
+            print("| " + " | ".join(cell for k, cell in enumerate(line[2:-2].split(" | ")) if k not in (4, 5)) + " |")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 0

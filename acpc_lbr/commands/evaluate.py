@@ -64,7 +64,7 @@ from twisted.python.failure import Failure
 
 from acpc_lbr import children
 from acpc_lbr.commands import scaleout, seating
-from acpc_lbr.commands.summary import bound_line, counts_line, time_lines
+from acpc_lbr.commands.summary import counts_line, stat_bound_line, time_lines
 from acpc_lbr.estimators import CheckName, HandOutcome, MatchEstimates
 from acpc_lbr.exit_codes import (
     EXIT_FAILED,
@@ -1142,21 +1142,21 @@ def _bound_lines(evaluation: Evaluation) -> list[str]:
     config = evaluation.config
     lines = ["lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:"]
     names = ["raw", "duplicate"] if config.duplicate else ["raw"]
+    scale = 1000.0 / config.game.big_blind
     for name in names:
-        mean, half, n = evaluation.mbb(name)
-        lines.append(bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
+        stat = evaluation.estimates.estimator(name)
+        lines.append(stat_bound_line(name, stat, scale, f"{stat.n} {'pairs' if name == 'duplicate' else 'hands'}"))
     lies = proven_lies(evaluation.document["counts"]) if evaluation.document is not None else 0
     if evaluation.io_estimates is not None and lies:
         lines.append(f"  {'io, aivat':<15} no bound: the opponent's answers were proven false {lies} times (range "
                      "inconsistencies, counts below): IO and AIVAT rest on them")
     elif evaluation.io_estimates is not None:
-        scale = 1000.0 / config.game.big_blind
         for name in ("io", "duplicate_io", "aivat", "duplicate_aivat"):
             stat = evaluation.io_estimates.estimator(name)
             if stat.n and _flagged(evaluation, "io_minus_raw" if "io" in name else "aivat_minus_raw"):
                 lines.append(f"  {name:<15} no bound: its honesty check is flagged (below)")
             elif stat.n:
-                lines.append(bound_line(name, stat.mean * scale, stat.half_width * scale, str(stat.n)))
+                lines.append(stat_bound_line(name, stat, scale, str(stat.n)))
     else:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines

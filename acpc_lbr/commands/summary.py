@@ -15,17 +15,33 @@ from collections.abc import Mapping
 from typing import Any
 
 from acpc_lbr.results import ResultsDocument, proven_lies
+from acpc_lbr.stats import RunningMean
 
 
-def bound_line(name: str, mean: float, half: float, units: str) -> str:
-    """One estimator's mean and 95% interval in mbb/g (no interval below two units: its width is unknown).
+def bound_line(name: str, mean: float, half: float, units: str,
+               interval: tuple[float | None, float | None] | None = None) -> str:
+    """One estimator's mean, 1.96·s/√n and 95% interval in mbb/g (no interval below two units: its width is unknown).
+
+    ``interval`` is the printed one (``low_95``, ``high_95``: skewness-corrected,
+    :meth:`acpc_lbr.stats.RunningMean.interval`); without it (an older document) mean ± half.
 
     >>> bound_line("duplicate", 1500.0, float("nan"), "1 pairs")
     '  duplicate          +1500.0 ± -        (no interval: fewer than 2 units)  (1 pairs)'
+    >>> bound_line("raw", 1500.0, 300.0, "400 hands", (1190.5, 1790.0))
+    '  raw                +1500.0 ± 300.0    [+1190.5, +1790.0]  (400 hands)'
     """
     if not math.isfinite(half):
         return f"  {name:<15} {mean:>+10.1f} ± {'-':<8} (no interval: fewer than 2 units)  ({units})"
-    return f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{mean - half:+.1f}, {mean + half:+.1f}]  ({units})"
+    low, high = interval if interval is not None else (None, None)
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        low, high = mean - half, mean + half
+    return f"  {name:<15} {mean:>+10.1f} ± {half:<8.1f} [{low:+.1f}, {high:+.1f}]  ({units})"
+
+
+def stat_bound_line(name: str, stat: RunningMean, scale: float, units: str) -> str:
+    """:func:`bound_line` of a sample in chips, ``scale`` mbb/g per chip."""
+    low, high = stat.interval()
+    return bound_line(name, stat.mean * scale, stat.half_width * scale, units, (low * scale, high * scale))
 
 
 def document_bound_lines(doc: ResultsDocument) -> list[str]:
@@ -37,10 +53,15 @@ def document_bound_lines(doc: ResultsDocument) -> list[str]:
         half = block["half_width_95"]
         return block["mean"], math.nan if half is None else half, block["n"]
 
+    def interval(name: str) -> tuple[float | None, float | None]:
+        block = est[name]["mbb_per_game"]  # type: ignore[literal-required]  # (any estimator's name)
+        return block.get("low_95"), block.get("high_95")
+
     lines = ["lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:"]
     for name in ("raw", "duplicate") if doc["config"].get("duplicate") else ("raw",):
         mean, half, n = mbb(name)
-        lines.append(bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}"))
+        lines.append(bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}",
+                                interval(name)))
     answered = [name for name in ("io", "duplicate_io", "aivat", "duplicate_aivat")
                 if name in est and mbb(name)[2]]
     lies = proven_lies(doc["counts"])
@@ -53,7 +74,7 @@ def document_bound_lines(doc: ResultsDocument) -> list[str]:
         if check is not None and check["flagged"]:
             lines.append(f"  {name:<15} no bound: its honesty check is flagged (below)")
         else:
-            lines.append(bound_line(name, *mbb(name)[:2], str(mbb(name)[2])))
+            lines.append(bound_line(name, *mbb(name)[:2], str(mbb(name)[2]), interval(name)))
     if not answered:
         lines.append(f"  {'io':<15} (off: --no-io)")
     return lines

@@ -202,8 +202,10 @@ _MEAN_FIGURES = {
     "required": ["n", "mean"],
     "properties": {
         "n": _COUNT, "mean": _NUMBER, "m2": _NUMBER, "std": _NUMBER_OR_NULL, "half_width_95": _NUMBER_OR_NULL,
+        "low_95": _NUMBER_OR_NULL, "high_95": _NUMBER_OR_NULL,
         "exact": {"type": "object", "required": ["sum", "sum_sq"],
-                  "properties": {"sum": _FRACTION, "sum_sq": _FRACTION}},
+                  "properties": {"sum": _FRACTION, "sum_sq": _FRACTION, "sum_cube": _FRACTION,
+                                 "sum_fourth": _FRACTION}},
     },
 }
 _ESTIMATOR = {

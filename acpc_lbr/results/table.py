@@ -44,8 +44,9 @@ MULTIPLAYER_NOT_COMPUTED = (
 def format_table(doc: ResultsDocument) -> str:
     """The estimators side by side, for a terminal.
 
-    One row per estimator: units, mean ± 95% half-width in mbb/g, the
-    standard deviation, bb/hand and chips, and the width relative to raw.
+    One row per estimator: units, mean ± 1.96·s/√n in mbb/g, the printed 95%
+    interval (skewness-corrected: not always the mean ± that), the standard
+    deviation, bb/hand and chips, and the width relative to raw.
     """
     config = doc["config"]
     est = doc["estimators"]
@@ -56,7 +57,7 @@ def format_table(doc: ResultsDocument) -> str:
         f"seed: {config.get('seed')}  hands: {config.get('hands')}"
         + ("  (duplicate)" if config.get("duplicate") else "")
     )
-    header = f"{'estimator':<18} {'n':>8} {'mbb/g':>10} {'± 95%':>9} {'std mbb':>10} {'bb/hand':>9} {'chips':>10} {'width/raw':>9}"
+    header = f"{'estimator':<18} {'n':>8} {'mbb/g':>10} {'± 1.96 se':>9} {'95% interval':>22} {'std mbb':>10} {'bb/hand':>9} {'chips':>10} {'width/raw':>9}"
     lines.append(header)
     lines.append("-" * len(header))
     raw_width = est["raw"]["mbb_per_game"]["half_width_95"]
@@ -103,10 +104,15 @@ def format_table(doc: ResultsDocument) -> str:
 
 
 def _table_row(label: str, stat: EstimatorFigures, ratio: str) -> str:
-    """One row of :func:`format_table`: n, mbb/g ± 95%, std, bb/hand, chips and the width ratio."""
+    """One row of :func:`format_table`: n, mbb/g ± 1.96·s/√n, the printed 95% interval, std, bb/hand,
+    chips and the width ratio."""
     mbb = stat["mbb_per_game"]
+    low, high = mbb.get("low_95"), mbb.get("high_95")
+    if (low is None or high is None) and mbb["half_width_95"] is not None:  # a document without them
+        low, high = mbb["mean"] - mbb["half_width_95"], mbb["mean"] + mbb["half_width_95"]
+    interval = "-" if low is None or high is None else f"[{low:.1f}, {high:.1f}]"
     return (f"{label:<18} {stat['chips']['n']:>8} {_fmt(mbb['mean']):>10} "
-            f"{_fmt(mbb['half_width_95']):>9} {_fmt(mbb['std']):>10} "
+            f"{_fmt(mbb['half_width_95']):>9} {interval:>22} {_fmt(mbb['std']):>10} "
             f"{_fmt(stat['bb_per_hand']['mean'], 4):>9} {_fmt(stat['chips']['mean'], 3):>10} {ratio:>9}").rstrip()
 
 

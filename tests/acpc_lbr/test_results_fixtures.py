@@ -12,7 +12,11 @@ the bots ``acpc-lbr play``), recorded on 2026-11-28 before the results moved to
 * ``kuhn3``: ``k kuhn.limit.3p 30 5 a b c`` (three players: each player's raw result).
 
 ``from-files.json`` and ``from-files.txt`` are what ``acpc-lbr results --json``
-and ``acpc-lbr results`` printed for those files then. A change to where the
+and ``acpc-lbr results`` printed for those files then. They and ``dealer.json``
+were rewritten once since, when issue 34 added the printed skewness-corrected
+interval (``low_95``, ``high_95``, the exact ``sum_cube`` and ``sum_fourth``, and
+the table's interval column): the same matches replayed gave the same ``.log``
+and ``.queries`` bytes, and the documents differed only by those fields. A change to where the
 results code lives, or to how a hand becomes its outcome, must leave them byte
 for byte as they were; and the document recomputed from the files must hold
 the figures the dealer wrote while it played (all but the relay's query count

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.stats import kurtosis as scipy_kurtosis
+from scipy.stats import skew as scipy_skew
+from scipy.stats import t as student_t
 
 from acpc_lbr.stats import Z95, LiveMean, RunningMean
 
@@ -44,14 +48,21 @@ def test_merge_equals_one_run(a: list[float], b: list[float], c: list[float]) ->
 
 
 def test_half_width_and_dict_round_trip() -> None:
-    """The half-width is 1.96·s/√n and to_dict/from_dict keeps the sample."""
+    """The half-width is 1.96·s/√n; the printed interval of units without skew is symmetric, within
+    mean ± t(n − 1)·s/√n (Student's quantile, scipy's) for light tails (b₂ < 3); to_dict/from_dict
+    keeps the sample."""
     stat = RunningMean()
     stat.add_many([1.0, 3.0, 5.0, 7.0])
     s = float(np.std([1, 3, 5, 7], ddof=1))
     assert math.isclose(stat.half_width, Z95 * s / 2.0)
+    t3 = float(student_t.ppf(0.975, 3))
+    assert stat.skewness == 0.0 and stat.shape()[1] == pytest.approx(1.64)
+    low, high = stat.interval()
+    assert low + high == pytest.approx(8.0, rel=1e-12) and 4.0 - t3 * s / 2.0 < low < 4.0 - Z95 * s / 2.0
     again = RunningMean.from_dict(stat.to_dict())
-    assert again == stat
-    assert stat.excludes(0.0) and not stat.excludes(4.0)
+    assert again == stat and again.interval() == stat.interval()
+    assert stat.to_dict()["low_95"] == stat.interval()[0]
+    assert stat.excludes(low - 0.01) and not stat.excludes(low + 0.01) and not stat.excludes(4.0)
 
 
 def test_small_samples_have_no_interval() -> None:
@@ -134,3 +145,53 @@ def test_live_mean_has_the_running_figures_and_refuses_exact_ones(xs: list[float
         live.to_dict()
     with pytest.raises(TypeError):
         live.merge(full)
+
+
+def test_skew_corrected_interval_inverts_halls_transformation() -> None:
+    """The printed interval's ends are where Hall's (1992) transformed statistic
+    W(μ) = √n·(θ + Gθ²/3 + G²θ³/27 + G/(6n)), θ = (mean − μ)/s, equals ∓ Student's t(n − 1) quantile,
+    with G = g − (b₂ − 3 − 3g²/2)·θ; the sample skewness g and kurtosis b₂ are scipy's (biased) ones."""
+    rng = np.random.default_rng(7)
+    xs = rng.exponential(size=200).tolist()
+    stat = RunningMean()
+    stat.add_many(xs)
+    g, b2 = float(scipy_skew(xs, bias=True)), float(scipy_kurtosis(xs, fisher=False, bias=True))
+    assert stat.shape() == pytest.approx((g, b2), rel=1e-12)
+    n, s = 200, float(np.std(xs, ddof=1))
+    q = float(student_t.ppf(0.975, n - 1))
+    assert b2 - 3 - 1.5 * g * g < n / (8 * q * q)  # the link is not clipped here
+
+    def w(mu: float) -> float:
+        theta = (stat.mean - mu) / s
+        big_g = g - (b2 - 3 - 1.5 * g * g) * theta
+        return math.sqrt(n) * (theta + big_g * theta**2 / 3 + big_g**2 * theta**3 / 27 + big_g / (6 * n))
+
+    low, high = stat.interval()
+    assert w(low) == pytest.approx(q, rel=1e-9) and w(high) == pytest.approx(-q, rel=1e-9)
+    # a long right tail moves both ends up from the symmetric interval
+    assert low > stat.mean - q * s / math.sqrt(n) and high > stat.mean + q * s / math.sqrt(n)
+
+
+def test_higher_sums_travel_with_merges_documents_and_unit_changes() -> None:
+    """Σx³ and Σx⁴ merge exactly and are written to documents; a unit change scales the interval; a
+    document without them (older) gets the interval of unskewed units, mean ± t·s/√n."""
+    xs = [0.0] * 90 + [5.0] * 10 + [-1.0] * 20
+    whole, left, right = RunningMean(), RunningMean(), RunningMean()
+    whole.add_many(xs)
+    left.add_many(xs[::2])
+    right.add_many(xs[1::2])
+    merged = RunningMean.from_dict(left.to_dict()).merged(RunningMean.from_dict(right.to_dict()))
+    exact = (sum(Fraction(x) ** 3 for x in xs), sum(Fraction(x) ** 4 for x in xs))
+    assert merged.higher_sums() == exact == whole.higher_sums()
+    assert merged.interval() == whole.interval() and whole.skewness > 1.0
+    scaled = whole.scaled(10.0)
+    assert scaled.shape() == pytest.approx(whole.shape(), rel=1e-12)
+    assert scaled.interval() == pytest.approx(tuple(10.0 * x for x in whole.interval()), rel=1e-12)
+    old = whole.to_dict()
+    assert "exact" in old
+    del old["exact"]["sum_cube"], old["exact"]["sum_fourth"]
+    plain = RunningMean.from_dict(old)
+    assert math.isnan(plain.skewness)
+    low, high = plain.interval()
+    assert low + high == pytest.approx(2 * plain.mean, rel=1e-12)
+    assert math.isnan(RunningMean().interval()[0]) and RunningMean().to_dict()["low_95"] is None
