@@ -63,7 +63,7 @@ from acpc_lbr.equity import (
     matchup_counts,
     vector_counts,
 )
-from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
+from acpc_lbr.runtime.exit_codes import EXIT_OK, EXIT_USAGE
 
 #: Boards that complete a preflop matchup: C(48, 5).
 NUM_BOARDS = 1_712_304

@@ -50,7 +50,7 @@ import jsonschema
 import numpy as np
 
 from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
-from acpc_lbr.bounded import loads_json, read_bounded_text
+from acpc_lbr.runtime.bounded import loads_json, read_bounded_text
 from acpc_lbr.estimators import (
     AIVAT_NAMES,
     CHECKS,

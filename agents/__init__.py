@@ -11,4 +11,8 @@
 * :mod:`agents.cli` -- ``acpc-lbr play``; :mod:`agents.bench` -- timing.
 
 See docs/bot-sdk.md and docs/range-query.md.
+
+Layer L2 (``agents/``): may import ``protocol/`` (L0) and the compute core
+and runtime of ``acpc_lbr/`` (L1); never the dealer, the application or the
+command line (docs/architecture.md, "Folders are the layers").
 """

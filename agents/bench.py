@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.exit_codes import EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_OK
 from agents.bots import BOTS
 from agents.cli import load_strategy
 from agents.client import StrategyBot

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_USAGE
-from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_USAGE
+from acpc_lbr.runtime.reactor import install_asyncio_reactor
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import lbr_options, make_lbr_player

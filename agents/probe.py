@@ -67,9 +67,9 @@ from twisted.internet import defer, protocol
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
-from acpc_lbr import children
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.runtime import children
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from acpc_lbr.runtime.reactor import install_asyncio_reactor
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
 from protocol.rangecodec import SUPPORTED_VERSIONS, encode_answer, parse_versions
@@ -761,7 +761,7 @@ def main(argv: Sequence[str]) -> int:
 
     def launch(copy_port: int) -> list[subprocess.Popen[bytes]]:
         # In the adapter's process group (whoever stops it stops them and their helpers), and
-        # killed when it dies (acpc_lbr/children.py).
+        # killed when it dies (acpc_lbr/runtime/children.py).
         return [subprocess.Popen(fill_command(command, "127.0.0.1", copy_port),
                                  stdin=subprocess.DEVNULL, preexec_fn=children.child_setup(new_group=False))
                 for _ in range(args.instances)]

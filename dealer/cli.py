@@ -41,9 +41,9 @@ from typing import Any
 
 from twisted.internet.error import CannotListenError, ReactorNotRunning
 
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
-from acpc_lbr.progress import Progress, best_estimate
-from acpc_lbr.reactor import event_loop_of, install_asyncio_reactor
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
+from acpc_lbr.runtime.progress import Progress, best_estimate
+from acpc_lbr.runtime.reactor import event_loop_of, install_asyncio_reactor
 from dealer.budget import BotBudget
 from dealer.busypoll import DEFAULT_BUDGET_US, MAX_BUDGET_US, BusyPoll
 from dealer.events import Cause, EventRecord, HandFinished
@@ -460,7 +460,7 @@ def _fail_setup(progress: Any, matches: list[list[Match]], message: str) -> int:
 
 
 def _progress(groups: list[list[MatchConfig]], options: argparse.Namespace | None) -> Any:
-    """The progress display (acpc_lbr/progress.py): a bar on a terminal when the trace is
+    """The progress display (acpc_lbr/runtime/progress.py): a bar on a terminal when the trace is
     off (``-q``), lines with ``--progress-every``, nothing with ``--quiet``."""
     silent = options is None or options.silent
     every = 0 if options is None else options.progress_every

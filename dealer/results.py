@@ -56,7 +56,7 @@ import numpy.typing as npt
 from twisted.internet import defer
 
 from acpc_lbr.aivat import AivatRecord, AivatSetup, NotComputed
-from acpc_lbr.bounded import bounded_lines, inflate, loads_json
+from acpc_lbr.runtime.bounded import bounded_lines, inflate, loads_json
 from acpc_lbr.estimators import HandOutcome, MatchEstimates
 from acpc_lbr.lbr import EquityFunction, equity_function, has_fast_equity
 from acpc_lbr.outcomes import (
@@ -216,7 +216,7 @@ def decode_row(text: str, length: int) -> FloatArray:
     """Inverse of :func:`encode_row`, for a row of ``length`` probabilities.
 
     The data may not inflate past ``8 * length`` bytes (a zlib bomb in a
-    crafted file stops there: :func:`acpc_lbr.bounded.inflate`).
+    crafted file stops there: :func:`acpc_lbr.runtime.bounded.inflate`).
 
     Raises:
         ValueError: not base64 of zlib data, or not ``length`` float64 values.

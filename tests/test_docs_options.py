@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acpc_lbr.commands import evaluate
+from acpc_lbr.app.evaluate import run as evaluate
 from dealer import cli as dealer_cli
 
 ROOT = Path(__file__).resolve().parents[1]

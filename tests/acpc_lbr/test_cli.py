@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from acpc_lbr.cli import SUBCOMMANDS, main, run
-from acpc_lbr.commands.equity import parse_range
+from acpc_lbr.cli.equity import parse_range
 from protocol.cards import cards_from_text
 from protocol.gamedef import bundled_games, load_game, parse_gamedef
 

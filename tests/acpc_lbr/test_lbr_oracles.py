@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 
-from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+from acpc_lbr.app.evaluate.run import EvaluationConfig, run_evaluation
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from agents.adapters import from_sdk, to_sdk

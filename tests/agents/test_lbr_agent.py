@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.exit_codes import EXIT_NOT_QUERYABLE
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer
+from acpc_lbr.runtime.exit_codes import EXIT_NOT_QUERYABLE
 from agents.cli import PLAYERS
 from agents.client import BotFactory
 from agents.lbr import LbrAgent, make_lbr_player

@@ -28,9 +28,9 @@ import numpy as np
 import pytest
 from twisted.python.failure import Failure
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from acpc_lbr.outcomes import hand_io
 from acpc_lbr.results import dumps
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.match import MatchResult
 from dealer.results import ResultsGroup, read_query_log, results_from_files
 from protocol.gamedef import load_game

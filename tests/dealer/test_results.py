@@ -12,7 +12,7 @@ import pytest
 import pytest_twisted
 
 from acpc_lbr.aivat import AivatSetup
-from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.cli.results import main as results_main
 from acpc_lbr.outcomes import log_values
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document
 from acpc_lbr.strategies import default_actions
@@ -358,7 +358,7 @@ async def test_lying_bot_through_the_dealer_is_flagged(tmp_path: Path) -> None:
     the dealer's IO honesty check is flagged, and the files reproduce the dealer's figures."""
     from twisted.internet import reactor
 
-    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.app.evaluate.run import EvaluationConfig, run_evaluation
     from acpc_lbr.lbr import ActiveRounds, BettingOptions
     from agents.client import StrategyBot
     from tests.acpc_lbr.test_results import lying_bot
@@ -389,7 +389,7 @@ async def test_evaluate_with_aivat_end_to_end(tmp_path: Path) -> None:
     reproduce the dealer's estimators byte for byte."""
     from twisted.internet import reactor
 
-    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.app.evaluate.run import EvaluationConfig, run_evaluation
     from acpc_lbr.lbr import ActiveRounds, BettingOptions
 
     out = tmp_path / "aivat"

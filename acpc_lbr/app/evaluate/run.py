@@ -12,7 +12,7 @@ It starts an in-process dealer (:class:`dealer.match.Match`), the LBR agent
 mirror (seats swapped, the same deals) run concurrently, and each deal's two
 outcomes are averaged, which removes most of the luck of the cards. The
 mirror runs in a second process with its own dealer, LBR agent and opponent
-(:mod:`acpc_lbr.commands.seating`), so the two seatings use two cores;
+(:mod:`acpc_lbr.app.seating`), so the two seatings use two cores;
 ``--one-process`` keeps both in this one. The
 opponent is a built-in bot by name (``acpc-lbr play`` knows them), or any
 program given by ``--opponent-cmd``, launched once per half with ``{host}``
@@ -30,7 +30,7 @@ With no options it runs a demonstration (2-3 minutes on a busy 2-core machine; R
 LBR (fcpa, rounds 3-4, the last two of the game) against ``call-raise`` in heads-up
 no-limit hold'em.
 
-Exit status (:mod:`acpc_lbr.exit_codes`): 0 done; 1 a match failed or evaluate
+Exit status (:mod:`acpc_lbr.runtime.exit_codes`): 0 done; 1 a match failed or evaluate
 was interrupted; 2 usage; 5 the opponent does not answer range queries; 6 no
 bound: LBR took no active
 decision, some of its range queries failed (:data:`MAX_FAILED_QUERY_SHARE`), or a
@@ -62,11 +62,14 @@ from twisted.internet import defer, protocol
 from twisted.internet.error import CannotListenError, ProcessExitedAlready, ReactorNotRunning
 from twisted.python.failure import Failure
 
-from acpc_lbr import children
-from acpc_lbr.commands import scaleout, seating
-from acpc_lbr.commands.summary import bound_line, counts_line, time_lines
+from acpc_lbr.app import scaleout, seating
+from acpc_lbr.app.report import render, require_matplotlib
+from acpc_lbr.app.summary import bound_line, counts_line, time_lines
 from acpc_lbr.estimators import CheckName, HandOutcome, MatchEstimates
-from acpc_lbr.exit_codes import (
+from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_line, proven_lies
+from acpc_lbr.runtime import children
+from acpc_lbr.runtime.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERNAL,
     EXIT_NO_BOUND,
@@ -74,11 +77,8 @@ from acpc_lbr.exit_codes import (
     EXIT_OK,
     EXIT_USAGE,
 )
-from acpc_lbr.lbr import ActiveRounds, BettingOptions
-from acpc_lbr.progress import Progress, best_estimate
-from acpc_lbr.reactor import install_asyncio_reactor
-from acpc_lbr.report import render, require_matplotlib
-from acpc_lbr.results import ResultsDocument, estimates_from_outcomes, honesty_line, proven_lies
+from acpc_lbr.runtime.progress import Progress, best_estimate
+from acpc_lbr.runtime.reactor import install_asyncio_reactor
 from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
@@ -377,7 +377,7 @@ class Evaluation:
 
 
 class _Progress:
-    """The evaluation's progress (acpc_lbr/progress.py): a bar on a TTY, else a line every ``every`` hands.
+    """The evaluation's progress (acpc_lbr/runtime/progress.py): a bar on a TTY, else a line every ``every`` hands.
 
     ``sources()`` gives the running estimators (the dealer's, with IO) and the
     failed range queries so far; by default the evaluation's own raw and
@@ -419,7 +419,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
         make_opponent: ``half -> AcpcClient`` instead of the configured opponent
             (tests, embedding).
         split: play the mirrored seating in a process of its own
-            (:mod:`acpc_lbr.commands.seating`), so that the two seatings use two
+            (:mod:`acpc_lbr.app.seating`), so that the two seatings use two
             cores; ignored where :func:`can_split` says no.
         seatings: the seatings to play here (default: every one); a seating
             process plays ``(1,)``.
@@ -952,7 +952,7 @@ class _OpponentProcess:
 
     ``ended`` fires when the program itself exits, not when its output pipes
     close: a helper it forked may hold them open for as long as it likes, and
-    the matches' end must not wait for it (:mod:`acpc_lbr.children`). Whatever
+    the matches' end must not wait for it (:mod:`acpc_lbr.runtime.children`). Whatever
     is left of its group then is killed (:meth:`finish`).
     """
 
@@ -1171,7 +1171,7 @@ def _flagged(evaluation: Evaluation, check: CheckName) -> bool:
 
 
 def _time_lines(evaluation: Evaluation, hands: int) -> list[str]:
-    """Where the wall time went (:func:`_time_breakdown`; :func:`acpc_lbr.commands.summary.time_lines`)."""
+    """Where the wall time went (:func:`_time_breakdown`; :func:`acpc_lbr.app.summary.time_lines`)."""
     timings: dict[str, Any] = dict(evaluation.document["timings"]) if evaluation.document is not None else {}
     timings.update(evaluation.breakdown)
     if evaluation.breakdown:

@@ -6,7 +6,7 @@ Usage::
                         --seed S [--format round-robin|gauntlet] [--concurrency K] --out DIR
                         [--json FILE] [--event FILE.toml]
 
-See docs/tournament.md. The pieces live in :mod:`acpc_lbr.tournament`; this
+See docs/tournament.md. The pieces live in :mod:`acpc_lbr.app.tournament`; this
 module reads the options, runs the driver, prints progress and the tables,
 and writes the JSON and CSV.
 """
@@ -27,13 +27,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from acpc_lbr.tournament import seating
-from acpc_lbr.tournament.driver import Driver, Progress, ThreadExecutor
-from acpc_lbr.tournament.event import Event, EventError, Limits, build_event, read_toml
-from acpc_lbr.tournament.report import build_document, dumps, format_tables, leader, to_csv
-from acpc_lbr.tournament.seating import SeatingJob, SeatingReport, play_seating
-from acpc_lbr.tournament.store import EventStore, write_atomically
+from acpc_lbr.app.tournament import seating
+from acpc_lbr.app.tournament.driver import Driver, Progress, ThreadExecutor
+from acpc_lbr.app.tournament.event import Event, EventError, Limits, build_event, read_toml
+from acpc_lbr.app.tournament.report import build_document, dumps, format_tables, leader, to_csv
+from acpc_lbr.app.tournament.seating import SeatingJob, SeatingReport, play_seating
+from acpc_lbr.app.tournament.store import EventStore, write_atomically
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from protocol.gamedef import bundled_game_text, format_gamedef
 
 PROG = "acpc-lbr tournament"
@@ -266,7 +266,7 @@ def _executor(args: argparse.Namespace, concurrency: int) -> tuple[Any, int, con
         stack.callback(executor.close)
         return executor, concurrency, stack
     try:
-        from acpc_lbr.commands.scaleout import dask_client  # lazy: the optional dask extra
+        from acpc_lbr.app.scaleout import dask_client  # lazy: the optional dask extra
         client, workers = stack.enter_context(dask_client(args))
     except ImportError:
         raise EventError("Dask is not installed: pip install -e '.[dask]'") from None

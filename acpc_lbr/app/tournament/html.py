@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from acpc_lbr.tournament.report import FORMAT
+from acpc_lbr.app.tournament.report import FORMAT
 
 
 def is_tournament(document: object) -> bool:

@@ -8,7 +8,7 @@ The documents are the results JSON of ``acpc-lbr evaluate --json``,
 ``acpc-lbr dealer --results-json`` or ``acpc-lbr results -o`` (docs/results.md);
 several give a table of bounds side by side. The page embeds its plots
 (matplotlib: ``pip install 'acpc-lbr[report]'``) and loads nothing from
-anywhere (acpc_lbr/report.py). Exit status 0 written, 2 bad input or no
+anywhere (acpc_lbr/app/report.py). Exit status 0 written, 2 bad input or no
 matplotlib.
 """
 
@@ -20,10 +20,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
-from acpc_lbr.report import HEADLINE_ORDER, render, require_matplotlib
+from acpc_lbr.app.report import HEADLINE_ORDER, render, require_matplotlib
+from acpc_lbr.app.tournament import html as tournament_html
 from acpc_lbr.results import read_document
-from acpc_lbr.tournament import html as tournament_html
+from acpc_lbr.runtime.exit_codes import EXIT_OK, EXIT_USAGE
 
 
 def main(argv: Sequence[str]) -> int:

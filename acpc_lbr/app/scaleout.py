@@ -43,13 +43,13 @@ from typing import Any
 
 import numpy as np
 
-from acpc_lbr import children
+from acpc_lbr.app.report import render
+from acpc_lbr.app.summary import counts_line, document_bound_lines, time_lines
 from acpc_lbr.estimators import CHECKS, ESTIMATORS
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from acpc_lbr.report import render
-from acpc_lbr.commands.summary import counts_line, document_bound_lines, time_lines
-from acpc_lbr.progress import Estimate, Progress, best_estimate
 from acpc_lbr.results import ResultsDocument, dumps, honesty_line, merge_documents, proven_lies
+from acpc_lbr.runtime import children
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from acpc_lbr.runtime.progress import Estimate, Progress, best_estimate
 from dealer.metrics import DealerMetrics
 
 #: Options that belong to the driver, with how many values each takes; a batch never sees them.
@@ -470,7 +470,7 @@ def _publish(args: argparse.Namespace, driver: _Driver, batches: int, workers: i
     print(summary(doc, workers, batches, seconds, driver.out_dir))
     if args.json:
         Path(args.json).write_text(dumps(doc))
-    if getattr(args, "report", None):  # the merged run's report (acpc_lbr/report.py)
+    if getattr(args, "report", None):  # the merged run's report (acpc_lbr/app/report.py)
         Path(args.report).write_text(render([doc]), encoding="utf-8")
     if driver.given_up:
         print(f"acpc-lbr evaluate: {len(driver.given_up)} of {batches} batches given up; the result "

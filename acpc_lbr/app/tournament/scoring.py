@@ -203,7 +203,6 @@ def read_seating(path: Path, game: GameDef, seat_names: Sequence[str], order: Se
     raw = np.zeros((hands, len(order)))
     allin = np.zeros((hands, len(order)))
     adjusted = 0
-    expected_names = set(seat_names)
     seen = 0
     score: list[float] | None = None
     rounds = game.num_rounds
@@ -222,19 +221,7 @@ def read_seating(path: Path, game: GameDef, seat_names: Sequence[str], order: Se
                 score = [float(v) for v in line.split(":")[1].split("|")]
                 continue
             fields = line.rstrip("\n").split(":")
-            if fields[0] != "STATE" or len(fields) != 6:
-                raise LogMismatch(f"{where}: not a STATE line")
-            if fields[1] != str(seen):
-                raise LogMismatch(f"{where}: hand {fields[1]} where hand {seen} was due")
-            if seen >= hands:
-                raise LogMismatch(f"{where}: more than {hands} hands")
-            names = fields[5].split("|")
-            try:
-                values = [float(v) for v in fields[4].split("|")]
-            except ValueError:
-                raise LogMismatch(f"{where}: values {fields[4]!r} are not numbers") from None
-            if set(names) != expected_names or len(names) != len(values) or abs(sum(values)) > 1e-6:
-                raise LogMismatch(f"{where}: not a zero-sum hand of {', '.join(seat_names)}")
+            names, values = _state_values(fields, where, seen, hands, seat_names)
             row = np.zeros(len(order))
             for name, value in zip(names, values):
                 row[column[name]] = value
@@ -256,6 +243,30 @@ def read_seating(path: Path, game: GameDef, seat_names: Sequence[str], order: Se
     if any(abs(a - b) > 1e-6 * max(1.0, abs(b)) for a, b in zip(score, by_seat)):
         raise LogMismatch(f"{path}: the SCORE line does not equal the sum of its hands")
     return SeatingValues(raw, allin, adjusted)
+
+
+def _state_values(fields: list[str], where: str, seen: int, hands: int,
+                  seat_names: Sequence[str]) -> tuple[list[str], list[float]]:
+    """The names and chip values of a ``.log`` STATE line's fields, checked.
+
+    Raises:
+        LogMismatch: not the STATE line of hand ``seen`` of ``hands``, or not a
+            zero-sum hand of ``seat_names``.
+    """
+    if fields[0] != "STATE" or len(fields) != 6:
+        raise LogMismatch(f"{where}: not a STATE line")
+    if fields[1] != str(seen):
+        raise LogMismatch(f"{where}: hand {fields[1]} where hand {seen} was due")
+    if seen >= hands:
+        raise LogMismatch(f"{where}: more than {hands} hands")
+    names = fields[5].split("|")
+    try:
+        values = [float(v) for v in fields[4].split("|")]
+    except ValueError:
+        raise LogMismatch(f"{where}: values {fields[4]!r} are not numbers") from None
+    if set(names) != set(seat_names) or len(names) != len(values) or abs(sum(values)) > 1e-6:
+        raise LogMismatch(f"{where}: not a zero-sum hand of {', '.join(seat_names)}")
+    return names, values
 
 
 def _allin_row(line: str, game: GameDef, names: list[str], column: dict[str, int],

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
+from acpc_lbr.runtime.exit_codes import EXIT_OK, EXIT_USAGE
 from protocol.errors import GameDefError
 from protocol.gamedef import ALIASES, bundled_games, format_gamedef, load_game
 

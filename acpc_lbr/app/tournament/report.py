@@ -15,21 +15,21 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from acpc_lbr.tournament.driver import finite, pooled
-from acpc_lbr.tournament.event import Event
-from acpc_lbr.tournament.scoring import Moments
-from acpc_lbr.tournament.seating import FAULT_KINDS
-from acpc_lbr.tournament.standings import (
+import numpy as np
+
+from acpc_lbr.app.tournament.driver import finite, pooled
+from acpc_lbr.app.tournament.event import Event
+from acpc_lbr.app.tournament.scoring import Moments
+from acpc_lbr.app.tournament.seating import FAULT_KINDS
+from acpc_lbr.app.tournament.standings import (
+    MIN_MATCHES_TO_SEPARATE,
     RULES,
     MatchTable,
     bankroll_scores,
     bootstrap,
-    MIN_MATCHES_TO_SEPARATE,
     rank,
     separated_after,
 )
-
-import numpy as np
 
 FORMAT = "acpc-lbr-tournament"
 VERSION = 1
@@ -55,22 +55,8 @@ def build_document(event: Event, records: dict[str, dict[str, Any]], disqualifie
     for job in event.schedule():
         if job.key in records:
             by_pairing[job.pairing].append(records[job.key])
-    pairing_rows = []
-    for names, recs in zip(pairings, by_pairing):
-        head = pooled(recs, names, measure)
-        raw = pooled(recs, names, "raw")
-        units = head[names[0]].n
-        row: dict[str, Any] = {"names": list(names), "units": units,
-                               "matches": sum(r["status"] == "ok" for r in recs),
-                               "failed_matches": sum(r["status"] == "failed" for r in recs),
-                               "disqualified": sorted(set(names) & disqualified.keys()),
-                               "results": {n: {"mbb_per_game": _figure(head[n], scale),
-                                               "raw_mbb_per_game": _figure(raw[n], scale)} for n in names}}
-        if len(names) == 2:
-            a, b = names
-            row = {"a": a, "b": b, "mbb_per_game": _figure(head[a], scale),
-                   "raw_mbb_per_game": _figure(raw[a], scale), **row}
-        pairing_rows.append(row)
+    pairing_rows = [_pairing_row(names, recs, measure, disqualified, scale)
+                    for names, recs in zip(pairings, by_pairing)]
     ranked = [e.name for e in event.entrants if e.name not in disqualified]
     table = _match_table(event, ranked, pairings, by_pairing, measure, scale)
     rankings: dict[str, list[dict[str, Any]]] = {}
@@ -108,6 +94,25 @@ def build_document(event: Event, records: dict[str, dict[str, Any]], disqualifie
         "matches": {"total": len(event.schedule()), "played": sum(r["status"] == "ok" for r in records.values()),
                     "failed": sum(r["status"] == "failed" for r in records.values())},
     }
+
+
+def _pairing_row(names: tuple[str, ...], recs: list[dict[str, Any]], measure: str,
+                 disqualified: dict[str, str], scale: float) -> dict[str, Any]:
+    """One pairing's row of the document: its units, matches and each entrant's figures."""
+    head = pooled(recs, names, measure)
+    raw = pooled(recs, names, "raw")
+    units = head[names[0]].n
+    row: dict[str, Any] = {"names": list(names), "units": units,
+                           "matches": sum(r["status"] == "ok" for r in recs),
+                           "failed_matches": sum(r["status"] == "failed" for r in recs),
+                           "disqualified": sorted(set(names) & disqualified.keys()),
+                           "results": {n: {"mbb_per_game": _figure(head[n], scale),
+                                           "raw_mbb_per_game": _figure(raw[n], scale)} for n in names}}
+    if len(names) == 2:
+        a, b = names
+        row = {"a": a, "b": b, "mbb_per_game": _figure(head[a], scale),
+               "raw_mbb_per_game": _figure(raw[a], scale), **row}
+    return row
 
 
 def _match_table(event: Event, ranked: Sequence[str], pairings: list[tuple[str, ...]],

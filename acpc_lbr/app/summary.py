@@ -1,7 +1,7 @@
 """The text ``acpc-lbr evaluate`` prints at the end, from what a results document holds.
 
 One home for the lines a single-process evaluation and a scaled-out one
-(``--workers``, :mod:`acpc_lbr.commands.scaleout`) both print: the bound of each
+(``--workers``, :mod:`acpc_lbr.app.scaleout`) both print: the bound of each
 estimator (:func:`bound_line`, :func:`document_bound_lines`), where the time
 went (:func:`time_lines`) and the counts (:func:`counts_line`). The scale-out
 driver has only the merged document, so these read documents' parts, not an

@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from acpc_lbr.tournament.event import Event, EventError, MatchJob
+from acpc_lbr.app.tournament.event import Event, EventError, MatchJob
 
 VERSION = 1
 

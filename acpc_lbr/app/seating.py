@@ -23,7 +23,7 @@ recomputed from the outcomes in canonical order. A child that ends without
 its summary is a failed mirror match, named as such.
 
 The child is ``acpc-lbr evaluate --mirrored-seating SPEC`` (SPEC: the
-evaluation's settings as JSON; :func:`acpc_lbr.commands.evaluate.mirror_main`).
+evaluation's settings as JSON; :func:`acpc_lbr.app.evaluate.run.mirror_main`).
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from acpc_lbr import children
-from acpc_lbr.commands import drop_stdout
 from acpc_lbr.estimators import HandOutcome
-from acpc_lbr.exit_codes import EXIT_INTERNAL
 from acpc_lbr.results import ResultsDocument
+from acpc_lbr.runtime import children
+from acpc_lbr.runtime.exit_codes import EXIT_INTERNAL
+from acpc_lbr.runtime.stdout import drop_stdout
 from agents.lbr import LbrTiming
 from dealer.events import Cause
 from dealer.match import MatchResult
@@ -55,7 +55,7 @@ SUMMED_COUNTS = ("dealer_queries", "range_inconsistencies", "showdowns", "io_fal
                  "aivat_fallbacks", "queries", "query_errors")
 #: How often the child passes its outcomes on (they are buffered in between).
 FLUSH_SECONDS = 0.25
-#: ``acpc-lbr evaluate MIRROR_FLAG SPEC`` is the child (acpc_lbr.commands.evaluate.mirror_main).
+#: ``acpc-lbr evaluate MIRROR_FLAG SPEC`` is the child (acpc_lbr.app.evaluate.run.mirror_main).
 MIRROR_FLAG = "--mirrored-seating"
 #: The child's command line before its SPEC argument.
 CHILD = [sys.executable, "-m", "acpc_lbr.cli", "evaluate", MIRROR_FLAG]
@@ -178,7 +178,7 @@ class SeatingProcess:
             def processEnded(self, reason: Any) -> None:
                 outer._ended(getattr(reason.value, "exitCode", None))
 
-        argv = children.grouped_argv([*CHILD, json.dumps(spec)])  # dies with us (acpc_lbr/children.py)
+        argv = children.grouped_argv([*CHILD, json.dumps(spec)])  # dies with us (acpc_lbr/runtime/children.py)
         self.transport = reactor.spawnProcess(_Reader(), argv[0], argv, env=dict(os.environ),
                                               childFDs={0: "w", 1: "r", 2: 2})
         self.pid: int | None = self.transport.pid

@@ -1,8 +1,12 @@
 """The ``acpc-lbr`` command line: one entry point, one subcommand per job.
 
-Each subcommand lives beside the code it drives and exposes
-``main(argv) -> int``; this module only dispatches, importing lazily so that
+Each subcommand is a module of this package, ``acpc_lbr/cli/NAME.py``, with
+its options (argparse) and ``main(argv) -> int``; the work it drives lives in
+its own layer below. This module only dispatches, importing lazily so that
 ``acpc-lbr --help`` and ``acpc-lbr games`` stay fast.
+
+Layer L5 (``acpc_lbr/cli/``), the top: may import every layer below it; nothing
+imports it (docs/architecture.md, "Folders are the layers").
 """
 
 from __future__ import annotations
@@ -17,24 +21,25 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 import protocol
-from acpc_lbr import __version__, children
-from acpc_lbr.commands import drop_stdout
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE
+from acpc_lbr import __version__
+from acpc_lbr.runtime import children
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE
+from acpc_lbr.runtime.stdout import drop_stdout
 from protocol import _variant
 
 #: name -> (module with ``main(argv)``, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "games": ("acpc_lbr.commands.games", "list the bundled ACPC game definitions"),
-    "equity": ("acpc_lbr.commands.equity", "exact win/tie/loss shares of a hand against a hand or range"),
+    "games": ("acpc_lbr.cli.games", "list the bundled ACPC game definitions"),
+    "equity": ("acpc_lbr.cli.equity", "exact win/tie/loss shares of a hand against a hand or range"),
     "dealer": ("dealer.cli", "run an ACPC dealer (drop-in for the reference dealer)"),
     "play": ("agents.cli", "connect a bot (reference bots, LBR) to a dealer"),
     "probe": ("agents.probe", "answer range queries for a plain ACPC bot by probing copies of it"),
-    "evaluate": ("acpc_lbr.commands.evaluate", "measure a bot's exploitability with LBR"),
-    "results": ("acpc_lbr.commands.results", "recompute match results from log files"),
-    "report": ("acpc_lbr.commands.report", "one self-contained HTML report from results JSON files"),
-    "tournament": ("acpc_lbr.commands.tournament", "play bots against bots: duplicate matches, rankings, intervals"),
-    "exact": ("acpc_lbr.commands.exact", "exact best response and exact LBR value of a strategy in Kuhn or Leduc"),
-    "table": ("acpc_lbr.commands.table", "serve a web page where a person plays a bot through the dealer"),
+    "evaluate": ("acpc_lbr.app.evaluate.run", "measure a bot's exploitability with LBR"),
+    "results": ("acpc_lbr.cli.results", "recompute match results from log files"),
+    "report": ("acpc_lbr.cli.report", "one self-contained HTML report from results JSON files"),
+    "tournament": ("acpc_lbr.cli.tournament", "play bots against bots: duplicate matches, rankings, intervals"),
+    "exact": ("acpc_lbr.cli.exact", "exact best response and exact LBR value of a strategy in Kuhn or Leduc"),
+    "table": ("acpc_lbr.cli.table", "serve a web page where a person plays a bot through the dealer"),
 }
 
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from acpc_lbr import strategies
 from acpc_lbr.exact import FloatArray, aivat_moments, best_response, check_walkable, lbr_value
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_OK
 from acpc_lbr.strategies import Policy
 from agents.adapters import from_sdk
 from agents.bots import BOTS

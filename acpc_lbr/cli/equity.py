@@ -17,7 +17,7 @@ from itertools import combinations
 
 import numpy as np
 
-from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
+from acpc_lbr.runtime.exit_codes import EXIT_OK, EXIT_USAGE
 from protocol.cards import RANKS, SUITS, cards_from_text, make_card
 from protocol.errors import ParseError
 

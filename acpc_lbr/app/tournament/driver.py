@@ -10,7 +10,7 @@ started any more, and the rankings leave it out (whatever of its matches had
 already been played), so the rankings do not depend on timing.
 
 When every seating of a match has ended, the match is scored from its logs
-and its record written (:mod:`~acpc_lbr.tournament.store`); the results are
+and its record written (:mod:`~acpc_lbr.app.tournament.store`); the results are
 computed from the records alone, in canonical order, so any concurrency, any
 number of workers and any resume give the same document.
 """
@@ -27,10 +27,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from acpc_lbr.tournament.event import Event, MatchJob, bot_seed
-from acpc_lbr.tournament.scoring import LogMismatch, Moments, read_seating, unit_values
-from acpc_lbr.tournament.seating import Fault, SeatingJob, SeatingReport, play_seating
-from acpc_lbr.tournament.store import EventStore, file_sha256
+from acpc_lbr.app.tournament.event import Event, MatchJob, bot_seed
+from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, read_seating, unit_values
+from acpc_lbr.app.tournament.seating import Fault, SeatingJob, SeatingReport, play_seating
+from acpc_lbr.app.tournament.store import EventStore, file_sha256
 
 
 class Executor(Protocol):

@@ -32,9 +32,9 @@ from typing import Any
 from twisted.internet import defer, error
 from twisted.python.failure import Failure
 
-from acpc_lbr.commands.evaluate import EvaluateReactor, _exited_before_connecting, _OpponentProcess
-from acpc_lbr.commands.table.seat import HandRecord, HumanSeat
-from acpc_lbr.exit_codes import EXIT_OK
+from acpc_lbr.app.evaluate.run import EvaluateReactor, _exited_before_connecting, _OpponentProcess
+from acpc_lbr.app.table.seat import HandRecord, HumanSeat
+from acpc_lbr.runtime.exit_codes import EXIT_OK
 from acpc_lbr.stats import RunningMean
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.sdk import Strategy

@@ -4,7 +4,7 @@ Everything a browser sends is a stranger's input. Each request is bounded
 before it is read (:data:`MAX_BODY` bytes: a larger body is refused unread,
 :class:`BoundedRequest`), rate-limited (:class:`TokenBucket`, per table and per
 address), parsed as JSON of a fixed shape (:func:`read_message`) and checked
-with the rules (:meth:`HumanSeat.act <acpc_lbr.commands.table.seat.HumanSeat.act>`).
+with the rules (:meth:`HumanSeat.act <acpc_lbr.app.table.seat.HumanSeat.act>`).
 A table is reached only by its number *and* its secret token (compared in
 constant time), so a request can never touch another table; and one stream
 (tab) holds a seat at a time: a newer tab takes it over and the older one is
@@ -40,11 +40,11 @@ from twisted.internet import task
 from twisted.protocols import policies
 from twisted.web import http, resource, server
 
-from acpc_lbr.commands.evaluate import EvaluateReactor
-from acpc_lbr.commands.table.seat import Refusal
+from acpc_lbr.app.evaluate.run import EvaluateReactor
+from acpc_lbr.app.table.seat import Refusal
+from acpc_lbr.app.table.session import GameChoice, Player, Status, TableSession, TableSpec
 from dealer.interfaces import DelayedCall
 from dealer.metrics import DealerMetrics
-from acpc_lbr.commands.table.session import GameChoice, Player, Status, TableSession, TableSpec
 
 #: The largest request body read, in bytes; a larger one is refused unread.
 MAX_BODY = 2048
@@ -176,7 +176,7 @@ def read_message(body: bytes, shape: dict[str, Field]) -> dict[str, Any]:
     {'action': 'c'}
     >>> read_message(b'{"action": 3}', {"action": Field(str)})
     Traceback (most recent call last):
-    acpc_lbr.commands.table.seat.Refusal: action must be a str
+    acpc_lbr.app.table.seat.Refusal: action must be a str
     """
     try:
         message = json.loads(body.decode("utf-8"))
@@ -271,7 +271,7 @@ class TableServer(resource.Resource):
         self.tables: dict[int, Table] = {}
         self.addresses: dict[str, TokenBucket] = {}
         self.sit_downs = TokenBucket(limits.sit_down_rate, limits.sit_down_burst, reactor.seconds)
-        self.page = resources.files("acpc_lbr.commands.table").joinpath("page.html").read_bytes()
+        self.page = resources.files("acpc_lbr.app.table").joinpath("page.html").read_bytes()
         self.keepalive = task.LoopingCall(self._keepalive)
         self.keepalive.clock = cast(Any, reactor)
         self.keepalive.start(KEEPALIVE_S, now=False)

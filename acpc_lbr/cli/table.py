@@ -15,14 +15,14 @@ from typing import Any, cast
 
 from twisted.internet.error import CannotListenError
 
-from acpc_lbr.commands.evaluate import EvaluateReactor, default_opponent_name
-from acpc_lbr.commands.table.session import GameChoice, Player
-from acpc_lbr.commands.table.web import BoundedRequest, ConnectionCap, Limits, TableServer
-from acpc_lbr.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from acpc_lbr.reactor import install_asyncio_reactor
-from dealer.metrics import DealerMetrics, serve_metrics
+from acpc_lbr.app.evaluate.run import EvaluateReactor, default_opponent_name
+from acpc_lbr.app.table.session import GameChoice, Player
+from acpc_lbr.app.table.web import BoundedRequest, ConnectionCap, Limits, TableServer
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from acpc_lbr.runtime.reactor import install_asyncio_reactor
 from agents.bots import BOTS
 from agents.cli import load_strategy
+from dealer.metrics import DealerMetrics, serve_metrics
 from protocol.errors import ProtocolError
 from protocol.gamedef import bundled_game_text, bundled_games, load_game
 
@@ -136,7 +136,7 @@ def main(argv: Sequence[str]) -> int:
     except (ValueError, OSError) as problem:
         print(f"acpc-lbr table: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    install_asyncio_reactor()  # not uvloop: the table starts opponent programs (acpc_lbr/reactor.py)
+    install_asyncio_reactor()  # not uvloop: the table starts opponent programs (acpc_lbr/runtime/reactor.py)
     from twisted.internet import reactor as installed
     from twisted.web import server
 
