@@ -8,7 +8,8 @@
 * :mod:`agents.tracking` -- the incremental MATCHSTATE follower.
 * :mod:`agents.bots` -- ``always-call``, ``always-raise``, ``always-fold``,
   ``call-raise``, ``random``.
-* :mod:`agents.cli` -- ``acpc-lbr play``; :mod:`agents.bench` -- timing.
+* :mod:`agents.players` -- the players seated by name (``acpc-lbr play``);
+  :mod:`agents.probe` -- the probe adapter; :mod:`agents.bench` -- timing.
 
 See docs/bot-sdk.md and docs/range-query.md.
 

@@ -286,7 +286,8 @@ def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
     reactor: Any = installed  # zope interfaces are opaque to mypy
 
     # lazy: after the asyncio reactor is installed (these import twisted's reactor)
-    from acpc_lbr.app.evaluate.run import EvaluationConfig, run_evaluation
+    from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+    from acpc_lbr.app.evaluate.run import run_evaluation  # lazy: as above
     from acpc_lbr.lbr import ActiveRounds, BettingOptions  # lazy: as above
     from protocol.gamedef import load_game  # lazy: as above
 

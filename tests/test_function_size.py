@@ -25,7 +25,7 @@ MAX_LINES = 60
 ALLOWED: dict[str, str] = {
     # argparse parser builders: a flat list of add_argument calls, one per option;
     # splitting them would only scatter the options' help.
-    "dealer/cli.py:build_parser": "argparse parser builder",
+    "acpc_lbr/cli/dealer.py:build_parser": "argparse parser builder",
     # The equity vector's numba kernel: one loop over the board completions whose
     # body shares a dozen scratch arrays and running sums (orbit weight, hero's rank,
     # the rank-pair table, the opponent hands); as separate kernels each step would

@@ -23,7 +23,8 @@ def test_mypy_strict_on_every_package() -> None:
 TYPED_INTERFACES = ("dealer/results.py", "dealer/events.py", "dealer/metrics.py", "dealer/match.py",
                     "dealer/interfaces.py", "acpc_lbr/results.py", "acpc_lbr/estimators.py",
                     "acpc_lbr/trajectory.py",
-                    "acpc_lbr/app/evaluate/run.py")
+                    "acpc_lbr/app/evaluate/run.py", "acpc_lbr/app/evaluate/evaluation.py",
+                    "acpc_lbr/app/evaluate/processes.py", "acpc_lbr/app/evaluate/output.py")
 
 
 def _annotations(tree: ast.Module) -> list[tuple[int, ast.expr]]:

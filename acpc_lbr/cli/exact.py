@@ -19,7 +19,7 @@ from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_OK
 from acpc_lbr.strategies import Policy
 from agents.adapters import from_sdk
 from agents.bots import BOTS
-from agents.cli import load_strategy
+from agents.players import load_strategy
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef, load_game
 from protocol.rules import Action, State

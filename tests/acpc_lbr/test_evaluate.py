@@ -16,15 +16,10 @@ import numpy as np
 import pytest
 import pytest_twisted
 
-from acpc_lbr.app.evaluate.run import (
-    Evaluation,
-    EvaluationConfig,
-    _parser,
-    config_from_args,
-    format_report,
-    main,
-    run_evaluation,
-)
+from acpc_lbr.app.evaluate.evaluation import Evaluation, EvaluationConfig
+from acpc_lbr.app.evaluate.output import format_report
+from acpc_lbr.app.evaluate.run import run_evaluation
+from acpc_lbr.cli.evaluate import _parser, config_from_args, main
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.runtime.exit_codes import EXIT_NO_BOUND, EXIT_NOT_QUERYABLE, EXIT_USAGE
 from acpc_lbr.stats import RunningMean

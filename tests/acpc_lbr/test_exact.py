@@ -458,7 +458,7 @@ def test_exact_command_takes_the_bot_specs_of_play(capsys, prefix):
     """--strategy takes what 'acpc-lbr play' takes: FILE.py:FUNCTION (with or without sdk:) and bot names;
     the file's figures are those of the same strategy loaded by hand."""
     from acpc_lbr.cli.exact import main
-    from agents.cli import load_strategy
+    from agents.players import load_strategy
 
     spec = f"{BOT_FILES / 'card_aware.py'}:strategy"
     assert main(["--game", "leduc", "--strategy", prefix + spec]) == 0

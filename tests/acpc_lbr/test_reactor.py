@@ -220,5 +220,5 @@ def test_only_a_command_that_asks_gets_uvloop() -> None:
     finally:
         plain.close()
         fast.close()
-    cli = (Path(__file__).resolve().parents[2] / "dealer" / "cli.py").read_text()
+    cli = (Path(__file__).resolve().parents[2] / "acpc_lbr" / "cli" / "dealer.py").read_text()
     assert "install_asyncio_reactor(prefer_uvloop=True)" in cli

@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import pytest_twisted
 
-from acpc_lbr.cli import report as report_command
-from acpc_lbr.app.evaluate.run import EvaluationConfig, run_evaluation
-from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+from acpc_lbr.app.evaluate.run import run_evaluation
 from acpc_lbr.app.report import estimator_names, render
+from acpc_lbr.cli import report as report_command
 from acpc_lbr.estimators import HandOutcome
+from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.results import (
     dumps,
     estimates_from_outcomes,
@@ -471,8 +472,8 @@ def test_the_headline_covers_the_exact_value_95_percent_of_the_time(bot: str) ->
     92-98% of them (460 to 490: ±3 binomial s.d. around 95%; 6 to 12 minutes each on a busy
     2-core machine). The rule is fixed before the data; choosing the narrowest interval after
     seeing them would not be held to this."""
-    from acpc_lbr.exact import lbr_value
     from acpc_lbr.app.report import headline
+    from acpc_lbr.exact import lbr_value
     from agents.bots import BOTS
 
     policy = from_sdk(LEDUC, BOTS[bot])

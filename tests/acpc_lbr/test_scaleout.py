@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from acpc_lbr.app import scaleout
-from acpc_lbr.app.evaluate import run as evaluate
+from acpc_lbr.cli import evaluate
 
 ACPC_LBR = [sys.executable, "-m", "acpc_lbr.cli"]
 GAME = ["--game", "leduc", "--opponent", "random", "--rounds", "1-2"]

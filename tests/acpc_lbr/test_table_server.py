@@ -18,11 +18,19 @@ from twisted.internet.address import IPv4Address
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.web import server
 
-from acpc_lbr.cli.table import games_offered, players_offered
-from acpc_lbr.app.table.seat import HumanSeat, Refusal, timeout_action
 from acpc_lbr.app.table import web
-from acpc_lbr.app.table.web import ACT_SHAPE
-from acpc_lbr.app.table.web import KEEPALIVE_S, MAX_BODY, BoundedRequest, ConnectionCap, Limits, TableServer, read_message
+from acpc_lbr.app.table.offers import games_offered, players_offered
+from acpc_lbr.app.table.seat import HumanSeat, Refusal, timeout_action
+from acpc_lbr.app.table.web import (
+    ACT_SHAPE,
+    KEEPALIVE_S,
+    MAX_BODY,
+    BoundedRequest,
+    ConnectionCap,
+    Limits,
+    TableServer,
+    read_message,
+)
 
 NOLIMIT = "holdem.nolimit.2p.reverse_blinds"
 

@@ -213,7 +213,7 @@ CARD_AWARE = REPO / "tests/data/bots/card_aware.py"
 
 def exact_mbb(game_name: str, a: str, b: str) -> float:
     """The exact value of ``a`` against ``b`` (built-in bots, or ``card`` for the SDK bot), mbb/g."""
-    from agents.cli import load_strategy
+    from agents.players import load_strategy
 
     game = load_game(game_name)
     bots = {**BOTS, "card": load_strategy(f"{CARD_AWARE}:strategy")}
@@ -362,6 +362,6 @@ def test_the_html_report_escapes_everything_a_document_says(tmp_path: Path) -> N
 
 def test_the_built_in_entrants_are_the_bots_acpc_lbr_play_knows() -> None:
     from acpc_lbr.app.tournament.event import BUILTIN_BOTS
-    from agents.cli import PLAYERS
+    from agents.players import PLAYERS
 
     assert set(BUILTIN_BOTS) == set(PLAYERS) - {"lbr"}

@@ -32,7 +32,11 @@ from typing import Any
 from twisted.internet import defer, error
 from twisted.python.failure import Failure
 
-from acpc_lbr.app.evaluate.run import EvaluateReactor, _exited_before_connecting, _OpponentProcess
+from acpc_lbr.app.evaluate.processes import (
+    EvaluateReactor,
+    OpponentProcess,
+    exited_before_connecting,
+)
 from acpc_lbr.app.table.seat import HandRecord, HumanSeat
 from acpc_lbr.runtime.exit_codes import EXIT_OK
 from acpc_lbr.stats import RunningMean
@@ -143,7 +147,7 @@ class TableSession:
         self.message = ""
         self.result: MatchResult | None = None
         self.base_result: MatchResult | None = None
-        self.processes: list[_OpponentProcess] = []
+        self.processes: list[OpponentProcess] = []
         self.match = self._match(self.name, HUMAN, start_timeout_ms=60_000)
         self.base_match = (self._match(self.name + ".baseline", BASELINE, start_timeout_ms=60_000)
                            if spec.baseline is not None else None)
@@ -212,9 +216,9 @@ class TableSession:
         argv = shlex.split(command)
         argv[0] = shutil.which(argv[0]) or argv[0]
         log = Path(f"{match.config.name}.{player.name}.out")
-        process = _OpponentProcess(self.reactor, argv, log)
+        process = OpponentProcess(self.reactor, argv, log)
         process.seat = match.seats[seat]
-        process.ended.addCallback(_exited_before_connecting, match, seat, process.command, log)
+        process.ended.addCallback(exited_before_connecting, match, seat, process.command, log)
         self.processes.append(process)
 
     def leave(self, why: str = "the person left the table") -> None:

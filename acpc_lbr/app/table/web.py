@@ -40,7 +40,7 @@ from twisted.internet import task
 from twisted.protocols import policies
 from twisted.web import http, resource, server
 
-from acpc_lbr.app.evaluate.run import EvaluateReactor
+from acpc_lbr.app.evaluate.processes import EvaluateReactor
 from acpc_lbr.app.table.seat import Refusal
 from acpc_lbr.app.table.session import GameChoice, Player, Status, TableSession, TableSpec
 from dealer.interfaces import DelayedCall

@@ -17,7 +17,8 @@ module has one job:
 * :mod:`~acpc_lbr.app.tournament.report` -- the results document, its CSV and
   the terminal tables.
 
-The driver (``acpc_lbr/cli/tournament.py``) ties them together. Every
+The driver (:mod:`~acpc_lbr.app.tournament.driver`, run by
+:mod:`~acpc_lbr.app.tournament.run` for ``acpc_lbr/cli/tournament.py``) ties them together. Every
 dealer and bot runs as a process of its own: a crashing bot, or a dealer
 that dies, takes nothing else with it.
 

@@ -4,7 +4,7 @@ Usage::
 
     acpc-lbr play BOT HOST PORT --game GAME [--seed S]
 
-``BOT`` is a registered bot (see :data:`PLAYERS`: ``always-call``,
+``BOT`` is a registered bot (see :data:`agents.players.PLAYERS`: ``always-call``,
 ``always-raise``, ``always-fold``, ``call-raise``, ``random``, and ``lbr`` with
 its own ``--bets``/``--rounds``/``--timing`` options) or your own strategy
 function given as ``path/to/file.py:function`` or ``package.module:function``
@@ -16,72 +16,18 @@ error, and 3 when ``lbr``'s opponent does not answer range queries.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import logging
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_USAGE
 from acpc_lbr.runtime.reactor import install_asyncio_reactor
-from agents.bots import BOTS
-from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
-from agents.lbr import lbr_options, make_lbr_player
-from agents.sdk import Strategy
+from agents.client import BotFactory
+from agents.lbr import lbr_options
+from agents.players import PLAYERS, load_strategy, strategy_player
 from protocol.errors import ProtocolError
-from protocol.gamedef import GameDef, load_game
-
-#: Builds a bot's client from the game, the seed and the options left over
-#: after the common ones (a bot with options of its own parses them; raise
-#: SystemExit or ValueError for bad ones).
-PlayerMaker = Callable[[GameDef, "int | None", Sequence[str]], AcpcClient]
-
-
-def strategy_player(strategy: Strategy) -> PlayerMaker:
-    """A :data:`PlayerMaker` for an SDK strategy (no options of its own)."""
-
-    def make(game: GameDef, seed: int | None, options: Sequence[str]) -> AcpcClient:
-        if options:
-            raise ValueError(f"unrecognised arguments: {' '.join(options)}")
-        return StrategyBot(game, strategy, seeded_rng(seed))
-
-    return make
-
-
-#: Bot name -> how to build its client. Adding a bot is one line.
-PLAYERS: dict[str, PlayerMaker] = {name: strategy_player(s) for name, s in BOTS.items()}
-PLAYERS["lbr"] = make_lbr_player  # LBR: --bets fcpa --rounds 3-4 (agents/lbr.py)
-
-
-def load_strategy(spec: str) -> Strategy:
-    """Load a strategy function from ``file.py:function`` or ``package.module:function``.
-
-    Raises:
-        ValueError: the spec is malformed or names nothing callable.
-    """
-    where, colon, name = spec.rpartition(":")
-    if not colon or not where or not name:
-        raise ValueError(f"expected FILE.py:FUNCTION or MODULE:FUNCTION, got {spec!r}")
-    if where.endswith(".py") or "/" in where or "\\" in where:
-        path = Path(where)
-        if not path.is_file():
-            raise ValueError(f"no such file: {where}")
-        module_name = f"acpc_lbr_user_strategy_{abs(hash(str(path.resolve())))}"
-        module_spec = importlib.util.spec_from_file_location(module_name, path)
-        if module_spec is None or module_spec.loader is None:
-            raise ValueError(f"cannot load {where}")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[module_name] = module
-        module_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(where)
-    strategy = getattr(module, name, None)
-    if not callable(strategy):
-        raise ValueError(f"{where} has no function {name!r}")  # noqa: TRY004 (a bad spec, reported as such)
-    result: Strategy = strategy
-    return result
+from protocol.gamedef import load_game
 
 
 def _parser() -> argparse.ArgumentParser:
