@@ -23,7 +23,7 @@ from typing import TextIO
 import numpy as np
 
 from acpc_lbr.equity import HAND_CARDS, matchup_counts, vector_counts
-from acpc_lbr.exit_codes import EXIT_OK, EXIT_USAGE
+from acpc_lbr.runtime.exit_codes import EXIT_OK, EXIT_USAGE
 from acpc_lbr.preflop import DATA_PATH, NUM_BOARDS, NUM_CANONICAL_MATCHUPS, canonical_matchups, save_counts
 
 # With fewer villains than this to compute for one hero hand, enumerating the

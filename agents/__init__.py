@@ -9,7 +9,12 @@
 * :mod:`agents.tracking` -- the incremental MATCHSTATE follower.
 * :mod:`agents.bots` -- ``always-call``, ``always-raise``, ``always-fold``,
   ``call-raise``, ``random``.
-* :mod:`agents.cli` -- ``acpc-lbr play``; :mod:`agents.bench` -- timing.
+* :mod:`agents.players` -- the players seated by name (``acpc-lbr play``);
+  :mod:`agents.probe` -- the probe adapter; :mod:`agents.bench` -- timing.
 
 See docs/bot-sdk.md and docs/range-query.md.
+
+Layer L2 (``agents/``): may import ``protocol/`` (L0) and the compute core
+and runtime of ``acpc_lbr/`` (L1); never the dealer, the application or the
+command line (docs/architecture.md, "Folders are the layers").
 """

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.exit_codes import EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_OK
 from agents.bots import BOTS
-from agents.cli import load_strategy
 from agents.client import StrategyBot
+from agents.players import load_strategy
 from agents.sdk import Strategy
 from protocol.gamedef import GameDef, load_game
 

@@ -24,7 +24,7 @@ from twisted.internet import defer, error, protocol
 from twisted.protocols.basic import LineReceiver
 from twisted.python.failure import Failure
 
-from acpc_lbr.reactor import write_now
+from acpc_lbr.runtime.reactor import write_now
 from agents.sdk import Mix, PublicView, Strategy, blocked_hands, hand_of, played
 from agents.tracking import HandTracker, SeatView
 from protocol.errors import ParseError, ProtocolError
@@ -419,7 +419,7 @@ class BotFactory(protocol.ClientFactory):
         done: fires with the exit status: 0 when the dealer closed the
             connection cleanly (the end of a match), 1 when the connection
             failed or was reset; a client may fire it first with its own
-            status (:data:`acpc_lbr.exit_codes.EXIT_NOT_QUERYABLE`).
+            status (:data:`acpc_lbr.runtime.exit_codes.EXIT_NOT_QUERYABLE`).
     """
 
     def __init__(self, make_client: Callable[[], AcpcClient]) -> None:

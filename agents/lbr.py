@@ -40,7 +40,7 @@ from typing import Any, cast
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from acpc_lbr.exit_codes import EXIT_NOT_QUERYABLE
+from acpc_lbr.runtime.exit_codes import EXIT_NOT_QUERYABLE
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, EquityFunction, LbrPlayer
 from agents.client import AcpcClient, Decision
 from agents.tracking import SeatView

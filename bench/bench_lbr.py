@@ -311,7 +311,9 @@ def print_pairs(figures: dict[str, Any]) -> None:
 
 def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
     """evaluate's set-up in this process; returns the figures."""
-    from acpc_lbr.reactor import install_asyncio_reactor  # lazy: only the in-process mode needs it
+    from acpc_lbr.runtime.reactor import (
+        install_asyncio_reactor,  # lazy: only the in-process mode needs it
+    )
 
     install_asyncio_reactor()
     from twisted.internet import defer
@@ -320,7 +322,8 @@ def run_inprocess(args: argparse.Namespace) -> dict[str, Any]:
     reactor: Any = installed  # zope interfaces are opaque to mypy
 
     # lazy: after the asyncio reactor is installed (these import twisted's reactor)
-    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+    from acpc_lbr.app.evaluate.run import run_evaluation  # lazy: as above
     from acpc_lbr.lbr import ActiveRounds, BettingOptions  # lazy: as above
     from protocol.gamedef import load_game  # lazy: as above
 

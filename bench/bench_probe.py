@@ -178,7 +178,7 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=20, help="LBR hands per run (default 20)")
     parser.add_argument("--no-lbr", dest="lbr", action="store_false", help="skip the LBR runs")
     args = parser.parse_args()
-    from acpc_lbr.reactor import install_asyncio_reactor  # lazy: --help stays fast
+    from acpc_lbr.runtime.reactor import install_asyncio_reactor  # lazy: --help stays fast
 
     install_asyncio_reactor()
     with tempfile.TemporaryDirectory() as temp:

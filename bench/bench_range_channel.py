@@ -40,8 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from agents.bots import call_raise
-from agents.cli import load_strategy
 from agents.client import StrategyBot
+from agents.players import load_strategy
 from agents.sdk import Strategy, blocked_hands
 from protocol.gamedef import load_game
 from protocol.rangecodec import (

@@ -7,7 +7,7 @@ times, against four echo servers, one after the other, ``--repeats`` times
 * ``C, sleeps``: a C server that blocks in ``read`` (as the reference dealer does);
 * ``C, polls``: a C server that polls its socket without sleeping;
 * ``Twisted/uvloop``: a Python server on the dealer's own reactor
-  (``acpc_lbr.reactor``: Twisted's asyncio reactor on uvloop) that answers
+  (``acpc_lbr.runtime.reactor``: Twisted's asyncio reactor on uvloop) that answers
   from ``dataReceived`` with a direct ``send``, as the dealer does;
 * ``C, sleeps, one CPU``: the first again, client and server pinned to the
   same processor (a wake-up there is a context switch, not an interrupt).
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
 
 TWISTED_SERVER = r"""
 import sys
-from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.runtime.reactor import install_asyncio_reactor
 install_asyncio_reactor(prefer_uvloop=True)
 from twisted.internet import protocol, reactor
 

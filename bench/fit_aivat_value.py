@@ -40,7 +40,7 @@ import acpc_lbr.aivat
 import acpc_lbr.results.outcomes as outcomes_module
 from acpc_lbr.simulation import simulate_lbr_match
 from acpc_lbr.aivat import DEFAULT_SAMPLES, POT_SHARE, ValueFunction, hand_aivat
-from acpc_lbr.commands.exact import _named_policy as parse_policy
+from acpc_lbr.cli.exact import _named_policy as parse_policy
 from acpc_lbr.exact import lbr_histories
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, candidate_raises, equity_function
 from protocol.gamedef import GameDef, load_game

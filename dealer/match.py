@@ -42,7 +42,7 @@ writes ``# ERROR: <message>`` and a ``SCORE`` over the finished hands to the
 cause in the event log. Other matches of the same process go on.
 
 Exit codes (per match; the process returns the highest) come from
-:mod:`acpc_lbr.exit_codes`: ``EXIT_OK`` (0) the match was played to the end;
+:mod:`acpc_lbr.runtime.exit_codes`: ``EXIT_OK`` (0) the match was played to the end;
 ``EXIT_FAILED`` (1) a startup failure (unreadable game, port in use,
 unwritable log, unreadable tlog); ``EXIT_BOT_FAILURE`` (3) the match ended
 early because of a bot; ``EXIT_INTERNAL`` (4) a dealer bug, a log that could
@@ -64,7 +64,7 @@ from twisted.internet import defer
 from twisted.internet.error import CannotListenError
 from twisted.python.failure import Failure
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import events as ev
 from dealer import seatio
 from dealer.budget import BotBudget, Charge, LineKind

@@ -102,7 +102,7 @@ class SeatProtocol(twisted_protocol.Protocol):
     _buffer = b""
     #: Inside :meth:`dataReceived` (a line's handler may feed more data in).
     _busy_receiving = False
-    #: The reactor's read step for this connection (acpc_lbr.reactor.LeanAsyncioReactor).
+    #: The reactor's read step for this connection (acpc_lbr.runtime.reactor.LeanAsyncioReactor).
     read_ready = staticmethod(seatio.read_ready)
     #: The next state made ready for this seat's likely replies while it is to act
     #: (:class:`dealer.seatio.Ahead`, set and cleared by the match); the read step sends it.

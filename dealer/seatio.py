@@ -17,7 +17,7 @@ from typing import Any
 
 from twisted.internet import abstract, main
 
-from acpc_lbr.reactor import write_now
+from acpc_lbr.runtime.reactor import write_now
 
 
 def unsent_bytes(transport: Any) -> int:
@@ -30,7 +30,7 @@ def unsent_bytes(transport: Any) -> int:
 
 def read_ready(reactor: Any, transport: Any) -> None:
     """The reactor's step when a seat's TCP connection is readable (see
-    :class:`acpc_lbr.reactor.LeanAsyncioReactor`): what Twisted's
+    :class:`acpc_lbr.runtime.reactor.LeanAsyncioReactor`): what Twisted's
     ``_readOrWrite``, ``Connection.doRead`` and ``_dataReceived`` do, in one
     compiled step -- read once, hand the bytes to :func:`data_received`, and
     on an error, the end of the stream or an exception close the connection
@@ -311,7 +311,7 @@ def send(protocol: Any, text: str) -> None:
     """Send ``text`` (one or more lines), ending it with ``\\r\\n``.
 
     When nothing is queued on a TCP transport the bytes go straight to the
-    socket (:func:`acpc_lbr.reactor.write_now`: Twisted's ``write`` would send
+    socket (:func:`acpc_lbr.runtime.reactor.write_now`: Twisted's ``write`` would send
     them on the next reactor turn, after two epoll changes). Whatever the
     socket does not take goes through ``write`` as usual, so ordering and
     back-pressure are unchanged. Past ``BotBudget.max_unsent_bytes`` of

@@ -7,6 +7,9 @@ the agents, the log tools -- goes through these modules.
 Its hot modules, with the dealer's per-action path, run compiled (mypyc) when
 the install built them and their sources have not changed since; see
 :mod:`protocol._variant`.
+
+Layer L0 (``protocol/``): imports no other package of the project
+(docs/architecture.md, "Folders are the layers").
 """
 
 from protocol import _variant

@@ -32,13 +32,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-#: The modules compiled together (one mypyc group), in build order: the
-#: protocol core, then the dealer's per-action path (docs/architecture.md says
-#: why these and not the others).
-GROUP = (
-    "protocol.cards", "protocol.ranking", "protocol.rules", "protocol.deal", "protocol.wire",
-    "protocol.lines", "dealer.seatio", "dealer.match",
-)
+#: The build's list of the modules compiled together (one mypyc group), in build order.
+GROUP_FILE = Path(__file__).with_name("_native_group.txt")
+#: The modules compiled together, read from :data:`GROUP_FILE`: build configuration, kept out
+#: of the code so that the protocol package's code names no module of a higher layer
+#: (docs/architecture.md says why these modules and not the others).
+GROUP = tuple(line.strip() for line in GROUP_FILE.read_text(encoding="utf-8").splitlines()
+              if line.strip() and not line.lstrip().startswith("#"))
 #: What the group is, for ``acpc-lbr --version``, the benchmarks and the notice.
 LABEL = "protocol core + dealer hot path"
 #: The group's shared library (mypyc's ``group_name`` plus ``__mypyc``), in protocol/.

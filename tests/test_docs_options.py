@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from acpc_lbr.commands import evaluate
-from dealer import cli as dealer_cli
+from acpc_lbr.cli import dealer as dealer_cli
+from acpc_lbr.cli import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 

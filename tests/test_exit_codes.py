@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from acpc_lbr import exit_codes
+from acpc_lbr.runtime import exit_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_CODES_DOC = ROOT / "docs" / "exit-codes.md"
@@ -42,7 +42,7 @@ def _is_int_literal(value: ast.expr | None) -> bool:
 
 
 def test_exit_codes_have_one_home() -> None:
-    """No module but acpc_lbr/exit_codes.py defines an EXIT_ name (agents/probe.py had its own)."""
+    """No module but acpc_lbr/runtime/exit_codes.py defines an EXIT_ name (agents/probe.py had its own)."""
     homes = []
     for path in _package_sources():
         if path.name == "exit_codes.py":

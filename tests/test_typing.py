@@ -25,7 +25,8 @@ TYPED_INTERFACES = ("dealer/results.py", "dealer/events.py", "dealer/metrics.py"
                     "acpc_lbr/results/querylog.py", "acpc_lbr/results/matchlog.py", "acpc_lbr/results/files.py",
                     "acpc_lbr/results/merge.py", "acpc_lbr/results/table.py", "acpc_lbr/estimators.py",
                     "acpc_lbr/trajectory.py",
-                    "acpc_lbr/commands/evaluate.py")
+                    "acpc_lbr/app/evaluate/run.py", "acpc_lbr/app/evaluate/evaluation.py",
+                    "acpc_lbr/app/evaluate/processes.py", "acpc_lbr/app/evaluate/output.py")
 
 
 def _annotations(tree: ast.Module) -> list[tuple[int, ast.expr]]:

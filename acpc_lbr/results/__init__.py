@@ -1,6 +1,8 @@
 """The results of matches, in one home: the document, the readers of match files, merges, tables.
 
-Free of Twisted, the dealer and the agents (tests/acpc_lbr/test_results_home.py):
+Layer L1 (beside the compute core): it imports only ``protocol/`` (L0) and the
+core's own modules, and is free of Twisted, the dealer and the agents
+(tests/acpc_lbr/test_results_home.py):
 the live dealer (``dealer/results.py``: asking the opponent, the query log as hands
 finish, the running estimators) and ``acpc-lbr results`` (the files of finished
 matches) both build their documents here, with the same step from a finished hand

@@ -47,7 +47,7 @@ from typing import NotRequired, TypedDict, cast
 import jsonschema
 
 from acpc_lbr.aivat import AivatRecord, NotComputed
-from acpc_lbr.bounded import loads_json, read_bounded_text
+from acpc_lbr.runtime.bounded import loads_json, read_bounded_text
 from acpc_lbr.estimators import (
     EstimatorFigures,
     EstimatorsSection,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from acpc_lbr.bounded import bounded_lines
+from acpc_lbr.runtime.bounded import bounded_lines
 from acpc_lbr.results.outcomes import log_values
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef

@@ -24,7 +24,7 @@ from typing import IO, NotRequired, TypedDict, cast
 import numpy as np
 
 from acpc_lbr.aivat import AivatRecord
-from acpc_lbr.bounded import bounded_lines, inflate, loads_json
+from acpc_lbr.runtime.bounded import bounded_lines, inflate, loads_json
 from acpc_lbr.results.outcomes import (
     FloatArray,
     OpponentDecision,
@@ -130,7 +130,7 @@ def decode_row(text: str, length: int) -> FloatArray:
     """Inverse of :func:`encode_row`, for a row of ``length`` probabilities.
 
     The data may not inflate past ``8 * length`` bytes (a zlib bomb in a
-    crafted file stops there: :func:`acpc_lbr.bounded.inflate`).
+    crafted file stops there: :func:`acpc_lbr.runtime.bounded.inflate`).
 
     Raises:
         ValueError: not base64 of zlib data, or not ``length`` float64 values.

@@ -1,4 +1,4 @@
-"""Reading files users hand us stays bounded (acpc_lbr/bounded.py), and results documents are
+"""Reading files users hand us stays bounded (acpc_lbr/runtime/bounded.py), and results documents are
 checked against their schema (acpc_lbr.results.read_document): one line, no traceback.
 
 The documents start from a real one (tests/data/results/evaluate-hands200-seed5.json,
@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from acpc_lbr.bounded import bounded_lines, inflate
-from acpc_lbr.commands.report import main as report_main
-from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.cli.report import main as report_main
+from acpc_lbr.cli.results import main as results_main
 from acpc_lbr.results import MAX_DOCUMENT_BYTES, read_document
+from acpc_lbr.runtime.bounded import bounded_lines, inflate
 
 GOOD = Path(__file__).parent.parent / "data" / "results" / "evaluate-hands200-seed5.json"
 

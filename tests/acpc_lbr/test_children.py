@@ -1,4 +1,4 @@
-"""Processes we start die with us (acpc_lbr/children.py; issue 33).
+"""Processes we start die with us (acpc_lbr/runtime/children.py; issue 33).
 
 Each end-to-end test runs ``acpc-lbr evaluate`` with a marker in its
 environment, which every process it starts inherits, and at the end looks
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from acpc_lbr import children
+from acpc_lbr.runtime import children
 
 ACPC_LBR = Path(sys.executable).with_name("acpc-lbr")
 BOT = Path(__file__).resolve().parents[1] / "data" / "bots" / "forking_bot.py"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -10,13 +11,29 @@ from pathlib import Path
 import pytest
 
 from acpc_lbr.cli import SUBCOMMANDS, main, run
-from acpc_lbr.commands.equity import parse_range
+from acpc_lbr.cli.equity import parse_range
 from protocol.cards import cards_from_text
 from protocol.gamedef import bundled_games, load_game, parse_gamedef
 
 from . import naive
 
 ACPC_LBR = Path(sys.executable).with_name("acpc-lbr")
+CLI = Path(__file__).resolve().parents[2] / "acpc_lbr" / "cli"
+#: Modules of acpc_lbr/cli/ that are not a subcommand: the dispatcher, ``python -m``, and the
+#: scale-out options that ``evaluate`` adds to its own.
+NOT_SUBCOMMANDS = {"__init__", "__main__", "scaleout"}
+
+
+def test_every_subcommand_is_a_module_of_the_cli_package() -> None:
+    """The command line is in one place: each subcommand is ``acpc_lbr/cli/NAME.py`` with a
+    ``main``, and each module there is a subcommand (docs/architecture.md, "Adding a subcommand")."""
+    assert {name: module for name, (module, _) in SUBCOMMANDS.items()} == {
+        name: f"acpc_lbr.cli.{name}" for name in SUBCOMMANDS}
+    modules = {path.stem for path in CLI.glob("*.py")} - NOT_SUBCOMMANDS
+    assert modules == set(SUBCOMMANDS)
+    for name in SUBCOMMANDS:
+        tree = ast.parse((CLI / f"{name}.py").read_text(encoding="utf-8"))
+        assert "main" in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, name
 
 
 def test_help_lists_every_subcommand() -> None:

@@ -16,17 +16,12 @@ import numpy as np
 import pytest
 import pytest_twisted
 
-from acpc_lbr.commands.evaluate import (
-    Evaluation,
-    EvaluationConfig,
-    _parser,
-    config_from_args,
-    format_report,
-    main,
-    run_evaluation,
-)
-from acpc_lbr.exit_codes import EXIT_NO_BOUND, EXIT_NOT_QUERYABLE, EXIT_USAGE
+from acpc_lbr.app.evaluate.evaluation import Evaluation, EvaluationConfig
+from acpc_lbr.app.evaluate.output import format_report
+from acpc_lbr.app.evaluate.run import run_evaluation
+from acpc_lbr.cli.evaluate import _parser, config_from_args, main
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
+from acpc_lbr.runtime.exit_codes import EXIT_NO_BOUND, EXIT_NOT_QUERYABLE, EXIT_USAGE
 from acpc_lbr.stats import RunningMean
 from agents.bots import always_call
 from agents.client import AcpcClient, StrategyBot
@@ -380,7 +375,7 @@ async def test_answers_proven_false_give_no_io_or_aivat_bound(tmp_path: Path) ->
     +757 ± 98 mbb/g (300 deals, seed 1) beside duplicate +1530 ± 324, the report's headline was
     AIVAT, and the honesty check (p = 0.0012) did not flag it, though the dealer had counted 224
     range inconsistencies: proof that the answers IO and AIVAT rest on are not the bot's play."""
-    from acpc_lbr.report import headline
+    from acpc_lbr.app.report import headline
 
     evaluation = await _evaluate_test_bot(tmp_path, LIAR_BOT, hands=60)
     assert evaluation.document is not None and evaluation.document["counts"]["range_inconsistencies"] > 0
@@ -514,7 +509,7 @@ async def test_a_mirror_process_that_dies_is_a_failed_match_named_as_such(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A mirror process that exits without its results fails the evaluation (no bound), saying so;
     the seating played here is kept."""
-    from acpc_lbr.commands import seating
+    from acpc_lbr.app import seating
 
     monkeypatch.setattr(seating, "CHILD", [sys.executable, "-c", "import sys; sys.exit(3)"])
     evaluation = await evaluate(config(tmp_path, "call-raise", hands=10), split=True)
@@ -585,7 +580,7 @@ def test_wind_down_stops_a_program_that_never_connected_and_waits_for_all_at_onc
     from twisted.internet import defer
     from twisted.internet.task import Clock
 
-    from acpc_lbr.commands.evaluate import EXIT_GRACE_SECONDS, _wind_down
+    from acpc_lbr.app.evaluate.run import EXIT_GRACE_SECONDS, _wind_down
 
     clock = Clock()
     silent, slow, other_slow = _FakeProcess(clock, False), _FakeProcess(clock, True), _FakeProcess(clock, True)

@@ -443,7 +443,7 @@ def test_table_strategy_board_blocked_hands_are_zero():
 
 def test_exact_command_prints_the_figures(capsys):
     """acpc-lbr exact prints BR, exploitability and LBR for a named strategy."""
-    from acpc_lbr.commands.exact import main
+    from acpc_lbr.cli.exact import main
 
     assert main(["--game", "kuhn", "--strategy", "always-call", "--bets", "fcpa"]) == 0
     out = capsys.readouterr().out
@@ -460,8 +460,8 @@ BOT_FILES = Path(__file__).resolve().parents[1] / "data" / "bots"
 def test_exact_command_takes_the_bot_specs_of_play(capsys, prefix):
     """--strategy takes what 'acpc-lbr play' takes: FILE.py:FUNCTION (with or without sdk:) and bot names;
     the file's figures are those of the same strategy loaded by hand."""
-    from acpc_lbr.commands.exact import main
-    from agents.cli import load_strategy
+    from acpc_lbr.cli.exact import main
+    from agents.players import load_strategy
 
     spec = f"{BOT_FILES / 'card_aware.py'}:strategy"
     assert main(["--game", "leduc", "--strategy", prefix + spec]) == 0
@@ -475,7 +475,7 @@ def test_exact_command_takes_the_bot_specs_of_play(capsys, prefix):
 
 def test_exact_command_refuses_bad_rounds_and_reports_a_failing_strategy(capsys):
     """Rounds beyond the game are a usage error; a strategy that raises is one line, exit 1."""
-    from acpc_lbr.commands.exact import main
+    from acpc_lbr.cli.exact import main
 
     with pytest.raises(SystemExit):
         main(["--game", "leduc", "--rounds", "3-4"])
@@ -491,7 +491,7 @@ def test_exact_command_refuses_bad_rounds_and_reports_a_failing_strategy(capsys)
 def test_exact_command_refuses_holdem_at_once(capsys, game):
     """Hold'em's tree cannot be walked: a usage error naming the small games, not a walk that
     never ends (``acpc-lbr exact --game nolimit`` ran for ever)."""
-    from acpc_lbr.commands.exact import main
+    from acpc_lbr.cli.exact import main
 
     with pytest.raises(SystemExit) as stopped:
         main(["--game", game])
@@ -550,7 +550,7 @@ def test_probabilities_that_are_not_probabilities_are_refused(
     """Before: NaN passed the sum check (every comparison with NaN is false), and `acpc-lbr exact`
     printed 'exploitability nan' with exit 0; a fold of -0.5 beside a call of 1.5 summed to 1 and
     was walked as a strategy. Now: one line naming the state, exit 1, no figure."""
-    from acpc_lbr.commands.exact import main as exact_main
+    from acpc_lbr.cli.exact import main as exact_main
 
     bots = Path(__file__).resolve().parents[1] / "data" / "bots" / "invalid_probabilities.py"
     assert exact_main(["--game", "kuhn", "--strategy", f"{bots}:{name}"]) == 1

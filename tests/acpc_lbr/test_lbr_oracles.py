@@ -25,12 +25,13 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 
-from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+from acpc_lbr.app.evaluate.run import run_evaluation
 from acpc_lbr.exact import lbr_value
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from agents.bots import BOTS
-from agents.cli import load_strategy
 from agents.client import StrategyBot, seeded_rng
+from agents.players import load_strategy
 from agents.sdk import Strategy
 from protocol.gamedef import load_game
 from tests.acpc_lbr.openspiel_twin import fixed_table, our_policy, random_table

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from acpc_lbr.progress import Estimate, Progress, best_estimate, format_eta
+from acpc_lbr.runtime.progress import Estimate, Progress, best_estimate, format_eta
 
 REPO = Path(__file__).resolve().parents[2]
 #: Every command here ends well within this; a hang fails the test instead of blocking the suite.

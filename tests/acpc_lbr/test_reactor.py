@@ -1,4 +1,4 @@
-"""acpc_lbr.reactor.write_now: straight to the socket only when nothing waits before the bytes."""
+"""acpc_lbr.runtime.reactor.write_now: straight to the socket only when nothing waits before the bytes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from twisted.internet import tcp
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.reactor import write_now
+from acpc_lbr.runtime.reactor import write_now
 
 
 class _Socket:
@@ -78,7 +78,7 @@ def test_other_transports_and_closed_connections_use_write() -> None:
 
 _LEAN_SCRIPT = r"""
 import socket, sys
-from acpc_lbr.reactor import install_asyncio_reactor, lean_reactor_class
+from acpc_lbr.runtime.reactor import install_asyncio_reactor, lean_reactor_class
 install_asyncio_reactor(prefer_uvloop=True)
 from twisted.internet import asyncioreactor, protocol, reactor
 from twisted.python import log
@@ -145,7 +145,7 @@ def test_installed_reactor_dispatches_socket_events_without_the_logging_context(
 
 _READ_READY_SCRIPT = r"""
 import socket
-from acpc_lbr.reactor import install_asyncio_reactor
+from acpc_lbr.runtime.reactor import install_asyncio_reactor
 install_asyncio_reactor()
 from twisted.internet import reactor, tcp
 
@@ -194,7 +194,7 @@ def test_an_unknown_event_loop_is_a_one_line_error() -> None:
     import sys
 
     env = {**os.environ, "ACPC_LBR_EVENT_LOOP": "trio"}
-    script = "from acpc_lbr.reactor import install_asyncio_reactor; install_asyncio_reactor(True)"
+    script = "from acpc_lbr.runtime.reactor import install_asyncio_reactor; install_asyncio_reactor(True)"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=60, check=False, env=env)
     assert done.returncode == 1
@@ -209,7 +209,7 @@ def test_only_a_command_that_asks_gets_uvloop() -> None:
     from pathlib import Path
     from unittest import mock
 
-    from acpc_lbr.reactor import EVENT_LOOP_ENV, new_event_loop
+    from acpc_lbr.runtime.reactor import EVENT_LOOP_ENV, new_event_loop
 
     with mock.patch.dict(os.environ, {EVENT_LOOP_ENV: "uvloop"}):
         plain = new_event_loop()
@@ -220,5 +220,5 @@ def test_only_a_command_that_asks_gets_uvloop() -> None:
     finally:
         plain.close()
         fast.close()
-    cli = (Path(__file__).resolve().parents[2] / "dealer" / "cli.py").read_text()
+    cli = (Path(__file__).resolve().parents[2] / "acpc_lbr" / "cli" / "dealer.py").read_text()
     assert "install_asyncio_reactor(prefer_uvloop=True)" in cli

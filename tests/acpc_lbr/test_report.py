@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import pytest_twisted
 
-from acpc_lbr.commands import report as report_command
-from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
-from acpc_lbr.lbr import ActiveRounds, BettingOptions
-from acpc_lbr.report import estimator_names, render
+from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+from acpc_lbr.app.evaluate.run import run_evaluation
+from acpc_lbr.app.report import estimator_names, render
+from acpc_lbr.cli import report as report_command
 from acpc_lbr.estimators import HandOutcome
+from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from acpc_lbr.results import (
     dumps,
     estimates_from_outcomes,
@@ -396,7 +397,7 @@ def test_only_the_estimators_asked_for_have_rows() -> None:
 def test_the_time_chart_parts_add_up_to_the_wall_time() -> None:
     """The wall time is split into parts that add up to it (each seating's time in its match, per
     seating, and the rest outside the matches); the other timings are totals, drawn apart."""
-    from acpc_lbr.report import WALL_PARTS, wall_split
+    from acpc_lbr.app.report import WALL_PARTS, wall_split
 
     timings = {"wall_seconds": 5.2, "opponent_acting_seconds": 0.9, "lbr_turn_seconds": 4.6,
                "dealer_other_seconds": 3.2, "opponent_answering_seconds": 2.6, "lbr_compute_seconds": 0.5,
@@ -470,8 +471,8 @@ def test_the_headline_covers_the_exact_value_95_percent_of_the_time(bot: str) ->
     92-98% of them (460 to 490: ±3 binomial s.d. around 95%; 6 to 12 minutes each on a busy
     2-core machine). The rule is fixed before the data; choosing the narrowest interval after
     seeing them would not be held to this."""
+    from acpc_lbr.app.report import headline
     from acpc_lbr.exact import lbr_value
-    from acpc_lbr.report import headline
     from agents.bots import BOTS
 
     policy = BOTS[bot]

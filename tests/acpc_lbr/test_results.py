@@ -403,8 +403,8 @@ def test_merge_refuses_to_pair_halves_of_different_seeds() -> None:
 
 def test_documents_with_nan_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Before: `report` drew '[+nan, +nan]' from an altered document (Python's JSON reads NaN)."""
-    from acpc_lbr.commands.report import main as report_main
-    from acpc_lbr.commands.results import main as results_main
+    from acpc_lbr.cli.report import main as report_main
+    from acpc_lbr.cli.results import main as results_main
 
     doc = _batch(5)
     doc["estimators"]["raw"]["mbb_per_game"]["mean"] = math.nan

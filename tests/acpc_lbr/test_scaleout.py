@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from acpc_lbr.commands import evaluate, scaleout
+from acpc_lbr.app import scaleout
+from acpc_lbr.cli import evaluate
 
 ACPC_LBR = [sys.executable, "-m", "acpc_lbr.cli"]
 GAME = ["--game", "leduc", "--opponent", "random", "--rounds", "1-2"]

@@ -18,11 +18,19 @@ from twisted.internet.address import IPv4Address
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.web import server
 
-from acpc_lbr.commands.table.cli import games_offered, players_offered
-from acpc_lbr.commands.table.seat import HumanSeat, Refusal, timeout_action
-from acpc_lbr.commands.table import web
-from acpc_lbr.commands.table.web import ACT_SHAPE
-from acpc_lbr.commands.table.web import KEEPALIVE_S, MAX_BODY, BoundedRequest, ConnectionCap, Limits, TableServer, read_message
+from acpc_lbr.app.table import web
+from acpc_lbr.app.table.offers import games_offered, players_offered
+from acpc_lbr.app.table.seat import HumanSeat, Refusal, timeout_action
+from acpc_lbr.app.table.web import (
+    ACT_SHAPE,
+    KEEPALIVE_S,
+    MAX_BODY,
+    BoundedRequest,
+    ConnectionCap,
+    Limits,
+    TableServer,
+    read_message,
+)
 
 NOLIMIT = "holdem.nolimit.2p.reverse_blinds"
 
@@ -244,7 +252,7 @@ def test_tables_are_bounded(tmp_path: Path) -> None:
 
 def test_a_limit_raise_has_its_one_size() -> None:
     """In limit hold'em the seat sends a bare 'r', and refuses any other size."""
-    from acpc_lbr.commands.table.seat import _legal_action
+    from acpc_lbr.app.table.seat import _legal_action
     from protocol.gamedef import load_game
     from protocol.rules import State
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest_twisted
 from twisted.internet import reactor, task
 
-from acpc_lbr.commands.table.cli import games_offered, players_offered
-from acpc_lbr.commands.table.session import Status, TableSession, TableSpec
+from acpc_lbr.app.table.offers import games_offered, players_offered
+from acpc_lbr.app.table.session import Status, TableSession, TableSpec
 
 NOLIMIT = "holdem.nolimit.2p.reverse_blinds"
 

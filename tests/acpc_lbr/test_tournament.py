@@ -21,10 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from acpc_lbr.exact import strategy_value
-from acpc_lbr.tournament.event import EventError, build_event, parse_entrant, read_toml
-from acpc_lbr.tournament.scoring import Moments, allin_values
-from acpc_lbr.tournament.standings import (
+from acpc_lbr.app.tournament.event import EventError, build_event, parse_entrant, read_toml
+from acpc_lbr.app.tournament.scoring import Moments, allin_values
+from acpc_lbr.app.tournament.standings import (
     MatchTable,
     bootstrap,
     instant_runoff,
@@ -212,7 +211,7 @@ CARD_AWARE = REPO / "tests/data/bots/card_aware.py"
 
 def exact_mbb(game_name: str, a: str, b: str) -> float:
     """The exact value of ``a`` against ``b`` (built-in bots, or ``card`` for the SDK bot), mbb/g."""
-    from agents.cli import load_strategy
+    from agents.players import load_strategy
 
     game = load_game(game_name)
     bots = {**BOTS, "card": load_strategy(f"{CARD_AWARE}:strategy")}
@@ -301,7 +300,7 @@ def test_a_c_program_plays_beside_python_bots(tmp_path: Path) -> None:
 
 
 def _document() -> dict[str, object]:
-    from acpc_lbr.tournament.report import build_document
+    from acpc_lbr.app.tournament.report import build_document
 
     event = build_event("kuhn", ["a=random", "b=call-raise", "c=always-call"], matches=2, hands=10, seed=1)
     records = {}
@@ -316,7 +315,7 @@ def _document() -> dict[str, object]:
 
 
 def test_the_document_is_built_from_records_in_canonical_order() -> None:
-    from acpc_lbr.tournament.report import format_tables, to_csv
+    from acpc_lbr.app.tournament.report import format_tables, to_csv
 
     document = _document()
     first = document["pairings"][0]  # type: ignore[index]
@@ -329,7 +328,7 @@ def test_the_document_is_built_from_records_in_canonical_order() -> None:
 
 
 def test_the_html_report_escapes_everything_a_document_says(tmp_path: Path) -> None:
-    from acpc_lbr.tournament import html as tournament_html
+    from acpc_lbr.app.tournament import html as tournament_html
 
     document = _document()
     evil = '<script>alert(1)</script>" onmouseover="x'
@@ -360,7 +359,7 @@ def test_the_html_report_escapes_everything_a_document_says(tmp_path: Path) -> N
 
 
 def test_the_built_in_entrants_are_the_bots_acpc_lbr_play_knows() -> None:
-    from acpc_lbr.tournament.event import BUILTIN_BOTS
-    from agents.cli import PLAYERS
+    from acpc_lbr.app.tournament.event import BUILTIN_BOTS
+    from agents.players import PLAYERS
 
     assert set(BUILTIN_BOTS) == set(PLAYERS) - {"lbr"}

@@ -239,10 +239,10 @@ def test_a_disqualification_gives_the_same_document_at_any_concurrency(tmp_path:
 
 
 def test_a_seating_that_raises_is_a_failed_match_not_the_end_of_the_event(tmp_path: Path) -> None:
-    from acpc_lbr.tournament.driver import Driver, ThreadExecutor
-    from acpc_lbr.tournament.event import build_event
-    from acpc_lbr.tournament.seating import SeatingJob, SeatingReport
-    from acpc_lbr.tournament.store import EventStore
+    from acpc_lbr.app.tournament.driver import Driver, ThreadExecutor
+    from acpc_lbr.app.tournament.event import build_event
+    from acpc_lbr.app.tournament.seating import SeatingJob, SeatingReport
+    from acpc_lbr.app.tournament.store import EventStore
 
     def no_disk(job: SeatingJob) -> SeatingReport:
         raise OSError(28, "No space left on device")
@@ -300,8 +300,8 @@ def test_the_95_percent_intervals_hold_the_exact_values_at_the_nominal_rate(tmp_
     # Every match of the event is one interval of the crosstable's estimator (its record's
     # unit moments), and every pairing's pooled one is the crosstable's own: each is checked
     # against the exact value of one bot against the other, a walk of the whole tree.
+    from acpc_lbr.app.tournament.scoring import Moments
     from acpc_lbr.exact import strategy_value
-    from acpc_lbr.tournament.scoring import Moments
     from agents.bots import BOTS
     from protocol.gamedef import load_game
 
@@ -382,7 +382,7 @@ def test_the_reference_example_player_plays_a_heads_up_limit_round_robin(tmp_pat
 
 def _logged_seating(job: object) -> object:
     """A stand-in for play_seating: writes a finished Kuhn log (seat 0 wins every hand) and no process."""
-    from acpc_lbr.tournament.seating import SeatingReport
+    from acpc_lbr.app.tournament.seating import SeatingReport
 
     folder = Path(job.folder)  # type: ignore[attr-defined]
     folder.mkdir(parents=True, exist_ok=True)
@@ -396,9 +396,9 @@ def _logged_seating(job: object) -> object:
 def _driver_bytes(folder: Path, matches: int) -> int:
     import tracemalloc
 
-    from acpc_lbr.tournament.driver import Driver, ThreadExecutor
-    from acpc_lbr.tournament.event import build_event
-    from acpc_lbr.tournament.store import EventStore
+    from acpc_lbr.app.tournament.driver import Driver, ThreadExecutor
+    from acpc_lbr.app.tournament.event import build_event
+    from acpc_lbr.app.tournament.store import EventStore
 
     event = build_event("kuhn", ["a=random", "b=call-raise"], matches=matches, hands=3, seed=1, resamples=0)
     store = EventStore(folder, event)
@@ -434,7 +434,7 @@ def test_allin_expectation_on_real_3_player_logs_equals_brute_force(tmp_path: Pa
 
     import numpy as np
 
-    from acpc_lbr.tournament.scoring import allin_values
+    from acpc_lbr.app.tournament.scoring import allin_values
     from protocol.gamedef import load_game
     from protocol.ranking import rank_hand
     from protocol.rules import showdown_values
@@ -497,7 +497,7 @@ def test_a_relative_bot_path_runs_from_where_the_event_was_given(tmp_path: Path)
 
 @pytest.mark.parametrize("name", ["é", "a|b", "x" * 41, "a,b"])
 def test_an_odd_entrant_name_is_refused_as_a_name(name: str) -> None:
-    from acpc_lbr.tournament.event import EventError, parse_entrant
+    from acpc_lbr.app.tournament.event import EventError, parse_entrant
 
     with pytest.raises(EventError, match=r"^entrant name .*: use 1 to 40 of"):
         parse_entrant(f"{name}=random")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from acpc_lbr.commands.tournament import _Metrics
-from acpc_lbr.tournament.event import build_event
+from acpc_lbr.app.tournament.event import build_event
+from acpc_lbr.app.tournament.run import _Metrics
 
 TOURNAMENT = [sys.executable, "-m", "acpc_lbr.cli", "tournament"]
 REFERENCE = os.environ.get("ACPC_REFERENCE_DIR")

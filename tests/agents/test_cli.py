@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.cli import PLAYERS, load_strategy, main
+from acpc_lbr.cli.play import main
+from agents.players import PLAYERS, load_strategy
 
 REPO = Path(__file__).resolve().parents[2]
 PLAY = [sys.executable, "-m", "acpc_lbr.cli", "play"]

@@ -9,8 +9,8 @@ import numpy as np
 from twisted.internet.testing import StringTransport
 
 from agents.bots import always_call
-from agents.cli import load_strategy
 from agents.client import StrategyBot
+from agents.players import load_strategy
 from agents.sdk import Strategy
 from protocol.gamedef import load_game
 

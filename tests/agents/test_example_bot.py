@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from twisted.internet.testing import StringTransport
 
-from agents.cli import load_strategy
 from agents.client import StrategyBot
+from agents.players import load_strategy
 from agents.sdk import blocked_hands
 from protocol.deal import DealSource
 from protocol.gamedef import load_game

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.exit_codes import EXIT_NOT_QUERYABLE
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, LbrPlayer
-from agents.cli import PLAYERS
+from acpc_lbr.runtime.exit_codes import EXIT_NOT_QUERYABLE
 from agents.client import BotFactory
 from agents.lbr import LbrAgent, make_lbr_player
+from agents.players import PLAYERS
 from protocol.cards import cards_from_text
 from protocol.gamedef import load_game
 from protocol.rules import Action, State

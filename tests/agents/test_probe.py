@@ -25,7 +25,7 @@ from twisted.internet import defer, protocol
 from twisted.internet.endpoints import TCP4ClientEndpoint, TCP4ServerEndpoint
 from twisted.protocols.basic import LineReceiver
 
-from acpc_lbr.exit_codes import EXIT_NO_BOUND, EXIT_NOT_QUERYABLE
+from acpc_lbr.runtime.exit_codes import EXIT_NO_BOUND, EXIT_NOT_QUERYABLE
 from agents.bots import BOTS
 from agents.client import StrategyBot
 from agents.probe import ProbeAdapter, fill_command, run_adapter
@@ -432,11 +432,11 @@ async def test_an_opponent_program_that_floods_its_output_gets_a_bounded_log(
     must not fill the disk through ``opponent<half>.out``: the log keeps a head and a note."""
     from twisted.internet import reactor
 
-    from acpc_lbr.commands import evaluate
+    from acpc_lbr.app.evaluate import processes
 
-    monkeypatch.setattr(evaluate, "OPPONENT_LOG_LIMIT", 1000)
+    monkeypatch.setattr(processes, "OPPONENT_LOG_LIMIT", 1000)
     flood = "import sys\nfor _ in range(50): sys.stdout.write('z' * 4000); sys.stdout.flush()"
-    process = evaluate._OpponentProcess(reactor, [sys.executable, "-c", flood],
+    process = processes.OpponentProcess(reactor, [sys.executable, "-c", flood],
                                         tmp_path / "opponent0.out")
     assert await process.ended.addTimeout(60, reactor) == 0
     log = (tmp_path / "opponent0.out").read_bytes()

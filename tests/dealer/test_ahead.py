@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.exit_codes import EXIT_INTERNAL, EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_INTERNAL, EXIT_OK
 from dealer import seatio
 from dealer.match import MatchConfig
 from dealer.seat import SeatProtocol

@@ -15,7 +15,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor as global_reactor
 
-from acpc_lbr.reactor import event_loop_of
+from acpc_lbr.runtime.reactor import event_loop_of
 from dealer.busypoll import MAX_BUDGET_US, BusyPoll
 from tests.dealer.bots import REFERENCE, TestBot, actions_from_log, replay_strategy
 from tests.dealer.harness import call_bots, log_lines, make_config, play

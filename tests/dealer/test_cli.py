@@ -453,7 +453,7 @@ def test_cli_io_queries_can_be_turned_off(tmp_path: Path, io: bool) -> None:
 def test_cli_start_timeout_defaults_to_a_minute_and_can_wait_forever() -> None:
     """Bots must connect within 60 s unless told otherwise; 0 or -1 waits forever (the
     reference's behaviour); --idle_timeout is off by default and must be positive."""
-    from dealer.cli import _UsageError, parse_configs
+    from acpc_lbr.cli.dealer import _UsageError, parse_configs
 
     words = ["m", "nolimit", "5", "1", "a", "b"]
     assert parse_configs(words)[0][0][0].start_timeout_ms == 60_000

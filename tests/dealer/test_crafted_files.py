@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.cli.results import main as results_main
 from acpc_lbr.results import results_from_files
 from acpc_lbr.results.querylog import QUERY_LOG_LINE_LIMIT, encode_row, read_query_log
 from tests.dealer.test_results import _honest_ask, _play_match

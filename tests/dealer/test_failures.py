@@ -17,7 +17,7 @@ import pytest_twisted
 from twisted.internet import task
 from twisted.internet.protocol import Protocol
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.budget import BotBudget
 from dealer.match import Match, MatchConfig, MatchResult
 from protocol.wire import parse_log_state, parse_score

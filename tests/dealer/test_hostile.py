@@ -25,7 +25,7 @@ from twisted.internet import defer
 from twisted.internet.protocol import Protocol
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import relay as relay_module
 from dealer.budget import BotBudget
 from dealer.events import RecordFile, WriteFailed

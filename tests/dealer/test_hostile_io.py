@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from twisted.python.failure import Failure
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from acpc_lbr.results import dumps, results_from_files
 from acpc_lbr.results.outcomes import hand_io
 from acpc_lbr.results.querylog import read_query_log

@@ -13,7 +13,7 @@ import io
 import json
 from pathlib import Path
 
-from acpc_lbr.exit_codes import EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_OK
 from dealer.budget import BotBudget, Charge, LineCosts, LineKind
 from protocol.wire import parse_matchstate
 from tests.dealer.harness import MemoryTable, make_config

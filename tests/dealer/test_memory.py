@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from twisted.internet.testing import StringTransport
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.seat import SeatProtocol
 from protocol.deal import DealSource
 from protocol.rules import Action, State

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.cli.results import main as results_main
 
 ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
 TIMEOUT = 120.0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from acpc_lbr.exit_codes import EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_OK
 from tests.dealer.harness import MemoryTable, log_lines, make_config
 from tests.reference import REFERENCE_DIR
 

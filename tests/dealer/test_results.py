@@ -13,7 +13,7 @@ import pytest
 import pytest_twisted
 
 from acpc_lbr.aivat import AivatSetup
-from acpc_lbr.commands.results import main as results_main
+from acpc_lbr.cli.results import main as results_main
 from acpc_lbr.policy import probabilities_at
 from acpc_lbr.results import dumps, estimates_from_outcomes, results_document, results_from_files
 from acpc_lbr.results.outcomes import log_values
@@ -353,7 +353,8 @@ async def test_lying_bot_through_the_dealer_is_flagged(tmp_path: Path) -> None:
     the dealer's IO honesty check is flagged, and the files reproduce the dealer's figures."""
     from twisted.internet import reactor
 
-    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+    from acpc_lbr.app.evaluate.run import run_evaluation
     from acpc_lbr.lbr import ActiveRounds, BettingOptions
     from agents.client import StrategyBot
     from tests.acpc_lbr.test_results import lying_bot
@@ -384,7 +385,8 @@ async def test_evaluate_with_aivat_end_to_end(tmp_path: Path) -> None:
     reproduce the dealer's estimators byte for byte."""
     from twisted.internet import reactor
 
-    from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+    from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+    from acpc_lbr.app.evaluate.run import run_evaluation
     from acpc_lbr.lbr import ActiveRounds, BettingOptions
 
     out = tmp_path / "aivat"
@@ -543,8 +545,9 @@ def test_results_are_kept_only_when_something_reads_them(
     are kept: no hand hook runs after each hand and the dealer asks no range queries."""
     from twisted.internet import reactor, task
 
-    from dealer.cli import _setup_results, parse_configs
+    from acpc_lbr.cli.dealer import parse_configs
     from dealer.match import Match
+    from dealer.process import _setup_results
 
     monkeypatch.chdir(tmp_path)
     groups, options = parse_configs(["m", "nolimit", "5", "1", "a", "b", *extra])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest_twisted
 
-from acpc_lbr.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_OK
+from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_OK
 from tests.dealer.bots import REFERENCE, Misbehave, TestBot, actions_from_log, replay_strategy
 from tests.dealer.harness import MemoryTable, call_bots, log_lines, make_config, play
 

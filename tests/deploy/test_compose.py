@@ -65,8 +65,9 @@ def test_dashboard_queries_only_exported_metrics() -> None:
 
 def test_compose_commands_are_accepted_by_our_command_line() -> None:
     """The dealer, LBR and bot commands of the compose file parse with acpc-lbr's own parsers."""
-    from agents.cli import PLAYERS, _parser
-    from dealer.cli import parse_configs
+    from acpc_lbr.cli.dealer import parse_configs
+    from acpc_lbr.cli.play import _parser
+    from agents.players import PLAYERS
     from protocol.gamedef import load_game
 
     services = _yaml(ROOT / "docker-compose.yml")["services"]

@@ -23,7 +23,8 @@ import promql_parser as promql
 import pytest_twisted
 from prometheus_client.parser import text_string_to_metric_families
 
-from acpc_lbr.commands.evaluate import EvaluationConfig, run_evaluation
+from acpc_lbr.app.evaluate.evaluation import EvaluationConfig
+from acpc_lbr.app.evaluate.run import run_evaluation
 from acpc_lbr.estimators import ESTIMATORS
 from acpc_lbr.lbr import ActiveRounds, BettingOptions
 from protocol.gamedef import load_game

@@ -292,6 +292,7 @@ def test_a_compiler_failure_in_place_records_why(tmp_path: Path, monkeypatch: py
     shutil.copy(REPO / "setup.py", tmp_path)
     (tmp_path / "protocol").mkdir()
     shutil.copy(_variant.PACKAGE_DIR / "_variant.py", tmp_path / "protocol")
+    shutil.copy(_variant.GROUP_FILE, tmp_path / "protocol")
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
     monkeypatch.delitem(sys.modules, "_acpc_lbr_variant", raising=False)
     monkeypatch.delenv(_variant.PURE_ENV, raising=False)  # it would skip the build
@@ -330,6 +331,7 @@ def test_a_build_that_compiles_nothing_still_records_why(
     shutil.copy(REPO / "setup.py", tmp_path)
     (tmp_path / "protocol").mkdir()
     shutil.copy(_variant.PACKAGE_DIR / "_variant.py", tmp_path / "protocol")
+    shutil.copy(_variant.GROUP_FILE, tmp_path / "protocol")
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
     monkeypatch.delitem(sys.modules, "_acpc_lbr_variant", raising=False)
     if why == "mypyc fails":

@@ -1,0 +1,251 @@
+"""The results of an event: the JSON document, its CSV and the terminal tables.
+
+The document is built from the match records alone, in canonical order, and
+holds no time, host or path: the same event gives the same bytes however it
+was run (any concurrency, any number of workers, resumed or not).
+docs/tournament.md documents its schema.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from acpc_lbr.app.tournament.driver import finite, pooled
+from acpc_lbr.app.tournament.event import Event
+from acpc_lbr.app.tournament.scoring import Moments
+from acpc_lbr.app.tournament.seating import FAULT_KINDS
+from acpc_lbr.app.tournament.standings import (
+    MIN_MATCHES_TO_SEPARATE,
+    RULES,
+    MatchTable,
+    bankroll_scores,
+    bootstrap,
+    rank,
+    separated_after,
+)
+
+FORMAT = "acpc-lbr-tournament"
+VERSION = 1
+
+
+def _figure(moments: Moments, scale: float) -> dict[str, Any]:
+    return {"mean": finite(moments.mean * scale) if moments.n else None,
+            "half_width_95": finite(moments.half_width_95 * scale)}
+
+
+def headline_measure(event: Event) -> str:
+    """All-in expectation in no-limit games (where it applies), raw chips otherwise."""
+    return "raw" if event.game.is_limit else "allin"
+
+
+def build_document(event: Event, records: dict[str, dict[str, Any]], disqualified: dict[str, str],
+                   lbr: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The results document of an event from its match records."""
+    scale = 1000.0 / event.game.big_blind
+    measure = headline_measure(event)
+    pairings = event.pairings()
+    by_pairing: list[list[dict[str, Any]]] = [[] for _ in pairings]
+    for job in event.schedule():
+        if job.key in records:
+            by_pairing[job.pairing].append(records[job.key])
+    pairing_rows = [_pairing_row(names, recs, measure, disqualified, scale)
+                    for names, recs in zip(pairings, by_pairing)]
+    ranked = [e.name for e in event.entrants if e.name not in disqualified]
+    table = _match_table(event, ranked, pairings, by_pairing, measure, scale)
+    rankings: dict[str, list[dict[str, Any]]] = {}
+    p_above: dict[str, Any] = {}
+    point = table.pooled()
+    scores = bankroll_scores(ranked, table.pairings, point)
+    for rule in RULES:
+        places = rank(rule, ranked, table.pairings, point)
+        order = sorted(ranked, key=lambda n: (places[n], ranked.index(n)))
+        uncertainty = bootstrap(rule, ranked, table, event.resamples, event.seed)
+        separated = separated_after(order, uncertainty, event.matches)
+        rankings[rule] = [{"name": n, "rank": places[n],
+                           "p_rank": uncertainty.p_rank[n] if uncertainty else None,
+                           "separated_from_next": sep,
+                           **({"mbb_per_game": finite(scores[n])} if rule == "bankroll" else {})}
+                          for n, sep in zip(order, separated)]
+        p_above[rule] = uncertainty.p_above if uncertainty else None
+    faults, counts = _faults(event, records)
+    return {
+        "format": FORMAT, "version": VERSION,
+        "event": event.identity(),
+        "game": {"name": event.game_arg, "players": event.players, "betting": event.game.betting,
+                 "big_blind": event.game.big_blind},
+        "headline": measure,
+        "allin_hands": sum(r.get("moments", {}).get("allin_hands", 0) for r in records.values()),
+        "entrants": [{"name": e.name, "spec": e.spec, "kind": e.kind,
+                      "disqualified": e.name in disqualified, "reason": disqualified.get(e.name),
+                      "faults": counts[e.name],
+                      **({"lbr": lbr.get(e.name)} if lbr is not None else {})} for e in event.entrants],
+        "pairings": pairing_rows,
+        "rankings": rankings,
+        "p_above": p_above,
+        "faults": faults,
+        "disqualified": [{"name": n, "reason": r} for n, r in sorted(disqualified.items())],
+        "matches": {"total": len(event.schedule()), "played": sum(r["status"] == "ok" for r in records.values()),
+                    "failed": sum(r["status"] == "failed" for r in records.values())},
+    }
+
+
+def _pairing_row(names: tuple[str, ...], recs: list[dict[str, Any]], measure: str,
+                 disqualified: dict[str, str], scale: float) -> dict[str, Any]:
+    """One pairing's row of the document: its units, matches and each entrant's figures."""
+    head = pooled(recs, names, measure)
+    raw = pooled(recs, names, "raw")
+    units = head[names[0]].n
+    row: dict[str, Any] = {"names": list(names), "units": units,
+                           "matches": sum(r["status"] == "ok" for r in recs),
+                           "failed_matches": sum(r["status"] == "failed" for r in recs),
+                           "disqualified": sorted(set(names) & disqualified.keys()),
+                           "results": {n: {"mbb_per_game": _figure(head[n], scale),
+                                           "raw_mbb_per_game": _figure(raw[n], scale)} for n in names}}
+    if len(names) == 2:
+        a, b = names
+        row = {"a": a, "b": b, "mbb_per_game": _figure(head[a], scale),
+               "raw_mbb_per_game": _figure(raw[a], scale), **row}
+    return row
+
+
+def _match_table(event: Event, ranked: Sequence[str], pairings: list[tuple[str, ...]],
+                 by_pairing: list[list[dict[str, Any]]], measure: str, scale: float) -> MatchTable:
+    """Per-match means of the pairings among ``ranked`` (those with a disqualified member left out)."""
+    kept = [(names, recs) for names, recs in zip(pairings, by_pairing) if set(names) <= set(ranked)]
+    means = []
+    units = []
+    for names, recs in kept:
+        m = np.zeros((event.matches, len(names)))
+        n = np.zeros(event.matches, dtype=np.int64)
+        for record in recs:
+            if record["status"] == "ok":
+                k = record["match"]
+                moments = record["moments"][measure]
+                m[k] = [moments[name]["mean"] * scale for name in names]
+                n[k] = moments[names[0]]["n"]
+        means.append(m)
+        units.append(n)
+    return MatchTable(tuple(names for names, _ in kept), tuple(means), tuple(units))
+
+
+def _faults(event: Event, records: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
+    rows = []
+    counts: dict[str, dict[str, int]] = {e.name: dict.fromkeys(FAULT_KINDS[:-1], 0) for e in event.entrants}
+    for job in event.schedule():
+        record = records.get(job.key)
+        if record is None:
+            continue
+        for fault in record.get("faults", []):
+            rows.append({"match": job.key, **fault})
+            if fault.get("entrant") in counts:
+                kind = fault["kind"]
+                counts[fault["entrant"]][kind] = counts[fault["entrant"]].get(kind, 0) + int(fault.get("count", 1))
+    return rows, counts
+
+
+def dumps(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=1, sort_keys=False, allow_nan=False) + "\n"
+
+
+def to_csv(document: dict[str, Any]) -> str:
+    """One row per pairing and member: the crosstable in a spreadsheet's shape."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["pairing", "entrant", "mbb_per_game", "half_width_95", "raw_mbb_per_game",
+                     "raw_half_width_95", "units", "matches", "failed_matches"])
+    for row in document["pairings"]:
+        for name in row["names"]:
+            head = row["results"][name]["mbb_per_game"]
+            raw = row["results"][name]["raw_mbb_per_game"]
+            writer.writerow(["-vs-".join(row["names"]), name, _cell(head["mean"]), _cell(head["half_width_95"]),
+                             _cell(raw["mean"]), _cell(raw["half_width_95"]), row["units"], row["matches"],
+                             row["failed_matches"]])
+    return out.getvalue()
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def _pm(figure: dict[str, Any]) -> str:
+    mean, half = figure["mean"], figure["half_width_95"]
+    if mean is None:
+        return "-"
+    return f"{mean:+.1f}" + (f" ± {half:.1f}" if half is not None else "")
+
+
+def format_tables(document: dict[str, Any]) -> str:
+    """The crosstable and both rankings, for the terminal."""
+    lines = []
+    names = [e["name"] for e in document["entrants"]]
+    unit = "all-in expectation" if document["headline"] == "allin" else "chips"
+    lines.append(f"results in mbb/g ± 95% half-width, per duplicate unit ({unit}); row against column")
+    if document["game"]["players"] == 2:
+        cells = {(r["a"], r["b"]): r["mbb_per_game"] for r in document["pairings"]}
+        width = max(14, *(len(n) + 1 for n in names))
+        lines.append(" " * width + "".join(f"{n:>{width}}" for n in names))
+        for a in names:
+            row = [f"{a:<{width}}"]
+            for b in names:
+                if (a, b) in cells:
+                    text = _pm(cells[a, b])
+                elif (b, a) in cells:
+                    fig = cells[b, a]
+                    text = _pm({"mean": -fig["mean"] if fig["mean"] is not None else None,
+                                "half_width_95": fig["half_width_95"]})
+                else:
+                    text = ""
+                row.append(f"{text:>{width}}")
+            lines.append("".join(row))
+    else:
+        for r in document["pairings"]:
+            parts = [f"{n} {_pm(r['results'][n]['mbb_per_game'])}" for n in r["names"]]
+            lines.append(f"  {' | '.join(parts)}  ({r['units']} units)")
+    for rule, title in (("bankroll", "total bankroll"), ("instant_runoff", "series instant run-off")):
+        lines.append("")
+        lines.append(f"{title}:")
+        for entry in document["rankings"][rule]:
+            p = entry["p_rank"]
+            chance = f"  P(rank {entry['rank']}) = {p[entry['rank'] - 1]:.2f}" if p else ""
+            score = f"  {entry['mbb_per_game']:+.1f} mbb/g" if entry.get("mbb_per_game") is not None else ""
+            lines.append(f"  {entry['rank']:>2}. {entry['name']}{score}{chance}")
+            if entry["separated_from_next"]:
+                lines.append("      ---- separated at 95% ----")
+        if document["p_above"][rule] is None:
+            lines.append("  (no bootstrap: it needs at least 2 matches per pairing; places are not tested)")
+        elif document["event"]["matches"] < MIN_MATCHES_TO_SEPARATE:
+            lines.append(f"  (P from a bootstrap of {document['event']['matches']} matches: too few to separate "
+                         f"places; use --matches {MIN_MATCHES_TO_SEPARATE} or more)")
+    if document["disqualified"]:
+        lines.append("")
+        for d in document["disqualified"]:
+            lines.append(f"disqualified: {d['name']}: {d['reason']}")
+    bounds = [(e["name"], e["lbr"]) for e in document["entrants"] if "lbr" in e]
+    if bounds:
+        lines.append("")
+        lines.append("exploitability, LBR lower bound (mbb/g, 95%):")
+        for name, lbr in bounds:
+            bound = lbr.get("bound") if lbr else None
+            text = (f"{bound['mean']:+.1f} ± {bound['half_width_95']:.1f} ({bound['estimator']})"
+                    if bound else f"none: {lbr.get('reason') if lbr else 'not measured'}")
+            lines.append(f"  {name}: {text}")
+    counted = [(e["name"], k, v) for e in document["entrants"] for k, v in e["faults"].items() if v]
+    if counted:
+        lines.append("faults: " + ", ".join(f"{n} {k} {v}" for n, k, v in counted))
+    return "\n".join(lines) + "\n"
+
+
+def leader(document_rankings: list[dict[str, Any]]) -> str:
+    """The bankroll leader, in a few words (for the progress line)."""
+    if not document_rankings:
+        return "-"
+    top = document_rankings[0]
+    score = top.get("mbb_per_game")
+    return str(top["name"]) + ("" if score is None or math.isnan(score) else f" {score:+.0f} mbb/g")

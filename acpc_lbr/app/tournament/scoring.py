@@ -1,0 +1,297 @@
+"""A duplicate match's logs read into per-deal unit values, raw and all-in-expectation.
+
+The statistical unit of a tournament is one deal played in every seating (2
+heads-up, 6 with three players): an entrant's unit value for deal ``h`` is
+the mean of its chips in hand ``h`` over the seatings. Each entrant of a
+match gets the :class:`Moments` of its unit values over the match's deals;
+matches combine exactly (Chan's formula), in canonical order.
+
+All-in expectation (no-limit games): when the betting ends before the last
+round and the hand goes to a showdown, every remaining board card was dealt
+with no decision left. Such a hand is also scored by its expected value over
+those remaining cards, enumerated exactly (:func:`allin_values`), which
+removes the luck of the cards that came without changing the expectation.
+The headline uses that score; the raw score is kept beside it.
+
+A log is checked as it is read: hand numbers in order, the seating's names,
+zero-sum values, the count of hands, and the ``SCORE`` line equal to the sum
+of the hands. Anything else is a :class:`LogMismatch`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from protocol.arrays import FloatArray
+from protocol.errors import ProtocolError
+from protocol.gamedef import GameDef
+from protocol.ranking import rank_hand
+from protocol.rules import showdown_values
+from protocol.wire import parse_log_state
+
+#: Longest line a tournament reads from a log (a hold'em STATE line is well under 1 KB).
+MAX_LINE = 65536
+
+
+class LogMismatch(ValueError):
+    """A log does not say what the match should have: one line saying what and where."""
+
+
+class MomentsDict(TypedDict):
+    n: int
+    mean: float
+    m2: float
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Count, mean and sum of squared deviations of a sample; exact to merge in a fixed order."""
+
+    n: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+
+    @staticmethod
+    def of(values: FloatArray) -> Moments:
+        if len(values) == 0:
+            return Moments()
+        mean = float(np.mean(values))
+        return Moments(len(values), mean, float(np.sum((values - mean) ** 2)))
+
+    def merge(self, other: Moments) -> Moments:
+        """The moments of both samples together (Chan et al.)."""
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            return other
+        n = self.n + other.n
+        delta = other.mean - self.mean
+        mean = self.mean + delta * other.n / n
+        return Moments(n, mean, self.m2 + other.m2 + delta * delta * self.n * other.n / n)
+
+    @property
+    def half_width_95(self) -> float:
+        """1.96 s / sqrt(n); NaN below two units."""
+        if self.n < 2:
+            return math.nan
+        return 1.959963984540054 * math.sqrt(max(self.m2, 0.0) / (self.n - 1) / self.n)
+
+    def to_dict(self) -> MomentsDict:
+        return {"n": self.n, "mean": self.mean, "m2": self.m2}
+
+    @staticmethod
+    def from_dict(data: MomentsDict) -> Moments:
+        return Moments(int(data["n"]), float(data["mean"]), float(data["m2"]))
+
+
+@dataclass(frozen=True)
+class SeatingValues:
+    """One seating's chips per hand, by entrant (columns in the pairing's name order)."""
+
+    raw: FloatArray
+    allin: FloatArray
+    allin_hands: int
+
+
+def _holdem_like(game: GameDef) -> bool:
+    return (game.num_ranks, game.num_suits, game.num_hole_cards, game.total_board_cards) == (13, 4, 2, 5)
+
+
+def _boards(deck: Sequence[int], count: int) -> npt.NDArray[np.int64]:
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(deck, count)), dtype=np.int64)
+    return flat.reshape(-1, count)
+
+
+@lru_cache(maxsize=4096)
+def allin_values(game: GameDef, spent: tuple[int, ...], folded: tuple[bool, ...],
+                 hole: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> tuple[float, ...]:
+    """Each position's expected chips over every completion of ``board`` (exact enumeration).
+
+    Args:
+        spent, folded: each position's chips in the pot and whether it folded.
+        hole: every position's hole cards.
+        board: the board cards dealt when the betting ended.
+    """
+    n = len(spent)
+    missing = game.total_board_cards - len(board)
+    used = set(board).union(*hole)
+    deck = [c for c in game.deck if c not in used]
+    live = [p for p in range(n) if not folded[p]]
+    if missing == 0:
+        return showdown_values(spent, [rank_hand([*hole[p], *board]) if p in live else -1 for p in range(n)])
+    if _holdem_like(game) and len(live) == 2:
+        return _two_way_holdem(spent, live, hole, board, n)
+    boards = _boards(deck, missing)
+    ranks = np.full((len(boards), n), -1, dtype=np.int64)
+    for p in live:
+        if _holdem_like(game):
+            from acpc_lbr.evaluator import evaluate_batch  # lazy: numba kernels, hold'em only
+
+            fixed = np.broadcast_to(np.array([*hole[p], *board], dtype=np.int64), (len(boards), 7 - missing))
+            ranks[:, p] = evaluate_batch(np.hstack([fixed, boards]))
+        else:
+            ranks[:, p] = [rank_hand([*hole[p], *board, *extra]) for extra in boards.tolist()]
+    return tuple(float(v) for v in _mean_showdown(np.array(spent, dtype=np.float64), ranks))
+
+
+def _mean_showdown(spent: FloatArray, ranks: npt.NDArray[np.int64]) -> FloatArray:
+    """Mean over the rows of :func:`protocol.rules.showdown_values` (side pots and ties), vectorised."""
+    boards, n = ranks.shape
+    won = np.zeros((boards, n))
+    previous = 0.0
+    for level in sorted(set(spent.tolist())):
+        contributors = spent >= level
+        size = (level - previous) * int(contributors.sum())
+        previous = level
+        eligible = np.where(contributors[None, :] & (ranks >= 0), ranks, -1)
+        best = eligible.max(axis=1, keepdims=True)
+        winners = (eligible == best) & (best >= 0)
+        counts = winners.sum(axis=1, keepdims=True)
+        won += np.where(winners, size / np.maximum(counts, 1), 0.0)
+    result: FloatArray = won.mean(axis=0) - spent
+    return result
+
+
+def _two_way_holdem(spent: tuple[int, ...], live: list[int], hole: tuple[tuple[int, ...], ...],
+                    board: tuple[int, ...], n: int) -> tuple[float, ...]:
+    """Two live hold'em hands: win/tie/loss shares from the exact equity engine.
+
+    A preflop all-in with no other hole cards dealt reads the shipped table of
+    exact preflop counts (a lookup); any other enumerates the board (at most
+    990 flop completions, or 1.7 million preflop boards beside dead cards).
+    """
+    a, b = live
+    dead = [c for p in range(n) if p not in live for c in hole[p]]
+    if not board and not dead:
+        from acpc_lbr.equity import hand_index  # lazy: numba kernels, needed only for all-in hands
+        from acpc_lbr.preflop import NUM_BOARDS, preflop_counts_vector
+
+        wins, ties = preflop_counts_vector(list(hole[a]))
+        villain = hand_index(*hole[b])
+        win, tie = int(wins[villain]) / NUM_BOARDS, int(ties[villain]) / NUM_BOARDS
+        loss = 1.0 - win - tie
+    else:
+        from acpc_lbr.equity import equity  # lazy: numba kernels, needed only for all-in hands
+
+        win, tie, loss = equity(list(hole[a]), list(hole[b]), list(board), dead)
+    total = np.zeros(n)
+    for share, ranks in ((win, (2, 1)), (tie, (1, 1)), (loss, (1, 2))):
+        if share:
+            order = [-1] * n
+            order[a], order[b] = ranks
+            total += share * np.array(showdown_values(spent, order))
+    return tuple(float(v) for v in total)
+
+
+def read_seating(path: Path, game: GameDef, seat_names: Sequence[str], order: Sequence[str],
+                 hands: int) -> SeatingValues:
+    """Read one seating's ``.log``: chips per hand for each of ``order``'s names.
+
+    Raises:
+        LogMismatch: the log is not that of a finished match of these players.
+    """
+    column = {name: i for i, name in enumerate(order)}
+    raw = np.zeros((hands, len(order)))
+    allin = np.zeros((hands, len(order)))
+    adjusted = 0
+    seen = 0
+    score: list[float] | None = None
+    rounds = game.num_rounds
+    try:
+        handle = open(path, encoding="utf-8", errors="strict")
+    except OSError as error:
+        raise LogMismatch(f"cannot read {path}: {error.strerror or error}") from None
+    with handle:
+        for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE + 1), ""), start=1):
+            where = f"{path}:{number}"
+            if len(line) > MAX_LINE:
+                raise LogMismatch(f"{where}: a line longer than {MAX_LINE} bytes")
+            if line.startswith("#") or not line.strip():
+                continue
+            if line.startswith("SCORE:"):
+                score = [float(v) for v in line.split(":")[1].split("|")]
+                continue
+            fields = line.rstrip("\n").split(":")
+            names, values = _state_values(fields, where, seen, hands, seat_names)
+            row = np.zeros(len(order))
+            for name, value in zip(names, values):
+                row[column[name]] = value
+            raw[seen] = row
+            allin[seen] = row
+            # The log shows the rounds dealt after an all-in as empty: "r20000c///".
+            if not game.is_limit and rounds > 1 and fields[2].endswith("/"):
+                expected = _allin_row(line, game, names, column, where)
+                if expected is not None:
+                    allin[seen] = expected
+                    adjusted += 1
+            seen += 1
+    if seen != hands:
+        raise LogMismatch(f"{path}: {seen} hands where the match has {hands}")
+    if score is None:
+        raise LogMismatch(f"{path}: no SCORE line (the match did not end)")
+    totals = raw.sum(axis=0)
+    by_seat = [totals[column[name]] for name in seat_names]
+    if any(abs(a - b) > 1e-6 * max(1.0, abs(b)) for a, b in zip(score, by_seat)):
+        raise LogMismatch(f"{path}: the SCORE line does not equal the sum of its hands")
+    return SeatingValues(raw, allin, adjusted)
+
+
+def _state_values(fields: list[str], where: str, seen: int, hands: int,
+                  seat_names: Sequence[str]) -> tuple[list[str], list[float]]:
+    """The names and chip values of a ``.log`` STATE line's fields, checked.
+
+    Raises:
+        LogMismatch: not the STATE line of hand ``seen`` of ``hands``, or not a
+            zero-sum hand of ``seat_names``.
+    """
+    if fields[0] != "STATE" or len(fields) != 6:
+        raise LogMismatch(f"{where}: not a STATE line")
+    if fields[1] != str(seen):
+        raise LogMismatch(f"{where}: hand {fields[1]} where hand {seen} was due")
+    if seen >= hands:
+        raise LogMismatch(f"{where}: more than {hands} hands")
+    names = fields[5].split("|")
+    try:
+        values = [float(v) for v in fields[4].split("|")]
+    except ValueError:
+        raise LogMismatch(f"{where}: values {fields[4]!r} are not numbers") from None
+    if set(names) != set(seat_names) or len(names) != len(values) or abs(sum(values)) > 1e-6:
+        raise LogMismatch(f"{where}: not a zero-sum hand of {', '.join(seat_names)}")
+    return names, values
+
+
+def _allin_row(line: str, game: GameDef, names: list[str], column: dict[str, int],
+               where: str) -> FloatArray | None:
+    """The all-in-expectation values of a hand whose betting ended early, or None (a fold)."""
+    try:
+        hand = parse_log_state(line, game)
+        state = hand.to_state(game)
+    except ProtocolError as error:
+        raise LogMismatch(f"{where}: {error}") from None
+    if state.num_folded + 1 >= game.num_players:
+        return None
+    last = max(i for i, actions in enumerate(state.actions) if actions)
+    # hand.board holds each round's cards; those of the rounds up to the last action were seen.
+    seen = tuple(card for round_cards in hand.board[: last + 1] for card in round_cards)
+    values = allin_values(game, tuple(state.spent), tuple(state.folded),
+                          tuple(tuple(h) for h in hand.hole), seen)
+    row = np.zeros(len(column))
+    for name, value in zip(names, values):
+        row[column[name]] = value
+    return row
+
+
+def unit_values(seatings: Sequence[SeatingValues]) -> tuple[FloatArray, FloatArray]:
+    """Each deal's unit value per entrant: the mean over the seatings (raw, all-in)."""
+    raw = np.mean([s.raw for s in seatings], axis=0)
+    allin = np.mean([s.allin for s in seatings], axis=0)
+    return raw, allin
