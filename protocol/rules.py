@@ -44,10 +44,16 @@ class ActionType(Enum):
 class Action:
     """One action. ``size`` is the raise-to total in no-limit, else 0.
 
-    An immutable record, equal and hashed by value, like a frozen dataclass;
-    a plain class because mypyc cannot compile a dataclass with the
-    ``FOLD``/``CALL``/``RAISE`` constants set after it. It pickles and copies
-    by its constructor arguments.
+    An immutable record, equal and hashed by value, like a frozen dataclass.
+    It is written by hand because this module is compiled (mypyc) and mypyc
+    turns a dataclass's ``ClassVar`` annotations into fields: the compiled
+    ``@dataclass(frozen=True)`` with ``FOLD: ClassVar[Action]`` fails when its
+    module is imported ("non-default argument 'FOLD' follows default argument",
+    mypy 2.4). ``__reduce__`` is the records' (see
+    :func:`protocol._variant.record_reduce`): compiled, the default pickle and
+    copy protocol restores the attributes through the refusing ``__setattr__``.
+    tests/protocol/test_variant.py (``test_action_is_an_immutable_value``,
+    ``test_records_pickle_and_copy_by_value``) fails without these methods.
 
     Attributes:
         type: fold, call or raise.

@@ -137,13 +137,15 @@ def test_doctests_of_the_loaded_modules(name: str) -> None:
 
 
 #: The pure twin's run: the rules' reference-log replays, the fast paths against
-#: their slow twins, the rules, this file (but this test), the doctests, the
-#: dealer's in-memory matches and two reference matches replayed byte for byte.
+#: their slow twins, the shortcuts against the one parser, the rules, this file
+#: (but this test), the doctests, the dealer's in-memory matches and two
+#: reference matches replayed byte for byte.
 PURE_TWIN_RUN = [
     "tests/protocol/test_replay_reference_logs.py",
     "tests/protocol/test_fast_paths.py",
     "tests/protocol/test_rules.py",
     "tests/protocol/test_wire.py",
+    "tests/protocol/test_parser_shortcuts.py",
     "tests/protocol/test_variant.py",
     *(_variant.source_path(Path(), name).as_posix() for name in _variant.GROUP
       if name.startswith("protocol.")),  # pytest collects doctests under protocol/ only
