@@ -23,7 +23,9 @@ as the spec states it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,6 +47,7 @@ from protocol.wire import (
     same_decision_point,
 )
 from tests.protocol.test_properties import mutated_lines, random_hand
+from tests.protocol.test_rangecodec import cpu_seconds
 
 GAMES = {name: load_game(name) for name in bundled_games()}
 bundled = st.sampled_from(sorted(GAMES))
@@ -167,3 +170,22 @@ def test_betting_reads_to_its_canonical_text_or_names_the_first_problem(text: st
     assert _betting_text(rounds) == _canonical(text)
     if game.is_limit:
         assert all(action.size == 0 for actions in rounds for action in actions)
+
+
+#: Hostile betting, per repeated unit: well-formed tokens (a raise war without its rules),
+#: zero-padded sizes, round separators, and tokens before a bad letter at the very end.
+HOSTILE_BETTING = [("r300", ""), ("r" + "0" * 50 + "1", ""), ("/", ""), ("cR9", "x"), ("k/", "٣")]
+
+
+@pytest.mark.parametrize(("unit", "end"), HOSTILE_BETTING)
+def test_betting_reads_hostile_text_in_linear_time(unit: str, end: str) -> None:
+    """32x the text costs at most 3x32 times the CPU time, read or refused (bot text: a
+    range query's betting is as long as its line)."""
+    game = GAMES["holdem.nolimit.2p.reverse_blinds"]
+
+    def read(k: int) -> Callable[[], object]:
+        text = unit * k + end
+        return lambda: _outcome(parse_betting, text, game)
+
+    factor, small = 32, 2000 // len(unit)  # about 2 KB, then 64 KB
+    assert cpu_seconds(read(small * factor)) <= 3 * factor * max(cpu_seconds(read(small)), 1e-4)
