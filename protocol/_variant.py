@@ -179,12 +179,13 @@ def select(root: Path = ROOT) -> tuple[bool, str]:
 def record_reduce(record: Any) -> tuple[Any, tuple[Any, ...]]:
     """``__reduce__`` for a frozen dataclass of the group: rebuild it from its init fields.
 
-    Why the group's frozen records define ``__reduce__`` (six of them, and
-    ``Action``): compiled, a record has no ``__dict__``, so the default pickle
-    and copy protocol restores its attributes one by one through the frozen
+    Why the group's seven frozen dataclasses define ``__reduce__`` as this:
+    compiled, a record has no ``__dict__``, so the default pickle and copy
+    protocol restores its attributes one by one through the frozen
     ``__setattr__``, which raises ``FrozenInstanceError`` (mypy 2.4's mypyc;
     the pure sources do not need it). Calling the class again works in both
-    variants. ``tests/protocol/test_variant.py::test_records_pickle_and_copy_by_value``
+    variants. (``Action``'s own ``__reduce__`` is needed in both: a slotted
+    class with a refusing ``__setattr__``.) ``tests/protocol/test_variant.py::test_records_pickle_and_copy_by_value``
     fails on a compiled build without it.
     """
     return type(record), tuple(getattr(record, f.name) for f in fields(record) if f.init)
