@@ -49,9 +49,9 @@ class Action:
     turns a dataclass's ``ClassVar`` annotations into fields: the compiled
     ``@dataclass(frozen=True)`` with ``FOLD: ClassVar[Action]`` fails when its
     module is imported ("non-default argument 'FOLD' follows default argument",
-    mypy 2.4). ``__reduce__`` is the records' (see
-    :func:`protocol._variant.record_reduce`): compiled, the default pickle and
-    copy protocol restores the attributes through the refusing ``__setattr__``.
+    mypy 2.4). It pickles and copies by its constructor arguments
+    (``__reduce__``): the default protocol would restore its slots through the
+    refusing ``__setattr__``, compiled or not.
     tests/protocol/test_variant.py (``test_action_is_an_immutable_value``,
     ``test_records_pickle_and_copy_by_value``) fails without these methods.
 
