@@ -51,7 +51,6 @@ from tests.protocol.test_rangecodec import cpu_seconds
 
 GAMES = {name: load_game(name) for name in bundled_games()}
 bundled = st.sampled_from(sorted(GAMES))
-NO_LIMIT = sorted(name for name, game in GAMES.items() if not game.is_limit)
 
 #: What a bot may put after the echoed state: action letters of either case,
 #: signs, C white space, digits (ASCII and not), a NUL, separators, any character.
