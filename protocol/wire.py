@@ -40,7 +40,7 @@ from protocol.cards import CARD_TEXT, DECK_SIZE, cards_to_text
 from protocol.deal import Deal
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
-from protocol.rules import Action, ActionType, State
+from protocol.rules import Action, State
 
 __all__ = [
     "BAD_FORMAT",
