@@ -177,10 +177,15 @@ def select(root: Path = ROOT) -> tuple[bool, str]:
 
 
 def record_reduce(record: Any) -> tuple[Any, tuple[Any, ...]]:
-    """``__reduce__`` for a frozen dataclass: rebuild it from its init fields.
+    """``__reduce__`` for a frozen dataclass of the group: rebuild it from its init fields.
 
-    A compiled frozen dataclass has no ``__dict__``, so the default pickle and
-    copy protocol (restore attributes one by one) trips over its frozen
-    ``__setattr__``; calling the class again works in both variants.
+    Why the group's seven frozen dataclasses define ``__reduce__`` as this:
+    compiled, a record has no ``__dict__``, so the default pickle and copy
+    protocol restores its attributes one by one through the frozen
+    ``__setattr__``, which raises ``FrozenInstanceError`` (mypy 2.4's mypyc;
+    the pure sources do not need it). Calling the class again works in both
+    variants. (``Action``'s own ``__reduce__`` is needed in both: a slotted
+    class with a refusing ``__setattr__``.) ``tests/protocol/test_variant.py::test_records_pickle_and_copy_by_value``
+    fails on a compiled build without it.
     """
     return type(record), tuple(getattr(record, f.name) for f in fields(record) if f.init)

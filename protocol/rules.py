@@ -44,10 +44,16 @@ class ActionType(Enum):
 class Action:
     """One action. ``size`` is the raise-to total in no-limit, else 0.
 
-    An immutable record, equal and hashed by value, like a frozen dataclass;
-    a plain class because mypyc cannot compile a dataclass with the
-    ``FOLD``/``CALL``/``RAISE`` constants set after it. It pickles and copies
-    by its constructor arguments.
+    An immutable record, equal and hashed by value, like a frozen dataclass.
+    It is written by hand because this module is compiled (mypyc) and mypyc
+    turns a dataclass's ``ClassVar`` annotations into fields: the compiled
+    ``@dataclass(frozen=True)`` with ``FOLD: ClassVar[Action]`` fails when its
+    module is imported ("non-default argument 'FOLD' follows default argument",
+    mypy 2.4). It pickles and copies by its constructor arguments
+    (``__reduce__``): the default protocol would restore its slots through the
+    refusing ``__setattr__``, compiled or not.
+    tests/protocol/test_variant.py (``test_action_is_an_immutable_value``,
+    ``test_records_pickle_and_copy_by_value``) fails without these methods.
 
     Attributes:
         type: fold, call or raise.

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol._variant import record_reduce
-from protocol.cards import CARD_TEXT, DECK_SIZE, card_from_text, cards_to_text
+from protocol.cards import CARD_TEXT, DECK_SIZE, cards_to_text
 from protocol.deal import Deal
 from protocol.errors import IllegalActionError, ParseError
 from protocol.gamedef import GameDef
-from protocol.rules import Action, ActionType, State
+from protocol.rules import Action, State
 
 __all__ = [
     "BAD_FORMAT",
@@ -93,14 +93,8 @@ _BETTING_ROUND = re.compile(r"(?:[fcrkbFCRKB][0-9]*)*")
 # ``scanf("%d")``: optional C white space, an optional sign, then digits.
 _SCANF_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 _CHIPS = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-_REPLY_ACTIONS = {
-    "f": ActionType.FOLD,
-    "c": ActionType.CALL,
-    "k": ActionType.CALL,
-    "r": ActionType.RAISE,
-    "b": ActionType.RAISE,
-}
-# The shared records of the letters that carry no size (a limit raise too).
+# The reference's action letters (readAction): f, c or k, r or b, in either case, as
+# shared records (they are frozen; a no-limit raise then reads its size).
 _SIMPLE_REPLY_ACTIONS = {
     letter: action
     for letters, action in (("fF", Action.FOLD), ("cCkK", Action.CALL), ("rRbB", Action.RAISE))
@@ -145,80 +139,55 @@ def _unsigned(token: str, what: str, limit: int, line: str) -> int:
 
 def _cards(text: str, game: GameDef, line: str) -> tuple[int, ...]:
     """Parse concatenated cards, each of which must belong to ``game``'s deck."""
-    try:
-        cards = tuple([_CARD_BY_TEXT[text[i : i + 2]] for i in range(0, len(text), 2)])
-    except KeyError:
-        return _cards_checked(text, game, line)  # raises the first card's error
-    if len(text) % 2 or (
-        len(game.cards) != DECK_SIZE and not all(card in game.cards for card in cards)
-    ):
-        return _cards_checked(text, game, line)
-    return cards
-
-
-def _cards_checked(text: str, game: GameDef, line: str) -> tuple[int, ...]:
-    """:func:`_cards` card by card, naming the first bad one."""
     if len(text) % 2:
         raise ParseError(f"card text {text!r} has an odd length", line)
+    # Every card is in a full deck: only a smaller deck needs the membership test.
+    deck = None if len(game.cards) == DECK_SIZE else game.cards
     cards = []
     for i in range(0, len(text), 2):
-        try:
-            card = card_from_text(text[i : i + 2])
-        except ParseError:
-            raise ParseError(f"{text[i : i + 2]!r} is not a card", line) from None
-        if card not in game.cards:
+        card = _CARD_BY_TEXT.get(text[i : i + 2])
+        if card is None:
+            raise ParseError(f"{text[i : i + 2]!r} is not a card", line)
+        if deck is not None and card not in deck:
             raise ParseError(f"{text[i : i + 2]!r} is not a card of this game", line)
         cards.append(card)
     return tuple(cards)
 
 
 def _parse_betting(text: str, game: GameDef, line: str) -> Betting:
-    """Split a betting string into rounds of actions (syntax only)."""
-    # Well-formed betting, token by token with shared records; anything odd
-    # goes through the checked reader below, which names the problem.
+    """Split a betting string into rounds of actions (syntax only), naming the first problem.
+
+    The one reader of betting text: one regex match finds where a round's
+    well-formed tokens end (a bad letter, if any, is there), and the tokens
+    before it are read in order, so the first problem in the text is the one
+    named. Linear in the text.
+    """
     no_limit = not game.is_limit
     rounds = []
     for segment in text.split("/"):
-        if not _BETTING_ROUND.fullmatch(segment):
-            return _parse_betting_checked(text, game, line)
+        found = _BETTING_ROUND.match(segment)  # always matches, maybe empty
+        well_formed = found.end() if found is not None else 0
         actions: list[Action] = []
-        for letter, digits in _ACTION_TOKEN.findall(segment):
-            simple = _SIMPLE_REPLY_ACTIONS[letter]
-            if simple is Action.RAISE and no_limit:
-                if not 0 < len(digits) < 10:  # missing, or maybe above INT32_MAX
-                    return _parse_betting_checked(text, game, line)
-                actions.append(Action.raise_to(int(digits)))
-            elif digits:
-                return _parse_betting_checked(text, game, line)
-            else:
-                actions.append(simple)
-        rounds.append(tuple(actions))
-    return tuple(rounds)
-
-
-def _parse_betting_checked(text: str, game: GameDef, line: str) -> Betting:
-    """:func:`_parse_betting` one token at a time, naming the first problem."""
-    rounds = []
-    for segment in text.split("/"):
-        actions = []
-        pos = 0
-        while pos < len(segment):
-            match = _ACTION_TOKEN.match(segment, pos)
-            if match is None:
-                raise ParseError(f"bad action at {segment[pos:]!r} in betting {text!r}", line)
-            letter, digits = match.groups()
-            kind = _REPLY_ACTIONS[letter.lower()]
-            if kind is ActionType.RAISE and not game.is_limit:
-                if not digits:
-                    raise ParseError("a no-limit raise needs a raise-to size", line)
-                actions.append(Action.raise_to(_unsigned(digits, "raise size", INT32_MAX, line)))
+        for letter, digits in _ACTION_TOKEN.findall(segment, 0, well_formed):
+            action = _SIMPLE_REPLY_ACTIONS[letter]  # shared records: they are frozen
+            if action is Action.RAISE and no_limit:
+                # Up to 9 digits is below INT32_MAX; longer goes through the bounds check.
+                size = int(digits) if 0 < len(digits) < 10 else _raise_size(digits, line)
+                action = Action.raise_to(size)
             elif digits:
                 raise ParseError(f"{letter}{digits!r} takes no size in this game", line)
-            else:
-                actions.append(Action(kind))
-            pos = match.end()
+            actions.append(action)
+        if well_formed != len(segment):
+            raise ParseError(f"bad action at {segment[well_formed:]!r} in betting {text!r}", line)
         rounds.append(tuple(actions))
     return tuple(rounds)
+
+
+def _raise_size(digits: str, line: str) -> int:
+    """A no-limit raise's size from its digits (ASCII), in 0..INT32_MAX."""
+    if not digits:
+        raise ParseError("a no-limit raise needs a raise-to size", line)
+    return _unsigned(digits, "raise size", INT32_MAX, line)
 
 
 def parse_betting(text: str, game: GameDef, line: str | None = None) -> Betting:
@@ -838,17 +807,15 @@ def read_reply_action(text: str, game: GameDef) -> tuple[Action | None, str | No
     >>> read_reply_action("z", load_game("nolimit"))
     (None, 'invalid')
     """
+    # The reference's table (readAction): f, c/k, r/b, either case; ASCII only, as C's tolower.
     action = _SIMPLE_REPLY_ACTIONS.get(text[:1])
-    if action is not None and (action is not Action.RAISE or game.is_limit):
+    if action is None:
+        return None, INVALID
+    if action is not Action.RAISE or game.is_limit:
         return action, None
     digits = text[1:]
-    if action is Action.RAISE and 0 < len(digits) < 10 and digits.isdigit() and digits.isascii():
+    if 0 < len(digits) < 10 and digits.isdigit() and digits.isascii():
         return Action.raise_to(int(digits)), None  # the usual no-limit raise: r<digits>
-    kind = _REPLY_ACTIONS.get(text[:1].lower()) if text else None
-    if kind is None:
-        return None, INVALID
-    if kind is not ActionType.RAISE or game.is_limit:
-        return Action(kind), None
     match = _SCANF_INT.match(text, 1)
     if match is None:
         return None, BAD_FORMAT
@@ -869,10 +836,6 @@ def _scanf_int32(digits: str) -> int:
     value = 2**63 if len(magnitude) > 19 else int(magnitude)
     value = max(-(2**63), -value) if negative else min(2**63 - 1, value)
     return (value + 2**31) % 2**32 - 2**31
-
-
-#: The former private name, kept for callers written against it.
-_read_reply_action = read_reply_action
 
 
 def parse_reply(line: str, game: GameDef) -> Reply | None:

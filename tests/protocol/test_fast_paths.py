@@ -42,7 +42,6 @@ from protocol.wire import (
     MatchState,
     ReplayCache,
     _parse_betting,
-    _parse_betting_checked,
     _replay,
     log_state_for,
     log_state_text,
@@ -345,31 +344,6 @@ def test_parse_matchstate_names_a_bad_card(name: str, card: str, message: str) -
         parse_matchstate(f"MATCHSTATE:0:0::{card}|", GAMES[name])
 
 
-def _outcome(read: Callable[[str, GameDef, str], object], text: str, game: GameDef) -> object:
-    """What a betting reader returns, or the message it raises."""
-    try:
-        return read(text, game, text)
-    except ParseError as error:
-        return f"ParseError: {error}"
-
-
-@pytest.mark.parametrize(
-    "name", ["holdem.nolimit.2p.reverse_blinds", "holdem.limit.2p.reverse_blinds"]
-)
-def test_betting_reader_matches_checked_reader(name: str) -> None:
-    """The fast betting reader gives what the token-by-token one gives, errors included."""
-    game = GAMES[name]
-    rng = random.Random(17)
-    texts = ["", "/", "r", "r0300", "r2147483647", "r2147483648", "r00000000000300", "cc/r1x"]
-    texts += [
-        "".join(rng.choice("fcrkbFCRKB0123456789/x") for _ in range(rng.randint(0, 12)))
-        for _ in range(3000)
-    ]
-    texts += [state.betting_string() for state, _ in random_play(game, 30, seed=18)]
-    for text in texts:
-        assert _outcome(_parse_betting, text, game) == _outcome(_parse_betting_checked, text, game)
-
-
 def _replayed(replay: Callable[[], State]) -> object:
     """A replayed state's every field, or the message the replay raises."""
     try:
@@ -425,16 +399,18 @@ def test_replay_cache_matches_full_replay(name: str) -> None:
 
 
 def test_protocol_benchmark_runs() -> None:
-    """bench/bench_protocol.py runs on a few hands and prints every row with a ratio."""
+    """bench/bench_protocol.py times every row in the variant at hand, on a few hands."""
     script = Path(__file__).resolve().parents[2] / "bench" / "bench_protocol.py"
     run = subprocess.run(
-        [sys.executable, str(script), "--hands", "5", "--repeats", "1", "--game", "limit"],
+        [sys.executable, str(script), "--variant-run", "--hands", "5", "--repeats", "1",
+         "--game", "limit", "--dealer-hands", "5"],
         capture_output=True, text=True, timeout=120, check=True,
     )
-    for row in ("MATCHSTATE text", "reply", "State.apply", "log line", "dealer protocol work"):
-        assert row in run.stdout
-    ratios = [line for line in run.stdout.splitlines() if re.search(r" x[0-9]+\.[0-9]{2}$", line)]
-    assert len(ratios) == 7  # two text paths, reply, apply, two log paths, dealer
+    rows = [line for line in run.stdout.splitlines() if re.search(r"^(protocol|dealer)\.\S+.* [0-9]+\.[0-9]{2}$", line)]
+    modules = {row.split(":")[0].split()[0] for row in rows}
+    assert modules == {"protocol.cards", "protocol.ranking", "protocol.deal", "protocol.rules",
+                       "protocol.wire", "protocol.lines", "dealer.match"}, run.stdout
+    assert len(rows) == 11, run.stdout
 
 
 def test_hand_lines_follow_the_hand_as_matchstate_for_prints_it() -> None:

@@ -138,13 +138,15 @@ def test_doctests_of_the_loaded_modules(name: str) -> None:
 
 
 #: The pure twin's run: the rules' reference-log replays, the fast paths against
-#: their slow twins, the rules, this file (but this test), the doctests, the
-#: dealer's in-memory matches and two reference matches replayed byte for byte.
+#: their slow twins, the shortcuts against the one parser, the rules, this file
+#: (but this test), the doctests, the dealer's in-memory matches and two
+#: reference matches replayed byte for byte.
 PURE_TWIN_RUN = [
     "tests/protocol/test_replay_reference_logs.py",
     "tests/protocol/test_fast_paths.py",
     "tests/protocol/test_rules.py",
     "tests/protocol/test_wire.py",
+    "tests/protocol/test_parser_shortcuts.py",
     "tests/protocol/test_variant.py",
     *(_variant.source_path(Path(), name).as_posix() for name in _variant.GROUP
       if name.startswith("protocol.")),  # pytest collects doctests under protocol/ only
@@ -483,16 +485,18 @@ def test_version_names_the_compiled_core() -> None:
 
 
 def test_protocol_bench_compares_the_variants() -> None:
-    """bench/bench_protocol.py --variants compiled,pure runs both and prints every row's ratio."""
+    """bench/bench_protocol.py runs each row compiled and pure (ACPC_LBR_PURE=1) in
+    subprocesses and prints every row's ratio with the spread of the rounds."""
     if not protocol.COMPILED:
-        pytest.skip("needs the compiled protocol core")
+        pytest.skip("needs the compiled group")
     done = subprocess.run([sys.executable, str(REPO / "bench" / "bench_protocol.py"), "--hands", "5",
-                           "--repeats", "1", "--rounds", "1", "--variants", "compiled,pure"],
+                           "--repeats", "1", "--rounds", "2", "--dealer-hands", "5"],
                           capture_output=True, text=True, timeout=300, check=True)
     lines = done.stdout.splitlines()
     table = lines[lines.index(next(line for line in lines if "pure/compiled" in line)) + 1 :]
-    assert len(table) == 12, done.stdout
-    assert all(re.search(r" [0-9.]+ +[0-9.]+  x[0-9.]+$", line) for line in table), done.stdout
+    table = table[table.index(next(line for line in table if line.startswith("protocol.cards"))) :]
+    assert len(table) == 11, done.stdout
+    assert all(re.search(r" [0-9.]+ +[0-9.]+  x[0-9.]+ \([0-9.]+-[0-9.]+\)$", line) for line in table), done.stdout
 
 
 def test_card_functions_take_numpy_integers() -> None:
