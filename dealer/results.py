@@ -68,7 +68,6 @@ from acpc_lbr.results.document import (
 )
 from acpc_lbr.results.merge import merge_documents
 from acpc_lbr.results.outcomes import (
-    FloatArray,
     HandAccountant,
     OpponentDecision,
     Tally,

@@ -30,6 +30,7 @@ from acpc_lbr.app.tournament.standings import (
     ranks_by_score,
     separated_after,
 )
+from acpc_lbr.exact import strategy_value
 from agents.bots import BOTS
 from protocol.cards import cards_from_text
 from protocol.gamedef import load_game
