@@ -80,10 +80,11 @@ CASE_TIMEOUT_S = 300.0
 
 
 def _turns(sock: socket.socket) -> Iterator[tuple[str, int, str]]:
-    """(the MATCHSTATE line, its hand, the betting) of each state where this bot is to act; other
-    lines (QUERY, comments) are handed to ``_other`` through the generator's ``send``."""
+    """(the MATCHSTATE line, its hand, the betting) of each state where this bot is to act, and
+    (the line, -1, "") of every line that is not a MATCHSTATE (QUERY, comments)."""
+    # lazy: the bot mode alone reads the protocol, once main() put the repository on the path
     from protocol.gamedef import load_game
-    from protocol.wire import parse_matchstate
+    from protocol.wire import parse_matchstate  # lazy: as above
 
     game = load_game(GAME)
     for raw in sock.makefile("rb"):

@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,19 +75,24 @@ def direct(folder: Path, players: list[tuple[str, str, list[str]]], matches: int
     for k in range(matches):
         for pair in itertools.combinations(players, 2):
             for order in itertools.permutations(pair):
-                names = [n for n, _, _ in order]
-                dealer = subprocess.Popen(
-                    [sys.executable, "-m", "acpc_lbr.cli", "dealer", "m", GAME, str(hands), str(100 + k), *names, "-q"],
-                    cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                assert dealer.stdout is not None
-                ports = dealer.stdout.readline().split()
-                bots = [subprocess.Popen([w.replace("{port}", p.decode()) for w in argv], cwd=folder,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                        for (_, _, argv), p in zip(order, ports)]
-                dealer.wait()
-                for bot in bots:
-                    bot.wait()
+                seating(folder, order, hands, 100 + k)
     return time.perf_counter() - started
+
+
+def seating(folder: Path, order: Sequence[tuple[str, str, list[str]]], hands: int, seed: int) -> None:
+    """One seating by the bare launcher: ``acpc-lbr dealer`` (``m.log`` in ``folder``) and the bots."""
+    names = [n for n, _, _ in order]
+    dealer = subprocess.Popen(
+        [sys.executable, "-m", "acpc_lbr.cli", "dealer", "m", GAME, str(hands), str(seed), *names, "-q"],
+        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert dealer.stdout is not None
+    ports = dealer.stdout.readline().split()
+    bots = [subprocess.Popen([w.replace("{port}", p.decode()) for w in argv], cwd=folder,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for (_, _, argv), p in zip(order, ports)]
+    dealer.wait()
+    for bot in bots:
+        bot.wait()
 
 
 def tournament(folder: Path, players: list[tuple[str, str, list[str]]], matches: int, hands: int,
@@ -110,20 +116,21 @@ def memory(folder: Path, bot: Path, matches: int, hands: int) -> tuple[tuple[int
     import os
     import tracemalloc
 
+    # lazy: only --memory runs the driver in this process; the other rows start acpc-lbr commands
     from acpc_lbr.tournament.driver import OK, Driver, Progress, ThreadExecutor
-    from acpc_lbr.tournament.event import build_event
-    from acpc_lbr.tournament.seating import SeatingJob, SeatingReport
-    from acpc_lbr.tournament.store import EventStore
+    from acpc_lbr.tournament.event import build_event  # lazy: as above
+    from acpc_lbr.tournament.seating import SeatingJob, SeatingReport  # lazy: as above
+    from acpc_lbr.tournament.store import EventStore  # lazy: as above
 
     players = [(name, f"{bot} random {{host}} {{port}}", [str(bot), "random", "127.0.0.1", "{port}"])
                for name in ("ca", "cb")]
     real = folder / "real"
     real.mkdir()
     logs = []
-    for seating, order in enumerate(itertools.permutations(players)):
-        (real / str(seating)).mkdir()
-        direct(real / str(seating), list(order), 1, hands)
-        logs.append((real / str(seating) / "m.log").read_text())
+    for number, order in enumerate(itertools.permutations(players)):
+        (real / str(number)).mkdir()
+        seating(real / str(number), order, hands, 100)
+        logs.append((real / str(number) / "m.log").read_text())
 
     def copied(job: SeatingJob) -> SeatingReport:
         """A seating that plays nothing: the real match's log of the same seating order."""
