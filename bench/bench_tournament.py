@@ -16,7 +16,18 @@ random one draws raise sizes, so play is varied), twice; ``--bots mixed``
 puts two built-in Python bots in place of two of them. The driver's memory is reported
 as its peak RSS.
 
+``--memory N`` instead measures whether the driver's memory grows with the
+matches played: one event of 10N duplicate matches of two entrants, the
+driver in this process, its memory read after N and after 10N finished
+matches (Python's traced bytes, tracemalloc, and the process's RSS). The
+seatings are stubbed: each copies the logs of one real duplicate match,
+played once at the start by ``acpc-lbr dealer`` and the C plain bot (random
+strategy, no-limit: many all-in hands, so the all-in scoring runs), so the
+driver scores, records and keeps real matches without starting thousands of
+processes. Real seatings add only processes that end with their match.
+
     python bench/bench_tournament.py [--hands 2000] [--matches 2] [--runs 3] [--bots c|mixed]
+    python bench/bench_tournament.py --memory 200 [--hands 500]
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,19 +75,24 @@ def direct(folder: Path, players: list[tuple[str, str, list[str]]], matches: int
     for k in range(matches):
         for pair in itertools.combinations(players, 2):
             for order in itertools.permutations(pair):
-                names = [n for n, _, _ in order]
-                dealer = subprocess.Popen(
-                    [sys.executable, "-m", "acpc_lbr.cli", "dealer", "m", GAME, str(hands), str(100 + k), *names, "-q"],
-                    cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                assert dealer.stdout is not None
-                ports = dealer.stdout.readline().split()
-                bots = [subprocess.Popen([w.replace("{port}", p.decode()) for w in argv], cwd=folder,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                        for (_, _, argv), p in zip(order, ports)]
-                dealer.wait()
-                for bot in bots:
-                    bot.wait()
+                seating(folder, order, hands, 100 + k)
     return time.perf_counter() - started
+
+
+def seating(folder: Path, order: Sequence[tuple[str, str, list[str]]], hands: int, seed: int) -> None:
+    """One seating by the bare launcher: ``acpc-lbr dealer`` (``m.log`` in ``folder``) and the bots."""
+    names = [n for n, _, _ in order]
+    dealer = subprocess.Popen(
+        [sys.executable, "-m", "acpc_lbr.cli", "dealer", "m", GAME, str(hands), str(seed), *names, "-q"],
+        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert dealer.stdout is not None
+    ports = dealer.stdout.readline().split()
+    bots = [subprocess.Popen([w.replace("{port}", p.decode()) for w in argv], cwd=folder,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for (_, _, argv), p in zip(order, ports)]
+    dealer.wait()
+    for bot in bots:
+        bot.wait()
 
 
 def tournament(folder: Path, players: list[tuple[str, str, list[str]]], matches: int, hands: int,
@@ -94,6 +111,83 @@ def tournament(folder: Path, players: list[tuple[str, str, list[str]]], matches:
     return seconds
 
 
+def memory(folder: Path, bot: Path, matches: int,
+           hands: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(traced bytes, RSS bytes, objects the garbage collector tracks) of this process after
+    ``matches`` and after 10x ``matches`` finished matches."""
+    import gc
+    import os
+    import tracemalloc
+
+    # lazy: only --memory runs the driver in this process; the other rows start acpc-lbr commands
+    from acpc_lbr.app.tournament.driver import OK, Driver, Progress, ThreadExecutor
+    from acpc_lbr.app.tournament.event import build_event  # lazy: as above
+    from acpc_lbr.app.tournament.seating import SeatingJob, SeatingReport  # lazy: as above
+    from acpc_lbr.app.tournament.store import EventStore  # lazy: as above
+
+    players = [(name, f"{bot} random {{host}} {{port}}", [str(bot), "random", "127.0.0.1", "{port}"])
+               for name in ("ca", "cb")]
+    real = folder / "real"
+    real.mkdir()
+    logs = []
+    for number, order in enumerate(itertools.permutations(players)):
+        (real / str(number)).mkdir()
+        seating(real / str(number), order, hands, 100)
+        logs.append((real / str(number) / "m.log").read_text())
+
+    def copied(job: SeatingJob) -> SeatingReport:
+        """A seating that plays nothing: the real match's log of the same seating order."""
+        where = Path(job.folder)
+        where.mkdir(parents=True)
+        (where / "match.log").write_text(logs[int(where.parent.name[1:])])
+        return SeatingReport(True, job.folder, (), 0.0, hands, {})
+
+    event = build_event(GAME, [f"{name}={spec}" for name, spec, _ in players], matches=10 * matches,
+                        hands=hands, seed=100, resamples=0)
+    store = EventStore(folder / "event", event)
+    store.open("")
+    page = os.sysconf("SC_PAGE_SIZE")
+    samples: list[tuple[int, int, int]] = []
+
+    def watch(progress: Progress) -> None:
+        if progress.done in (matches, 10 * matches):
+            gc.collect()
+            rss = int(Path("/proc/self/statm").read_text().split()[1]) * page
+            samples.append((tracemalloc.get_traced_memory()[0], rss, len(gc.get_objects())))
+
+    driver = Driver(event, store, ThreadExecutor(1, run=copied), 1)
+    # CPython keeps up to 2,000 freed tuples of each small size for reuse, which tracemalloc
+    # counts as held: fill those lists first, or they would look like growth.
+    spare = [tuple(range(size)) for size in range(1, 20) for _ in range(2000)]
+    del spare
+    tracemalloc.start()
+    try:
+        driver.run(watch)
+    finally:
+        tracemalloc.stop()
+    if driver.outcomes.count(OK) != 10 * matches:
+        raise SystemExit(f"only {driver.outcomes.count(OK)} of {10 * matches} matches were scored")
+    return samples[0], samples[1]
+
+
+def report_memory(matches: int, hands: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        first, last = memory(folder, build_bot(folder), matches, hands)
+    grown = last[0] - first[0]
+    print(f"driver in process, stubbed seatings (a real {hands}-hand duplicate match's logs), one event of "
+          f"{10 * matches} matches:")
+    for done, (traced, rss, objects) in ((matches, first), (10 * matches, last)):
+        print(f"  after {done:>6} matches: traced {traced / 1e6:8.2f} MB   RSS {rss / 1e6:8.1f} MB   "
+              f"{objects:>9} objects (gc)")
+    print(f"  ratio {last[0] / first[0]:.3f} traced, {last[1] / first[1]:.3f} RSS, {last[2] / first[2]:.4f} objects; "
+          f"{grown / (9 * matches):+.0f} traced bytes and {(last[2] - first[2]) / (9 * matches):+.2f} objects "
+          "per match played")
+    print("  (traced bytes include the small objects CPython keeps freed for reuse, up to 2,000 of each "
+          "kind: a bounded drift, not held data; the objects the garbage collector tracks leave those out)")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=2000)
@@ -101,7 +195,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--bots", choices=["c", "mixed"], default="c",
                         help="four C bots (default), or two C and two Python bots")
+    parser.add_argument("--memory", type=int, default=0, metavar="N",
+                        help="instead: the driver's memory after N and 10N matches (stubbed seatings)")
     args = parser.parse_args()
+    if args.memory:
+        return report_memory(args.memory, args.hands)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         bot = build_bot(folder)

@@ -60,6 +60,12 @@ class BotBudget:
         logged_per_hand: such lines of one kind logged one by one per seat and
             hand (events and the stderr trace); past them they are counted, and
             one ``lines_not_logged`` event per kind gives the count at the hand's end.
+        unusable_line_hold_s: past those first few, the dealer reads nothing more
+            from the seat for this long after each such line (the rest waits in
+            its buffer). A dealer serves all its matches from one thread: held
+            back so, one bot's unusable lines take at most a few percent of it
+            (a line costs tens of microseconds), and slow its own match, on its
+            own clock, instead of the others (issue 33: at most 10%).
         query_seconds_match: the most wall time a bot may spend answering range
             queries (time with at least one query out to it) in one match; past it
             the match ends, charged to it. Default one hour: a bot that answers
@@ -83,6 +89,7 @@ class BotBudget:
     max_unusable_decision: int = 64
     max_unusable_hand: int = 256
     logged_per_hand: int = 5
+    unusable_line_hold_s: float = 0.005
     query_seconds_match: float = 3600.0
 
 

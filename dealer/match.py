@@ -1448,6 +1448,8 @@ class Match:
         if charge == Charge.LOG:
             self.trace.line(f"WARNING: {problem}")
             self.events.emit(ev.ReplyIgnored(seat=seat.index + 1, hand=hand_id, problem=problem))
+        elif charge == Charge.COUNT:
+            self.relay.hold(seat.index)  # its next lines wait: its cost, not the other matches'
         if turn.ignored > self.config.max_ignored:
             self._too_many_ignored(seat, turn.ignored, hand_id, problem)
         if charge == Charge.OVER:

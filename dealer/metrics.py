@@ -370,7 +370,8 @@ class _BoundedConnection(ProtocolWrapper):
 
     def _expire(self) -> None:
         self._deadline = None
-        self.factory.timed_out += 1
+        self.factory.turned_away(f"a request header did not come whole within "
+                                 f"{self.factory.limits.header_timeout:g} s", refused=False)
         if self.transport is not None:
             self.transport.abortConnection()  # an ITCPTransport
 
@@ -396,6 +397,9 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         #: Connections closed on accept (cap reached, or the seats' reserve), and cut off at the header timeout.
         self.refused = 0
         self.timed_out = 0
+        #: Says, once, that the limits began to turn connections away (one line; None: silent).
+        self.report: Callable[[str], None] | None = None
+        self._reported = False
         #: Requests held back to the next second (the request rate), and this second's requests.
         self.delayed = 0
         self._second = float("-inf")
@@ -415,13 +419,25 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
     def buildProtocol(self, addr: IAddress | None) -> ProtocolWrapper | None:  # type: ignore[override]
         """The connection's protocol, or None (closed at once) past a limit."""
         if len(self.protocols) >= self.limits.max_connections:
-            self.refused += 1
+            self.turned_away(f"{self.limits.max_connections} connections are open (the cap)")
             return None
         free = self._free_fds()
         if free is not None and free <= self.limits.fd_reserve:
-            self.refused += 1
+            self.turned_away(f"{free} file descriptors are free, and {self.limits.fd_reserve} are kept for seats")
             return None
         return super().buildProtocol(addr)
+
+    def turned_away(self, why: str, refused: bool = True) -> None:
+        """Count a connection refused on accept (or cut off at the header timeout: ``refused``
+        False), and say so in one line the first time; the later ones are only counted."""
+        if refused:
+            self.refused += 1
+        else:
+            self.timed_out += 1
+        if self.report is not None and not self._reported:
+            self._reported = True
+            self.report(f"METRICS the metrics port turns connections away: {why}; the seats are not "
+                        f"affected; further ones are counted, not reported (docs/metrics.md, 'Limits')")
 
 
 def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | None = None) -> BoundedSite:
@@ -437,10 +453,14 @@ def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | N
 
 
 def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1",
-                  limits: MetricsLimits | None = None) -> ListeningPort:
-    """Serve ``/metrics`` from the running reactor (no thread), within ``limits``; returns the port."""
+                  limits: MetricsLimits | None = None,
+                  report: Callable[[str], None] | None = None) -> ListeningPort:
+    """Serve ``/metrics`` from the running reactor (no thread), within ``limits``; returns the port.
+    ``report`` gets one line the first time the limits turn a connection away."""
     from twisted.internet import reactor as installed_reactor
 
     tcp: Any = installed_reactor  # zope interfaces confuse mypy
-    listening: ListeningPort = tcp.listenTCP(port, metrics_site(metrics, tcp, limits), interface=interface)
+    site = metrics_site(metrics, tcp, limits)
+    site.report = report
+    listening: ListeningPort = tcp.listenTCP(port, site, interface=interface)
     return listening

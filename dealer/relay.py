@@ -457,7 +457,16 @@ class QueryRelay:
         self.report_not_logged(seat)
         if charge == Charge.OVER:
             self.over_budget(seat, costs.over())
+        elif charge == Charge.COUNT:
+            self.hold(seat)
         return charge
+
+    def hold(self, seat: int) -> None:
+        """Hold back the seat's next lines for ``budget.unusable_line_hold_s`` (one unusable
+        line past the first few of its kind in the hand: see :class:`dealer.budget.BotBudget`)."""
+        protocol = self._protocols[seat]
+        if protocol is not None and not self._closed:
+            protocol.hold(self.clock, self.budget.unusable_line_hold_s)
 
     def report_not_logged(self, seat: int, final: bool = False) -> None:
         """One ``lines_not_logged`` event per kind for each finished hand whose lines were only counted."""

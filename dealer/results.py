@@ -692,7 +692,9 @@ class DealerResults:
                     match.events.subscribe(self._on_finish(observer))
             from dealer.metrics import serve_metrics  # lazy: as above
 
-            self.listening = serve_metrics(self.metrics, int(metrics_port or 0), metrics_bind)
+            stream = self.stream
+            self.listening = serve_metrics(self.metrics, int(metrics_port or 0), metrics_bind,
+                                           report=lambda line: print(line, file=stream, flush=True))
             host = self.listening.getHost()
             print(f"METRICS http://{host.host}:{host.port}/metrics", file=self.stream, flush=True)
 

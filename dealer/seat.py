@@ -107,6 +107,8 @@ class SeatProtocol(twisted_protocol.Protocol):
     #: The next state made ready for this seat's likely replies while it is to act
     #: (:class:`dealer.seatio.Ahead`, set and cleared by the match); the read step sends it.
     ahead: seatio.Ahead | None = None
+    #: The end of a :meth:`hold` (an IDelayedCall), while one lasts.
+    _held: Any = None
 
     def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
                  budget: BotBudget | None = None) -> None:
@@ -185,6 +187,9 @@ class SeatProtocol(twisted_protocol.Protocol):
         if self.handshake_timer is not None and self.handshake_timer.active():
             self.handshake_timer.cancel()
         self.handshake_timer = None
+        if self._held is not None and self._held.active():
+            self._held.cancel()
+        self._held = None
         if self.accepted:
             self.listener.seat_lost(self.seat, reason)
         else:
@@ -206,11 +211,33 @@ class SeatProtocol(twisted_protocol.Protocol):
     def resumeProducing(self) -> None:
         """The bot took its output: read from it (and handle what was read) again."""
         self.reading_paused = False
+        if self._held is not None:  # the hold's end reads on
+            return
         self.paused = False
         transport: Any = self.transport
         if transport is not None:
             transport.resumeProducing()
         seatio.data_received(self, b"")  # the lines read before the pause
+
+    def hold(self, clock: Any, seconds: float) -> None:
+        """Read and handle nothing more from the bot for ``seconds`` (what it sends meanwhile waits):
+        the cost of its unusable lines (``BotBudget.unusable_line_hold_s``) falls on its own match."""
+        transport: Any = self.transport
+        if seconds <= 0 or self._held is not None or transport is None or transport.disconnecting:
+            return
+        self.paused = True
+        transport.pauseProducing()
+        self._held = clock.callLater(seconds, self._release)
+
+    def _release(self) -> None:
+        self._held = None
+        if self.reading_paused:  # the back-pressure's end (resumeProducing) reads on
+            return
+        self.paused = False
+        transport: Any = self.transport
+        if transport is not None:
+            transport.resumeProducing()
+        seatio.data_received(self, b"")  # the lines read before the hold
 
     def stopProducing(self) -> None:
         """The transport is going away; nothing to stop."""

@@ -301,18 +301,19 @@ def test_a_c_program_plays_beside_python_bots(tmp_path: Path) -> None:
 
 
 def _document() -> dict[str, object]:
+    from acpc_lbr.app.tournament.driver import Outcomes
     from acpc_lbr.app.tournament.report import build_document
 
     event = build_event("kuhn", ["a=random", "b=call-raise", "c=always-call"], matches=2, hands=10, seed=1)
-    records = {}
+    outcomes = Outcomes(event)
     for job in event.schedule():
         a, b = job.names
         mean = 0.25 * (job.pairing + 1) * (1 if job.match else 0.5)
-        records[job.key] = {"key": job.key, "match": job.match, "status": "ok", "faults": [],
-                            "moments": {m: {a: {"n": 10, "mean": mean, "m2": 4.0},
-                                            b: {"n": 10, "mean": -mean, "m2": 4.0}, "allin_hands": 0}
-                                        for m in ("raw", "allin")}}
-    return build_document(event, records, {})
+        outcomes.put(job, {"key": job.key, "match": job.match, "status": "ok", "faults": [],
+                           "moments": {"allin_hands": 0, **{m: {a: {"n": 10, "mean": mean, "m2": 4.0},
+                                                                b: {"n": 10, "mean": -mean, "m2": 4.0}}
+                                                            for m in ("raw", "allin")}}})
+    return build_document(event, outcomes, {})
 
 
 def test_the_document_is_built_from_records_in_canonical_order() -> None:

@@ -134,6 +134,14 @@ class MemoryTable:
                 seatio.answer_ahead(protocol, ahead, piece)
                 self.sent_ahead += ahead.sent_to is not None
             protocol.dataReceived(piece)
+        self.run_holds(seat)
+
+    def run_holds(self, seat: int) -> None:
+        """Run the fake clock through the seat's holds (``BotBudget.unusable_line_hold_s``: its
+        lines wait after each unusable one past the first few), as real time would."""
+        hold = self.match.config.budget.unusable_line_hold_s
+        while self.transports[seat].producerState == "paused" and not self.done.called:
+            self.clock.advance(hold)
 
     def take(self, seat: int) -> list[str]:
         """The lines sent to ``seat`` since the last call (each sent with CRLF)."""

@@ -441,7 +441,7 @@ class NeverReads(Protocol):
 
 #: Budgets of unusable lines out of the way, for the tests of what a bot that does not read
 #: costs (its flood is 40,000 refused queries, which these budgets alone would end).
-UNBOUNDED_LINES = {"max_unusable_decision": 10**9, "max_unusable_hand": 10**9}
+UNBOUNDED_LINES = {"max_unusable_decision": 10**9, "max_unusable_hand": 10**9, "unusable_line_hold_s": 0.0}
 
 
 async def _flood(budget: BotBudget, t_response_ms: int) -> tuple[MatchResult, list[int], list[bool]]:

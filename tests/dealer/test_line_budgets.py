@@ -13,6 +13,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from acpc_lbr.runtime.exit_codes import EXIT_OK
 from dealer.budget import BotBudget, Charge, LineCosts, LineKind
 from protocol.wire import parse_matchstate
@@ -46,6 +48,9 @@ def test_a_flood_of_refused_queries_ends_the_agents_match_at_the_decision_budget
     t = started(events=True)
     t.feed(1, "QUERY:a1:1:0::|:c\r\n" * 20_000)
     result = ended(t)
+    # Past the first five, each refusal held its next line back (the 65th ended it): the flood
+    # cost the agent's own time, not the process's.
+    assert t.clock.seconds() == pytest.approx(59 * BotBudget().unusable_line_hold_s)
     assert (result.cause, result.seat) == ("over_budget", 1)
     assert "65 unusable lines at one decision of hand 0" in result.message
     assert "limit max_unusable_decision 64" in result.message

@@ -18,6 +18,7 @@ number of workers and any resume give the same document.
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 import math
 import sys
 import threading
@@ -27,8 +28,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from acpc_lbr.app.tournament.event import Event, MatchJob, bot_seed
-from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, read_seating, unit_values
+from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, allin_values, read_seating, unit_values
 from acpc_lbr.app.tournament.seating import Fault, SeatingJob, SeatingReport, play_seating
 from acpc_lbr.app.tournament.store import EventStore, file_sha256
 
@@ -92,7 +96,7 @@ class Progress:
 
 
 class Driver:
-    """Plays an event's missing matches and keeps the records."""
+    """Plays an event's missing matches, writes their records and keeps their outcomes."""
 
     def __init__(self, event: Event, store: EventStore, executor: Executor, concurrency: int,
                  python: str = sys.executable) -> None:
@@ -101,8 +105,10 @@ class Driver:
         self.executor = executor
         self.concurrency = max(1, concurrency)
         self.python = python
-        self.records: dict[str, dict[str, Any]] = {}
         self.schedule = event.schedule()
+        self.outcomes = Outcomes(event)
+        assert all((job.match, job.pairing) == divmod(i, len(self.outcomes.pairings))
+                   for i, job in enumerate(self.schedule)), "walk() reads the schedule match-major"
         self.stop = threading.Event()
         self.rescored: list[str] = []
 
@@ -125,10 +131,10 @@ class Driver:
                     self.rescored.append(job.key)
                     self.store.forget(job)
                     continue
-            self.records[job.key] = _kept(record)
-        return len(self.records)
+            self.outcomes.put(job, record)
+        return len(self.outcomes)
 
-    def walk(self) -> tuple[dict[str, dict[str, Any]], dict[str, str], list[MatchJob]]:
+    def walk(self) -> tuple[Outcomes, dict[str, str], list[MatchJob]]:
         """The schedule read in its canonical order: what counts, who is out, what is left to play.
 
         An entrant is disqualified at the match, in schedule order, that takes
@@ -140,32 +146,40 @@ class Driver:
         for any concurrency, any number of workers, any resume.
 
         Returns:
-            the records that count (by key), the disqualified (name -> why), and
-            the matches still to play (no record, no disqualified member).
+            the outcomes that count (the others read as not played), the
+            disqualified (name -> why), and the matches still to play (no
+            record, no disqualified member).
         """
         limit = self.event.max_failures
+        pairings = self.outcomes.pairings
+        # The schedule is match-major (Event.schedule): position k * pairings + p is match k of pairing p.
+        state = np.stack(self.outcomes.state, axis=1)
         given_up = {e.name: 0 for e in self.event.entrants}
         banned: dict[str, str] = {}
-        counted: dict[str, dict[str, Any]] = {}
-        todo: list[MatchJob] = []
-        for job in self.schedule:
-            if banned.keys() & set(job.names):
+        banned_at: dict[str, int] = {}  # the schedule position of the match that took it past the limit
+        # Only a failed match can disqualify: they alone are read one by one, in schedule order.
+        for position in np.flatnonzero(state.ravel() == FAILED).tolist():
+            job = self.schedule[position]
+            if any(banned_at.get(name, position) < position for name in job.names):
                 continue
-            record = self.records.get(job.key)
-            if record is None:
-                todo.append(job)
-                continue
-            counted[job.key] = record
-            charged = record.get("charged_to") if record["status"] == "failed" else None
+            charged = self.outcomes.failed_by(job)
             if charged in given_up:
                 given_up[charged] += 1
                 if given_up[charged] > limit:
+                    banned_at[charged] = position
                     banned[charged] = (f"{given_up[charged]} matches given up after {self.event.retries} "
                                        f"rerun(s) each (the limit is {limit})")
-        return counted, banned, todo
+        positions = np.arange(state.size).reshape(state.shape)
+        out = np.zeros(state.shape, dtype=np.bool_)  # after the disqualification of a member
+        for p, names in enumerate(pairings):
+            for name in set(names) & banned_at.keys():
+                out[:, p] |= positions[:, p] > banned_at[name]
+        counted = (state != NOT_PLAYED) & ~out
+        todo = [self.schedule[i] for i in np.flatnonzero((state == NOT_PLAYED) & ~out).tolist()]
+        return self.outcomes.only([counted[:, p] for p in range(len(pairings))]), banned, todo
 
-    def counted(self) -> dict[str, dict[str, Any]]:
-        """The records the results are built from (see :meth:`walk`)."""
+    def counted(self) -> Outcomes:
+        """The outcomes the results are built from (see :meth:`walk`)."""
         return self.walk()[0]
 
     def disqualified(self) -> dict[str, str]:
@@ -193,9 +207,11 @@ class Driver:
         queue: list[tuple[MatchJob, int, int]] = []  # (match, seating, attempt) waiting for a slot
         in_flight: dict[Any, tuple[str, int, int]] = {}
         while not self.stop.is_set():
-            todo = [j for j in self.walk()[2] if j.key not in pending]
+            todo: list[MatchJob] | None = None  # read from the records only when a slot is free
             while len(in_flight) < self.concurrency:
                 if not queue:
+                    if todo is None:
+                        todo = [j for j in self.walk()[2] if j.key not in pending]
                     if not todo:
                         break
                     job = todo.pop(0)
@@ -223,7 +239,7 @@ class Driver:
                     record = self.finish(match)
                     del pending[key]
                     if watch is not None:
-                        watch(Progress(len(self.records), total, record, time.monotonic() - started))
+                        watch(Progress(len(self.outcomes), total, record, time.monotonic() - started))
 
     def finish(self, match: _Pending) -> dict[str, Any]:
         """Score a match whose seatings all ended, and write its record."""
@@ -256,7 +272,7 @@ class Driver:
             record["reason"] = blamed.message if blamed else "the match did not finish"
             record["kind"] = blamed.kind if blamed else "dealer"
         self.store.write_record(job, record)
-        self.records[job.key] = _kept(record)
+        self.outcomes.put(job, record)
         return record
 
     def score(self, job: MatchJob, logs: list[Path]) -> dict[str, Any]:
@@ -265,6 +281,9 @@ class Driver:
         values = [read_seating(log, game, order, job.names, job.hands)
                   for log, order in zip(logs, job.seatings())]
         raw, allin = unit_values(values)
+        # The all-in cache serves the seatings of one match (the same deals), not the event:
+        # emptied after each, so that it does not grow with the matches played.
+        allin_values.cache_clear()
         return {
             "raw": {name: Moments.of(raw[:, i]).to_dict() for i, name in enumerate(job.names)},
             "allin": {name: Moments.of(allin[:, i]).to_dict() for i, name in enumerate(job.names)},
@@ -272,30 +291,101 @@ class Driver:
         }
 
 
-#: What the results need of a record; the rest (log paths, hashes, attempts) stays on disk, so
-#: the driver's memory grows by little more than a match's moments per match played.
-KEPT_FIELDS = ("match", "status", "charged_to", "moments", "faults")
+#: The two measures a match is scored by (scoring.py): raw chips and all-in expectation.
+MEASURES = ("raw", "allin")
+#: A match's state in :class:`Outcomes`.
+NOT_PLAYED, OK, FAILED = 0, 1, 2
+#: The keys of a fault in the document, in its schema's order (docs/tournament.md).
+FAULT_KEYS = ("entrant", "kind", "message", "fatal", "count", "seating", "attempt")
 
 
-def _kept(record: dict[str, Any]) -> dict[str, Any]:
-    return {key: record[key] for key in KEPT_FIELDS if key in record}
+class Outcomes:
+    """What the results need of every match, in arrays sized for the whole schedule.
+
+    Each pairing has, per match, its state, the entrant a failed match is
+    charged to, and each member's moments (n, mean, m2) under each measure,
+    in numpy arrays allocated when the event starts and filled as matches
+    finish. The rest of a record (log paths, hashes, attempts) stays on disk,
+    and faults are kept only for the matches that had some (the document lists
+    them), so the driver's memory does not grow with the matches played.
+    """
+
+    def __init__(self, event: Event) -> None:
+        self.pairings = event.pairings()
+        self.entrants = [e.name for e in event.entrants]
+        matches = event.matches
+        self.state = [np.zeros(matches, dtype=np.int8) for _ in self.pairings]
+        self.charged = [np.full(matches, -1, dtype=np.int32) for _ in self.pairings]
+        shapes = [(matches, len(names), len(MEASURES)) for names in self.pairings]
+        self.n = [np.zeros(shape, dtype=np.int64) for shape in shapes]
+        self.mean = [np.zeros(shape) for shape in shapes]
+        self.m2 = [np.zeros(shape) for shape in shapes]
+        self.allin = [np.zeros(matches, dtype=np.int64) for _ in self.pairings]
+        self.faults: dict[tuple[int, int], tuple[dict[str, Any], ...]] = {}
+
+    def put(self, job: MatchJob, record: dict[str, Any]) -> None:
+        """Keep what the results need of a match's record (as written to disk or read back)."""
+        p, k = job.pairing, job.match
+        self.state[p][k] = OK if record["status"] == "ok" else FAILED
+        charged = record.get("charged_to") if record["status"] == "failed" else None
+        self.charged[p][k] = self.entrants.index(charged) if charged in self.entrants else -1
+        if record["status"] == "ok":
+            moments = record["moments"]
+            for i, name in enumerate(job.names):
+                for j, measure in enumerate(MEASURES):
+                    m = moments[measure][name]
+                    self.n[p][k, i, j], self.mean[p][k, i, j], self.m2[p][k, i, j] = m["n"], m["mean"], m["m2"]
+            self.allin[p][k] = moments.get("allin_hands", 0)
+        # In the schema's order, whether the record was just written or read back (sorted keys).
+        faults = tuple({**{key: f[key] for key in FAULT_KEYS if key in f}, **f} for f in record.get("faults", ()))
+        if faults:
+            self.faults[p, k] = faults
+        else:
+            self.faults.pop((p, k), None)
+
+    def has(self, job: MatchJob) -> bool:
+        return bool(self.state[job.pairing][job.match] != NOT_PLAYED)
+
+    def failed_by(self, job: MatchJob) -> str | None:
+        """The entrant a failed match is charged to (None: an ok match, or charged to no one)."""
+        p, k = job.pairing, job.match
+        index = int(self.charged[p][k]) if self.state[p][k] == FAILED else -1
+        return self.entrants[index] if index >= 0 else None
+
+    def __len__(self) -> int:
+        return sum(int(np.count_nonzero(s)) for s in self.state)
+
+    def count(self, state: int) -> int:
+        return sum(int(np.count_nonzero(s == state)) for s in self.state)
+
+    def only(self, counted: list[npt.NDArray[np.bool_]]) -> Outcomes:
+        """The same outcomes with every match outside ``counted`` (a mask per pairing) not played."""
+        view = copy.copy(self)
+        view.state = [np.where(mask, state, NOT_PLAYED).astype(np.int8) for state, mask in zip(self.state, counted)]
+        return view
+
+    def moments(self, pairing: int, match: int, member: int, measure: str) -> Moments:
+        j = MEASURES.index(measure)
+        return Moments(int(self.n[pairing][match, member, j]), float(self.mean[pairing][match, member, j]),
+                       float(self.m2[pairing][match, member, j]))
+
+    def pooled(self, pairing: int, measure: str) -> dict[str, Moments]:
+        """Members' moments over a pairing's played matches, merged in match order."""
+        names = self.pairings[pairing]
+        total = {name: Moments() for name in names}
+        for k in np.flatnonzero(self.state[pairing] == OK).tolist():
+            for i, name in enumerate(names):
+                total[name] = total[name].merge(self.moments(pairing, k, i, measure))
+        return total
+
+    def allin_hands(self) -> int:
+        return sum(int(a[s == OK].sum()) for a, s in zip(self.allin, self.state))
 
 
 def _fault_dict(fault: Fault, seating: int, attempt: int) -> dict[str, Any]:
     data = asdict(fault)
     data.update(seating=seating, attempt=attempt)
     return data
-
-
-def pooled(records: list[dict[str, Any]], names: tuple[str, ...], measure: str) -> dict[str, Moments]:
-    """Members' moments over a pairing's played matches, merged in match order."""
-    total = {name: Moments() for name in names}
-    for record in sorted(records, key=lambda r: r["match"]):
-        if record["status"] != "ok":
-            continue
-        for name in names:
-            total[name] = total[name].merge(Moments.from_dict(record["moments"][measure][name]))
-    return total
 
 
 def finite(value: float) -> float | None:

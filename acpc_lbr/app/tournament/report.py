@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from acpc_lbr.app.tournament.driver import finite, pooled
+from acpc_lbr.app.tournament.driver import FAILED, MEASURES, OK, Outcomes, finite
 from acpc_lbr.app.tournament.event import Event
 from acpc_lbr.app.tournament.scoring import Moments
 from acpc_lbr.app.tournament.seating import FAULT_KINDS
@@ -45,20 +45,30 @@ def headline_measure(event: Event) -> str:
     return "raw" if event.game.is_limit else "allin"
 
 
-def build_document(event: Event, records: dict[str, dict[str, Any]], disqualified: dict[str, str],
+def build_document(event: Event, outcomes: Outcomes, disqualified: dict[str, str],
                    lbr: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The results document of an event from its match records."""
+    """The results document of an event from its matches' outcomes (those not counted read as not played)."""
     scale = 1000.0 / event.game.big_blind
     measure = headline_measure(event)
     pairings = event.pairings()
-    by_pairing: list[list[dict[str, Any]]] = [[] for _ in pairings]
-    for job in event.schedule():
-        if job.key in records:
-            by_pairing[job.pairing].append(records[job.key])
-    pairing_rows = [_pairing_row(names, recs, measure, disqualified, scale)
-                    for names, recs in zip(pairings, by_pairing)]
+    pairing_rows = []
+    for p, names in enumerate(pairings):
+        head = outcomes.pooled(p, measure)
+        raw = outcomes.pooled(p, "raw")
+        units = head[names[0]].n
+        row: dict[str, Any] = {"names": list(names), "units": units,
+                               "matches": int(np.count_nonzero(outcomes.state[p] == OK)),
+                               "failed_matches": int(np.count_nonzero(outcomes.state[p] == FAILED)),
+                               "disqualified": sorted(set(names) & disqualified.keys()),
+                               "results": {n: {"mbb_per_game": _figure(head[n], scale),
+                                               "raw_mbb_per_game": _figure(raw[n], scale)} for n in names}}
+        if len(names) == 2:
+            a, b = names
+            row = {"a": a, "b": b, "mbb_per_game": _figure(head[a], scale),
+                   "raw_mbb_per_game": _figure(raw[a], scale), **row}
+        pairing_rows.append(row)
     ranked = [e.name for e in event.entrants if e.name not in disqualified]
-    table = _match_table(event, ranked, pairings, by_pairing, measure, scale)
+    table = _match_table(ranked, outcomes, measure, scale)
     rankings: dict[str, list[dict[str, Any]]] = {}
     p_above: dict[str, Any] = {}
     point = table.pooled()
@@ -74,14 +84,14 @@ def build_document(event: Event, records: dict[str, dict[str, Any]], disqualifie
                            **({"mbb_per_game": finite(scores[n])} if rule == "bankroll" else {})}
                           for n, sep in zip(order, separated)]
         p_above[rule] = uncertainty.p_above if uncertainty else None
-    faults, counts = _faults(event, records)
+    faults, counts = _faults(event, outcomes)
     return {
         "format": FORMAT, "version": VERSION,
         "event": event.identity(),
         "game": {"name": event.game_arg, "players": event.players, "betting": event.game.betting,
                  "big_blind": event.game.big_blind},
         "headline": measure,
-        "allin_hands": sum(r.get("moments", {}).get("allin_hands", 0) for r in records.values()),
+        "allin_hands": outcomes.allin_hands(),
         "entrants": [{"name": e.name, "spec": e.spec, "kind": e.kind,
                       "disqualified": e.name in disqualified, "reason": disqualified.get(e.name),
                       "faults": counts[e.name],
@@ -91,58 +101,30 @@ def build_document(event: Event, records: dict[str, dict[str, Any]], disqualifie
         "p_above": p_above,
         "faults": faults,
         "disqualified": [{"name": n, "reason": r} for n, r in sorted(disqualified.items())],
-        "matches": {"total": len(event.schedule()), "played": sum(r["status"] == "ok" for r in records.values()),
-                    "failed": sum(r["status"] == "failed" for r in records.values())},
+        "matches": {"total": len(event.schedule()), "played": outcomes.count(OK), "failed": outcomes.count(FAILED)},
     }
 
 
-def _pairing_row(names: tuple[str, ...], recs: list[dict[str, Any]], measure: str,
-                 disqualified: dict[str, str], scale: float) -> dict[str, Any]:
-    """One pairing's row of the document: its units, matches and each entrant's figures."""
-    head = pooled(recs, names, measure)
-    raw = pooled(recs, names, "raw")
-    units = head[names[0]].n
-    row: dict[str, Any] = {"names": list(names), "units": units,
-                           "matches": sum(r["status"] == "ok" for r in recs),
-                           "failed_matches": sum(r["status"] == "failed" for r in recs),
-                           "disqualified": sorted(set(names) & disqualified.keys()),
-                           "results": {n: {"mbb_per_game": _figure(head[n], scale),
-                                           "raw_mbb_per_game": _figure(raw[n], scale)} for n in names}}
-    if len(names) == 2:
-        a, b = names
-        row = {"a": a, "b": b, "mbb_per_game": _figure(head[a], scale),
-               "raw_mbb_per_game": _figure(raw[a], scale), **row}
-    return row
-
-
-def _match_table(event: Event, ranked: Sequence[str], pairings: list[tuple[str, ...]],
-                 by_pairing: list[list[dict[str, Any]]], measure: str, scale: float) -> MatchTable:
+def _match_table(ranked: Sequence[str], outcomes: Outcomes, measure: str, scale: float) -> MatchTable:
     """Per-match means of the pairings among ``ranked`` (those with a disqualified member left out)."""
-    kept = [(names, recs) for names, recs in zip(pairings, by_pairing) if set(names) <= set(ranked)]
+    kept = [p for p, names in enumerate(outcomes.pairings) if set(names) <= set(ranked)]
+    j = MEASURES.index(measure)
     means = []
     units = []
-    for names, recs in kept:
-        m = np.zeros((event.matches, len(names)))
-        n = np.zeros(event.matches, dtype=np.int64)
-        for record in recs:
-            if record["status"] == "ok":
-                k = record["match"]
-                moments = record["moments"][measure]
-                m[k] = [moments[name]["mean"] * scale for name in names]
-                n[k] = moments[names[0]]["n"]
-        means.append(m)
-        units.append(n)
-    return MatchTable(tuple(names for names, _ in kept), tuple(means), tuple(units))
+    for p in kept:
+        ok = outcomes.state[p] == OK
+        means.append(np.where(ok[:, None], outcomes.mean[p][:, :, j] * scale, 0.0))
+        units.append(np.where(ok, outcomes.n[p][:, 0, j], 0))
+    return MatchTable(tuple(outcomes.pairings[p] for p in kept), tuple(means), tuple(units))
 
 
-def _faults(event: Event, records: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
+def _faults(event: Event, outcomes: Outcomes) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
     rows = []
     counts: dict[str, dict[str, int]] = {e.name: dict.fromkeys(FAULT_KINDS[:-1], 0) for e in event.entrants}
     for job in event.schedule():
-        record = records.get(job.key)
-        if record is None:
+        if not outcomes.has(job):
             continue
-        for fault in record.get("faults", []):
+        for fault in outcomes.faults.get((job.pairing, job.match), ()):
             rows.append({"match": job.key, **fault})
             if fault.get("entrant") in counts:
                 kind = fault["kind"]

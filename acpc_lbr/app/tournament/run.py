@@ -56,7 +56,7 @@ class _Watcher:
         self.driver = driver
         self.quiet = quiet
         self.metrics = metrics
-        self.kept = len(driver.records)
+        self.kept = len(driver.outcomes)
         self.leader = "-"
         self.refreshed = -math.inf
 
@@ -216,11 +216,11 @@ def play(args: argparse.Namespace, event: Event, store: EventStore, executor: An
             driver.run(_Watcher(event, driver, args.quiet, metrics))
         except OSError as error:  # a record could not be written: a full disk, a lost mount
             seating.STOP.set()
-            print(f"{PROG}: cannot keep the records in {out}: {error.strerror or error}; {len(driver.records)} "
+            print(f"{PROG}: cannot keep the records in {out}: {error.strerror or error}; {len(driver.outcomes)} "
                   f"of {total} matches kept; run the same command to resume", file=sys.stderr)
             return EXIT_FAILED
     if caught:
-        print(f"{PROG}: stopped by {signal.Signals(caught[0]).name}: {len(driver.records)} of {total} matches "
+        print(f"{PROG}: stopped by {signal.Signals(caught[0]).name}: {len(driver.outcomes)} of {total} matches "
               f"kept in {out}; run the same command to resume", file=sys.stderr)
         return EXIT_FAILED
     lbr = _lbr_column(args, event, out) if args.lbr else None
@@ -236,7 +236,7 @@ def play(args: argparse.Namespace, event: Event, store: EventStore, executor: An
         metrics.update(document)
     if not args.quiet:
         print(format_tables(document), end="", file=sys.stdout)
-        print(f"{len(driver.records)} matches in {time.monotonic() - started:.1f} s; results: {json_path}, "
+        print(f"{len(driver.outcomes)} matches in {time.monotonic() - started:.1f} s; results: {json_path}, "
               f"{out / 'crosstable.csv'}", file=sys.stderr)
     given_up = document["matches"]["failed"]
     if given_up or document["disqualified"]:
