@@ -101,8 +101,8 @@ def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, flo
     seats: list[Any] = []
     transports: list[StringTransport] = []
     stamp = [0]  # when the handling of the current line first wrote (0: not yet)
-    for seat in match.seats:
-        seat_protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
+    for factory in match.seating.factories:
+        seat_protocol = factory.buildProtocol(None)
         transport = _StampedTransport(stamp)
         seat_protocol.makeConnection(transport)
         seats.append(seat_protocol)

@@ -15,17 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.internet import abstract, main
+from twisted.internet import main
 
-from acpc_lbr.reactor import write_now
+from acpc_lbr.reactor import disconnect_reader, log_failure, read_by_twisted, write_now
+from acpc_lbr.reactor import unsent_bytes as twisted_unsent_bytes
 
 
 def unsent_bytes(transport: Any) -> int:
     """Bytes written to ``transport`` that the peer has not taken yet (0 if unknown)."""
-    if isinstance(transport, abstract.FileDescriptor):
-        unsent: int = len(transport.dataBuffer) - transport.offset + transport._tempDataLen
-        return unsent
-    return 0
+    return twisted_unsent_bytes(transport)
 
 
 def read_ready(reactor: Any, transport: Any) -> None:
@@ -34,20 +32,21 @@ def read_ready(reactor: Any, transport: Any) -> None:
     ``_readOrWrite``, ``Connection.doRead`` and ``_dataReceived`` do, in one
     compiled step -- read once, hand the bytes to :func:`data_received`, and
     on an error, the end of the stream or an exception close the connection
-    as they would.
+    as they would (through :mod:`acpc_lbr.reactor`, the one module that
+    touches Twisted's private names).
     """
     if transport.fileno() == -1:  # closed under us: Twisted's own path says so
-        reactor._readOrWrite(transport, True)
+        read_by_twisted(reactor, transport)
         return
     try:
         data: bytes = transport.socket.recv(transport.bufferSize)
     except BlockingIOError:
         return
     except OSError:
-        reactor._disconnectSelectable(transport, main.CONNECTION_LOST, True)
+        disconnect_reader(reactor, transport, main.CONNECTION_LOST)
         return
     if not data:
-        reactor._disconnectSelectable(transport, main.CONNECTION_DONE, True)
+        disconnect_reader(reactor, transport, main.CONNECTION_DONE)
         return
     protocol = transport.protocol
     ahead: Ahead | None = protocol.ahead
@@ -56,15 +55,15 @@ def read_ready(reactor: Any, transport: Any) -> None:
     try:
         data_received(protocol, data)
     except Exception as error:  # noqa: BLE001 (as the reactor: log it, drop the connection)
-        reactor._log.failure(None)
-        reactor._disconnectSelectable(transport, error, True)
+        log_failure(reactor)
+        disconnect_reader(reactor, transport, error)
 
 
 class Ahead:
     """The next state, made ready while a bot thinks, for the replies it will most likely send.
 
     While the match waits for the acting seat's line, it works out (with the
-    rules, :meth:`dealer.match.Match._make_ahead`) which seat acts next and what
+    rules, :func:`dealer.turns.make_ahead`) which seat acts next and what
     it is sent if the reply is a call or a fold (when that ends the hand: the
     hand's final state and the next hand's first), and for a raise of any legal
     size, the line around the size. When the reply comes and is one of these --
@@ -74,7 +73,7 @@ class Ahead:
     (:func:`answer_ahead`), before the line goes through the framing, the
     reading of the action and the rules; those follow as for any line, and
     when they come to the send, the match checks that the state they give is
-    the one sent (:meth:`dealer.match.Match._begin_turn`; a difference is a
+    the one sent (:meth:`dealer.handloop.HandLoop.check_ahead`; a difference is a
     dealer bug and ends the match). Every other line takes the usual path.
     """
 
@@ -104,7 +103,7 @@ class Ahead:
         #: Once it was used: the connection sent to, the lines sent and when the
         #: reply was read; ``error`` is what the send raised, for the match to raise;
         #: ``given``: the lines the rules have given that connection since (the
-        #: match's check, :meth:`dealer.match.Match._check_ahead`).
+        #: match's check, :meth:`dealer.handloop.HandLoop.check_ahead`).
         self.sent_to: Any = None
         self.sent_text = ""
         self.heard = 0.0
@@ -254,7 +253,7 @@ def line_received(protocol: Any, line: bytes) -> None:
     if text[-1:] == "\r":
         text = text[:-1]
     if not protocol.accepted:
-        protocol.accepted = accepted = protocol.listener.seat_hello(protocol.seat, protocol, text)
+        protocol.accepted = accepted = protocol.handshake.hello(protocol, text)
         if not accepted:
             protocol.refused = True
         return

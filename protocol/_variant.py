@@ -37,7 +37,8 @@ from typing import Any
 #: why these and not the others).
 GROUP = (
     "protocol.cards", "protocol.ranking", "protocol.rules", "protocol.deal", "protocol.wire",
-    "protocol.lines", "dealer.seatio", "dealer.match",
+    "protocol.lines", "dealer.seatio", "dealer.seats", "dealer.turns", "dealer.writers",
+    "dealer.handloop",
 )
 #: What the group is, for ``acpc-lbr --version``, the benchmarks and the notice.
 LABEL = "protocol core + dealer hot path"
