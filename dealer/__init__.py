@@ -1,8 +1,11 @@
-"""The ACPC dealer: matches, seats, logs, results and metrics.
+"""The ACPC dealer, made of parts: seating, the hand loop, the turn policy and the writers,
+put together by :class:`dealer.match.Match` (docs/architecture.md says which module holds what).
 
 :mod:`protocol` is imported first: it chooses, before any module of its
-compiled group is imported, whether that group -- which includes
-``dealer.match`` -- runs compiled or from its sources (:mod:`protocol._variant`).
+compiled group is imported, whether that group -- which includes the dealer's
+hot path (``dealer.seatio``, ``dealer.seats``, ``dealer.turns``,
+``dealer.writers``, ``dealer.handloop``) -- runs compiled or from its sources
+(:mod:`protocol._variant`).
 """
 
-import protocol  # noqa: F401 (chooses the variant of dealer.match)
+import protocol  # noqa: F401 (chooses the variant of the dealer's compiled parts)

@@ -485,8 +485,9 @@ class HandLoop:
         self.check_ahead(ahead, hand.seat_of[actor], texts[actor])
         if ahead.error is not None:
             raise ahead.error
-        if ahead.held:  # the check the send would have made here
-            seatio.check_unsent(ahead.sent_to)
+        sent_to = ahead.sent_to
+        if ahead.held and sent_to is not None:  # the check the send would have made here
+            seatio.check_unsent(sent_to)
         # As below (a seat may have announced range queries while the state was ready).
         at_once = hand.first_turn or True in self.relay.queryable
         hand.first_turn = False

@@ -189,6 +189,10 @@ class SeatProtocol(twisted_protocol.Protocol):
             self.refused = True
         self.abort()
 
+    def hello(self, line: str) -> bool:
+        """The connection's first line, to its port's factory: True gives it the seat."""
+        return self.handshake.hello(self, line)
+
     def cancel_handshake_timer(self) -> None:
         """Cancel the handshake deadline, if one is pending."""
         timer = self.handshake_timer
