@@ -14,15 +14,16 @@ protocol keeps the state and its methods call them.
 
 **Handshake.** A seat's port takes any number of connections (up to
 ``BotBudget.max_candidates`` at once); the first one whose first line is a valid
-``VERSION`` line gets the seat (:meth:`Handshake.hello`, :class:`dealer.seating.SeatFactory`), and the port
-closes. A connection that sends something else first, or nothing within
+``VERSION`` line gets the seat, and the port closes: the port's factory,
+:class:`dealer.seating.SeatFactory`, owns its connections until then (each reports
+to it as its :class:`Handshake`). A connection that sends something else first, or nothing within
 ``BotBudget.handshake_s``, is closed, and the seat goes on waiting; messages
 about it name the connection (its address), not the player, who may not even
 have arrived yet. So squatters cannot keep the real bot out.
 
 Once a connection holds the seat, its lines are dispatched by prefix:
 ``prefix_handlers`` maps a prefix (``QUERY``/``RANGE`` lines) to a callable;
-every other line goes to the match's :meth:`SeatListener.seat_line`. A handler
+every other line goes to the hand loop's :meth:`SeatListener.seat_line`. A handler
 that raises anything ends the match as an internal error
 (:meth:`SeatListener.seat_error`), instead of dropping the connection.
 
