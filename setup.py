@@ -15,6 +15,7 @@ with ``pip install -e '.[extra]'`` no longer recompiles unchanged sources.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -111,6 +112,11 @@ class BuildNative(build_ext):
         return None
 
     def run(self) -> None:
+        if self.editable_mode or self.inplace:
+            for name in VARIANT.stray_extensions(ROOT):  # would shadow their sources (_variant says why)
+                for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                    VARIANT.compiled_path(ROOT, name, suffix).unlink(missing_ok=True)
+                _say(f"removed the compiled file of {name}, no longer in the group")
         if self.reused is not None:
             # An editable install (of an extra, say) with the sources the modules were built from.
             _say(f"reusing the compiled {', '.join(VARIANT.GROUP)}: their sources are unchanged "

@@ -101,8 +101,8 @@ def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, flo
     seats: list[Any] = []
     transports: list[StringTransport] = []
     stamp = [0]  # when the handling of the current line first wrote (0: not yet)
-    for seat in match.seats:
-        seat_protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
+    for factory in _seat_factories(match):
+        seat_protocol = factory.buildProtocol(None)
         transport = _StampedTransport(stamp)
         seat_protocol.makeConnection(transport)
         seats.append(seat_protocol)
@@ -143,6 +143,15 @@ def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, flo
             "us_to_send_per_hand": to_send / 1000 / hands,
             "actions_per_hand": actions / hands, "variant": protocol.variant(),
             "read_step": answer_ahead is not None}
+
+
+def _seat_factories(match: Any) -> list[Any]:
+    """The match's port factories, one per seat: ``match.seating.factories``, or in a
+    ``--baseline`` from before the dealer was made of parts, each seat's ``factory``."""
+    seating = getattr(match, "seating", None)
+    if seating is not None:
+        return list(seating.factories)
+    return [seat.factory for seat in match.seats]
 
 
 def best_of(hands: int, seed: int, repeats: int, read_step: bool = False) -> dict[str, float]:

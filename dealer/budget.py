@@ -3,7 +3,7 @@
 A dealer seats bots written by strangers, so everything a bot can make the
 dealer hold or do is bounded, per bot. :class:`BotBudget` gathers the limits
 that are not among the reference's options (those stay in
-:class:`dealer.match.MatchConfig`: ``max_line``, ``max_ignored`` and the time
+:class:`dealer.config.MatchConfig`: ``max_line``, ``max_ignored`` and the time
 limits). Going over a limit ends that bot's match cleanly with a message that
 names the bot and the limit; other matches of the process never notice.
 

@@ -14,15 +14,16 @@ protocol keeps the state and its methods call them.
 
 **Handshake.** A seat's port takes any number of connections (up to
 ``BotBudget.max_candidates`` at once); the first one whose first line is a valid
-``VERSION`` line gets the seat (:meth:`SeatListener.seat_hello`), and the port
-closes. A connection that sends something else first, or nothing within
+``VERSION`` line gets the seat, and the port closes: the port's factory,
+:class:`dealer.seating.SeatFactory`, owns its connections until then (each reports
+to it as its :class:`Handshake`). A connection that sends something else first, or nothing within
 ``BotBudget.handshake_s``, is closed, and the seat goes on waiting; messages
 about it name the connection (its address), not the player, who may not even
 have arrived yet. So squatters cannot keep the real bot out.
 
 Once a connection holds the seat, its lines are dispatched by prefix:
 ``prefix_handlers`` maps a prefix (``QUERY``/``RANGE`` lines) to a callable;
-every other line goes to the match's :meth:`SeatListener.seat_line`. A handler
+every other line goes to the hand loop's :meth:`SeatListener.seat_line`. A handler
 that raises anything ends the match as an internal error
 (:meth:`SeatListener.seat_error`), instead of dropping the connection.
 
@@ -41,12 +42,12 @@ from typing import Any, Protocol
 
 from twisted.internet import protocol as twisted_protocol
 from twisted.internet import tcp
-from twisted.internet.interfaces import IAddress
-from twisted.internet.protocol import Factory, connectionDone
+from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
 
 from dealer import seatio
 from dealer.budget import BotBudget
+from dealer.interfaces import DelayedCall
 
 #: Default line limit: the reference's buffer is 4 KiB too.
 DEFAULT_MAX_LINE = 4096
@@ -54,20 +55,26 @@ DEFAULT_MAX_LINE = 4096
 LARGEST_MAX_LINE = 1 << 20
 
 
-class SeatListener(Protocol):
-    """What a seat connection reports to (implemented by the match)."""
+class Handshake(Protocol):
+    """What a connection reports before it holds the seat (its port's factory:
+    :class:`dealer.seating.SeatFactory`)."""
 
-    def seat_candidate(self, seat: int, protocol: SeatProtocol) -> bool:
-        """A connection arrived on ``seat``'s port; False refuses it."""
+    def candidate(self, protocol: SeatProtocol) -> bool:
+        """A connection arrived on the seat's port; False refuses it."""
 
-    def seat_hello(self, seat: int, protocol: SeatProtocol, line: str) -> bool:
+    def hello(self, protocol: SeatProtocol, line: str) -> bool:
         """The first line of a candidate connection; True gives it the seat."""
 
-    def seat_candidate_lost(self, seat: int, protocol: SeatProtocol) -> None:
+    def candidate_lost(self, protocol: SeatProtocol) -> None:
         """A candidate connection closed before it got the seat."""
 
-    def seat_candidate_line_too_long(self, seat: int, protocol: SeatProtocol, start: bytes, limit: int) -> None:
+    def candidate_line_too_long(self, protocol: SeatProtocol, start: bytes, limit: int) -> None:
         """A candidate's first line passed ``limit`` bytes (``start``: its first bytes): it is refused."""
+
+
+class SeatListener(Protocol):
+    """What a connection that holds the seat reports to (the hand loop:
+    :class:`dealer.handloop.HandLoop`)."""
 
     def seat_line(self, seat: int, line: str) -> None:
         """One line (without its ending) arrived from ``seat``."""
@@ -89,7 +96,8 @@ class SeatProtocol(twisted_protocol.Protocol):
     """One connection to a seat's port (a candidate until its VERSION line gives it the seat).
 
     Args:
-        listener: the match this seat belongs to.
+        handshake: the seat's port (its factory), told of the connection until it holds the seat.
+        listener: where the lines go once it holds the seat (the hand loop).
         seat: the seat index (0-based, command-line order).
         max_length: the longest line accepted, in bytes.
         budget: the per-bot limits (unsent output, send buffer).
@@ -110,10 +118,11 @@ class SeatProtocol(twisted_protocol.Protocol):
     #: The end of a :meth:`hold` (an IDelayedCall), while one lasts.
     _held: Any = None
 
-    def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
-                 budget: BotBudget | None = None) -> None:
+    def __init__(self, handshake: Handshake, listener: SeatListener, seat: int,
+                 max_length: int = DEFAULT_MAX_LINE, budget: BotBudget | None = None) -> None:
         if not 1 <= max_length <= LARGEST_MAX_LINE:
             raise ValueError(f"line limit must be in 1..{LARGEST_MAX_LINE}, got {max_length}")
+        self.handshake = handshake
         self.listener = listener
         self.seat = seat
         self.MAX_LENGTH = max_length
@@ -125,8 +134,8 @@ class SeatProtocol(twisted_protocol.Protocol):
         self.refused = False
         #: The dealer stopped reading because output for this bot piled up.
         self.reading_paused = False
-        #: A pending handshake deadline (IDelayedCall), set by the match.
-        self.handshake_timer: Any = None
+        #: A pending handshake deadline, set by the seat's factory.
+        self.handshake_timer: DelayedCall | None = None
         self._pending: list[str] = []
         #: More of the partial line in :attr:`_buffer`, read since, not yet joined to it
         #: (:func:`dealer.seatio.data_received`), and their bytes.
@@ -151,7 +160,7 @@ class SeatProtocol(twisted_protocol.Protocol):
                 pass  # the system default then
         if transport is not None:
             transport.registerProducer(self, True)
-        if not self.listener.seat_candidate(self.seat, self):
+        if not self.handshake.candidate(self):
             self.refuse()
 
     def refuse(self) -> None:
@@ -179,21 +188,30 @@ class SeatProtocol(twisted_protocol.Protocol):
         if self.accepted:
             self.listener.seat_line_too_long(self.seat, len(line), self.MAX_LENGTH)
         elif not self.refused:  # a first line too long to be a VERSION line: refused, saying so
-            self.listener.seat_candidate_line_too_long(self.seat, self, line[:100], self.MAX_LENGTH)
+            self.handshake.candidate_line_too_long(self, line[:100], self.MAX_LENGTH)
             self.refused = True
         self.abort()
 
-    def connectionLost(self, reason: Failure = connectionDone) -> None:
-        if self.handshake_timer is not None and self.handshake_timer.active():
-            self.handshake_timer.cancel()
+    def hello(self, line: str) -> bool:
+        """The connection's first line, to its port's factory: True gives it the seat."""
+        return self.handshake.hello(self, line)
+
+    def cancel_handshake_timer(self) -> None:
+        """Cancel the handshake deadline, if one is pending."""
+        timer = self.handshake_timer
+        if timer is not None and timer.active():
+            timer.cancel()
         self.handshake_timer = None
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self.cancel_handshake_timer()
         if self._held is not None and self._held.active():
             self._held.cancel()
         self._held = None
         if self.accepted:
             self.listener.seat_lost(self.seat, reason)
         else:
-            self.listener.seat_candidate_lost(self.seat, self)
+            self.handshake.candidate_lost(self)
 
     # -- back-pressure (IPushProducer of our own transport) -----------------
 
@@ -291,24 +309,3 @@ class SeatProtocol(twisted_protocol.Protocol):
 def _unregister(transport: Any) -> None:
     if transport.producer is not None:
         transport.unregisterProducer()
-
-
-class SeatFactory(Factory):
-    """Builds the connections to one seat's port.
-
-    Args:
-        listener: the match.
-        seat: the seat index.
-        max_length: the seat's line limit.
-        budget: the per-bot limits.
-    """
-
-    def __init__(self, listener: SeatListener, seat: int, max_length: int = DEFAULT_MAX_LINE,
-                 budget: BotBudget | None = None) -> None:
-        self.listener = listener
-        self.seat = seat
-        self.max_length = max_length
-        self.budget = budget
-
-    def buildProtocol(self, addr: IAddress | None) -> SeatProtocol:
-        return SeatProtocol(self.listener, self.seat, self.max_length, self.budget)

@@ -13,19 +13,66 @@ the acting seat's likely reply (:class:`Ahead`), before the line is framed
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from twisted.internet import abstract, main
+from twisted.internet import main
 
-from acpc_lbr.runtime.reactor import write_now
+from acpc_lbr.runtime.reactor import disconnect_reader, log_failure, read_by_twisted, write_now
+from acpc_lbr.runtime.reactor import unsent_bytes as twisted_unsent_bytes
+from dealer.budget import BotBudget
+from dealer.interfaces import Clock
+
+
+class LineListener(Protocol):
+    """Where a seated connection's lines go (:class:`dealer.seat.SeatListener`, the hand loop)."""
+
+    def seat_line(self, seat: int, line: str) -> None: ...
+
+    def seat_error(self, seat: int, error: Exception) -> None: ...
+
+    def seat_not_reading(self, seat: int, unsent: int, limit: int) -> None: ...
+
+
+class Connection(Protocol):
+    """What these functions use of a seat's connection: :class:`dealer.seat.SeatProtocol`
+    (mypy checks that it has all of it; at run time, as a Python class, it is read by name).
+    ``transport`` is whichever Twisted transport carries it (a TCP connection, a test's
+    ``StringTransport``)."""
+
+    MAX_LENGTH: int
+    MAX_QUEUED_LINES: int
+    seat: int
+    budget: BotBudget
+    prefix_handlers: dict[str, Callable[[str], None]]
+    accepted: bool
+    refused: bool
+    paused: bool
+    ahead: Ahead | None
+    _buffer: bytes
+    _busy_receiving: bool
+    _pieces: list[bytes]
+    _pieces_size: int
+    _pending: list[str]
+
+    @property
+    def transport(self) -> Any: ...
+
+    @property
+    def listener(self) -> LineListener: ...
+
+    def hello(self, line: str) -> bool: ...
+
+    def lineReceived(self, line: bytes) -> None: ...
+
+    def lineLengthExceeded(self, line: bytes) -> None: ...
+
+    def abort(self) -> None: ...
 
 
 def unsent_bytes(transport: Any) -> int:
     """Bytes written to ``transport`` that the peer has not taken yet (0 if unknown)."""
-    if isinstance(transport, abstract.FileDescriptor):
-        unsent: int = len(transport.dataBuffer) - transport.offset + transport._tempDataLen
-        return unsent
-    return 0
+    return twisted_unsent_bytes(transport)
 
 
 def read_ready(reactor: Any, transport: Any) -> None:
@@ -34,20 +81,21 @@ def read_ready(reactor: Any, transport: Any) -> None:
     ``_readOrWrite``, ``Connection.doRead`` and ``_dataReceived`` do, in one
     compiled step -- read once, hand the bytes to :func:`data_received`, and
     on an error, the end of the stream or an exception close the connection
-    as they would.
+    as they would (through :mod:`acpc_lbr.runtime.reactor`, the one module that
+    touches Twisted's private names).
     """
     if transport.fileno() == -1:  # closed under us: Twisted's own path says so
-        reactor._readOrWrite(transport, True)
+        read_by_twisted(reactor, transport)
         return
     try:
         data: bytes = transport.socket.recv(transport.bufferSize)
     except BlockingIOError:
         return
     except OSError:
-        reactor._disconnectSelectable(transport, main.CONNECTION_LOST, True)
+        disconnect_reader(reactor, transport, main.CONNECTION_LOST)
         return
     if not data:
-        reactor._disconnectSelectable(transport, main.CONNECTION_DONE, True)
+        disconnect_reader(reactor, transport, main.CONNECTION_DONE)
         return
     protocol = transport.protocol
     ahead: Ahead | None = protocol.ahead
@@ -56,15 +104,15 @@ def read_ready(reactor: Any, transport: Any) -> None:
     try:
         data_received(protocol, data)
     except Exception as error:  # noqa: BLE001 (as the reactor: log it, drop the connection)
-        reactor._log.failure(None)
-        reactor._disconnectSelectable(transport, error, True)
+        log_failure(reactor)
+        disconnect_reader(reactor, transport, error)
 
 
 class Ahead:
     """The next state, made ready while a bot thinks, for the replies it will most likely send.
 
     While the match waits for the acting seat's line, it works out (with the
-    rules, :meth:`dealer.match.Match._make_ahead`) which seat acts next and what
+    rules, :func:`dealer.turns.make_ahead`) which seat acts next and what
     it is sent if the reply is a call or a fold (when that ends the hand: the
     hand's final state and the next hand's first), and for a raise of any legal
     size, the line around the size. When the reply comes and is one of these --
@@ -74,11 +122,11 @@ class Ahead:
     (:func:`answer_ahead`), before the line goes through the framing, the
     reading of the action and the rules; those follow as for any line, and
     when they come to the send, the match checks that the state they give is
-    the one sent (:meth:`dealer.match.Match._begin_turn`; a difference is a
+    the one sent (:meth:`dealer.handloop.HandLoop.check_ahead`; a difference is a
     dealer bug and ends the match). Every other line takes the usual path.
     """
 
-    def __init__(self, expected: bytes, deadline: float, clock: Any) -> None:
+    def __init__(self, expected: bytes, deadline: float, clock: Clock) -> None:
         #: The state sent to the seat and ``:`` (a reply that echoes it exactly).
         self.expected = expected
         #: Replies at or after this time (the clock's) take the usual path: the
@@ -88,14 +136,14 @@ class Ahead:
         #: After ``c``: the connection to send to and what (its state; when the call
         #: ends the hand, that hand's final state and the next hand's first);
         #: None: not ready. After ``f``, the same.
-        self.call_to: Any = None
+        self.call_to: Connection | None = None
         self.call_text = ""
-        self.fold_to: Any = None
+        self.fold_to: Connection | None = None
         self.fold_text = ""
         #: After ``r``: the seat to act and its state, ``raise_head`` + size + ``raise_tail``
         #: for a size from ``raise_min`` to ``raise_max``; in a limit game
         #: (``raise_sized`` False) the reply is ``r`` alone and the state is ``raise_head``.
-        self.raise_to: Any = None
+        self.raise_to: Connection | None = None
         self.raise_sized = True
         self.raise_head = ""
         self.raise_tail = ""
@@ -104,8 +152,8 @@ class Ahead:
         #: Once it was used: the connection sent to, the lines sent and when the
         #: reply was read; ``error`` is what the send raised, for the match to raise;
         #: ``given``: the lines the rules have given that connection since (the
-        #: match's check, :meth:`dealer.match.Match._check_ahead`).
-        self.sent_to: Any = None
+        #: match's check, :meth:`dealer.handloop.HandLoop.check_ahead`).
+        self.sent_to: Connection | None = None
         self.sent_text = ""
         self.heard = 0.0
         self.error: Exception | None = None
@@ -115,7 +163,7 @@ class Ahead:
         self.given: list[str] = []
 
 
-def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
+def answer_ahead(protocol: Connection, ahead: Ahead, data: bytes) -> None:
     """Send the state :class:`Ahead` made ready if ``data`` is one whole line it answers."""
     if ahead.sent_to is not None or ahead.error is not None:
         return
@@ -171,7 +219,7 @@ def answer_ahead(protocol: Any, ahead: Ahead, data: bytes) -> None:
         ahead.error = error
 
 
-def data_received(protocol: Any, data: bytes) -> None:
+def data_received(protocol: Connection, data: bytes) -> None:
     """Split ``data`` into lines (``\\n``) and hand each to the protocol's ``lineReceived``
     (:meth:`dealer.seat.SeatProtocol.dataReceived`)."""
     if protocol._busy_receiving:  # fed from a line's handler: read after what is left
@@ -196,7 +244,7 @@ def data_received(protocol: Any, data: bytes) -> None:
     _data_received_slowly(protocol, data)
 
 
-def _data_received_slowly(protocol: Any, data: bytes) -> None:
+def _data_received_slowly(protocol: Connection, data: bytes) -> None:
     """:func:`data_received` for any read that is not exactly one whole line."""
     pieces: list[bytes] = protocol._pieces
     if data and protocol._buffer and not protocol.paused and data.find(b"\n") < 0:
@@ -245,7 +293,7 @@ def _data_received_slowly(protocol: Any, data: bytes) -> None:
         protocol._busy_receiving = False
 
 
-def line_received(protocol: Any, line: bytes) -> None:
+def line_received(protocol: Connection, line: bytes) -> None:
     """One line from the connection, its ``\\n`` removed (``\\r`` still on)
     (:meth:`dealer.seat.SeatProtocol.lineReceived`)."""
     if protocol.refused:
@@ -254,14 +302,14 @@ def line_received(protocol: Any, line: bytes) -> None:
     if text[-1:] == "\r":
         text = text[:-1]
     if not protocol.accepted:
-        protocol.accepted = accepted = protocol.listener.seat_hello(protocol.seat, protocol, text)
+        protocol.accepted = accepted = protocol.hello(text)
         if not accepted:
             protocol.refused = True
         return
     try:
         # A state echoed with an action (nearly every line) is the match's;
         # every other line is offered to the prefix handlers first.
-        handlers: dict[str, Any] = protocol.prefix_handlers
+        handlers = protocol.prefix_handlers
         if handlers and not text.startswith("MATCHSTATE:"):
             for prefix, handler in handlers.items():
                 if text.startswith(prefix):
@@ -272,7 +320,7 @@ def line_received(protocol: Any, line: bytes) -> None:
         protocol.listener.seat_error(protocol.seat, error)
 
 
-def queue_line(protocol: Any, text: str) -> None:
+def queue_line(protocol: Connection, text: str) -> None:
     """Queue one line for the next send (:meth:`dealer.seat.SeatProtocol.queue_line`)."""
     pending: list[str] = protocol._pending
     pending.append(text)
@@ -280,7 +328,7 @@ def queue_line(protocol: Any, text: str) -> None:
         flush_lines(protocol)
 
 
-def flush_lines(protocol: Any) -> None:
+def flush_lines(protocol: Connection) -> None:
     """Send the queued lines, if any (:meth:`dealer.seat.SeatProtocol.flush_lines`)."""
     pending: list[str] = protocol._pending
     if pending:
@@ -289,14 +337,14 @@ def flush_lines(protocol: Any) -> None:
         send(protocol, text)
 
 
-def send_line(protocol: Any, text: str) -> None:
+def send_line(protocol: Connection, text: str) -> None:
     """Send the queued lines and ``text`` after them, in one send
     (:meth:`dealer.seat.SeatProtocol.send_line`)."""
     if not write_line(protocol, text):
         check_unsent(protocol)
 
 
-def write_line(protocol: Any, text: str) -> bool:
+def write_line(protocol: Connection, text: str) -> bool:
     """:func:`send_line` without the check of the unsent output (:func:`check_unsent`);
     True when the socket took every byte."""
     pending: list[str] = protocol._pending
@@ -307,7 +355,7 @@ def write_line(protocol: Any, text: str) -> bool:
     return write(protocol, text)
 
 
-def send(protocol: Any, text: str) -> None:
+def send(protocol: Connection, text: str) -> None:
     """Send ``text`` (one or more lines), ending it with ``\\r\\n``.
 
     When nothing is queued on a TCP transport the bytes go straight to the
@@ -321,14 +369,14 @@ def send(protocol: Any, text: str) -> None:
         check_unsent(protocol)
 
 
-def write(protocol: Any, text: str) -> bool:
+def write(protocol: Connection, text: str) -> bool:
     """Write ``text`` and ``\\r\\n`` (:func:`send` without the check of the unsent
     output); True when the socket took every byte (or there is no transport)."""
     transport = protocol.transport
     return transport is None or write_now(transport, (text + "\r\n").encode("ascii"))
 
 
-def check_unsent(protocol: Any) -> None:
+def check_unsent(protocol: Connection) -> None:
     """Drop the bot if its unsent output is over ``BotBudget.max_unsent_bytes``."""
     limit: int = protocol.budget.max_unsent_bytes
     if protocol.accepted and not protocol.refused:

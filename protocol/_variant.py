@@ -148,11 +148,26 @@ def choose(root: Path) -> tuple[bool, str, str | None]:
     return True, "mypyc", None
 
 
-class PureFinder(importlib.abc.MetaPathFinder):
-    """Loads the group's modules from their ``.py`` files, ahead of any compiled file."""
+def stray_extensions(root: Path) -> list[str]:
+    """Modules of the group's packages with a compiled file but no place in the group: left by
+    the build of an older group (a module split or moved out of it). Python's import prefers
+    an extension to a ``.py`` of the same name, so a stray file would run old code silently."""
+    strays = []
+    for package in sorted({name.split(".")[0] for name in GROUP}):
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            for path in (root / package).glob(f"*{suffix}"):
+                name = f"{package}.{path.name[: -len(suffix)]}"
+                if name not in GROUP and name != SHARED_LIB and source_path(root, name).exists():
+                    strays.append(name)
+    return sorted(set(strays))
 
-    def __init__(self, root: Path) -> None:
-        self.paths = {name: source_path(root, name) for name in GROUP}
+
+class PureFinder(importlib.abc.MetaPathFinder):
+    """Loads modules from their ``.py`` files, ahead of any compiled file: the group's (the
+    pure variant), or only the stray ones (:func:`stray_extensions`)."""
+
+    def __init__(self, root: Path, names: Sequence[str] = GROUP) -> None:
+        self.paths = {name: source_path(root, name) for name in names}
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -171,8 +186,15 @@ def select(root: Path = ROOT) -> tuple[bool, str]:
     compiled, why, notice = choose(root)
     if notice is not None:
         print(notice, file=sys.stderr)
-    if not compiled and not any(isinstance(f, PureFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, PureFinder(root))
+    if not any(isinstance(f, PureFinder) for f in sys.meta_path):
+        strays = stray_extensions(root)
+        if strays:
+            print(f"acpc-lbr: ignoring compiled files of {', '.join(strays)}, no longer compiled "
+                  f"(left by an older build; {REBUILD} removes them)", file=sys.stderr)
+        if not compiled:
+            sys.meta_path.insert(0, PureFinder(root))
+        if strays:
+            sys.meta_path.insert(0, PureFinder(root, strays))
     return compiled, why
 
 

@@ -21,7 +21,9 @@ def test_mypy_strict_on_every_package() -> None:
 
 #: Modules whose interfaces (signatures, class attributes) carry real types, no ``Any``.
 TYPED_INTERFACES = ("dealer/results.py", "dealer/events.py", "dealer/metrics.py", "dealer/match.py",
-                    "dealer/interfaces.py", "acpc_lbr/results/document.py", "acpc_lbr/results/outcomes.py",
+                    "dealer/interfaces.py", "dealer/config.py", "dealer/seating.py", "dealer/handloop.py",
+                    "dealer/turns.py", "dealer/writers.py", "dealer/seats.py",
+                    "acpc_lbr/results/document.py", "acpc_lbr/results/outcomes.py",
                     "acpc_lbr/results/querylog.py", "acpc_lbr/results/matchlog.py", "acpc_lbr/results/files.py",
                     "acpc_lbr/results/merge.py", "acpc_lbr/results/table.py", "acpc_lbr/estimators.py",
                     "acpc_lbr/trajectory.py",

@@ -16,6 +16,14 @@ instead of by Twisted's ``_readOrWrite`` and ``doRead``: it must do what they
 do (read once, hand the bytes to the protocol, close the connection on an
 error, the end of the stream or an exception, as they would).
 
+**Twisted's private names.** This is the one module that reaches into names
+Twisted does not publish (an underscore): the lean reactor's dispatch, the
+dealer's read step's fall-backs (:func:`read_by_twisted`,
+:func:`disconnect_reader`, :func:`log_failure`), the unsent output of a
+transport (:func:`unsent_bytes`) and :func:`write_now`. :data:`TWISTED_PRIVATE_NAMES`
+lists them all, and tests/acpc_lbr/test_reactor.py fails loudly, naming the
+missing one, if a Twisted release drops or renames any.
+
 The asyncio event loop under it is the standard library's, except for a
 command that asks for uvloop's (libuv, in C; a dependency on POSIX): the
 dealer, which spends a good part of its CPU in the loop's dispatch of socket
@@ -32,7 +40,19 @@ import asyncio
 import errno
 from typing import Any
 
-from twisted.internet import tcp  # not the reactor: importing it installs none
+from twisted.internet import abstract, tcp  # not the reactor: importing it installs none
+from twisted.python.failure import Failure
+
+#: Every private name of Twisted this module uses, by the class that has it (the test checks
+#: each still exists): the asyncio reactor's, its poller's, and a TCP connection's (a FileDescriptor's).
+TWISTED_PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
+    "twisted.internet.asyncioreactor.AsyncioSelectorReactor": (
+        "_asyncioEventloop", "_readers", "_writers", "_continuousPolling", "_unregisterFDInAsyncio",
+        "_readOrWrite", "_disconnectSelectable", "_log",
+    ),
+    "twisted.internet.posixbase._ContinuousPolling": ("_readers", "_writers"),
+    "twisted.internet.abstract.FileDescriptor": ("_tempDataBuffer", "_tempDataLen"),
+}
 
 #: Environment variable choosing the event loop of a command that prefers uvloop:
 #: ``uvloop`` (the default when installed) or ``asyncio`` (the standard library's).
@@ -186,3 +206,26 @@ def write_now(transport: Any, data: bytes) -> bool:
         data = data[sent:]
     transport.write(data)
     return False
+
+
+def unsent_bytes(transport: Any) -> int:
+    """Bytes written to ``transport`` that the peer has not taken yet (0 if unknown)."""
+    if isinstance(transport, abstract.FileDescriptor):
+        unsent: int = len(transport.dataBuffer) - transport.offset + transport._tempDataLen
+        return unsent
+    return 0
+
+
+def read_by_twisted(reactor: Any, transport: Any) -> None:
+    """Let Twisted's own read step handle a readable ``transport`` (one closed under us)."""
+    reactor._readOrWrite(transport, True)
+
+
+def disconnect_reader(reactor: Any, transport: Any, why: Failure | BaseException) -> None:
+    """Close ``transport`` after a failed read, as Twisted's read step does (``why``: the reason)."""
+    reactor._disconnectSelectable(transport, why, True)
+
+
+def log_failure(reactor: Any) -> None:
+    """Log the exception being handled, as the reactor logs one raised by a protocol."""
+    reactor._log.failure(None)

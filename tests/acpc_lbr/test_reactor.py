@@ -222,3 +222,59 @@ def test_only_a_command_that_asks_gets_uvloop() -> None:
         fast.close()
     cli = (Path(__file__).resolve().parents[2] / "acpc_lbr" / "cli" / "dealer.py").read_text()
     assert "install_asyncio_reactor(prefer_uvloop=True)" in cli
+
+
+def test_every_private_name_of_twisted_used_still_exists() -> None:
+    """acpc_lbr/runtime/reactor.py is the one module that uses Twisted's private names; each one it
+    lists is looked up on a live object of its class, so a Twisted release that drops or
+    renames one fails here, by name, rather than deep in a match."""
+    import asyncio
+    import importlib
+    import pathlib
+    import re
+
+    from twisted.internet import abstract, asyncioreactor
+
+    from acpc_lbr.runtime.reactor import TWISTED_PRIVATE_NAMES
+
+    loop = asyncio.new_event_loop()
+    try:
+        reactor = asyncioreactor.AsyncioSelectorReactor(loop)
+        live = {
+            "twisted.internet.asyncioreactor.AsyncioSelectorReactor": reactor,
+            "twisted.internet.posixbase._ContinuousPolling": reactor._continuousPolling,
+            "twisted.internet.abstract.FileDescriptor": abstract.FileDescriptor(reactor=reactor),
+        }
+        missing = [f"{where}.{name}" for where, names in TWISTED_PRIVATE_NAMES.items()
+                   for name in names if not hasattr(live[where], name)]
+        for where in TWISTED_PRIVATE_NAMES:
+            module, _, name = where.rpartition(".")
+            assert isinstance(live[where], getattr(importlib.import_module(module), name))
+    finally:
+        loop.close()
+    assert not missing, f"Twisted no longer has: {', '.join(missing)} (acpc_lbr/runtime/reactor.py uses them)"
+    # Every private attribute the module reads on a Twisted object is in the list.
+    source = pathlib.Path(importlib.import_module("acpc_lbr.runtime.reactor").__file__ or "").read_text()
+    used = set(re.findall(r"(?:reactor|self|transport|_continuousPolling)\._([A-Za-z]\w*)", source))
+    listed = {name.lstrip("_") for names in TWISTED_PRIVATE_NAMES.values() for name in names}
+    assert used <= listed, f"private names used but not listed: {sorted(used - listed)}"
+
+
+def test_the_dealer_reaches_twisted_s_private_names_only_through_the_adapter() -> None:
+    """No module of dealer/ or agents/ reads an underscore name of a Twisted object: they go
+    through acpc_lbr/runtime/reactor.py (their own objects' names, such as a seat's ``_buffer``, are theirs)."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    twisted_names = {"_readOrWrite", "_disconnectSelectable", "_log", "_tempDataLen", "_tempDataBuffer",
+                     "_asyncioEventloop", "_readers", "_writers", "_continuousPolling",
+                     "_unregisterFDInAsyncio", "_reactor"}
+    found = []
+    for package in ("dealer", "agents"):
+        for path in sorted((root / package).glob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                for owner, name in re.findall(r"(\w+)\.(_[A-Za-z]\w*)", line):
+                    if owner != "self" and name in twisted_names:
+                        found.append(f"{path.relative_to(root)}:{number}: {name}")
+    assert not found, "\n".join(found)

@@ -115,8 +115,8 @@ class MemoryTable:
         OPEN_MATCHES.append(self.match)
         self.protocols: list[SeatProtocol] = []
         self.transports: list[StringTransport] = []
-        for seat in self.match.seats:
-            protocol = seat.factory.buildProtocol(None)  # type: ignore[arg-type]
+        for factory in self.match.seating.factories:
+            protocol = factory.buildProtocol(None)
             transport = StringTransport()
             protocol.makeConnection(transport)
             self.protocols.append(protocol)
@@ -173,9 +173,9 @@ class MemoryRun:
             prepare(match)
         done = match.start()
         OPEN_MATCHES.append(match)
-        for seat, bot in zip(match.seats, bots):
+        for factory, bot in zip(match.seating.factories, bots):
             if bot is not None:
-                self.connect(seat.factory.buildProtocol(None), bot)  # type: ignore[arg-type]
+                self.connect(factory.buildProtocol(None), bot)
         return done
 
     def connect(self, server: Any, client: Any) -> None:

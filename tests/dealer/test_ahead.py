@@ -331,7 +331,7 @@ def test_the_read_step_sends_the_state_made_ready_before_the_line_is_handled(
     (dealer_a, bot_a), (_, _) = two_pairs
     acting, listener = _seat()
     acting.accepted = True
-    other = SeatProtocol(listener, 1)  # type: ignore[arg-type]
+    other = SeatProtocol(listener, listener, 1)  # type: ignore[arg-type]
     other_transport = StringTransport()
     other.makeConnection(other_transport)
     other.accepted = True

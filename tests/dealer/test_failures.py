@@ -150,8 +150,8 @@ def test_version_numbers_are_read_as_the_reference_reads_them(in_tmp: Path) -> N
     run = MemoryRun()
     run.clock = match.clock
     done = match.start()
-    for seat, version in zip(match.seats, versions):
-        run.connect(seat.factory.buildProtocol(None), TestBot(config.game, version=version))
+    for factory, version in zip(match.seating.factories, versions):
+        run.connect(factory.buildProtocol(None), TestBot(config.game, version=version))
     run.run(done)
     result = done.result
     assert result.exit_code == EXIT_OK and result.hands_played == 5

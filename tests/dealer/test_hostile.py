@@ -581,7 +581,7 @@ def candidate(t: MemoryTable, seat: int, host: str) -> tuple[Any, StringTranspor
     """One more connection to ``seat``'s port, from ``host``."""
     from twisted.internet.address import IPv4Address
 
-    protocol = t.match.seats[seat].factory.buildProtocol(None)  # type: ignore[arg-type]
+    protocol = t.match.seating.factories[seat].buildProtocol(None)
     transport = StringTransport(peerAddress=IPv4Address("TCP", host, 40000))
     protocol.makeConnection(transport)
     return protocol, transport

@@ -221,7 +221,7 @@ def test_connection_after_the_seat_is_taken_is_refused(in_tmp: Path) -> None:
     """Once a connection's VERSION line took the seat, a further connection is closed at once."""
     table = MemoryTable(make_config("m", hands=1))
     table.feed(0, b"VERSION:2.0.0\n")
-    extra = table.match.seats[0].factory.buildProtocol(None)  # type: ignore[arg-type]
+    extra = table.match.seating.factories[0].buildProtocol(None)
     transport = StringTransport()
     extra.makeConnection(transport)
     assert transport.disconnecting and not extra.accepted
@@ -233,7 +233,7 @@ def test_line_limit_is_per_connection(in_tmp: Path) -> None:
     table = MemoryTable(make_config("m", hands=1, max_line=100_000))
     assert all(p.MAX_LENGTH == 100_000 for p in table.protocols)
     with pytest.raises(ValueError):
-        SeatProtocol(table.match, 0, max_length=2 << 20)
+        SeatProtocol(table.match.seating.factories[0], table.match.hand_loop, 0, max_length=2 << 20)
 
 
 def test_prefix_handlers_route_lines(in_tmp: Path) -> None:
@@ -253,15 +253,15 @@ def test_queued_lines_go_out_first_in_one_send_and_never_pile_up() -> None:
     say), in one write; past MAX_QUEUED_LINES they are sent without waiting."""
     from dealer.seat import SeatProtocol as Seat
 
-    class Listener:
-        def seat_candidate(self, seat: int, protocol: Seat) -> bool:
+    class Handshake:
+        def candidate(self, protocol: Seat) -> bool:
             return True
 
     transport = StringTransport()
     writes: list[bytes] = []
     write = transport.write
     transport.write = lambda data: (writes.append(data), write(data))[1]  # type: ignore[method-assign]
-    protocol = Seat(Listener(), 0)  # type: ignore[arg-type]
+    protocol = Seat(Handshake(), None, 0)  # type: ignore[arg-type]
     protocol.makeConnection(transport)
     protocol.queue_line("MATCHSTATE:0:0::7d3d|")
     protocol.queue_line("MATCHSTATE:0:0:r300:7d3d|")
@@ -295,7 +295,7 @@ def test_hands_follow_one_another_without_a_deferred_unless_hooks_wait(in_tmp: P
     def prepare(match: Match) -> None:
         def seen(event: EventRecord) -> None:
             if isinstance(event, ActionPlayed):
-                hand = match._hand
+                hand = match.hand_loop._hand
                 assert hand is not None and hand.state.hand_id == event.hand
                 done_of.setdefault(event.hand, hand.done)
 

@@ -450,8 +450,8 @@ class _MemoryTable:
         self.done = self.match.start()
         self.protocols = []
         self.transports = []
-        for seat in self.match.seats:
-            protocol = seat.factory.buildProtocol(None)
+        for factory in self.match.seating.factories:
+            protocol = factory.buildProtocol(None)
             transport = StringTransport()
             protocol.makeConnection(transport)
             self.protocols.append(protocol)

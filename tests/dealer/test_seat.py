@@ -23,7 +23,7 @@ class _Recorder:
 class _Admit:
     """A listener that seats every connection (the lines themselves are recorded)."""
 
-    def seat_candidate(self, seat: int, protocol: SeatProtocol) -> bool:
+    def candidate(self, protocol: SeatProtocol) -> bool:
         return True
 
 
@@ -43,7 +43,7 @@ class _Handlers:
 
 class _Seat(_Handlers, SeatProtocol):
     def __init__(self, limit: int) -> None:
-        SeatProtocol.__init__(self, _Admit(), 0, limit)  # type: ignore[arg-type]  # only seat_candidate is called
+        SeatProtocol.__init__(self, _Admit(), None, 0, limit)  # type: ignore[arg-type]  # only candidate is called
         self.record = _Recorder()
 
 

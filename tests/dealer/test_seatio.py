@@ -24,10 +24,10 @@ class _Listener:
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def seat_candidate(self, seat: int, protocol: SeatProtocol) -> bool:
+    def candidate(self, protocol: SeatProtocol) -> bool:
         return True
 
-    def seat_hello(self, seat: int, protocol: SeatProtocol, line: str) -> bool:
+    def hello(self, protocol: SeatProtocol, line: str) -> bool:
         self.lines.append(line)
         return True
 
@@ -79,7 +79,7 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
 
 def _seat(limit: int = 4096) -> tuple[SeatProtocol, _Listener]:
     listener = _Listener()
-    protocol = SeatProtocol(listener, 0, limit)  # type: ignore[arg-type]  # the calls used here
+    protocol = SeatProtocol(listener, listener, 0, limit)  # type: ignore[arg-type]  # the calls used here
     protocol.makeConnection(StringTransport())
     return protocol, listener
 

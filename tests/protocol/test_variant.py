@@ -170,10 +170,10 @@ def test_pure_twin_passes_the_rules_tests() -> None:
 # -- staleness -------------------------------------------------------------
 
 #: The modules the probe reports where they were loaded from.
-PROBED = ("dealer.match", "protocol.rules", "protocol.wire", "protocol.lines")
-#: dealer.match first: importing the dealer must pick the variant before any module of the
+PROBED = ("dealer.handloop", "protocol.rules", "protocol.wire", "protocol.lines")
+#: dealer.handloop first: importing the dealer must pick the variant before any module of the
 #: group loads (dealer/__init__.py imports protocol).
-PROBE = ("import dealer.match, protocol, protocol.rules, protocol.wire, protocol.lines, sys; "
+PROBE = ("import dealer.handloop, protocol, protocol.rules, protocol.wire, protocol.lines, sys; "
          f"print(protocol.COMPILED, *(sys.modules[m].__spec__.origin for m in {PROBED!r}))")
 
 
@@ -232,7 +232,7 @@ def test_copy_of_a_fresh_build_runs_compiled(package_copy: Path) -> None:
     assert notices == []
 
 
-@pytest.mark.parametrize("module", ["protocol.rules", "dealer.match"])
+@pytest.mark.parametrize("module", ["protocol.rules", "dealer.handloop"])
 def test_edited_source_loads_the_whole_group_pure_with_a_notice(package_copy: Path, module: str) -> None:
     """An edit to any source of the group, protocol's or the dealer's, sends every module
     of the group (both packages) to its source, with one line saying why."""
@@ -245,7 +245,7 @@ def test_edited_source_loads_the_whole_group_pure_with_a_notice(package_copy: Pa
     assert f"{where} changed" in notices[0] and "pip install" in notices[0]
 
 
-@pytest.mark.parametrize("module", ["protocol.lines", "dealer.match"])
+@pytest.mark.parametrize("module", ["protocol.lines", "dealer.handloop"])
 def test_missing_compiled_module_loads_pure_with_a_notice(package_copy: Path, module: str) -> None:
     suffix = _variant.read_manifest(package_copy)["ext_suffix"]
     _variant.compiled_path(package_copy, module, suffix).unlink()
@@ -402,13 +402,13 @@ def test_no_test_patches_the_compiled_group() -> None:
     """Patching a compiled module or class fails silently (the compiled callers never see
     the patch): tests inject what they need instead. The check itself catches both kinds
     of patch the dealer's tests once used."""
-    once = ("from dealer.match import Match\nimport dealer.match\n"
-            "monkeypatch.setattr(Match, '_play_hand', f)\n"
-            "monkeypatch.setattr(dealer.match, 'log_state_text', f)\n"
+    once = ("from dealer.handloop import HandLoop\nimport dealer.handloop\n"
+            "monkeypatch.setattr(HandLoop, 'play_hand', f)\n"
+            "monkeypatch.setattr(dealer.handloop, 'log_state_text', f)\n"
             "monkeypatch.setattr('protocol.wire.parse_reply', f)\n"
             "monkeypatch.setattr(relay_module, 'read_query', f)\n")
     assert [t for _, t in _patched_group_targets(ast.parse(once))] == [
-        "dealer.match.Match", "dealer.match", "protocol.wire.parse_reply"]
+        "dealer.handloop.HandLoop", "dealer.handloop", "protocol.wire.parse_reply"]
     found = [f"{path.relative_to(REPO)}:{line}: {target}"
              for path in sorted((REPO / "tests").rglob("*.py"))
              for line, target in _patched_group_targets(ast.parse(path.read_text(encoding="utf-8")))]
@@ -629,3 +629,20 @@ def test_an_unchanged_in_place_build_is_reused(tmp_path: Path) -> None:
     assert _variant.reusable_build(tmp_path, suffix) is None
     (_variant.manifest_dir(tmp_path) / _variant.MANIFEST).write_text(json.dumps({"compiled": False, "reason": "x"}))
     assert _variant.reusable_build(tmp_path, suffix) is None
+
+
+def test_a_stray_compiled_file_never_shadows_its_source(package_copy: Path) -> None:
+    """A compiled file left by an older group (dealer/match.py was compiled before the dealer
+    was split into parts) is ignored, with one line saying so: Python's import would otherwise
+    prefer it to the source and run old code. An empty file stands for it: loading it would fail."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    _variant.compiled_path(package_copy, "dealer.match", suffix).write_bytes(b"")
+    assert _variant.stray_extensions(package_copy) == ["dealer.match"]
+    probe = "import dealer.match, sys; print(sys.modules['dealer.match'].__spec__.origin)"
+    clean = {k: v for k, v in os.environ.items() if k != _variant.PURE_ENV}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=package_copy, env=clean,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(_variant.source_path(package_copy, "dealer.match"))
+    strays = [line for line in done.stderr.splitlines() if "no longer compiled" in line]
+    assert len(strays) == 1 and "dealer.match" in strays[0], done.stderr
