@@ -242,6 +242,9 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     same bot playing politely), or beside the ``attack``."""
     for stale in folder.glob("*"):
         stale.unlink()
+    # Processes this one had before the run (a test runner's multiprocessing resource tracker,
+    # say) are not the run's: only those it leaves count.
+    before = {pid for pid, _ in descendants(os.getpid())}
     beside = mode != "alone"
     attacker = case.kind if mode == "attack" else "polite"
     matches = [f"honest {GAME} {hands} 1 h1 h2"]
@@ -292,8 +295,9 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     err.close()
     for process in [*others, *honest]:
         process.wait()
-    run.leftovers = [f"{pid} {command}" for pid, command in descendants(os.getpid())]
-    for pid, _ in descendants(os.getpid()):
+    left = [(pid, command) for pid, command in descendants(os.getpid()) if pid not in before]
+    run.leftovers = [f"{pid} {command}" for pid, command in left]
+    for pid, _ in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     _read_files(folder, run, hands)

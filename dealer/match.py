@@ -69,12 +69,13 @@ from dealer.config import DEFAULT_START_TIMEOUT_MS, MatchAborted, MatchConfig, M
 from dealer.events import Cause, Opener, Trace, WriteFailed, open_record_file
 from dealer.handloop import HandHook, HandLoop
 from dealer.interfaces import Clock, MatchReactor
-from dealer.relay import FloatArray, QueryFailed, QueryRelay
+from dealer.relay import QueryFailed, QueryRelay
 from dealer.seat import SeatProtocol
 from dealer.seating import Seating
 from dealer.seats import Seat
 from dealer.turns import TurnPolicy
 from dealer.writers import MatchWriters, open_event_log
+from protocol.arrays import FloatArray
 from protocol.deal import Deal
 from protocol.rules import Action, State
 from protocol.wire import MatchState, format_chips

@@ -27,13 +27,14 @@ from acpc_lbr.results.document import (
     results_document,
 )
 from acpc_lbr.results.matchlog import checked_state, read_log_header, read_match_log
-from acpc_lbr.results.outcomes import FloatArray, HandAccountant, Tally
+from acpc_lbr.results.outcomes import HandAccountant, Tally
 from acpc_lbr.results.querylog import (
     QueryLogHeader,
     actions_per_hand,
     check_query_log,
     read_query_log,
 )
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef, load_game
 from protocol.wire import LogState
 

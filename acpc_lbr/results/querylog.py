@@ -26,11 +26,11 @@ import numpy as np
 from acpc_lbr.aivat import AivatRecord
 from acpc_lbr.runtime.bounded import bounded_lines, inflate, loads_json
 from acpc_lbr.results.outcomes import (
-    FloatArray,
     OpponentDecision,
     aivat_requests,
     opponent_decisions,
 )
+from protocol.arrays import FloatArray
 from protocol.gamedef import GameDef
 from protocol.rangecodec import proves_not_a_strategy
 from protocol.wire import LogState

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from acpc_lbr.app.tournament.event import build_event
 from acpc_lbr.app.tournament.run import _Metrics
+from protocol.gamedef import load_game
 
 TOURNAMENT = [sys.executable, "-m", "acpc_lbr.cli", "tournament"]
 REFERENCE = os.environ.get("ACPC_REFERENCE_DIR")
@@ -90,3 +95,62 @@ def test_the_reference_example_player_plays_a_limit_round_robin(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     document = json.loads((out / "results.json").read_text())
     assert len(document["pairings"]) == 6 and not [f for f in document["faults"] if f["fatal"]]
+
+
+def exact_three_player_mbb(game_name: str, strategies: dict[str, Any]) -> dict[str, float]:
+    """Each strategy's exact value in a 3-player event of ``names``, mbb/g: the average over
+    the six ways to seat them of its expected chips at its position, each a walk of the whole
+    tree over every deal (an independent check of the tournament's dealer, seating and scoring)."""
+    from acpc_lbr.policy import PublicView, played
+    from acpc_lbr.strategies import default_actions
+    from protocol.rules import State
+
+    game = load_game(game_name)
+    deals = list(itertools.permutations(game.cards, game.num_players))
+
+    def walk(state: State, holes: tuple[tuple[int, ...], ...], order: Sequence[str], reach: float) -> np.ndarray:
+        if state.finished:
+            return reach * np.array(state.values(holes, ()))
+        position = state.current_player
+        actions = default_actions(state)
+        view = PublicView(game, state, position, ())
+        row = played(strategies[order[position]], view).probabilities(actions, game.num_hands)
+        hand = game.hand_of(holes[position])
+        total = np.zeros(game.num_players)
+        for action, probs in zip(actions, row):
+            if probs[hand] > 0:
+                child = state.clone()
+                child.apply(action)
+                total += walk(child, holes, order, reach * float(probs[hand]))
+        return total
+
+    value = dict.fromkeys(strategies, 0.0)
+    orders = list(itertools.permutations(strategies))
+    for order in orders:
+        per_position = sum(walk(State(game), tuple((c,) for c in deal), order, 1.0) for deal in deals) / len(deals)
+        for position, name in enumerate(order):
+            value[name] += per_position[position] / len(orders)
+    return {name: 1000.0 * v / game.big_blind for name, v in value.items()}
+
+
+def test_a_three_player_event_contains_the_exact_values(tmp_path: Path) -> None:
+    """Issue 28's exact-value check in a 3-player game: each entrant's 95% interval holds its
+    exact value (seeded, so the outcome is fixed; the values come from the tree walk above)."""
+    out = tmp_path / "event"
+    from agents.bots import BOTS
+    from agents.players import load_strategy
+
+    card = Path(__file__).resolve().parents[1] / "data" / "bots" / "card_aware.py"
+    done = run("--game", "kuhn.limit.3p", "--entrant", "random", "--entrant", "call-raise",
+               "--entrant", f"card={card}:strategy", "--matches", "2", "--hands", "150", "--seed", "23",
+               "--concurrency", "2", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    document = json.loads((out / "results.json").read_text())
+    (pairing,) = document["pairings"]
+    exact = exact_three_player_mbb("kuhn.limit.3p", {"random": BOTS["random"], "call-raise": BOTS["call-raise"],
+                                                     "card": load_strategy(f"{card}:strategy")})
+    assert sum(exact.values()) == pytest.approx(0.0, abs=1e-9)  # zero-sum: the walk's own check
+    assert len(set(round(v) for v in exact.values())) == 3  # three different values: a real test
+    for name in pairing["names"]:
+        figure = pairing["results"][name]["mbb_per_game"]
+        assert abs(figure["mean"] - exact[name]) <= figure["half_width_95"], (name, figure, exact)
