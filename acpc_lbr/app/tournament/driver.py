@@ -206,6 +206,9 @@ class Driver:
         pending: dict[str, _Pending] = {}
         queue: list[tuple[MatchJob, int, int]] = []  # (match, seating, attempt) waiting for a slot
         in_flight: dict[Any, tuple[str, int, int]] = {}
+        # Matches whose seatings all ended, scored once the slots are full again: scoring reads
+        # and values every hand of the logs, and meanwhile the next seatings play.
+        ready: list[_Pending] = []
         while not self.stop.is_set():
             todo: list[MatchJob] | None = None  # read from the records only when a slot is free
             while len(in_flight) < self.concurrency:
@@ -220,6 +223,7 @@ class Driver:
                 job, seating, attempt = queue.pop(0)
                 future = self.executor.submit(self.seating_job(job, seating, attempt))
                 in_flight[future] = (job.key, seating, attempt)
+            self._finish_ready(ready, pending, watch, total, started)
             if not in_flight:
                 break
             for future, report in self.executor.wait_some(list(in_flight)):
@@ -236,10 +240,18 @@ class Driver:
                     continue
                 match.reports[seating] = report
                 if len(match.reports) == len(match.job.seatings()):
-                    record = self.finish(match)
-                    del pending[key]
-                    if watch is not None:
-                        watch(Progress(len(self.outcomes), total, record, time.monotonic() - started))
+                    ready.append(match)
+        self._finish_ready(ready, pending, watch, total, started)  # ended before a stop: kept
+
+    def _finish_ready(self, ready: list[_Pending], pending: dict[str, _Pending],
+                      watch: Callable[[Progress], None] | None, total: int, started: float) -> None:
+        """Score and record the matches of ``ready`` (emptied), in the order they ended."""
+        for match in ready:
+            record = self.finish(match)
+            del pending[match.job.key]
+            if watch is not None:
+                watch(Progress(len(self.outcomes), total, record, time.monotonic() - started))
+        ready.clear()
 
     def finish(self, match: _Pending) -> dict[str, Any]:
         """Score a match whose seatings all ended, and write its record."""
