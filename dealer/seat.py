@@ -229,13 +229,8 @@ class SeatProtocol(twisted_protocol.Protocol):
     def resumeProducing(self) -> None:
         """The bot took its output: read from it (and handle what was read) again."""
         self.reading_paused = False
-        if self._held is not None:  # the hold's end reads on
-            return
-        self.paused = False
-        transport: Any = self.transport
-        if transport is not None:
-            transport.resumeProducing()
-        seatio.data_received(self, b"")  # the lines read before the pause
+        if self._held is None:  # else the hold's end reads on
+            self._read_again()
 
     def hold(self, clock: Any, seconds: float) -> None:
         """Read and handle nothing more from the bot for ``seconds`` (what it sends meanwhile waits):
@@ -249,13 +244,16 @@ class SeatProtocol(twisted_protocol.Protocol):
 
     def _release(self) -> None:
         self._held = None
-        if self.reading_paused:  # the back-pressure's end (resumeProducing) reads on
-            return
+        if not self.reading_paused:  # else the back-pressure's end (resumeProducing) reads on
+            self._read_again()
+
+    def _read_again(self) -> None:
+        """Read from the bot again, and handle the lines read before the pause or the hold."""
         self.paused = False
         transport: Any = self.transport
         if transport is not None:
             transport.resumeProducing()
-        seatio.data_received(self, b"")  # the lines read before the hold
+        seatio.data_received(self, b"")
 
     def stopProducing(self) -> None:
         """The transport is going away; nothing to stop."""
