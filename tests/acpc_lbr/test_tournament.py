@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from acpc_lbr.app.tournament.event import EventError, build_event, parse_entrant, read_toml
-from acpc_lbr.app.tournament.scoring import Moments, allin_values
+from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, allin_values, read_seating
 from acpc_lbr.app.tournament.standings import (
     MatchTable,
     bootstrap,
@@ -365,3 +365,47 @@ def test_the_built_in_entrants_are_the_bots_acpc_lbr_play_knows() -> None:
     from agents.players import PLAYERS
 
     assert set(BUILTIN_BOTS) == set(PLAYERS) - {"lbr"}
+
+
+# -- a seating's log read into values ----------------------------------------------------
+
+KUHN_LOG = """# name/game/hands/seed m kuhn 3 1
+STATE:0:cc:Ks|Qs:1|-1:a|b
+STATE:1:rf:Qs|Js:1|-1:b|a
+STATE:2:rc:Js|Ks:-2|2:a|b
+SCORE:-2|2:a|b
+"""
+
+
+def read_log(tmp_path: Path, text: str, hands: int = 3) -> object:
+    path = tmp_path / "m.log"
+    path.write_text(text)
+    return read_seating(path, load_game("kuhn"), ["a", "b"], ["b", "a"], hands)
+
+
+def test_a_seating_log_is_read_into_columns_by_name_whatever_the_seat_order_of_a_line(tmp_path: Path) -> None:
+    values = read_log(tmp_path, KUHN_LOG)
+    assert values.raw.tolist() == [[-1.0, 1.0], [1.0, -1.0], [2.0, -2.0]]  # columns: b, a
+    assert values.allin.tolist() == values.raw.tolist() and values.allin_hands == 0  # a limit game
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (("1|-1:a|b", "nan|nan:a|b"), "not a zero-sum hand of a, b"),
+    (("1|-1:a|b", "1|-0.5:a|b"), "not a zero-sum hand of a, b"),
+    (("1|-1:a|b", "1|-1:a|c"), "not a zero-sum hand of a, b"),
+    (("1|-1:a|b", "1|x:a|b"), "are not numbers"),
+    (("STATE:1:", "STATE:7:"), "hand 7 where hand 1 was due"),
+    (("SCORE:-2|2:a|b\n", ""), "no SCORE line"),
+    (("SCORE:-2|2", "SCORE:-3|3"), "the SCORE line does not equal the sum of its hands"),
+])
+def test_a_log_that_does_not_say_what_the_match_should_have_is_refused_with_where(
+        tmp_path: Path, change: tuple[str, str], said: str) -> None:
+    with pytest.raises(LogMismatch, match=said):
+        read_log(tmp_path, KUHN_LOG.replace(*change, 1))
+
+
+def test_a_log_with_more_or_fewer_hands_than_the_match_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LogMismatch, match="3 hands where the match has 4"):
+        read_log(tmp_path, KUHN_LOG, hands=4)
+    with pytest.raises(LogMismatch, match="more than 2 hands"):
+        read_log(tmp_path, KUHN_LOG, hands=2)

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from acpc_lbr.app.tournament.event import Event, MatchJob, bot_seed
-from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, allin_values, read_seating, unit_values
+from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, read_seating, unit_values
 from acpc_lbr.app.tournament.seating import Fault, SeatingJob, SeatingReport, play_seating
 from acpc_lbr.app.tournament.store import EventStore, file_sha256
 
@@ -293,9 +293,6 @@ class Driver:
         values = [read_seating(log, game, order, job.names, job.hands)
                   for log, order in zip(logs, job.seatings())]
         raw, allin = unit_values(values)
-        # The all-in cache serves the seatings of one match (the same deals), not the event:
-        # emptied after each, so that it does not grow with the matches played.
-        allin_values.cache_clear()
         return {
             "raw": {name: Moments.of(raw[:, i]).to_dict() for i, name in enumerate(job.names)},
             "allin": {name: Moments.of(allin[:, i]).to_dict() for i, name in enumerate(job.names)},

@@ -111,7 +111,12 @@ def _boards(deck: Sequence[int], count: int) -> npt.NDArray[np.int64]:
     return flat.reshape(-1, count)
 
 
-@lru_cache(maxsize=4096)
+#: All-in values kept: the deals of match k are those of every pairing's match k (common
+#: seeds), played one after another, so a hand's value is asked again and again; bounded.
+ALLIN_CACHE = 16384
+
+
+@lru_cache(maxsize=ALLIN_CACHE)
 def allin_values(game: GameDef, spent: tuple[int, ...], folded: tuple[bool, ...],
                  hole: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> tuple[float, ...]:
     """Each position's expected chips over every completion of ``board`` (exact enumeration).
@@ -199,74 +204,106 @@ def read_seating(path: Path, game: GameDef, seat_names: Sequence[str], order: Se
     Raises:
         LogMismatch: the log is not that of a finished match of these players.
     """
-    column = {name: i for i, name in enumerate(order)}
-    raw = np.zeros((hands, len(order)))
-    allin = np.zeros((hands, len(order)))
-    adjusted = 0
-    seen = 0
-    score: list[float] | None = None
-    rounds = game.num_rounds
+    reader = _LogReader(game, seat_names, order, hands)
     try:
         handle = open(path, encoding="utf-8", errors="strict")
     except OSError as error:
         raise LogMismatch(f"cannot read {path}: {error.strerror or error}") from None
     with handle:
         for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE + 1), ""), start=1):
-            where = f"{path}:{number}"
             if len(line) > MAX_LINE:
-                raise LogMismatch(f"{where}: a line longer than {MAX_LINE} bytes")
-            if line.startswith("#") or not line.strip():
-                continue
-            if line.startswith("SCORE:"):
-                score = [float(v) for v in line.split(":")[1].split("|")]
-                continue
-            fields = line.rstrip("\n").split(":")
-            names, values = _state_values(fields, where, seen, hands, seat_names)
-            row = np.zeros(len(order))
-            for name, value in zip(names, values):
-                row[column[name]] = value
-            raw[seen] = row
-            allin[seen] = row
-            # The log shows the rounds dealt after an all-in as empty: "r20000c///".
-            if not game.is_limit and rounds > 1 and fields[2].endswith("/"):
-                expected = _allin_row(line, game, names, column, where)
-                if expected is not None:
-                    allin[seen] = expected
-                    adjusted += 1
-            seen += 1
-    if seen != hands:
-        raise LogMismatch(f"{path}: {seen} hands where the match has {hands}")
-    if score is None:
-        raise LogMismatch(f"{path}: no SCORE line (the match did not end)")
-    totals = raw.sum(axis=0)
-    by_seat = [totals[column[name]] for name in seat_names]
-    if any(abs(a - b) > 1e-6 * max(1.0, abs(b)) for a, b in zip(score, by_seat)):
-        raise LogMismatch(f"{path}: the SCORE line does not equal the sum of its hands")
-    return SeatingValues(raw, allin, adjusted)
+                raise LogMismatch(f"{path}:{number}: a line longer than {MAX_LINE} bytes")
+            reader.read(line, f"{path}:{number}")
+    return reader.values(path)
 
 
-def _state_values(fields: list[str], where: str, seen: int, hands: int,
-                  seat_names: Sequence[str]) -> tuple[list[str], list[float]]:
-    """The names and chip values of a ``.log`` STATE line's fields, checked.
+class _LogReader:
+    """The lines of one seating's ``.log``, read in order (the body of :func:`read_seating`).
+
+    A tournament reads every hand it plays once, beside the next seatings: rows
+    are kept as lists and made one array at the end, and a ``names`` field once
+    checked is not checked again (its columns are remembered).
+    """
+
+    def __init__(self, game: GameDef, seat_names: Sequence[str], order: Sequence[str], hands: int) -> None:
+        self.game = game
+        self.seat_names = seat_names
+        self.who = ", ".join(seat_names)
+        self.column = {name: i for i, name in enumerate(order)}
+        self.hands = hands
+        self.rows: list[list[float]] = []
+        self.allin_rows: dict[int, FloatArray] = {}
+        self.score: list[float] | None = None
+        self.columns_of: dict[str, tuple[list[str], list[int]]] = {}
+        # The log shows the rounds dealt after an all-in as empty: "r20000c///".
+        self.may_allin = not game.is_limit and game.num_rounds > 1
+
+    def read(self, line: str, where: str) -> None:
+        if line.startswith("#") or not line.strip():
+            return
+        if line.startswith("SCORE:"):
+            self.score = [float(v) for v in line.split(":")[1].split("|")]
+            return
+        fields = line.rstrip("\n").split(":")
+        seen = len(self.rows)
+        names, columns = self._columns(fields, where)
+        values = _state_values(fields, where, seen, self.hands, len(names), self.who)
+        row = [0.0] * len(self.column)
+        for column, value in zip(columns, values):
+            row[column] = value
+        self.rows.append(row)
+        if self.may_allin and fields[2].endswith("/"):
+            expected = _allin_row(line, self.game, names, self.column, where)
+            if expected is not None:
+                self.allin_rows[seen] = expected
+
+    def _columns(self, fields: list[str], where: str) -> tuple[list[str], list[int]]:
+        """The names of a STATE line and their columns (checked once per distinct field)."""
+        if len(fields) != 6 or fields[0] != "STATE":
+            raise LogMismatch(f"{where}: not a STATE line")
+        known = self.columns_of.get(fields[5])
+        if known is None:
+            names = fields[5].split("|")
+            if set(names) != set(self.seat_names) or len(names) != len(self.seat_names):
+                raise LogMismatch(f"{where}: not a zero-sum hand of {self.who}")
+            known = self.columns_of[fields[5]] = (names, [self.column[name] for name in names])
+        return known
+
+    def values(self, path: Path) -> SeatingValues:
+        if len(self.rows) != self.hands:
+            raise LogMismatch(f"{path}: {len(self.rows)} hands where the match has {self.hands}")
+        if self.score is None:
+            raise LogMismatch(f"{path}: no SCORE line (the match did not end)")
+        raw = np.array(self.rows, dtype=np.float64).reshape(self.hands, len(self.column))
+        allin = raw.copy()
+        for hand, row in self.allin_rows.items():
+            allin[hand] = row
+        totals = raw.sum(axis=0)
+        by_seat = [totals[self.column[name]] for name in self.seat_names]
+        if any(abs(a - b) > 1e-6 * max(1.0, abs(b)) for a, b in zip(self.score, by_seat)):
+            raise LogMismatch(f"{path}: the SCORE line does not equal the sum of its hands")
+        return SeatingValues(raw, allin, len(self.allin_rows))
+
+
+def _state_values(fields: list[str], where: str, seen: int, hands: int, players: int,
+                  who: str) -> list[float]:
+    """The chip values of a ``.log`` STATE line's fields (whose names are checked), checked.
 
     Raises:
-        LogMismatch: not the STATE line of hand ``seen`` of ``hands``, or not a
-            zero-sum hand of ``seat_names``.
+        LogMismatch: not the STATE line of hand ``seen`` of ``hands``, or not a zero-sum hand.
     """
-    if fields[0] != "STATE" or len(fields) != 6:
-        raise LogMismatch(f"{where}: not a STATE line")
     if fields[1] != str(seen):
         raise LogMismatch(f"{where}: hand {fields[1]} where hand {seen} was due")
     if seen >= hands:
         raise LogMismatch(f"{where}: more than {hands} hands")
-    names = fields[5].split("|")
     try:
         values = [float(v) for v in fields[4].split("|")]
     except ValueError:
         raise LogMismatch(f"{where}: values {fields[4]!r} are not numbers") from None
-    if set(names) != set(seat_names) or len(names) != len(values) or abs(sum(values)) > 1e-6:
-        raise LogMismatch(f"{where}: not a zero-sum hand of {', '.join(seat_names)}")
-    return names, values
+    total = sum(values)
+    if len(values) != players or not math.isfinite(total) or abs(total) > 1e-6:
+        raise LogMismatch(f"{where}: not a zero-sum hand of {who}")
+    return values
 
 
 def _allin_row(line: str, game: GameDef, names: list[str], column: dict[str, int],
