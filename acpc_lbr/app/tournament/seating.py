@@ -330,8 +330,22 @@ def _wait(dealer: subprocess.Popen[bytes], seats: _Seats) -> int | None:
                 dealer.wait()
                 return leaving
             return None
-        time.sleep(POLL_SECONDS)
+        _wait_for_exit(dealer, POLL_SECONDS)
     return None
+
+
+def _wait_for_exit(process: subprocess.Popen[bytes], seconds: float) -> None:
+    """Wait up to ``seconds`` for ``process`` to exit, waking as it does (a pidfd where the
+    system has them), so that the next seating does not wait out a polling step."""
+    try:
+        fd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3, or already reaped
+        time.sleep(seconds)
+        return
+    try:
+        select.select([fd], [], [], seconds)
+    finally:
+        os.close(fd)
 
 
 def _dealer_events(folder: Path) -> tuple[dict[str, object] | None, dict[str, object] | None]:
