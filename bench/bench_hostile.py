@@ -46,7 +46,7 @@ is not here: it concerns the processes ``evaluate`` starts, not the dealer
 (tests/acpc_lbr/test_children.py and the tournament's test of a helper that
 leaves its process group cover it).
 
-    python bench/bench_hostile.py [--hands 3000] [--runs 3] [--cases query_flood,ignored_99,...]
+    python bench/bench_hostile.py [--hands 3000] [--runs 3] [--cases query_flood,ignored_99,...] [--sample DIR]
 """
 
 from __future__ import annotations
@@ -237,9 +237,10 @@ def descendants(root: int) -> list[tuple[int, str]]:
 
 
 def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
-             timeout: float = CASE_TIMEOUT_S) -> Run:
+             timeout: float = CASE_TIMEOUT_S, sample: Path | None = None) -> Run:
     """Play the honest match in a fresh folder: ``alone``, beside the attacker's ``twin`` (the
-    same bot playing politely), or beside the ``attack``."""
+    same bot playing politely), or beside the ``attack``; ``sample``: where py-spy writes the
+    dealer's stacks (raw, one line a stack with its count)."""
     for stale in folder.glob("*"):
         stale.unlink()
     # Processes this one had before the run (a test runner's multiprocessing resource tracker,
@@ -263,6 +264,10 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     assert dealer.stdout is not None
     ports = [dealer.stdout.readline().decode().split() for _ in matches]
     others: list[subprocess.Popen[bytes]] = []
+    spy = None
+    if sample is not None:  # non-blocking: the dealer runs at full speed while sampled
+        spy = subprocess.Popen([str(Path(PYTHON).parent / "py-spy"), "record", "--pid", str(dealer.pid), "-o", str(sample), "-f", "raw",
+                                "-r", "250", "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if mode == "attack" and case.kind == "metrics_idle":
         port = _metrics_port(folder / "dealer.err")
         others.append(subprocess.Popen([PYTHON, __file__, "--metrics-idle", str(port), "1100"],
@@ -293,7 +298,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     run.exit_code, run.peak_rss_mb, run.dealer_cpu = _reap(dealer, 60.0)
     dealer.stdout.close()
     err.close()
-    for process in [*others, *honest]:
+    for process in [*others, *honest, *([spy] if spy is not None else [])]:
         process.wait()
     left = [(pid, command) for pid, command in descendants(os.getpid()) if pid not in before]
     run.leftovers = [f"{pid} {command}" for pid, command in left]
@@ -349,14 +354,18 @@ def _read_files(folder: Path, run: Run, hands: int) -> None:
 # -- the table -----------------------------------------------------------------------------------
 
 
-def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int) -> dict[str, object]:
+def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int,
+            sample: Path | None = None) -> dict[str, object]:
     case = CASES[name]
     ratios: dict[str, list[float]] = {"twin": [], "alone": [], "cpu": []}
     beside_runs = []
     for _ in range(runs):
         alone = run_once(folder, plain_bot, case, hands, "alone")
-        twin = run_once(folder, plain_bot, case, hands, "twin")
-        beside = run_once(folder, plain_bot, case, hands, "attack")
+        run = len(beside_runs)
+        twin = run_once(folder, plain_bot, case, hands, "twin",
+                        sample=sample / f"{name}-twin-{run}.txt" if sample is not None else None)
+        beside = run_once(folder, plain_bot, case, hands, "attack",
+                          sample=sample / f"{name}-{run}.txt" if sample is not None else None)
         beside_runs.append(beside)
         if not (alone.timed_out or twin.timed_out or beside.timed_out):
             # Time ratios: hands/s without the attack over hands/s with it.
@@ -364,7 +373,8 @@ def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int) -> 
             ratios["alone"].append(beside.seconds / alone.seconds)
             ratios["cpu"].append(beside.dealer_cpu / twin.dealer_cpu)
         print(f"  {name}: alone {hands / alone.seconds:6.0f} hands/s, beside the twin {hands / twin.seconds:6.0f}, "
-              f"beside the attack {hands / beside.seconds:6.0f}", flush=True)
+              f"beside the attack {hands / beside.seconds:6.0f}; dealer CPU alone {alone.dealer_cpu:.2f} s, "
+              f"beside the twin {twin.dealer_cpu:.2f}, beside the attack {beside.dealer_cpu:.2f}", flush=True)
     worst = max(beside_runs, key=lambda r: (r.timed_out, hands - r.honest_hands, r.stderr_bytes))
     return {
         "case": name,
@@ -388,6 +398,9 @@ def main() -> int:
     parser.add_argument("--hands", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--sample", type=Path, metavar="DIR",
+                        help="sample the dealer of each run beside the twin and the attack with py-spy (the "
+                             "dev extra) into DIR/CASE-twin-RUN.txt and DIR/CASE-RUN.txt (raw stacks); the figures of a sampled run are not comparable")
     parser.add_argument("--bot", nargs=3, metavar=("KIND", "HOST", "PORT"), help=argparse.SUPPRESS)
     parser.add_argument("--metrics-idle", nargs=2, type=int, metavar=("PORT", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -406,7 +419,7 @@ def main() -> int:
         folder = Path(tmp) / "run"
         folder.mkdir()
         for name in names:
-            rows.append(measure(folder, plain_bot, name, args.hands, args.runs))
+            rows.append(measure(folder, plain_bot, name, args.hands, args.runs, args.sample))
     print(f"\nhonest match: {args.hands} hands of two C plain bots; median of {args.runs} alternating runs; "
           f"command: python bench/bench_hostile.py --hands {args.hands} --runs {args.runs}")
     print(f"{'case':<14} {'slower':>6} {'/alone':>6} {'cpu':>5} {'lost':>4} {'SCORE':>5} {'lines':>5} {'events':>8} {'stderr':>8} "
