@@ -153,11 +153,13 @@ def _answer(query: str) -> bytes:
 
 
 def metrics_idle(port: int, connections: int) -> int:
-    """Open ``connections`` to the metrics port, send half a request header on each, and wait."""
+    """Open ``connections`` to the metrics port, send half a request header on each, and wait
+    (until a connection cannot be made within a second: the dealer's port stopped accepting and
+    the kernel's backlog is full)."""
     held = []
     for _ in range(connections):
         try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s = socket.create_connection(("127.0.0.1", port), timeout=1)
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             held.append(s)
         except OSError:

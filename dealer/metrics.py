@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
@@ -284,7 +284,9 @@ class MetricsLimits:
     """What the metrics port may take of the process (docs/metrics.md, "Limits").
 
     Attributes:
-        max_connections: connections open at once; more are closed on accept.
+        max_connections: connections open at once; at the cap the port stops accepting
+            (more connections wait in the kernel's backlog, at no cost to the dealer) until
+            one closes.
         idle_timeout: seconds a connection may stay open with no request (Twisted's
             default is 12 hours).
         header_timeout: seconds from a connection, or from the first byte of a
@@ -292,7 +294,8 @@ class MetricsLimits:
             partial header, or sends it a byte at a time, is cut off then.
         fd_reserve: a connection is refused if it would leave fewer file
             descriptors free than this (:data:`dealer.fds.SEAT_FD_RESERVE`): those
-            are the seats'.
+            are the seats'; the port then stops accepting, and looks again every
+            ``fd_recheck_s`` seconds.
         max_requests_per_second: requests served per second, over all
             connections; a request past it waits, unread, for the next second
             (its connection is not read meanwhile). So scrapers, however many
@@ -304,6 +307,18 @@ class MetricsLimits:
     header_timeout: float = 10.0
     fd_reserve: int = SEAT_FD_RESERVE
     max_requests_per_second: int = 10
+    fd_recheck_s: float = 1.0
+
+
+class Pausable(Protocol):
+    """What :class:`BoundedSite` uses of its listening port (a Twisted ``tcp.Port``, an
+    ``IPushProducer``): ``pauseProducing`` stops accepting, ``resumeProducing`` accepts again."""
+
+    disconnecting: bool
+
+    def pauseProducing(self) -> None: ...
+
+    def resumeProducing(self) -> None: ...
 
 
 class _BoundedConnection(ProtocolWrapper):
@@ -379,6 +394,14 @@ class _BoundedConnection(ProtocolWrapper):
 class BoundedSite(WrappingFactory[_BoundedConnection]):
     """The metrics site behind a cap on connections, a header timeout and the seats' descriptor reserve.
 
+    At the cap, or with no more than the reserve of descriptors free, the port stops
+    accepting (:attr:`port`, once :func:`serve_metrics` has set it): a listening socket
+    with connections waiting is always readable, so accepting a connection only to close
+    it would run once per connection the peer opens -- a loop, at the dealer's cost, for
+    a scraper that reconnects at once. Paused, the connections wait in the kernel's
+    backlog (then the kernel turns them away), and the dealer does nothing for them. It
+    accepts again when a connection closes, or ``fd_recheck_s`` later for the reserve.
+
     Args:
         site: the ``twisted.web`` site (its ``timeout`` is the idle timeout).
         clock: the reactor (tests: a ``task.Clock``).
@@ -394,7 +417,8 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         self.clock = clock
         self.limits = limits
         self._free_fds = free_fds
-        #: Connections closed on accept (cap reached, or the seats' reserve), and cut off at the header timeout.
+        #: Connections closed on accept (accepted in the read of the port that reached a limit, before
+        #: the pause), and cut off at the header timeout.
         self.refused = 0
         self.timed_out = 0
         #: Says, once, that the limits began to turn connections away (one line; None: silent).
@@ -404,6 +428,13 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         self.delayed = 0
         self._second = float("-inf")
         self._served = 0
+        #: The listening port, paused at the limits (None: not listening yet, or a test's site).
+        self.port: Pausable | None = None
+        #: Times the port stopped accepting; whether it is stopped now; the pending recheck of
+        #: the descriptors' reserve.
+        self.pauses = 0
+        self.accepting = True
+        self._recheck: DelayedCall | None = None
 
     def admit(self) -> float:
         """0 if a request may be served now, else the seconds until it may (the request rate)."""
@@ -417,15 +448,72 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         return self._second + 1.0 - now
 
     def buildProtocol(self, addr: IAddress | None) -> ProtocolWrapper | None:  # type: ignore[override]
-        """The connection's protocol, or None (closed at once) past a limit."""
+        """The connection's protocol, or None (closed at once) past a limit (those accepted in
+        the same read of the port as the one that reached it; then the port is paused)."""
         if len(self.protocols) >= self.limits.max_connections:
-            self.turned_away(f"{self.limits.max_connections} connections are open (the cap)")
+            self.turned_away(self._at_cap())
+            self._stop_accepting()
             return None
-        free = self._free_fds()
-        if free is not None and free <= self.limits.fd_reserve:
-            self.turned_away(f"{free} file descriptors are free, and {self.limits.fd_reserve} are kept for seats")
+        short = self._short_of_fds()
+        if short is not None:
+            self.turned_away(short)
+            self._stop_accepting()
+            if self._recheck is None:
+                self._recheck = self.clock.callLater(self.limits.fd_recheck_s, self._rechecked)
             return None
         return super().buildProtocol(addr)
+
+    def registerProtocol(self, protocol: _BoundedConnection) -> None:  # type: ignore[override]
+        super().registerProtocol(protocol)  # type: ignore[no-untyped-call]
+        if len(self.protocols) >= self.limits.max_connections:  # the next one would be closed
+            self.said(self._at_cap())
+            self._stop_accepting()
+
+    def unregisterProtocol(self, protocol: _BoundedConnection) -> None:  # type: ignore[override]
+        super().unregisterProtocol(protocol)  # type: ignore[no-untyped-call]
+        self._accept_again()
+
+    def _at_cap(self) -> str:
+        return f"{self.limits.max_connections} connections are open (the cap)"
+
+    def _short_of_fds(self) -> str | None:
+        """Why no descriptor may go to a scraper now (None: one may)."""
+        free = self._free_fds()
+        if free is not None and free <= self.limits.fd_reserve:
+            return f"{free} file descriptors are free, and {self.limits.fd_reserve} are kept for seats"
+        return None
+
+    def _stop_accepting(self) -> None:
+        port = self.port
+        if self.accepting and port is not None:
+            self.accepting = False
+            self.pauses += 1
+            port.pauseProducing()
+
+    def _rechecked(self) -> None:
+        self._recheck = None
+        self._accept_again()
+
+    def _accept_again(self) -> None:
+        """Accept again if under the cap and the reserve is free (else look again later)."""
+        port = self.port
+        if self.accepting or port is None or port.disconnecting:
+            return
+        if len(self.protocols) >= self.limits.max_connections:
+            return  # a connection's close brings it here again
+        if self._short_of_fds() is not None:
+            if self._recheck is None:
+                self._recheck = self.clock.callLater(self.limits.fd_recheck_s, self._rechecked)
+            return
+        self.accepting = True
+        port.resumeProducing()
+
+    def stopFactory(self) -> None:
+        """The port stopped listening: no recheck of the reserve is left behind."""
+        if self._recheck is not None and self._recheck.active():
+            self._recheck.cancel()
+        self._recheck = None
+        super().stopFactory()  # type: ignore[no-untyped-call]
 
     def turned_away(self, why: str, refused: bool = True) -> None:
         """Count a connection refused on accept (or cut off at the header timeout: ``refused``
@@ -434,6 +522,10 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
             self.refused += 1
         else:
             self.timed_out += 1
+        self.said(why)
+
+    def said(self, why: str) -> None:
+        """The first time the limits turn connections away (or make them wait: at the cap), one line."""
         if self.report is not None and not self._reported:
             self._reported = True
             self.report(f"METRICS the metrics port turns connections away: {why}; the seats are not "
@@ -462,5 +554,7 @@ def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1
     tcp: Any = installed_reactor  # zope interfaces confuse mypy
     site = metrics_site(metrics, tcp, limits)
     site.report = report
-    listening: ListeningPort = tcp.listenTCP(port, site, interface=interface)
-    return listening
+    listening: Any = tcp.listenTCP(port, site, interface=interface)
+    site.port = listening  # a tcp.Port: paused at the limits
+    opened: ListeningPort = listening
+    return opened
