@@ -509,7 +509,8 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         port.resumeProducing()
 
     def stopFactory(self) -> None:
-        """The port stopped listening: no recheck of the reserve is left behind."""
+        """The port stopped listening: it is never resumed, and no recheck of the reserve is left behind."""
+        self.port = None
         if self._recheck is not None and self._recheck.active():
             self._recheck.cancel()
         self._recheck = None

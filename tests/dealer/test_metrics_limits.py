@@ -137,6 +137,7 @@ def test_at_the_cap_the_port_stops_accepting_until_a_connection_closes() -> None
     clock = Clock()
     site = metrics_site(DealerMetrics(), clock, SMALL)  # type: ignore[arg-type]
     site.port = port = _Port()
+    site.doStart()  # as the port does when it listens
     lines: list[str] = []
     site.report = lines.append
     held = [_connect(site) for _ in range(3)]
@@ -148,6 +149,10 @@ def test_at_the_cap_the_port_stops_accepting_until_a_connection_closes() -> None
     assert port.steps == ["pause", "resume"] and site.accepting
     clock.advance(SMALL.header_timeout)  # the other two are cut off: nothing more to resume
     assert port.steps == ["pause", "resume"] and len(lines) == 1
+    held = [_connect(site) for _ in range(3)]
+    site.doStop()  # the port stopped listening (while paused): a close later does not resume it
+    held[0].connectionLost(Failure(ConnectionDone()))  # type: ignore[attr-defined]
+    assert port.steps == ["pause", "resume", "pause"]
 
 
 def test_short_of_the_seats_reserve_the_port_stops_accepting_and_looks_again_later() -> None:
