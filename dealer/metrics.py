@@ -463,13 +463,13 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
             return None
         return super().buildProtocol(addr)
 
-    def registerProtocol(self, protocol: _BoundedConnection) -> None:  # type: ignore[override]
+    def registerProtocol(self, protocol: _BoundedConnection) -> None:
         super().registerProtocol(protocol)  # type: ignore[no-untyped-call]
         if len(self.protocols) >= self.limits.max_connections:  # the next one would be closed
             self.said(self._at_cap())
             self._stop_accepting()
 
-    def unregisterProtocol(self, protocol: _BoundedConnection) -> None:  # type: ignore[override]
+    def unregisterProtocol(self, protocol: _BoundedConnection) -> None:
         super().unregisterProtocol(protocol)  # type: ignore[no-untyped-call]
         self._accept_again()
 
