@@ -4,8 +4,7 @@ Each case runs one ``acpc-lbr dealer`` with two matches: ``honest`` (two C
 plain bots, docs/examples/plain_bot.c, ``--hands`` deals) and ``hostile`` (a
 plain bot against an attacker, this file run as a bot). Two controls: the
 same dealer with the attacker's *twin* (the same Python bot, playing politely:
-every reply at once, no extra line; the twin of ``slow_query`` answers range
-queries too, at once), and the honest match alone. A dealer
+every reply at once, no extra line), and the honest match alone. A dealer
 serves its matches from one thread, so a second match that keeps playing
 takes its share of it whatever its bots do: the twin is the control that
 isolates the attack's own cost, and ``/alone`` is shown beside it. The three
@@ -37,10 +36,7 @@ The attacks (``--cases`` picks some):
   turn it is;
 * ``slow_query``: a queryable bot that answers every range query (the
   dealer's own after each showdown) just inside ``--t_query`` (900 of
-  1,000 ms here), with ``--t_query_match 5000``. Its twin is queryable too:
-  the first range answer in a process makes the dealer load its compute
-  core (numba, for the IO estimator's equity), a one-off cost of any bot
-  that answers queries, polite or not;
+  1,000 ms here), with ``--t_query_match 5000``;
 * ``metrics_idle``: 1,100 connections to the metrics port that send half a
   request header and wait, against a dealer limited to 1,024 open files.
 
@@ -109,8 +105,7 @@ def bot(kind: str, host: str, port: int) -> int:
     """Play every hand by calling, with ``kind``'s extra lines (see the module docstring)."""
     sock = socket.create_connection((host, port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    queryable = kind in ("slow_query", "polite_query")
-    sock.sendall(b"VERSION:2.0.0\r\n" + (b"# range-query 1 2\r\n" if queryable else b""))
+    sock.sendall(b"VERSION:2.0.0\r\n" + (b"# range-query 1 2\r\n" if kind == "slow_query" else b""))
     rng = random.Random(7)
     # Made once: the bench measures the dealer's work, not the attacker's.
     garbage = [bytes(rng.choice(b"abcdefghij:|/0123456789 ") for _ in range(rng.randint(1, 3000))) + b"\r\n"
@@ -132,9 +127,8 @@ def bot(kind: str, host: str, port: int) -> int:
     with contextlib.suppress(OSError):
         for line, hand, _betting in _turns(sock):
             if hand < 0:
-                if queryable and line.startswith("QUERY:"):
-                    if kind == "slow_query":
-                        time.sleep(0.9)
+                if kind == "slow_query" and line.startswith("QUERY:"):
+                    time.sleep(0.9)
                     sock.sendall(_answer(line))
                 continue
             extra = min(per_turn, per_hand - sent_in_hand.get(hand, 0))
@@ -200,8 +194,6 @@ class Case:
     kind: str
     dealer_options: tuple[str, ...] = ()
     nofile: int | None = None
-    #: The attacker's polite twin (the control).
-    twin: str = "polite"
 
 
 CASES = {
@@ -211,7 +203,7 @@ CASES = {
     "ignored_under": Case("ignored_under"),
     "garbage": Case("garbage"),
     "output_flood": Case("output_flood"),
-    "slow_query": Case("slow_query", ("--t_query", "1000", "--t_query_match", "5000"), twin="polite_query"),
+    "slow_query": Case("slow_query", ("--t_query", "1000", "--t_query_match", "5000")),
     "metrics_idle": Case("metrics_idle", ("--metrics-port", "0", "--metrics-grace", "0"), nofile=1024),
 }
 
@@ -257,7 +249,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     # say) are not the run's: only those it leaves count.
     before = {pid for pid, _ in descendants(os.getpid())}
     beside = mode != "alone"
-    attacker = case.kind if mode == "attack" else case.twin
+    attacker = case.kind if mode == "attack" else "polite"
     matches = [f"honest {GAME} {hands} 1 h1 h2"]
     if beside and case.kind != "metrics_idle":
         matches.append(f"hostile {GAME} 1000000 2 x1 x2")
