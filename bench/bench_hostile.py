@@ -38,7 +38,10 @@ The attacks (``--cases`` picks some):
   dealer's own after each showdown) just inside ``--t_query`` (900 of
   1,000 ms here), with ``--t_query_match 5000``;
 * ``metrics_idle``: 1,100 connections to the metrics port that send half a
-  request header and wait, against a dealer limited to 1,024 open files.
+  request header and wait, against a dealer limited to 1,024 open files;
+* ``metrics_churn``: connections to the metrics port, each sending half a
+  header and closing at once, one after the other as fast as they go, for the
+  whole match (never at the cap, and never a request for the request rate).
 
 The machine is shared and small: read the ratios as a check of the order of
 magnitude, rerun a case that looks off. A forking helper under ``--probe``
@@ -169,6 +172,17 @@ def metrics_idle(port: int, connections: int) -> int:
     return 0
 
 
+def metrics_churn(port: int) -> int:
+    """Connect to the metrics port, send half a request header and hang up, in a loop until killed."""
+    print("churning", flush=True)
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        except OSError:
+            continue  # the port is paused and its backlog full: try again
+
+
 # -- one run of a case ---------------------------------------------------------------------------
 
 
@@ -205,6 +219,7 @@ CASES = {
     "output_flood": Case("output_flood"),
     "slow_query": Case("slow_query", ("--t_query", "1000", "--t_query_match", "5000")),
     "metrics_idle": Case("metrics_idle", ("--metrics-port", "0", "--metrics-grace", "0"), nofile=1024),
+    "metrics_churn": Case("metrics_churn", ("--metrics-port", "0", "--metrics-grace", "0")),
 }
 
 
@@ -251,7 +266,8 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     beside = mode != "alone"
     attacker = case.kind if mode == "attack" else "polite"
     matches = [f"honest {GAME} {hands} 1 h1 h2"]
-    if beside and case.kind != "metrics_idle":
+    scraper = case.kind.startswith("metrics_")
+    if beside and not scraper:
         matches.append(f"hostile {GAME} 1000000 2 x1 x2")
     argv = [PYTHON, "-m", "acpc_lbr.cli", "dealer", "-q", "--console",
             *[w for m in matches for w in ("--match", m)], *case.dealer_options]
@@ -270,13 +286,13 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     if sample is not None:  # non-blocking: the dealer runs at full speed while sampled
         spy = subprocess.Popen([str(Path(PYTHON).parent / "py-spy"), "record", "--pid", str(dealer.pid), "-o", str(sample), "-f", "raw",
                                 "-r", "250", "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if mode == "attack" and case.kind == "metrics_idle":
+    if mode == "attack" and scraper:
         port = _metrics_port(folder / "dealer.err")
-        others.append(subprocess.Popen([PYTHON, __file__, "--metrics-idle", str(port), "1100"],
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        how = ["--metrics-idle", str(port), "1100"] if case.kind == "metrics_idle" else ["--metrics-churn", str(port)]
+        others.append(subprocess.Popen([PYTHON, __file__, *how], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
         assert others[0].stdout is not None
-        others[0].stdout.readline()  # "held N": the connections are open
-    elif beside and case.kind != "metrics_idle":
+        others[0].stdout.readline()  # "held N": the connections are open ("churning": it began)
+    elif beside and not scraper:
         others.append(subprocess.Popen([str(plain_bot), "threshold", "127.0.0.1", ports[1][0]],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         others.append(subprocess.Popen([PYTHON, __file__, "--bot", attacker, "127.0.0.1", ports[1][1]],
@@ -405,12 +421,15 @@ def main() -> int:
                              "dev extra) into DIR/CASE-twin-RUN.txt and DIR/CASE-RUN.txt (raw stacks); the figures of a sampled run are not comparable")
     parser.add_argument("--bot", nargs=3, metavar=("KIND", "HOST", "PORT"), help=argparse.SUPPRESS)
     parser.add_argument("--metrics-idle", nargs=2, type=int, metavar=("PORT", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--metrics-churn", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bot:
         sys.path.insert(0, str(REPO))
         return bot(args.bot[0], args.bot[1], int(args.bot[2]))
     if args.metrics_idle:
         return metrics_idle(*args.metrics_idle)
+    if args.metrics_churn:
+        return metrics_churn(args.metrics_churn)
     names = [n for n in args.cases.split(",") if n]
     unknown = [n for n in names if n not in CASES]
     if unknown:

@@ -300,6 +300,12 @@ class MetricsLimits:
             connections; a request past it waits, unread, for the next second
             (its connection is not read meanwhile). So scrapers, however many
             and however fast, cost the dealer a bounded share of its CPU.
+        max_connections_per_second: connections accepted per second; at the rate the
+            port stops accepting until the second is over. Each connection costs the
+            dealer an accept, a protocol and a close whether or not it sends a request:
+            a scraper that connects and hangs up in a loop is bounded by this, not by
+            the request rate.
+        fd_recheck_s: short of the reserve, how often the port looks again.
     """
 
     max_connections: int = 16
@@ -307,6 +313,7 @@ class MetricsLimits:
     header_timeout: float = 10.0
     fd_reserve: int = SEAT_FD_RESERVE
     max_requests_per_second: int = 10
+    max_connections_per_second: int = 20
     fd_recheck_s: float = 1.0
 
 
@@ -394,13 +401,14 @@ class _BoundedConnection(ProtocolWrapper):
 class BoundedSite(WrappingFactory[_BoundedConnection]):
     """The metrics site behind a cap on connections, a header timeout and the seats' descriptor reserve.
 
-    At the cap, or with no more than the reserve of descriptors free, the port stops
-    accepting (:attr:`port`, once :func:`serve_metrics` has set it): a listening socket
-    with connections waiting is always readable, so accepting a connection only to close
-    it would run once per connection the peer opens -- a loop, at the dealer's cost, for
-    a scraper that reconnects at once. Paused, the connections wait in the kernel's
-    backlog (then the kernel turns them away), and the dealer does nothing for them. It
-    accepts again when a connection closes, or ``fd_recheck_s`` later for the reserve.
+    At the cap, at the connection rate, or with no more than the reserve of descriptors
+    free, the port stops accepting (:attr:`port`, once :func:`serve_metrics` has set it): a
+    listening socket with connections waiting is always readable, so accepting a connection
+    only to close it would run once per connection the peer opens -- a loop, at the
+    dealer's cost, for a scraper that reconnects at once. Paused, the connections wait in
+    the kernel's backlog (then the kernel turns them away), and the dealer does nothing for
+    them. It accepts again when a connection closes, when the second is over (the rate),
+    or ``fd_recheck_s`` later (the reserve).
 
     Args:
         site: the ``twisted.web`` site (its ``timeout`` is the idle timeout).
@@ -430,11 +438,14 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         self._served = 0
         #: The listening port, paused at the limits (None: not listening yet, or a test's site).
         self.port: Pausable | None = None
-        #: Times the port stopped accepting; whether it is stopped now; the pending recheck of
-        #: the descriptors' reserve.
+        #: Times the port stopped accepting; whether it is stopped now; the pending look at the
+        #: limits again (the connection rate's second, the descriptors' reserve).
         self.pauses = 0
         self.accepting = True
         self._recheck: DelayedCall | None = None
+        #: The connection rate: when this second began, and the connections accepted in it.
+        self._accept_second = float("-inf")
+        self._accepted = 0
 
     def admit(self) -> float:
         """0 if a request may be served now, else the seconds until it may (the request rate)."""
@@ -454,13 +465,12 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
             self.turned_away(self._at_cap())
             self._stop_accepting()
             return None
-        short = self._short_of_fds()
+        short = self._short_of_fds() or self._over_rate()
         if short is not None:
             self.turned_away(short)
             self._stop_accepting()
-            if self._recheck is None:
-                self._recheck = self.clock.callLater(self.limits.fd_recheck_s, self._rechecked)
             return None
+        self._accepted += 1
         return super().buildProtocol(addr)
 
     def registerProtocol(self, protocol: _BoundedConnection) -> None:
@@ -468,6 +478,11 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         if len(self.protocols) >= self.limits.max_connections:  # the next one would be closed
             self.said(self._at_cap())
             self._stop_accepting()
+        else:
+            over = self._over_rate()
+            if over is not None:  # the next one this second would be closed
+                self.said(over)
+                self._stop_accepting()
 
     def unregisterProtocol(self, protocol: _BoundedConnection) -> None:
         super().unregisterProtocol(protocol)  # type: ignore[no-untyped-call]
@@ -477,11 +492,29 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         return f"{self.limits.max_connections} connections are open (the cap)"
 
     def _short_of_fds(self) -> str | None:
-        """Why no descriptor may go to a scraper now (None: one may)."""
+        """Why no descriptor may go to a scraper now (None: one may); when not, the port looks
+        again ``fd_recheck_s`` later."""
         free = self._free_fds()
         if free is not None and free <= self.limits.fd_reserve:
+            self._look_again(self.limits.fd_recheck_s)
             return f"{free} file descriptors are free, and {self.limits.fd_reserve} are kept for seats"
         return None
+
+    def _over_rate(self) -> str | None:
+        """Why no more connections may be accepted this second (None: one may); when not, the
+        port looks again once the second is over."""
+        now = self.clock.seconds()
+        if now - self._accept_second >= 1.0:
+            self._accept_second, self._accepted = now, 0
+        limit = self.limits.max_connections_per_second
+        if self._accepted < limit:
+            return None
+        self._look_again(self._accept_second + 1.0 - now)
+        return f"{limit} connections were accepted this second (the connection rate)"
+
+    def _look_again(self, delay: float) -> None:
+        if self._recheck is None:
+            self._recheck = self.clock.callLater(delay, self._rechecked)
 
     def _stop_accepting(self) -> None:
         port = self.port
@@ -495,16 +528,14 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         self._accept_again()
 
     def _accept_again(self) -> None:
-        """Accept again if under the cap and the reserve is free (else look again later)."""
+        """Accept again if under the cap and the rate, and the reserve is free (else look again later)."""
         port = self.port
         if self.accepting or port is None or port.disconnecting:
             return
         if len(self.protocols) >= self.limits.max_connections:
             return  # a connection's close brings it here again
-        if self._short_of_fds() is not None:
-            if self._recheck is None:
-                self._recheck = self.clock.callLater(self.limits.fd_recheck_s, self._rechecked)
-            return
+        if self._short_of_fds() is not None or self._over_rate() is not None:
+            return  # looked at again later (_over_rate and _short_of_fds say when)
         self.accepting = True
         port.resumeProducing()
 

@@ -155,6 +155,29 @@ def test_at_the_cap_the_port_stops_accepting_until_a_connection_closes() -> None
     assert port.steps == ["pause", "resume", "pause"]
 
 
+def test_at_the_connection_rate_the_port_stops_accepting_until_the_second_is_over() -> None:
+    """A scraper that connects and hangs up in a loop never reaches the cap, and sends no request
+    for the request rate to count; each connection costs an accept, a protocol and a close. At
+    ``max_connections_per_second`` the port is paused until the second is over."""
+    clock = Clock()
+    limits = MetricsLimits(max_connections=16, max_connections_per_second=4, fd_reserve=0)
+    site = metrics_site(DealerMetrics(), clock, limits)  # type: ignore[arg-type]
+    site.port = port = _Port()
+    lines: list[str] = []
+    site.report = lines.append
+    for _ in range(4):
+        connection = _connect(site)
+        assert connection is not None
+        connection.connectionLost(Failure(ConnectionDone()))  # type: ignore[attr-defined]
+    assert port.steps == ["pause"] and not site.accepting
+    assert len(lines) == 1 and "4 connections were accepted this second" in lines[0]
+    clock.advance(0.5)
+    assert port.steps == ["pause"]
+    clock.advance(0.5)  # the second is over
+    assert port.steps == ["pause", "resume"] and site.accepting
+    assert _connect(site) is not None and port.steps == ["pause", "resume"]
+
+
 def test_short_of_the_seats_reserve_the_port_stops_accepting_and_looks_again_later() -> None:
     """With no more than the reserve free, the connection is closed and the port paused; it is
     looked at again every ``fd_recheck_s`` until descriptors are free."""
