@@ -38,7 +38,10 @@ The attacks (``--cases`` picks some):
   dealer's own after each showdown) just inside ``--t_query`` (900 of
   1,000 ms here), with ``--t_query_match 5000``;
 * ``metrics_idle``: 1,100 connections to the metrics port that send half a
-  request header and wait, against a dealer limited to 1,024 open files.
+  request header and wait, against a dealer limited to 1,024 open files;
+* ``metrics_churn``: connections to the metrics port, each sending half a
+  header and closing at once, one after the other as fast as they go, for the
+  whole match (never at the cap, and never a request for the request rate).
 
 The machine is shared and small: read the ratios as a check of the order of
 magnitude, rerun a case that looks off. A forking helper under ``--probe``
@@ -46,7 +49,7 @@ is not here: it concerns the processes ``evaluate`` starts, not the dealer
 (tests/acpc_lbr/test_children.py and the tournament's test of a helper that
 leaves its process group cover it).
 
-    python bench/bench_hostile.py [--hands 3000] [--runs 3] [--cases query_flood,ignored_99,...]
+    python bench/bench_hostile.py [--hands 3000] [--runs 3] [--cases query_flood,ignored_99,...] [--sample DIR]
 """
 
 from __future__ import annotations
@@ -153,11 +156,13 @@ def _answer(query: str) -> bytes:
 
 
 def metrics_idle(port: int, connections: int) -> int:
-    """Open ``connections`` to the metrics port, send half a request header on each, and wait."""
+    """Open ``connections`` to the metrics port, send half a request header on each, and wait
+    (until a connection cannot be made within a second: the dealer's port stopped accepting and
+    the kernel's backlog is full)."""
     held = []
     for _ in range(connections):
         try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s = socket.create_connection(("127.0.0.1", port), timeout=1)
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             held.append(s)
         except OSError:
@@ -165,6 +170,17 @@ def metrics_idle(port: int, connections: int) -> int:
     print(f"held {len(held)}", flush=True)
     time.sleep(3600)
     return 0
+
+
+def metrics_churn(port: int) -> int:
+    """Connect to the metrics port, send half a request header and hang up, in a loop until killed."""
+    print("churning", flush=True)
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        except OSError:
+            continue  # the port is paused and its backlog full: try again
 
 
 # -- one run of a case ---------------------------------------------------------------------------
@@ -203,6 +219,7 @@ CASES = {
     "output_flood": Case("output_flood"),
     "slow_query": Case("slow_query", ("--t_query", "1000", "--t_query_match", "5000")),
     "metrics_idle": Case("metrics_idle", ("--metrics-port", "0", "--metrics-grace", "0"), nofile=1024),
+    "metrics_churn": Case("metrics_churn", ("--metrics-port", "0", "--metrics-grace", "0")),
 }
 
 
@@ -237,9 +254,10 @@ def descendants(root: int) -> list[tuple[int, str]]:
 
 
 def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
-             timeout: float = CASE_TIMEOUT_S) -> Run:
+             timeout: float = CASE_TIMEOUT_S, sample: Path | None = None) -> Run:
     """Play the honest match in a fresh folder: ``alone``, beside the attacker's ``twin`` (the
-    same bot playing politely), or beside the ``attack``."""
+    same bot playing politely), or beside the ``attack``; ``sample``: where py-spy writes the
+    dealer's stacks (raw, one line a stack with its count)."""
     for stale in folder.glob("*"):
         stale.unlink()
     # Processes this one had before the run (a test runner's multiprocessing resource tracker,
@@ -248,7 +266,8 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     beside = mode != "alone"
     attacker = case.kind if mode == "attack" else "polite"
     matches = [f"honest {GAME} {hands} 1 h1 h2"]
-    if beside and case.kind != "metrics_idle":
+    scraper = case.kind.startswith("metrics_")
+    if beside and not scraper:
         matches.append(f"hostile {GAME} 1000000 2 x1 x2")
     argv = [PYTHON, "-m", "acpc_lbr.cli", "dealer", "-q", "--console",
             *[w for m in matches for w in ("--match", m)], *case.dealer_options]
@@ -263,13 +282,17 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     assert dealer.stdout is not None
     ports = [dealer.stdout.readline().decode().split() for _ in matches]
     others: list[subprocess.Popen[bytes]] = []
-    if mode == "attack" and case.kind == "metrics_idle":
+    spy = None
+    if sample is not None:  # non-blocking: the dealer runs at full speed while sampled
+        spy = subprocess.Popen([str(Path(PYTHON).parent / "py-spy"), "record", "--pid", str(dealer.pid), "-o", str(sample), "-f", "raw",
+                                "-r", "250", "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if mode == "attack" and scraper:
         port = _metrics_port(folder / "dealer.err")
-        others.append(subprocess.Popen([PYTHON, __file__, "--metrics-idle", str(port), "1100"],
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        how = ["--metrics-idle", str(port), "1100"] if case.kind == "metrics_idle" else ["--metrics-churn", str(port)]
+        others.append(subprocess.Popen([PYTHON, __file__, *how], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
         assert others[0].stdout is not None
-        others[0].stdout.readline()  # "held N": the connections are open
-    elif beside and case.kind != "metrics_idle":
+        others[0].stdout.readline()  # "held N": the connections are open ("churning": it began)
+    elif beside and not scraper:
         others.append(subprocess.Popen([str(plain_bot), "threshold", "127.0.0.1", ports[1][0]],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         others.append(subprocess.Popen([PYTHON, __file__, "--bot", attacker, "127.0.0.1", ports[1][1]],
@@ -293,7 +316,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     run.exit_code, run.peak_rss_mb, run.dealer_cpu = _reap(dealer, 60.0)
     dealer.stdout.close()
     err.close()
-    for process in [*others, *honest]:
+    for process in [*others, *honest, *([spy] if spy is not None else [])]:
         process.wait()
     left = [(pid, command) for pid, command in descendants(os.getpid()) if pid not in before]
     run.leftovers = [f"{pid} {command}" for pid, command in left]
@@ -349,14 +372,18 @@ def _read_files(folder: Path, run: Run, hands: int) -> None:
 # -- the table -----------------------------------------------------------------------------------
 
 
-def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int) -> dict[str, object]:
+def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int,
+            sample: Path | None = None) -> dict[str, object]:
     case = CASES[name]
     ratios: dict[str, list[float]] = {"twin": [], "alone": [], "cpu": []}
     beside_runs = []
     for _ in range(runs):
         alone = run_once(folder, plain_bot, case, hands, "alone")
-        twin = run_once(folder, plain_bot, case, hands, "twin")
-        beside = run_once(folder, plain_bot, case, hands, "attack")
+        run = len(beside_runs)
+        twin = run_once(folder, plain_bot, case, hands, "twin",
+                        sample=sample / f"{name}-twin-{run}.txt" if sample is not None else None)
+        beside = run_once(folder, plain_bot, case, hands, "attack",
+                          sample=sample / f"{name}-{run}.txt" if sample is not None else None)
         beside_runs.append(beside)
         if not (alone.timed_out or twin.timed_out or beside.timed_out):
             # Time ratios: hands/s without the attack over hands/s with it.
@@ -364,7 +391,8 @@ def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int) -> 
             ratios["alone"].append(beside.seconds / alone.seconds)
             ratios["cpu"].append(beside.dealer_cpu / twin.dealer_cpu)
         print(f"  {name}: alone {hands / alone.seconds:6.0f} hands/s, beside the twin {hands / twin.seconds:6.0f}, "
-              f"beside the attack {hands / beside.seconds:6.0f}", flush=True)
+              f"beside the attack {hands / beside.seconds:6.0f}; dealer CPU alone {alone.dealer_cpu:.2f} s, "
+              f"beside the twin {twin.dealer_cpu:.2f}, beside the attack {beside.dealer_cpu:.2f}", flush=True)
     worst = max(beside_runs, key=lambda r: (r.timed_out, hands - r.honest_hands, r.stderr_bytes))
     return {
         "case": name,
@@ -388,14 +416,20 @@ def main() -> int:
     parser.add_argument("--hands", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--sample", type=Path, metavar="DIR",
+                        help="sample the dealer of each run beside the twin and the attack with py-spy (the "
+                             "dev extra) into DIR/CASE-twin-RUN.txt and DIR/CASE-RUN.txt (raw stacks); the figures of a sampled run are not comparable")
     parser.add_argument("--bot", nargs=3, metavar=("KIND", "HOST", "PORT"), help=argparse.SUPPRESS)
     parser.add_argument("--metrics-idle", nargs=2, type=int, metavar=("PORT", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--metrics-churn", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bot:
         sys.path.insert(0, str(REPO))
         return bot(args.bot[0], args.bot[1], int(args.bot[2]))
     if args.metrics_idle:
         return metrics_idle(*args.metrics_idle)
+    if args.metrics_churn:
+        return metrics_churn(args.metrics_churn)
     names = [n for n in args.cases.split(",") if n]
     unknown = [n for n in names if n not in CASES]
     if unknown:
@@ -406,7 +440,7 @@ def main() -> int:
         folder = Path(tmp) / "run"
         folder.mkdir()
         for name in names:
-            rows.append(measure(folder, plain_bot, name, args.hands, args.runs))
+            rows.append(measure(folder, plain_bot, name, args.hands, args.runs, args.sample))
     print(f"\nhonest match: {args.hands} hands of two C plain bots; median of {args.runs} alternating runs; "
           f"command: python bench/bench_hostile.py --hands {args.hands} --runs {args.runs}")
     print(f"{'case':<14} {'slower':>6} {'/alone':>6} {'cpu':>5} {'lost':>4} {'SCORE':>5} {'lines':>5} {'events':>8} {'stderr':>8} "

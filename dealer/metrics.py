@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
@@ -284,7 +284,9 @@ class MetricsLimits:
     """What the metrics port may take of the process (docs/metrics.md, "Limits").
 
     Attributes:
-        max_connections: connections open at once; more are closed on accept.
+        max_connections: connections open at once; at the cap the port stops accepting
+            (more connections wait in the kernel's backlog, at no cost to the dealer) until
+            one closes.
         idle_timeout: seconds a connection may stay open with no request (Twisted's
             default is 12 hours).
         header_timeout: seconds from a connection, or from the first byte of a
@@ -292,11 +294,18 @@ class MetricsLimits:
             partial header, or sends it a byte at a time, is cut off then.
         fd_reserve: a connection is refused if it would leave fewer file
             descriptors free than this (:data:`dealer.fds.SEAT_FD_RESERVE`): those
-            are the seats'.
+            are the seats'; the port then stops accepting, and looks again every
+            ``fd_recheck_s`` seconds.
         max_requests_per_second: requests served per second, over all
             connections; a request past it waits, unread, for the next second
             (its connection is not read meanwhile). So scrapers, however many
             and however fast, cost the dealer a bounded share of its CPU.
+        max_connections_per_second: connections accepted per second; at the rate the
+            port stops accepting until the second is over. Each connection costs the
+            dealer an accept, a protocol and a close whether or not it sends a request:
+            a scraper that connects and hangs up in a loop is bounded by this, not by
+            the request rate.
+        fd_recheck_s: short of the reserve, how often the port looks again.
     """
 
     max_connections: int = 16
@@ -304,6 +313,19 @@ class MetricsLimits:
     header_timeout: float = 10.0
     fd_reserve: int = SEAT_FD_RESERVE
     max_requests_per_second: int = 10
+    max_connections_per_second: int = 20
+    fd_recheck_s: float = 1.0
+
+
+class Pausable(Protocol):
+    """What :class:`BoundedSite` uses of its listening port (a Twisted ``tcp.Port``, an
+    ``IPushProducer``): ``pauseProducing`` stops accepting, ``resumeProducing`` accepts again."""
+
+    disconnecting: bool
+
+    def pauseProducing(self) -> None: ...
+
+    def resumeProducing(self) -> None: ...
 
 
 class _BoundedConnection(ProtocolWrapper):
@@ -379,6 +401,15 @@ class _BoundedConnection(ProtocolWrapper):
 class BoundedSite(WrappingFactory[_BoundedConnection]):
     """The metrics site behind a cap on connections, a header timeout and the seats' descriptor reserve.
 
+    At the cap, at the connection rate, or with no more than the reserve of descriptors
+    free, the port stops accepting (:attr:`port`, once :func:`serve_metrics` has set it): a
+    listening socket with connections waiting is always readable, so accepting a connection
+    only to close it would run once per connection the peer opens -- a loop, at the
+    dealer's cost, for a scraper that reconnects at once. Paused, the connections wait in
+    the kernel's backlog (then the kernel turns them away), and the dealer does nothing for
+    them. It accepts again when a connection closes, when the second is over (the rate),
+    or ``fd_recheck_s`` later (the reserve).
+
     Args:
         site: the ``twisted.web`` site (its ``timeout`` is the idle timeout).
         clock: the reactor (tests: a ``task.Clock``).
@@ -394,7 +425,8 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         self.clock = clock
         self.limits = limits
         self._free_fds = free_fds
-        #: Connections closed on accept (cap reached, or the seats' reserve), and cut off at the header timeout.
+        #: Connections closed on accept (accepted in the read of the port that reached a limit, before
+        #: the pause), and cut off at the header timeout.
         self.refused = 0
         self.timed_out = 0
         #: Says, once, that the limits began to turn connections away (one line; None: silent).
@@ -404,6 +436,16 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         self.delayed = 0
         self._second = float("-inf")
         self._served = 0
+        #: The listening port, paused at the limits (None: not listening yet, or a test's site).
+        self.port: Pausable | None = None
+        #: Times the port stopped accepting; whether it is stopped now; the pending look at the
+        #: limits again (the connection rate's second, the descriptors' reserve).
+        self.pauses = 0
+        self.accepting = True
+        self._recheck: DelayedCall | None = None
+        #: The connection rate: when this second began, and the connections accepted in it.
+        self._accept_second = float("-inf")
+        self._accepted = 0
 
     def admit(self) -> float:
         """0 if a request may be served now, else the seconds until it may (the request rate)."""
@@ -417,15 +459,93 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
         return self._second + 1.0 - now
 
     def buildProtocol(self, addr: IAddress | None) -> ProtocolWrapper | None:  # type: ignore[override]
-        """The connection's protocol, or None (closed at once) past a limit."""
+        """The connection's protocol, or None (closed at once) past a limit (those accepted in
+        the same read of the port as the one that reached it; then the port is paused)."""
         if len(self.protocols) >= self.limits.max_connections:
-            self.turned_away(f"{self.limits.max_connections} connections are open (the cap)")
+            self.turned_away(self._at_cap())
+            self._stop_accepting()
             return None
+        short = self._short_of_fds() or self._over_rate()
+        if short is not None:
+            self.turned_away(short)
+            self._stop_accepting()
+            return None
+        self._accepted += 1
+        return super().buildProtocol(addr)
+
+    def registerProtocol(self, protocol: _BoundedConnection) -> None:
+        super().registerProtocol(protocol)  # type: ignore[no-untyped-call]
+        if len(self.protocols) >= self.limits.max_connections:  # the next one would be closed
+            self.said(self._at_cap())
+            self._stop_accepting()
+        else:
+            over = self._over_rate()
+            if over is not None:  # the next one this second would be closed
+                self.said(over)
+                self._stop_accepting()
+
+    def unregisterProtocol(self, protocol: _BoundedConnection) -> None:
+        super().unregisterProtocol(protocol)  # type: ignore[no-untyped-call]
+        self._accept_again()
+
+    def _at_cap(self) -> str:
+        return f"{self.limits.max_connections} connections are open (the cap)"
+
+    def _short_of_fds(self) -> str | None:
+        """Why no descriptor may go to a scraper now (None: one may); when not, the port looks
+        again ``fd_recheck_s`` later."""
         free = self._free_fds()
         if free is not None and free <= self.limits.fd_reserve:
-            self.turned_away(f"{free} file descriptors are free, and {self.limits.fd_reserve} are kept for seats")
+            self._look_again(self.limits.fd_recheck_s)
+            return f"{free} file descriptors are free, and {self.limits.fd_reserve} are kept for seats"
+        return None
+
+    def _over_rate(self) -> str | None:
+        """Why no more connections may be accepted this second (None: one may); when not, the
+        port looks again once the second is over."""
+        now = self.clock.seconds()
+        if now - self._accept_second >= 1.0:
+            self._accept_second, self._accepted = now, 0
+        limit = self.limits.max_connections_per_second
+        if self._accepted < limit:
             return None
-        return super().buildProtocol(addr)
+        self._look_again(self._accept_second + 1.0 - now)
+        return f"{limit} connections were accepted this second (the connection rate)"
+
+    def _look_again(self, delay: float) -> None:
+        if self._recheck is None:
+            self._recheck = self.clock.callLater(delay, self._rechecked)
+
+    def _stop_accepting(self) -> None:
+        port = self.port
+        if self.accepting and port is not None:
+            self.accepting = False
+            self.pauses += 1
+            port.pauseProducing()
+
+    def _rechecked(self) -> None:
+        self._recheck = None
+        self._accept_again()
+
+    def _accept_again(self) -> None:
+        """Accept again if under the cap and the rate, and the reserve is free (else look again later)."""
+        port = self.port
+        if self.accepting or port is None or port.disconnecting:
+            return
+        if len(self.protocols) >= self.limits.max_connections:
+            return  # a connection's close brings it here again
+        if self._short_of_fds() is not None or self._over_rate() is not None:
+            return  # looked at again later (_over_rate and _short_of_fds say when)
+        self.accepting = True
+        port.resumeProducing()
+
+    def stopFactory(self) -> None:
+        """The port stopped listening: it is never resumed, and no recheck of the reserve is left behind."""
+        self.port = None
+        if self._recheck is not None and self._recheck.active():
+            self._recheck.cancel()
+        self._recheck = None
+        super().stopFactory()  # type: ignore[no-untyped-call]
 
     def turned_away(self, why: str, refused: bool = True) -> None:
         """Count a connection refused on accept (or cut off at the header timeout: ``refused``
@@ -434,6 +554,10 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
             self.refused += 1
         else:
             self.timed_out += 1
+        self.said(why)
+
+    def said(self, why: str) -> None:
+        """The first time the limits turn connections away (or make them wait: at the cap), one line."""
         if self.report is not None and not self._reported:
             self._reported = True
             self.report(f"METRICS the metrics port turns connections away: {why}; the seats are not "
@@ -462,5 +586,7 @@ def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1
     tcp: Any = installed_reactor  # zope interfaces confuse mypy
     site = metrics_site(metrics, tcp, limits)
     site.report = report
-    listening: ListeningPort = tcp.listenTCP(port, site, interface=interface)
-    return listening
+    listening: Any = tcp.listenTCP(port, site, interface=interface)
+    site.port = listening  # a tcp.Port: paused at the limits
+    opened: ListeningPort = listening
+    return opened

@@ -303,7 +303,11 @@ class HandAccountant:
         """
         io, aivat = self.io and asked, self.aivat and asked
         position = self.position(hand)
-        result = hand_io(self.game, hand, position, rows, state, self._io_equity())
+        # Only a hand with rows can read the equity: one without (a fold, a failed or late query)
+        # must not load the compute core (numba, about half a second of the dealer's one thread,
+        # once): a bot whose every query fails would make the process pay it for nothing.
+        equity = self._io_equity() if rows is not None else None
+        result = hand_io(self.game, hand, position, rows, state, equity)
         tally = self.tally
         tally.showdowns += result.showdown
         tally.io_fallbacks += result.fallback and io

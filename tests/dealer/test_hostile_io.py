@@ -396,3 +396,23 @@ def test_a_signal_mid_match_on_uvloop_ends_cleanly_with_the_logs_flushed(tmp_pat
     assert queries.endswith("\n")
     logged = sorted(read_query_log(tmp_path / "m.queries").rows)
     assert logged == list(range(len(logged))) and len(logged) <= len(hands)
+
+
+def test_hands_without_rows_do_not_load_the_compute_core(in_tmp: Path) -> None:
+    """Only a showdown with the opponent's rows reads the equity function (numba: about half a
+    second of the dealer's one thread to load, once). Before, every hand the dealer could ask made
+    it: a bot slow on every query (issue 33's slow_query, beside an honest match) had the process
+    load the compute core for hands whose queries had all timed out."""
+    table = IoTable(hands=3)
+    accountant = table.group.results[0].accountant
+    for _ in range(2):  # two hands, every query left to time out
+        assert table.play_until_queried()
+    assert table.t.match.relay.counts[1].failed.get("timeout", 0) >= 1
+    assert accountant.equity is None
+    queries = table.play_until_queried()
+    rows = [row(k) for k in range(len(queries))]
+    table.t.feed(1, "".join(answer(q, r) for q, r in zip(queries, rows)))
+    assert table.play_until_queried() == []
+    assert table.result().exit_code == EXIT_OK
+    assert accountant.equity is not None  # the answered hand read it
+    assert table.group.results[0].outcomes[-1].io_chips == expected_io(table, 2, rows)

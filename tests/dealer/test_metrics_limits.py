@@ -21,7 +21,12 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.address import IPv4Address
+from twisted.internet.error import ConnectionDone
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
 from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
 
 from dealer import fds
 from dealer.match import MatchResult
@@ -54,17 +59,25 @@ def _scrape(port: int) -> int:
 
 
 @pytest_twisted.ensureDeferred
-async def test_connections_past_the_cap_are_closed_and_partial_headers_time_out() -> None:
-    """Three held connections fill the cap: a fourth is closed on accept. Partial headers, sent at
-    once or a byte at a time, are cut off at the header timeout, and the port serves again."""
+async def test_connections_past_the_cap_wait_and_partial_headers_time_out() -> None:
+    """Three held connections fill the cap: a fourth waits, unaccepted (the port is paused), and
+    is served once the header timeout has cut the others off. Partial headers, sent at once or a
+    byte at a time, are cut off at the header timeout, and the port serves again."""
     site = metrics_site(DealerMetrics(), reactor, SMALL)  # type: ignore[arg-type]
     port, number = _serve(site)
+    site.port = port  # type: ignore[assignment]  # a tcp.Port (serve_metrics sets it so)
 
     def attack() -> tuple[bool, bool, list[bool], float, int]:
         held = [socket.create_connection(("127.0.0.1", number)) for _ in range(3)]
         time.sleep(0.1)
         extra = socket.create_connection(("127.0.0.1", number))
-        extra_closed = _closed_within(extra, 0.3)
+        extra.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        extra.settimeout(0.2)
+        try:
+            extra.recv(1024)
+            extra_waits = False  # answered or closed: it was accepted past the cap
+        except TimeoutError:
+            extra_waits = True
         held[0].sendall(b"GET /metr")  # a partial header
         start = time.monotonic()
         dripped_alive = True
@@ -77,20 +90,109 @@ async def test_connections_past_the_cap_are_closed_and_partial_headers_time_out(
             time.sleep(0.05)
         closed = [_closed_within(s, 1.0) for s in held]
         elapsed = time.monotonic() - start
+        extra.settimeout(2.0)
+        served = extra.recv(1024).startswith(b"HTTP/1.1 200")  # accepted once the others were cut off
         status = _scrape(number)
         for s in [*held, extra]:
             s.close()
-        return extra_closed, dripped_alive, closed, elapsed, status
+        return extra_waits and served, dripped_alive, closed, elapsed, status
 
     try:
-        extra_closed, dripped_alive, closed, elapsed, status = await deferToThread(attack)
+        extra_waited, dripped_alive, closed, elapsed, status = await deferToThread(attack)
     finally:
         await port.stopListening()  # type: ignore[attr-defined]
-    assert extra_closed, "a connection past the cap was kept open"
+    assert extra_waited, "a connection past the cap was not kept waiting, then served"
     assert not dripped_alive or closed[1], "a header sent a byte at a time outlived the header timeout"
     assert closed == [True, True, True] and elapsed < 2.0
     assert status == 200
-    assert site.refused >= 1 and site.timed_out == 3
+    assert site.pauses >= 1 and site.timed_out == 3 and site.accepting
+
+
+class _Port:
+    """A listening port's pause and resume (tcp.Port, an IPushProducer), recorded."""
+
+    disconnecting = False
+
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+
+    def pauseProducing(self) -> None:
+        self.steps.append("pause")
+
+    def resumeProducing(self) -> None:
+        self.steps.append("resume")
+
+
+def _connect(site: BoundedSite) -> object:
+    protocol = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+    if protocol is not None:
+        protocol.makeConnection(StringTransport())
+    return protocol
+
+
+def test_at_the_cap_the_port_stops_accepting_until_a_connection_closes() -> None:
+    """Accepting a connection only to close it would loop at the dealer's cost against a scraper
+    that reconnects at once (a listening socket with connections waiting is always readable): at
+    the cap the port is paused, and it accepts again when a connection closes."""
+    clock = Clock()
+    site = metrics_site(DealerMetrics(), clock, SMALL)  # type: ignore[arg-type]
+    site.port = port = _Port()
+    site.doStart()  # as the port does when it listens
+    lines: list[str] = []
+    site.report = lines.append
+    held = [_connect(site) for _ in range(3)]
+    assert port.steps == ["pause"] and not site.accepting
+    assert len(lines) == 1 and "16" not in lines[0] and "3 connections are open (the cap)" in lines[0]
+    # One more accepted in the same read of the port is closed, without a second pause.
+    assert _connect(site) is None and site.refused == 1 and port.steps == ["pause"]
+    held[0].connectionLost(Failure(ConnectionDone()))  # type: ignore[attr-defined]
+    assert port.steps == ["pause", "resume"] and site.accepting
+    clock.advance(SMALL.header_timeout)  # the other two are cut off: nothing more to resume
+    assert port.steps == ["pause", "resume"] and len(lines) == 1
+    held = [_connect(site) for _ in range(3)]
+    site.doStop()  # the port stopped listening (while paused): a close later does not resume it
+    held[0].connectionLost(Failure(ConnectionDone()))  # type: ignore[attr-defined]
+    assert port.steps == ["pause", "resume", "pause"]
+
+
+def test_at_the_connection_rate_the_port_stops_accepting_until_the_second_is_over() -> None:
+    """A scraper that connects and hangs up in a loop never reaches the cap, and sends no request
+    for the request rate to count; each connection costs an accept, a protocol and a close. At
+    ``max_connections_per_second`` the port is paused until the second is over."""
+    clock = Clock()
+    limits = MetricsLimits(max_connections=16, max_connections_per_second=4, fd_reserve=0)
+    site = metrics_site(DealerMetrics(), clock, limits)  # type: ignore[arg-type]
+    site.port = port = _Port()
+    lines: list[str] = []
+    site.report = lines.append
+    for _ in range(4):
+        connection = _connect(site)
+        assert connection is not None
+        connection.connectionLost(Failure(ConnectionDone()))  # type: ignore[attr-defined]
+    assert port.steps == ["pause"] and not site.accepting
+    assert len(lines) == 1 and "4 connections were accepted this second" in lines[0]
+    clock.advance(0.5)
+    assert port.steps == ["pause"]
+    clock.advance(0.5)  # the second is over
+    assert port.steps == ["pause", "resume"] and site.accepting
+    assert _connect(site) is not None and port.steps == ["pause", "resume"]
+
+
+def test_short_of_the_seats_reserve_the_port_stops_accepting_and_looks_again_later() -> None:
+    """With no more than the reserve free, the connection is closed and the port paused; it is
+    looked at again every ``fd_recheck_s`` until descriptors are free."""
+    clock = Clock()
+    free = [100]
+    site = BoundedSite(metrics_site(DealerMetrics(), clock).wrappedFactory, clock,  # type: ignore[arg-type]
+                       MetricsLimits(fd_reserve=100, fd_recheck_s=1.0), free_fds=lambda: free[0])
+    site.port = port = _Port()
+    assert _connect(site) is None and port.steps == ["pause"] and site.refused == 1
+    clock.advance(1.0)
+    assert port.steps == ["pause"]  # still short: looked at again later
+    free[0] = 101
+    clock.advance(1.0)
+    assert port.steps == ["pause", "resume"] and site.accepting
+    assert _connect(site) is not None and clock.getDelayedCalls() != []  # its header timeout
 
 
 @pytest_twisted.ensureDeferred
@@ -163,12 +265,18 @@ def test_300_idle_scrapers_do_not_keep_the_bots_from_their_seats(
     scrapers = []
     try:
         for _ in range(300):
-            sock = socket.create_connection(("127.0.0.1", metrics_port), timeout=5)
+            try:
+                # Past the cap the port accepts nothing: once the kernel's backlog is full too,
+                # a connection is not even set up (it would time out): the attack has all it can get.
+                sock = socket.create_connection(("127.0.0.1", metrics_port), timeout=0.5)
+            except OSError:
+                break
+            scrapers.append(sock)
             try:
                 sock.sendall(b"GET /metrics HTTP/1.1\r\nHo")
             except OSError:
-                pass  # already closed by the cap
-            scrapers.append(sock)
+                pass  # closed by a limit
+        assert len(scrapers) >= 16  # the cap, at least: the rest wait in the backlog
         bots = [start_bot(port, "holdem.nolimit.2p.reverse_blinds.game") for port in seats]
         out, _ = proc.communicate(timeout=60)
         for bot in bots:
