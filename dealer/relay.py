@@ -52,10 +52,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
 from twisted.internet import defer
 
 from dealer import events as ev
@@ -63,21 +61,9 @@ from dealer.budget import BotBudget, Charge, LineKind, LineCosts
 from dealer.events import EventLog, QueryCause
 from dealer.interfaces import Clock
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
-from protocol.arrays import FloatArray
 from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
-from protocol.rangecodec import (
-    SUPPORTED_VERSIONS,
-    answer_fields,
-    body_version,
-    check_rows,
-    decode_body,
-    encode_answer,
-    negotiate,
-    parse_versions,
-    sampling_error,
-)
 from protocol.rangequery import (
     Query,
     QueryErrorReply,
@@ -89,8 +75,14 @@ from protocol.rangequery import (
 from protocol.rules import Action, ActionType, State
 from protocol.wire import MatchState
 
+if TYPE_CHECKING:
+    from protocol.arrays import BoolArray, FloatArray
+# protocol.rangecodec (and numpy, which it reads answers with) is imported by the methods
+# that meet a range query: a match whose bots answer none, a plain dealer's, never loads
+# numpy (its start-up; docs/dealer.md, "Start-up").
+
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
-AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
+AnswerHook: TypeAlias = "Callable[[MatchState, tuple[Action, ...], FloatArray], None]"
 #: One query: the decision point (as the asked seat would see it) and the actions asked about.
 Question = tuple[MatchState, Sequence[Action]]
 #: The hand being played: (live state, deal, seat of each position), or None between hands.
@@ -224,7 +216,7 @@ def _values_or_errors(results: list[tuple[bool, Any]]) -> list[FloatArray | Exce
     return [value[0] if ok else value.value for ok, value in results]
 
 
-def blocked_mask(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
+def blocked_mask(game: GameDef, board: Sequence[int]) -> BoolArray:
     """Hands sharing a card with ``board`` (their answers are ignored); read-only, cached."""
     return game.hands_sharing(board)
 
@@ -320,6 +312,8 @@ class QueryRelay:
         A version above 1 is confirmed to the bot with ``# range-query-version V``;
         a bot that announced version 1 only is sent nothing new.
         """
+        from protocol.rangecodec import SUPPORTED_VERSIONS, negotiate, parse_versions  # lazy: only a range query needs it (numpy; module comment)
+
         protocol = self._protocols[seat]
         try:
             version = negotiate(parse_versions(line[len(ANNOUNCE_PREFIX):]))
@@ -344,6 +338,8 @@ class QueryRelay:
 
     def reads_received(self, seat: int, line: str) -> None:
         """``# range-answers 1 2``: the answer versions this agent reads."""
+        from protocol.rangecodec import parse_versions  # lazy: only a range query needs it (numpy; module comment)
+
         try:
             self.reads[seat] = parse_versions(line[len(READS_PREFIX):])
         except ProtocolError:
@@ -508,6 +504,8 @@ class QueryRelay:
         if not line.startswith("RANGE:"):
             self._fail(pending, QueryCause.MALFORMED, "malformed answer")
             return
+        from protocol.rangecodec import answer_fields, check_rows, decode_body, sampling_error  # lazy: only a range query needs it (numpy; module comment)
+
         started = time.perf_counter()
         try:
             # Decoded and checked once, here; the agent gets the bot's bytes.
@@ -644,6 +642,8 @@ class QueryRelay:
 
     def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
                       query: Query) -> None:
+        from protocol.rangecodec import body_version, encode_answer, sampling_error  # lazy: only a range query needs it (numpy; module comment)
+
         self._resume(seat)
         self.counts[seat].relayed += 1
         values, body = result

@@ -24,13 +24,14 @@ from functools import cached_property
 from importlib import resources
 from math import comb
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from protocol.cards import deck_for
 from protocol.errors import GameDefError
-from protocol.hands import HandNumbering, numbering
+
+if TYPE_CHECKING:
+    from protocol.arrays import BoolArray, IntArray
+    from protocol.hands import HandNumbering
 
 MAX_PLAYERS = 10
 MAX_ROUNDS = 4
@@ -102,10 +103,14 @@ class GameDef:
     @cached_property
     def hands(self) -> HandNumbering:
         """The game's private hands, numbered in the range-query hand order (:mod:`protocol.hands`)."""
+        # The hand numbering is numpy's tables; a dealer without range queries needs none,
+        # and its start-up does not load numpy (docs/dealer.md, "Start-up").
+        from protocol.hands import numbering  # lazy: numpy, only with range queries (above)
+
         return numbering(self.cards, self.num_hole_cards)
 
     @cached_property
-    def hand_cards(self) -> npt.NDArray[np.int64]:
+    def hand_cards(self) -> IntArray:
         """Card indices of every private hand, shape (num_hands, num_hole_cards), hand order.
 
         Rows follow the range-query hand order (colex over card numbers) and each
@@ -113,7 +118,7 @@ class GameDef:
         """
         return self.hands.cards
 
-    def hands_sharing(self, cards: Iterable[int]) -> npt.NDArray[np.bool_]:
+    def hands_sharing(self, cards: Iterable[int]) -> BoolArray:
         """Which private hands hold one of ``cards`` (card indices): shape (num_hands,).
 
         "Hands blocked by these cards" (board cards, a player's own hole cards):
