@@ -56,7 +56,9 @@ flat in hands played: at most 1.2; ``--rss-hands 1000000`` takes minutes).
 With ``--reference`` the summary also gives the median start-up to the port
 line of ours and of the reference over the runs; ``--starts N`` also starts
 each dealer N more times, alternating, each stopped at its port line, and
-prints the median wall and CPU time to that line (cheap: no hands are played).
+prints the median wall and CPU time to that line, with the floor under ours
+(this Python importing Twisted's asyncio reactor and printing a line) (cheap: no hands are played;
+``--runs 0 --starts 15`` measures only that).
 
 ``--costs`` also plays ours with the per-hand extras all off (``-q -l
 --no_events``) and then with one of them on at a time (the ``.log``, the events
@@ -293,6 +295,11 @@ def dealer_args(dealer: str, options: argparse.Namespace, seed: int, names: list
     return args
 
 
+#: The floor under our start-up: this Python with Twisted's asyncio reactor imported (no
+#: reactor installed, no uvloop, nothing of ours), then a line as a port line.
+FLOOR = [sys.executable, "-c", "import twisted.internet.asyncioreactor; print('0 0', flush=True)"]
+
+
 def start_once(dealer: str, options: argparse.Namespace, workdir: Path,
                flags: list[str] | None = None) -> tuple[float, float]:
     """Start one dealer and stop it at its port line; returns (wall s, CPU s) to that line.
@@ -301,7 +308,8 @@ def start_once(dealer: str, options: argparse.Namespace, workdir: Path,
     ``/proc/PID/stat`` when the line arrives, in the kernel's clock ticks (10 ms
     on most hosts): a median over many starts reads finer than one start.
     """
-    args = dealer_args(dealer, options, options.seed, ["bench"], flags)
+    args = (FLOOR if dealer == "floor" else
+            dealer_args(dealer, options, options.seed, ["bench"], flags))
     with open(workdir / "dealer.err", "w") as err:
         env = {**os.environ, PURE_ENV: "1"} if dealer == "ours-pure" else None
         start = time.perf_counter()
@@ -383,9 +391,12 @@ def measure_memory(options: argparse.Namespace, workdir: Path) -> list[tuple[int
 
 
 def measure_starts(options: argparse.Namespace, workdir: Path) -> dict[str, list[tuple[float, float]]]:
-    """``options.starts`` starts of ours (and of the reference, when given), alternating, each
+    """``options.starts`` starts of ours (and of the reference and the baseline, when given),
+    and of :data:`FLOOR`, alternating, each
     stopped at its port line: (wall s, CPU s) of each (:func:`start_once`)."""
     dealers = (["reference"] if options.reference is not None else []) + ["ours"]
+    dealers += ["baseline"] if options.baseline is not None else []
+    dealers.append("floor")
     starts: dict[str, list[tuple[float, float]]] = {dealer: [] for dealer in dealers}
     for _ in range(options.starts):
         for dealer in dealers:
@@ -525,6 +536,10 @@ def main() -> int:
     mode += "" if options.no_events_only else " (events on)"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
           f"{options.runs} runs; ours on the {_variant.LABEL}: {protocol.variant()}")
+    if not options.runs:  # --runs 0 --starts N: the start-ups alone
+        if starts is not None:
+            print_starts(starts)
+        return 0
     for label, *_ in variants:
         rates = figures[label]["rate"]
         print(f"  {label:10}: hands/s min/median/max {min(rates):.0f} / "

@@ -30,6 +30,8 @@ from protocol.cards import deck_for
 from protocol.errors import GameDefError
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     from protocol.arrays import BoolArray, IntArray
     from protocol.hands import HandNumbering
 
@@ -387,12 +389,23 @@ def known_games() -> str:
     return f"bundled: {', '.join(bundled_games())}; aliases: {aliases}"
 
 
+def _bundled_file(name: str) -> Traversable | None:
+    """The bundled game file of a name or alias, or None. One look-up, not a listing of the
+    folder: every dealer's start-up loads its game through here."""
+    name = ALIASES.get(name, name).removesuffix(".game")
+    if not name or "/" in name or name.startswith("."):
+        return None
+    file = resources.files("protocol") / "games" / f"{name}.game"
+    return file if file.is_file() else None
+
+
 def bundled_game_text(name: str) -> str:
     """Return the text of a bundled game file given its name or alias."""
-    name = ALIASES.get(name, name).removesuffix(".game")
-    if name not in bundled_games():
-        raise GameDefError(f"no bundled game named {name!r}; {known_games()}")
-    return (resources.files("protocol") / "games" / f"{name}.game").read_text()
+    file = _bundled_file(name)
+    if file is None:
+        raise GameDefError(f"no bundled game named {ALIASES.get(name, name).removesuffix('.game')!r}; "
+                           f"{known_games()}")
+    return file.read_text()
 
 
 def load_game(name_or_path: str | Path) -> GameDef:
@@ -411,9 +424,9 @@ def load_game(name_or_path: str | Path) -> GameDef:
             located = GameDefError(f"{path}: {error.message}", error.text)
             located.line_number = error.line_number  # keep it for callers that point at the line
             raise located from None
-    key = str(name_or_path)
-    if ALIASES.get(key, key).removesuffix(".game") in bundled_games():
-        return parse_gamedef(bundled_game_text(key))
+    bundled = _bundled_file(str(name_or_path))
+    if bundled is not None:
+        return parse_gamedef(bundled.read_text())
     raise GameDefError(
         f"{name_or_path}: neither a game file nor a bundled game "
         f"({known_games()})"
