@@ -64,22 +64,15 @@ from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
 from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
-from protocol.rangequery import (
-    Query,
-    QueryErrorReply,
-    is_query_id,
-    parse_range_error,
-    public_state,
-    read_query,
-)
 from protocol.rules import Action, ActionType, State
 from protocol.wire import MatchState
 
 if TYPE_CHECKING:
     from protocol.arrays import BoolArray, FloatArray
-# protocol.rangecodec (and numpy, which it reads answers with) is imported by the methods
-# that meet a range query: a match whose bots answer none, a plain dealer's, never loads
-# numpy (its start-up; docs/dealer.md, "Start-up").
+    from protocol.rangequery import Query
+# protocol.rangecodec (and numpy, which it reads answers with) and protocol.rangequery are
+# imported by the methods that meet a range query: a match whose bots answer none, a plain
+# dealer's, loads neither (its start-up; docs/dealer.md, "Start-up, the events file and memory").
 
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
 AnswerHook: TypeAlias = "Callable[[MatchState, tuple[Action, ...], FloatArray], None]"
@@ -312,7 +305,8 @@ class QueryRelay:
         A version above 1 is confirmed to the bot with ``# range-query-version V``;
         a bot that announced version 1 only is sent nothing new.
         """
-        from protocol.rangecodec import SUPPORTED_VERSIONS, negotiate, parse_versions  # lazy: only a range query needs it (numpy; module comment)
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import SUPPORTED_VERSIONS, negotiate, parse_versions
 
         protocol = self._protocols[seat]
         try:
@@ -338,7 +332,8 @@ class QueryRelay:
 
     def reads_received(self, seat: int, line: str) -> None:
         """``# range-answers 1 2``: the answer versions this agent reads."""
-        from protocol.rangecodec import parse_versions  # lazy: only a range query needs it (numpy; module comment)
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import parse_versions
 
         try:
             self.reads[seat] = parse_versions(line[len(READS_PREFIX):])
@@ -376,6 +371,9 @@ class QueryRelay:
                 self._count_failure(seat, QueryCause.NOT_QUERYABLE, NOT_QUERYABLE, 0.0)
                 failed.append(defer.fail(QueryFailed(NOT_QUERYABLE, QueryCause.NOT_QUERYABLE)))
             return failed
+        # lazy: only range queries need it (see the module's imports)
+        from protocol.rangequery import Query, public_state
+
         clock = self.clock
         now = clock.seconds()
         lines: list[str] = []
@@ -494,6 +492,9 @@ class QueryRelay:
         if pending.timer.active():
             pending.timer.cancel()
         if line.startswith("RANGEERROR:"):
+            # lazy: only range queries need it (see the module's imports)
+            from protocol.rangequery import parse_range_error
+
             try:
                 message = parse_range_error(line).message
             except ParseError as error:
@@ -504,7 +505,8 @@ class QueryRelay:
         if not line.startswith("RANGE:"):
             self._fail(pending, QueryCause.MALFORMED, "malformed answer")
             return
-        from protocol.rangecodec import answer_fields, check_rows, decode_body, sampling_error  # lazy: only a range query needs it (numpy; module comment)
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import answer_fields, check_rows, decode_body, sampling_error
 
         started = time.perf_counter()
         try:
@@ -542,6 +544,9 @@ class QueryRelay:
 
     def agent_query_received(self, seat: int, line: str) -> None:
         """A ``QUERY:`` line from an agent: refuse it or relay it."""
+        # lazy: only range queries need it (see the module's imports)
+        from protocol.rangequery import is_query_id, read_query
+
         budget = self.budget
         if self._out_for[seat] >= budget.max_queries:
             self.over_budget(seat, f"sent a range query with {self._out_for[seat]} "
@@ -632,6 +637,8 @@ class QueryRelay:
         return target
 
     def _refuse(self, seat: int, qid: str, reason: str) -> None:
+        from protocol.rangequery import QueryErrorReply  # lazy: only range queries need it
+
         self.counts[seat].refused += 1
         charge = self.charge_line(seat, LineKind.QUERY_REFUSED)
         if charge == Charge.OVER:
@@ -642,7 +649,8 @@ class QueryRelay:
 
     def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
                       query: Query) -> None:
-        from protocol.rangecodec import body_version, encode_answer, sampling_error  # lazy: only a range query needs it (numpy; module comment)
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import body_version, encode_answer, sampling_error
 
         self._resume(seat)
         self.counts[seat].relayed += 1
@@ -654,6 +662,8 @@ class QueryRelay:
                                            sampling_error=sampling_error(body)))
 
     def _relay_failure(self, failure: Any, seat: int, qid: str) -> None:
+        from protocol.rangequery import QueryErrorReply  # lazy: only range queries need it
+
         self._resume(seat)
         self.counts[seat].relay_failed += 1
         error = failure.value
