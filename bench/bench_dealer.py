@@ -15,7 +15,7 @@ Usage::
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
         [--no-events] [--matches N] [--variants compiled,pure] [--baseline VENV] [--no-poll]
-        [--costs] [--memory HANDS] [--profile FILE] [--sample FILE]
+        [--costs] [--memory HANDS | --rss-hands HANDS] [--starts N] [--profile FILE] [--sample FILE]
 
 Bots (the same bots play against both dealers):
 
@@ -48,10 +48,17 @@ baseline of each run: a change's effect measured in one run.
 ``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
 docs/dealer.md) and prints the ratio on / off of each run; ``--no-events`` also
 plays ours without the events file (``--no_events``) and prints what the file
-costs: the dealer's CPU per hand with it over without it, per run.
-``--memory HANDS`` plays ours once with 10,000 hands and once with HANDS, and
-prints the peak RSS of each and their ratio (memory flat in hands played: at
-most 1.2).
+costs: the dealer's CPU per hand with it over without it, per run, and its share
+of the throughput (1 - hands/s with it / hands/s without it, per run).
+``--memory HANDS`` (or ``--rss-hands HANDS``) plays ours once with 10,000 hands
+and once with HANDS, and prints the peak RSS of each and their ratio (memory
+flat in hands played: at most 1.2; ``--rss-hands 1000000`` takes minutes).
+With ``--reference`` the summary also gives the median start-up to the port
+line of ours and of the reference over the runs; ``--starts N`` also starts
+each dealer N more times, alternating, each stopped at its port line, and
+prints the median wall and CPU time to that line, with the floor under ours
+(this Python importing Twisted's asyncio reactor and printing a line) (cheap: no hands are played;
+``--runs 0 --starts 15`` measures only that).
 
 ``--costs`` also plays ours with the per-hand extras all off (``-q -l
 --no_events``) and then with one of them on at a time (the ``.log``, the events
@@ -264,6 +271,63 @@ def dealer_flags(options: argparse.Namespace) -> list[str]:
     return flags
 
 
+def dealer_args(dealer: str, options: argparse.Namespace, seed: int, names: list[str],
+                flags: list[str] | None = None) -> list[str]:
+    """The command line of one dealer process (see :func:`run_once`)."""
+    hands = str(options.hands)
+    if dealer == "reference":
+        args = [str(options.reference / "dealer"), "bench",
+                str(options.reference / GAME_FILES[options.game]), hands, str(seed), "a", "b"]
+        args += [flag for flag in ("-q", "-l") if flag in dealer_flags(options)]
+    else:
+        program = options.baseline / "bin" / "acpc-lbr" if dealer == "baseline" else ACPC_LBR
+        args = [str(program), "dealer"]
+        if len(names) == 1:
+            args += ["bench", options.game, hands, str(seed), "a", "b"]
+        else:
+            for i, name in enumerate(names):
+                args += ["--match", f"{name} {options.game} {hands} {seed + 1000 * i} a b"]
+        if options.profile is not None:
+            args[:1] = [sys.executable, __file__, "--profile-dealer", str(options.profile.resolve())]
+        elif options.sample is not None:
+            args[:1] = [sys.executable, __file__, "--sample-dealer", str(options.sample.resolve())]
+        args += dealer_flags(options) if flags is None else flags
+    return args
+
+
+#: The floor under our start-up: this Python with Twisted's asyncio reactor imported (no
+#: reactor installed, no uvloop, nothing of ours), then a line as a port line.
+FLOOR = [sys.executable, "-c", "import twisted.internet.asyncioreactor; print('0 0', flush=True)"]
+
+
+def start_once(dealer: str, options: argparse.Namespace, workdir: Path,
+               flags: list[str] | None = None) -> tuple[float, float]:
+    """Start one dealer and stop it at its port line; returns (wall s, CPU s) to that line.
+
+    The CPU time (user + system, start-up and imports included) is read from
+    ``/proc/PID/stat`` when the line arrives, in the kernel's clock ticks (10 ms
+    on most hosts): a median over many starts reads finer than one start.
+    """
+    args = (FLOOR if dealer == "floor" else
+            dealer_args(dealer, options, options.seed, ["bench"], flags))
+    with open(workdir / "dealer.err", "w") as err:
+        env = {**os.environ, PURE_ENV: "1"} if dealer == "ours-pure" else None
+        start = time.perf_counter()
+        process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err,
+                                   text=True, env=env)
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        wall = time.perf_counter() - start
+        # The fields after the command's name: utime and stime are the 12th and 13th.
+        stat = Path(f"/proc/{process.pid}/stat").read_text().rpartition(")")[2].split()
+        cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+        process.kill()
+        process.wait()
+    if len(line.split()) != 2:
+        raise SystemExit(f"{dealer} dealer printed no port line; see {workdir / 'dealer.err'}")
+    return wall, cpu
+
+
 def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
              flags: list[str] | None = None,
              matches: int = 1) -> tuple[float, float, float, int | None, float, int]:
@@ -281,25 +345,8 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
         matches: matches played at once by our dealer (``--match``), each
             with its own bots and ``options.hands`` hands.
     """
-    hands = str(options.hands)
     names = [f"bench{i}" if matches > 1 else "bench" for i in range(matches)]
-    if dealer == "reference":
-        args = [str(options.reference / "dealer"), "bench",
-                str(options.reference / GAME_FILES[options.game]), hands, str(seed), "a", "b"]
-        args += [flag for flag in ("-q", "-l") if flag in dealer_flags(options)]
-    else:
-        program = options.baseline / "bin" / "acpc-lbr" if dealer == "baseline" else ACPC_LBR
-        args = [str(program), "dealer"]
-        if matches == 1:
-            args += ["bench", options.game, hands, str(seed), "a", "b"]
-        else:
-            for i, name in enumerate(names):
-                args += ["--match", f"{name} {options.game} {hands} {seed + 1000 * i} a b"]
-        if options.profile is not None:
-            args[:1] = [sys.executable, __file__, "--profile-dealer", str(options.profile.resolve())]
-        elif options.sample is not None:
-            args[:1] = [sys.executable, __file__, "--sample-dealer", str(options.sample.resolve())]
-        args += dealer_flags(options) if flags is None else flags
+    args = dealer_args(dealer, options, seed, names, flags)
     for name in names:
         (workdir / f"{name}.log").unlink(missing_ok=True)
     with open(workdir / "dealer.err", "w") as err:
@@ -343,6 +390,29 @@ def measure_memory(options: argparse.Namespace, workdir: Path) -> list[tuple[int
     return result
 
 
+def measure_starts(options: argparse.Namespace, workdir: Path) -> dict[str, list[tuple[float, float]]]:
+    """``options.starts`` starts of ours (and of the reference and the baseline, when given),
+    and of :data:`FLOOR`, alternating, each
+    stopped at its port line: (wall s, CPU s) of each (:func:`start_once`)."""
+    dealers = (["reference"] if options.reference is not None else []) + ["ours"]
+    dealers += ["baseline"] if options.baseline is not None else []
+    dealers.append("floor")
+    starts: dict[str, list[tuple[float, float]]] = {dealer: [] for dealer in dealers}
+    for _ in range(options.starts):
+        for dealer in dealers:
+            starts[dealer].append(start_once(dealer, options, workdir))
+    return starts
+
+
+def print_starts(starts: dict[str, list[tuple[float, float]]]) -> None:
+    """The medians of :func:`measure_starts`."""
+    for dealer, figures in starts.items():
+        walls, cpus = zip(*figures)
+        print(f"  start-up to the port line, {dealer:9} ({len(figures)} starts): wall median "
+              f"{statistics.median(walls) * 1000:.1f} ms (min {min(walls) * 1000:.1f}), CPU median "
+              f"{statistics.median(cpus) * 1000:.0f} ms")
+
+
 def compile_project() -> None:
     """Byte-compile the packages the dealer imports, as an install does (see the module)."""
     import compileall
@@ -374,9 +444,12 @@ def main() -> int:
     parser.add_argument("--no-events", dest="no_events", action="store_true",
                         help="also play ours without the events file (--no_events) in each run "
                              "and print what the file costs")
-    parser.add_argument("--memory", type=int, default=None, metavar="HANDS",
+    parser.add_argument("--memory", "--rss-hands", dest="memory", type=int, default=None, metavar="HANDS",
                         help="also play ours with 10,000 hands and with HANDS, once each, and "
                              "print the peak RSS of each")
+    parser.add_argument("--starts", type=int, default=0, metavar="N",
+                        help="also start each dealer N times more, alternating, each stopped at its "
+                             "port line, and print the median start-up (wall and CPU)")
     parser.add_argument("--matches", type=int, default=1,
                         help="also run this many matches at once in one process of ours "
                              "and compare its hands/s with one match's")
@@ -458,10 +531,15 @@ def main() -> int:
                       f"{user / hands * 1000:.3f}, system {system / hands * 1000:.3f}), "
                       f"{counted}, start-up {startup * 1000:.0f} ms", flush=True)
         memory = measure_memory(options, Path(tmp)) if options.memory else None
+        starts = measure_starts(options, Path(tmp)) if options.starts else None
     mode = " ".join(dealer_flags(options)) or "trace, .log and events on"
     mode += "" if options.no_events_only else " (events on)"
     print(f"\n{options.game}, {mode}, bots={options.bots}, {options.hands} hands x "
           f"{options.runs} runs; ours on the {_variant.LABEL}: {protocol.variant()}")
+    if not options.runs:  # --runs 0 --starts N: the start-ups alone
+        if starts is not None:
+            print_starts(starts)
+        return 0
     for label, *_ in variants:
         rates = figures[label]["rate"]
         print(f"  {label:10}: hands/s min/median/max {min(rates):.0f} / "
@@ -478,6 +556,9 @@ def main() -> int:
 
     if options.reference is not None:
         print(f"  ratio ours/reference, hands/s: {ratio('ours', 'reference')}")
+        print(f"  start-up to the port line, median over the runs: ours "
+              f"{statistics.median(figures['ours']['startup']) * 1000:.1f} ms, reference "
+              f"{statistics.median(figures['reference']['startup']) * 1000:.1f} ms")
     if options.variants:
         print(f"  ours compiled / pure, hands/s: {ratio('ours', 'pure')}")
     if options.baseline is not None:
@@ -492,10 +573,15 @@ def main() -> int:
         print(f"  events file, dealer CPU per hand with / without: median "
               f"{statistics.median(per_run):.3f} (per run {', '.join(f'{r:.3f}' for r in per_run)})")
         print(f"  events file, hands/s without / with: {ratio('no events', 'ours')}")
+        costs = [1 - a / b for a, b in zip(figures["ours"]["rate"], figures["no events"]["rate"])]
+        print(f"  events file's cost, share of the throughput without it: median "
+              f"{statistics.median(costs):.1%} (per run {', '.join(f'{c:.1%}' for c in costs)})")
     if memory is not None:
         (small, small_rss), (large, large_rss) = memory
         print(f"  peak RSS: {small_rss / 1024:.1f} MiB after {small} hands, {large_rss / 1024:.1f} MiB "
               f"after {large} hands: ratio {large_rss / small_rss:.2f}")
+    if starts is not None:
+        print_starts(starts)
     if options.matches > 1:
         print(f"  {options.matches} matches in one process / one match, hands/s: "
               f"{ratio(f'ours x{options.matches}', 'ours')}")

@@ -41,7 +41,6 @@ of a process shares one poller, and it does not poll while several play.
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 
@@ -154,6 +153,10 @@ class BusyPoll:
                 samples.append(answer_s)
 
     def _conclude(self) -> None:
+        # statistics (with fractions and decimal) loads when the first exploration ends, not
+        # in every dealer's start-up (docs/dealer.md, "Start-up").
+        import statistics  # lazy: off the start-up path (above)
+
         without, with_ = self._samples
         slow, fast = self._block_times  # (not polled, polled): named for what polling should give
         if without and with_:

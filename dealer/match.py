@@ -58,7 +58,7 @@ not be written mid-match, or an interrupted dealer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from twisted.internet import defer
 
@@ -75,10 +75,12 @@ from dealer.seating import Seating
 from dealer.seats import Seat
 from dealer.turns import TurnPolicy
 from dealer.writers import MatchWriters, open_event_log
-from protocol.arrays import FloatArray
 from protocol.deal import Deal
 from protocol.rules import Action, State
 from protocol.wire import MatchState, format_chips
+
+if TYPE_CHECKING:
+    from protocol.arrays import FloatArray  # numpy: not loaded by a plain dealer (dealer/relay.py)
 
 
 __all__ = ["DEFAULT_START_TIMEOUT_MS", "Match", "MatchAborted", "MatchConfig", "MatchResult",

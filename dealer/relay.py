@@ -52,10 +52,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
 from twisted.internet import defer
 
 from dealer import events as ev
@@ -63,34 +61,21 @@ from dealer.budget import BotBudget, Charge, LineKind, LineCosts
 from dealer.events import EventLog, QueryCause
 from dealer.interfaces import Clock
 from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
-from protocol.arrays import FloatArray
 from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
-from protocol.rangecodec import (
-    SUPPORTED_VERSIONS,
-    answer_fields,
-    body_version,
-    check_rows,
-    decode_body,
-    encode_answer,
-    negotiate,
-    parse_versions,
-    sampling_error,
-)
-from protocol.rangequery import (
-    Query,
-    QueryErrorReply,
-    is_query_id,
-    parse_range_error,
-    public_state,
-    read_query,
-)
 from protocol.rules import Action, ActionType, State
 from protocol.wire import MatchState
 
+if TYPE_CHECKING:
+    from protocol.arrays import BoolArray, FloatArray
+    from protocol.rangequery import Query
+# protocol.rangecodec (and numpy, which it reads answers with) and protocol.rangequery are
+# imported by the methods that meet a range query: a match whose bots answer none, a plain
+# dealer's, loads neither (its start-up; docs/dealer.md, "Start-up, the events file and memory").
+
 #: Called with (queried state, actions, checked rows) for every answer relayed to an agent.
-AnswerHook = Callable[[MatchState, tuple[Action, ...], FloatArray], None]
+AnswerHook: TypeAlias = "Callable[[MatchState, tuple[Action, ...], FloatArray], None]"
 #: One query: the decision point (as the asked seat would see it) and the actions asked about.
 Question = tuple[MatchState, Sequence[Action]]
 #: The hand being played: (live state, deal, seat of each position), or None between hands.
@@ -224,7 +209,7 @@ def _values_or_errors(results: list[tuple[bool, Any]]) -> list[FloatArray | Exce
     return [value[0] if ok else value.value for ok, value in results]
 
 
-def blocked_mask(game: GameDef, board: Sequence[int]) -> npt.NDArray[np.bool_]:
+def blocked_mask(game: GameDef, board: Sequence[int]) -> BoolArray:
     """Hands sharing a card with ``board`` (their answers are ignored); read-only, cached."""
     return game.hands_sharing(board)
 
@@ -320,6 +305,9 @@ class QueryRelay:
         A version above 1 is confirmed to the bot with ``# range-query-version V``;
         a bot that announced version 1 only is sent nothing new.
         """
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import SUPPORTED_VERSIONS, negotiate, parse_versions
+
         protocol = self._protocols[seat]
         try:
             version = negotiate(parse_versions(line[len(ANNOUNCE_PREFIX):]))
@@ -344,6 +332,9 @@ class QueryRelay:
 
     def reads_received(self, seat: int, line: str) -> None:
         """``# range-answers 1 2``: the answer versions this agent reads."""
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import parse_versions
+
         try:
             self.reads[seat] = parse_versions(line[len(READS_PREFIX):])
         except ProtocolError:
@@ -380,6 +371,9 @@ class QueryRelay:
                 self._count_failure(seat, QueryCause.NOT_QUERYABLE, NOT_QUERYABLE, 0.0)
                 failed.append(defer.fail(QueryFailed(NOT_QUERYABLE, QueryCause.NOT_QUERYABLE)))
             return failed
+        # lazy: only range queries need it (see the module's imports)
+        from protocol.rangequery import Query, public_state
+
         clock = self.clock
         now = clock.seconds()
         lines: list[str] = []
@@ -498,6 +492,9 @@ class QueryRelay:
         if pending.timer.active():
             pending.timer.cancel()
         if line.startswith("RANGEERROR:"):
+            # lazy: only range queries need it (see the module's imports)
+            from protocol.rangequery import parse_range_error
+
             try:
                 message = parse_range_error(line).message
             except ParseError as error:
@@ -508,6 +505,9 @@ class QueryRelay:
         if not line.startswith("RANGE:"):
             self._fail(pending, QueryCause.MALFORMED, "malformed answer")
             return
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import answer_fields, check_rows, decode_body, sampling_error
+
         started = time.perf_counter()
         try:
             # Decoded and checked once, here; the agent gets the bot's bytes.
@@ -544,6 +544,9 @@ class QueryRelay:
 
     def agent_query_received(self, seat: int, line: str) -> None:
         """A ``QUERY:`` line from an agent: refuse it or relay it."""
+        # lazy: only range queries need it (see the module's imports)
+        from protocol.rangequery import is_query_id, read_query
+
         budget = self.budget
         if self._out_for[seat] >= budget.max_queries:
             self.over_budget(seat, f"sent a range query with {self._out_for[seat]} "
@@ -634,6 +637,8 @@ class QueryRelay:
         return target
 
     def _refuse(self, seat: int, qid: str, reason: str) -> None:
+        from protocol.rangequery import QueryErrorReply  # lazy: only range queries need it
+
         self.counts[seat].refused += 1
         charge = self.charge_line(seat, LineKind.QUERY_REFUSED)
         if charge == Charge.OVER:
@@ -644,6 +649,9 @@ class QueryRelay:
 
     def _relay_answer(self, result: tuple[FloatArray, str], seat: int, qid: str,
                       query: Query) -> None:
+        # lazy: only range queries need it (numpy; see the module's imports)
+        from protocol.rangecodec import body_version, encode_answer, sampling_error
+
         self._resume(seat)
         self.counts[seat].relayed += 1
         values, body = result
@@ -654,6 +662,8 @@ class QueryRelay:
                                            sampling_error=sampling_error(body)))
 
     def _relay_failure(self, failure: Any, seat: int, qid: str) -> None:
+        from protocol.rangequery import QueryErrorReply  # lazy: only range queries need it
+
         self._resume(seat)
         self.counts[seat].relay_failed += 1
         error = failure.value

@@ -22,10 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from random import Random
 from typing import Any
-
-import numpy as np
-from numpy.random import RandomState  # not np.random: see DealSource.__init__
 
 from protocol._variant import record_reduce
 from protocol.cards import cards_to_text
@@ -62,8 +60,23 @@ class Deal:
         return holes + "/".join(cards_to_text(cards) for cards in self.board)
 
 
-#: Outputs drawn from the generator at a time (a few hundred hands).
-_BATCH = 4096
+#: MT19937's state: 624 words of 32 bits.
+_MT_WORDS = 624
+
+
+def init_genrand(seed: int) -> tuple[int, ...]:
+    """MT19937's state after the standard ``init_genrand(seed)`` (Matsumoto and
+    Nishimura's reference code; numpy's ``RandomState(seed)`` seeds so too).
+
+    >>> init_genrand(5489)[:2]
+    (5489, 1301868182)
+    """
+    state = [seed]
+    previous = seed
+    for i in range(1, _MT_WORDS):
+        previous = (1812433253 * (previous ^ (previous >> 30)) + i) & 0xFFFFFFFF
+        state.append(previous)
+    return tuple(state)
 
 
 class DealSource:
@@ -77,27 +90,21 @@ class DealSource:
         if not 0 <= seed < 2**32:
             raise ValueError(f"seed must be an unsigned 32-bit integer, got {seed}")
         self.seed = seed
-        # RandomState(seed) uses init_genrand(seed); a full-range uint32 draw is
-        # one tempered genrand_int32 output each (checked against the reference).
-        # It is imported with this module: numpy would load numpy.random on its
-        # first use, here, when a dealer deals its first hand to waiting bots.
-        self._rng = RandomState(seed)
-        self._buffer: list[int] = []
-        self._next = 0
+        # Python's generator is MT19937 too, and getrandbits(32) is one tempered
+        # genrand_int32 output; only its seeding differs (init_by_array), so its
+        # state is set to init_genrand(seed)'s, the next output to be generated
+        # afresh (index 624). The same stream as numpy's RandomState(seed), whose
+        # full-range uint32 draws the dealer used before and the reference's logs
+        # were checked against (tests/protocol/test_deal.py), without numpy: a
+        # plain dealer's start-up does not load it (docs/dealer.md, "Start-up").
+        self._rng = Random()
+        self._rng.setstate((3, (*init_genrand(seed), _MT_WORDS), None))
         self.hands_dealt = 0
 
     def draws(self, count: int) -> list[int]:
         """Return the next ``count`` raw 32-bit outputs of the stream."""
-        # The generator is asked for outputs in batches: each full-range uint32
-        # draw is one output, so the stream is the same, and a hand costs no
-        # numpy call.
-        buffer, start = self._buffer, self._next
-        if len(buffer) - start < count:
-            more = self._rng.randint(0, 2**32, size=max(count, _BATCH), dtype=np.uint32)
-            buffer = self._buffer = buffer[start:] + more.tolist()
-            start = 0
-        self._next = start + count
-        return buffer[start : start + count]
+        bits = self._rng.getrandbits
+        return [bits(32) for _ in range(count)]
 
     def deal(self, game: GameDef) -> Deal:
         """Deal the next hand of ``game``."""

@@ -24,13 +24,16 @@ from functools import cached_property
 from importlib import resources
 from math import comb
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from protocol.cards import deck_for
 from protocol.errors import GameDefError
-from protocol.hands import HandNumbering, numbering
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+    from protocol.arrays import BoolArray, IntArray
+    from protocol.hands import HandNumbering
 
 MAX_PLAYERS = 10
 MAX_ROUNDS = 4
@@ -102,10 +105,14 @@ class GameDef:
     @cached_property
     def hands(self) -> HandNumbering:
         """The game's private hands, numbered in the range-query hand order (:mod:`protocol.hands`)."""
+        # The hand numbering is numpy's tables; a dealer without range queries needs none,
+        # and its start-up does not load numpy (docs/dealer.md, "Start-up").
+        from protocol.hands import numbering  # lazy: numpy, only with range queries (above)
+
         return numbering(self.cards, self.num_hole_cards)
 
     @cached_property
-    def hand_cards(self) -> npt.NDArray[np.int64]:
+    def hand_cards(self) -> IntArray:
         """Card indices of every private hand, shape (num_hands, num_hole_cards), hand order.
 
         Rows follow the range-query hand order (colex over card numbers) and each
@@ -113,7 +120,7 @@ class GameDef:
         """
         return self.hands.cards
 
-    def hands_sharing(self, cards: Iterable[int]) -> npt.NDArray[np.bool_]:
+    def hands_sharing(self, cards: Iterable[int]) -> BoolArray:
         """Which private hands hold one of ``cards`` (card indices): shape (num_hands,).
 
         "Hands blocked by these cards" (board cards, a player's own hole cards):
@@ -382,12 +389,23 @@ def known_games() -> str:
     return f"bundled: {', '.join(bundled_games())}; aliases: {aliases}"
 
 
+def _bundled_file(name: str) -> Traversable | None:
+    """The bundled game file of a name or alias, or None. One look-up, not a listing of the
+    folder: every dealer's start-up loads its game through here."""
+    name = ALIASES.get(name, name).removesuffix(".game")
+    if not name or "/" in name or name.startswith("."):
+        return None
+    file = resources.files("protocol") / "games" / f"{name}.game"
+    return file if file.is_file() else None
+
+
 def bundled_game_text(name: str) -> str:
     """Return the text of a bundled game file given its name or alias."""
-    name = ALIASES.get(name, name).removesuffix(".game")
-    if name not in bundled_games():
-        raise GameDefError(f"no bundled game named {name!r}; {known_games()}")
-    return (resources.files("protocol") / "games" / f"{name}.game").read_text()
+    file = _bundled_file(name)
+    if file is None:
+        raise GameDefError(f"no bundled game named {ALIASES.get(name, name).removesuffix('.game')!r}; "
+                           f"{known_games()}")
+    return file.read_text()
 
 
 def load_game(name_or_path: str | Path) -> GameDef:
@@ -406,9 +424,9 @@ def load_game(name_or_path: str | Path) -> GameDef:
             located = GameDefError(f"{path}: {error.message}", error.text)
             located.line_number = error.line_number  # keep it for callers that point at the line
             raise located from None
-    key = str(name_or_path)
-    if ALIASES.get(key, key).removesuffix(".game") in bundled_games():
-        return parse_gamedef(bundled_game_text(key))
+    bundled = _bundled_file(str(name_or_path))
+    if bundled is not None:
+        return parse_gamedef(bundled.read_text())
     raise GameDefError(
         f"{name_or_path}: neither a game file nor a bundled game "
         f"({known_games()})"

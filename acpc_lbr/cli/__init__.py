@@ -59,8 +59,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``acpc-lbr`` with ``argv`` (default: the process arguments)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser()
     if not args or args[0] not in SUBCOMMANDS:
+        # Only here: building the parser of every subcommand's line costs a dealer's start-up
+        # a few ms, and a subcommand parses its own options.
+        parser = _parser()
         parser.parse_args(args)  # handles --help, --version and unknown commands
         parser.print_help()
         return EXIT_USAGE

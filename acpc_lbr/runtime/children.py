@@ -26,7 +26,6 @@ stopped (SIGINT, SIGTERM) can end them all before it exits
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
@@ -83,6 +82,8 @@ def _prctl() -> Callable[[int, int], int] | None:
     """libc's ``prctl`` (None off Linux). Resolved in the parent: a forked child must not load libraries."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # lazy: only a process that starts children, or dies with its parent, needs it
+
     try:
         function: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):

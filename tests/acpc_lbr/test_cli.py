@@ -69,12 +69,15 @@ def test_the_program_exits_with_the_commands_code_and_skips_the_last_collection(
 
 
 def test_dealing_needs_no_import_after_the_deal_module_is_loaded() -> None:
-    """numpy loads numpy.random lazily; protocol.deal loads it with itself, so a dealer's
-    first deal (its bots connected and waiting) imports nothing."""
-    code = "import sys, protocol.deal; print('numpy.random' in sys.modules)"
+    """A dealer's first deal (its bots connected and waiting) imports nothing: the deal stream
+    is Python's own MT19937 (protocol/deal.py), loaded with the module; numpy is not
+    loaded at all (tests/dealer/test_startup.py)."""
+    code = ("import sys, protocol.deal, protocol.gamedef; game = protocol.gamedef.load_game('nolimit'); "
+            "before = set(sys.modules); protocol.deal.DealSource(7).deal(game); "
+            "print(sorted(set(sys.modules) - before), 'numpy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                           timeout=60)
-    assert done.stdout.strip() == "True"
+    assert done.stdout.strip() == "[] False"
 
 
 def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

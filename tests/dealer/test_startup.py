@@ -4,8 +4,10 @@
 what a dealer loads before it listens is paid thousands of times. A plain
 dealer (``acpc-lbr dealer M G N S a b -q``: the ``.log`` and the events file on,
 no console, no metrics) must not load the console's structlog (with rich and
-pygments), the metrics (prometheus_client, twisted.web), the compute core's
-numba kernels, or, before its port line, its results pipeline.
+pygments), the metrics (prometheus_client, twisted.web), numpy (its deals come
+from Python's own MT19937; range queries, their answers and hand tables load with the first
+range query), the compute core's numba kernels, or, before its port line, its
+results pipeline.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ ACPC_LBR = Path(sys.executable).parent / "acpc-lbr"
 
 #: Packages a plain dealer must not import before its port line (a name, or a dotted prefix).
 #: The results of a plain dealer (the query log beside its ``.log``) load after it.
-NOT_LOADED = ("structlog", "rich", "pygments", "prometheus_client", "numba", "twisted.web", "dealer.metrics",
-              "dealer.results", "acpc_lbr.results", "acpc_lbr.estimators")
+NOT_LOADED = ("structlog", "rich", "pygments", "prometheus_client", "numba", "numpy", "scipy", "jsonschema",
+              "twisted.web", "dealer.metrics", "dealer.results", "acpc_lbr.results", "acpc_lbr.estimators",
+              "protocol.rangecodec", "protocol.rangequery", "protocol.hands")
 
 
 def modules_before_port_line(args: list[str], cwd: Path) -> tuple[set[str], str]:

@@ -483,9 +483,10 @@ def test_lines_after_a_call_or_a_raise_are_the_lines_the_applied_action_gives() 
     assert raises > 500 and folds > 100
 
 
-def test_batched_draws_are_the_generators_outputs_one_by_one() -> None:
-    """DealSource takes the generator's outputs in batches; the stream it hands out, in
-    pieces of any size across batch ends, is the unbatched one (one uint32 draw each)."""
+def test_draws_are_numpys_outputs_one_by_one() -> None:
+    """DealSource draws from Python's MT19937 set to init_genrand(seed)'s state; the stream
+    it hands out, in pieces of any size, is numpy's RandomState(seed)'s (one uint32 draw
+    each), the one the dealer's deals were checked against the reference's logs with."""
     import numpy as np
 
     for seed in (0, 42, 2**32 - 1):

@@ -1,0 +1,100 @@
+"""Memory flat in hands played, in the fast suite: a plain dealer's match keeps nothing per hand.
+
+A match of 1,000,000 hands, or a tournament's thousands of matches in one
+process, must not grow (issue 32). A match is played in memory
+(``MemoryRun``: no sockets, a ``task.Clock``) as a plain dealer plays it --
+the ``.log``, the events file, the results attached for the query log beside
+the ``.log`` (no document asked for) -- and the memory blocks Python holds
+(``sys.getallocatedblocks``, after a collection; no tracemalloc, whose cost
+would make this a slow test) are read after a few hundred hands and again
+some hundreds later. A control match leaks one small object a hand, to show
+that the reading sees a leak that small. The slow twin with tracemalloc,
+over the results pipeline with and without a document:
+``tests/dealer/test_results.py::test_memory_stays_flat_in_hands_played``.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol import rules, wire
+from protocol.rules import State
+from protocol.wire import MatchState
+from tests.dealer.bots import TestBot
+from tests.dealer.harness import MemoryRun, make_config
+
+FIRST, LAST = 100, 300
+
+
+def varied_play(seed: int) -> Any:
+    """Calls, raises (the smallest legal one, or twice it) and the odd fold: varied hands."""
+    rng = random.Random(seed)
+
+    def decide(view: MatchState, state: State) -> str:
+        roll = rng.random()
+        bounds = state.raise_range()
+        if roll < 0.05 and state.can_fold():
+            return "f"
+        if roll < 0.4 and bounds is not None:
+            low, high = bounds
+            return f"r{min(high, low * rng.choice((1, 2)))}"
+        return "c"
+
+    return decide
+
+
+def empty_bounded_caches() -> None:
+    """Empty the protocol's caches that are bounded by design (shared raise actions, up to
+    16,384; rendered deals, up to 64), so that where each stands in its fill-and-clear
+    cycle does not count as growth."""
+    rules._RAISES_TO.clear()
+    wire._DEAL_TEXTS.clear()
+
+
+class ForgetfulBot(TestBot):
+    """A bot that keeps none of the lines it received or sent (the dealer's memory is read)."""
+
+    def lineReceived(self, line: bytes) -> None:
+        super().lineReceived(line)
+        self.received.clear()
+        self.sent.clear()
+
+
+@pytest.mark.parametrize("leak", [False, True], ids=["plain", "control-leaking-one-object-a-hand"])
+def test_plain_dealer_memory_is_flat_in_hands(in_tmp: Path, leak: bool) -> None:
+    from dealer.results import ResultsGroup  # lazy: as the plain dealer, after its start
+
+    readings: dict[int, int] = {}
+    leaked: list[tuple[int, int]] = []
+
+    def prepare(match: Any) -> None:
+        ResultsGroup([match], document=False, live=False)  # as dealer/process.py for a plain dealer
+
+        async def read(state: State, deal: Any, seat_of: Any) -> None:
+            if leak:
+                leaked.append((state.hand_id, -state.hand_id))
+            if state.hand_id + 1 in (FIRST, LAST):
+                empty_bounded_caches()
+                gc.collect()
+                readings[state.hand_id + 1] = sys.getallocatedblocks()
+
+        match.hand_hooks.append(read)
+
+    # As the command line makes a heads-up match without --duplicate (acpc_lbr/cli/dealer.py).
+    config = make_config("flat", hands=LAST, events=True, keep_hand_values=False)
+    bots = [ForgetfulBot(config.game, varied_play(seat)) for seat in range(2)]
+    result = MemoryRun().play(config, bots, prepare=prepare)
+    assert result.completed and result.hands_played == LAST
+    assert Path("flat.events.jsonl").stat().st_size > 0 and Path("flat.log").stat().st_size > 0
+    grown = readings[LAST] - readings[FIRST]
+    hands = LAST - FIRST
+    if leak:  # a tuple a hand is one block: the reading sees it
+        assert grown >= hands, grown
+    else:
+        assert grown < hands // 4, f"{grown} memory blocks more after {hands} more hands"
