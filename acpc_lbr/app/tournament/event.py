@@ -227,6 +227,11 @@ class Limits:
                 "--t_per_hand", str(self.t_per_hand), "--start_timeout", str(self.start_timeout)]
 
 
+def pairing_folder(names: Sequence[str]) -> str:
+    """The folder of a pairing's matches in the event directory (checked distinct: :func:`check_folders`)."""
+    return "-vs-".join(names)
+
+
 @dataclass(frozen=True)
 class MatchJob:
     """One duplicate match: ``hands`` deals from ``seed``, played in every seating of ``names``."""
@@ -239,7 +244,7 @@ class MatchJob:
 
     @property
     def pairing_id(self) -> str:
-        return "-vs-".join(self.names)
+        return pairing_folder(self.names)
 
     @property
     def key(self) -> str:
@@ -363,8 +368,31 @@ def build_event(game_arg: str, entrant_texts: Sequence[str], *, matches: int, ha
             raise EventError(f"{what} must be at least {low}, got {value}")
     if not 0 <= seed < 2**32:
         raise EventError(f"--seed must be in 0..4294967295, got {seed}")
-    return Event(game_arg, game, entrants, matches, hands, seed, format,  # type: ignore[arg-type]
-                 candidate, limits or Limits(), retries, max_failures, resamples)
+    event = Event(game_arg, game, entrants, matches, hands, seed, format,  # type: ignore[arg-type]
+                  candidate, limits or Limits(), retries, max_failures, resamples)
+    check_folders(event)
+    return event
+
+
+def check_folders(event: Event) -> None:
+    """Refuse names that give two pairings one folder (and so one match key).
+
+    A pairing's folder is its names joined by ``-vs-``, and a name may hold
+    ``-vs-`` itself: entrants ``a``, ``b-vs-c``, ``a-vs-b`` and ``c`` give
+    (a, b-vs-c) and (a-vs-b, c) the folder ``a-vs-b-vs-c``, and the second
+    would wipe the first's logs. Distinct folders are exactly what is needed,
+    so that is what is checked, ignoring case (a case-insensitive file system
+    would merge ``A-vs-b`` and ``a-vs-b``): a match key is its pairing's folder
+    and ``/mNNN``, and a name holds no ``/``, so distinct folders give distinct
+    keys.
+    """
+    seen: dict[str, tuple[str, ...]] = {}
+    for names in event.pairings():
+        folder = pairing_folder(names)
+        first = seen.setdefault(folder.casefold(), names)
+        if first != names:
+            raise EventError(f"pairings ({', '.join(first)}) and ({', '.join(names)}) would share the match "
+                             f"folder {folder!r}; rename an entrant")
 
 
 #: Keys of a TOML event file, and the command-line option each stands for.

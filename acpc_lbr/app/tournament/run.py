@@ -2,7 +2,7 @@
 
 :func:`play` runs the event's matches (:class:`~acpc_lbr.app.tournament.driver.Driver`)
 on threads or a Dask cluster (:func:`executor_for`), prints a progress line
-after each match, serves the event's metrics, stops on SIGINT/SIGTERM so that
+after each match, serves the event's metrics, stops on SIGINT, SIGTERM or SIGHUP so that
 the same command resumes, adds each entrant's LBR bound on request, and writes
 the results (JSON and CSV). The options are read by
 :mod:`acpc_lbr.cli.tournament`.
@@ -126,7 +126,8 @@ class _Metrics:
 
 @contextlib.contextmanager
 def _signals(driver: Driver) -> Iterator[list[int]]:
-    """SIGINT/SIGTERM stop the event: matches in flight end, their processes die, nothing is recorded."""
+    """SIGINT, SIGTERM and SIGHUP (a closed terminal) stop the event: matches in flight end, their
+    processes die, nothing of them is recorded."""
     caught: list[int] = []
 
     def stop(signum: int, _frame: object) -> None:
@@ -134,7 +135,7 @@ def _signals(driver: Driver) -> Iterator[list[int]]:
         driver.stop.set()
         seating.STOP.set()
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield caught
     finally:
@@ -192,6 +193,15 @@ def play(args: argparse.Namespace, event: Event, store: EventStore, executor: An
     the exit status. ``args`` are the command line's options (:mod:`acpc_lbr.cli.tournament`)."""
     # Processes a killed driver of this event left running (their matches are replayed).
     seating.kill_tagged(seating.seating_tag(out))
+    reaper = seating.start_reaper(seating.seating_tag(out))  # for a driver killed with SIGKILL
+    try:
+        return _play(args, event, store, executor, slots, resuming, json_path, out)
+    finally:
+        seating.stop_reaper(reaper)
+
+
+def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: Any, slots: int,
+          resuming: bool, json_path: Path, out: Path) -> int:
     driver = Driver(event, store, executor, slots)
     kept = driver.load()
     total = len(event.schedule())

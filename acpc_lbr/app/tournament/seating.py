@@ -55,7 +55,7 @@ NOTICE_GRACE = 2.0
 POLL_SECONDS = 0.02
 #: Set in the environment of every process a seating starts: its folder (see :func:`kill_tagged`).
 TAG_VARIABLE = "ACPC_LBR_TOURNAMENT_SEATING"
-#: Set by the driver on SIGINT/SIGTERM: every seating in this process stops its processes at once.
+#: Set by the driver on SIGINT, SIGTERM or SIGHUP: every seating in this process stops its processes at once.
 STOP = threading.Event()
 
 
@@ -141,6 +141,51 @@ def kill_tagged(prefix: str) -> int:
         if not found:
             break
     return killed
+
+
+def start_reaper(prefix: str) -> subprocess.Popen[bytes]:
+    """A process that kills every process tagged ``prefix`` once this one has ended, however it ended.
+
+    A driver killed with SIGKILL cleans nothing up, and its dealers and bots,
+    each in a session of its own, would play on (a bot that never connects
+    would live for good). The reaper waits on a pipe whose other end only this
+    process holds: the kernel closes it when this process ends, SIGKILL
+    included, and the reaper then runs :func:`kill_tagged`. It sits in a
+    session of its own and ignores SIGINT, SIGTERM and SIGHUP, so that a
+    closed terminal or a signal to the driver's group does not take it first.
+
+    Not ``PR_SET_PDEATHSIG`` in each child: that fires when the *thread* that
+    started the child ends, it needs a ``preexec_fn``, which is not safe in a
+    process with threads, and it would miss a helper that left its group.
+
+    It carries the tag itself, so that the next driver of the event (which
+    kills what is tagged before it starts anything) ends a reaper still at work.
+    """
+    code = "import sys; from acpc_lbr.app.tournament.seating import reap; reap(sys.argv[1])"
+    return subprocess.Popen([sys.executable, "-c", code, prefix], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, TAG_VARIABLE: prefix})
+
+
+def reap(prefix: str) -> None:
+    """The reaper's body (:func:`start_reaper`): wait for the end of stdin, then kill what is tagged."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        while sys.stdin.buffer.read(1 << 16):
+            pass
+    kill_tagged(prefix)
+
+
+def stop_reaper(reaper: subprocess.Popen[bytes]) -> None:
+    """End a reaper of this process: it kills what is tagged (nothing, after an orderly end) and exits."""
+    if reaper.stdin is not None:
+        reaper.stdin.close()
+    try:
+        reaper.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        reaper.kill()
+        reaper.wait()
 
 
 def _pids() -> list[int]:
