@@ -9,13 +9,19 @@ any match was scored, and smaller option checks. Each test fails without its fix
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from acpc_lbr.app.tournament.event import EventError, build_event
+from acpc_lbr.app.tournament.seating import TAG_VARIABLE, kill_tagged, seating_tag
 
 ACPC_LBR = [sys.executable, "-m", "acpc_lbr.cli", "tournament"]
 
@@ -58,3 +64,85 @@ def test_a_clash_of_folders_is_refused_by_the_command_with_one_line(tmp_path: Pa
     assert done.stderr == ("acpc-lbr tournament: pairings (a, b-vs-c) and (a-vs-b, c) would share the match "
                            "folder 'a-vs-b-vs-c'; rename an entrant\n")
     assert not (tmp_path / "event").exists()
+
+
+# -- 2. a driver that dies uncleanly leaves nothing running ------------------------------
+
+
+def tagged(prefix: Path) -> list[int]:
+    """Processes carrying the seating tag of the event directory ``prefix``."""
+    needle = f"{TAG_VARIABLE}={seating_tag(prefix)}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if any(item.startswith(needle) for item in handle.read().split(b"\0")):
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def sleepy_bot(folder: Path) -> Path:
+    """A bot that never connects (it sleeps) until the file GO exists; then it plays call-raise."""
+    path = folder / "sleepy.sh"
+    path.write_text(f"#!/bin/sh\nif [ -e {folder}/GO ]; then\n"
+                    f'  exec {sys.executable} -m acpc_lbr.cli play call-raise "$1" "$2" --game kuhn\nfi\n'
+                    f"exec {sys.executable} -c 'import time; time.sleep(120)'\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def event_dir(tmp_path: Path) -> Iterator[Path]:
+    out = tmp_path / "event"
+    yield out
+    kill_tagged(seating_tag(out))  # whatever the test found, it leaves nothing behind
+
+
+def sleepy_event(tmp_path: Path, out: Path) -> list[str]:
+    return [*ACPC_LBR, "--game", "kuhn", "--entrant", "r=random", "--entrant",
+            f"sleepy={sleepy_bot(tmp_path)} {{host}} {{port}}", "--matches", "1", "--hands", "10",
+            "--start-timeout", "60000", "--out", str(out), "-q"]
+
+
+def started_bot(out: Path) -> bool:
+    return any((out / "matches").glob("*/m000/s*/try0/sleepy.out")) and len(tagged(out)) >= 3
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_sigkill_of_the_driver_leaves_no_dealer_or_bot_running(tmp_path: Path, event_dir: Path) -> None:
+    driver = subprocess.Popen(sleepy_event(tmp_path, event_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: started_bot(event_dir), 60), "the seating never started"
+    finally:
+        driver.kill()  # the driver alone: no clean-up of its own
+        driver.wait()
+    assert wait_for(lambda: tagged(event_dir) == [], 5), f"still running: {tagged(event_dir)}"
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_sighup_stops_the_event_like_sigterm_and_the_same_command_resumes(tmp_path: Path, event_dir: Path) -> None:
+    command = sleepy_event(tmp_path, event_dir)
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(lambda: started_bot(event_dir), 60), "the seating never started"
+    driver.send_signal(signal.SIGHUP)
+    _, stderr = driver.communicate(timeout=60)
+    assert driver.returncode == 1, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "stopped by SIGHUP" in lines[0], stderr
+    assert wait_for(lambda: tagged(event_dir) == [], 5), f"still running: {tagged(event_dir)}"
+    (tmp_path / "GO").touch()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((event_dir / "results.json").read_text())["matches"]["played"] == 1
