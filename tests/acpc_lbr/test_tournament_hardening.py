@@ -11,16 +11,19 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from acpc_lbr.app.tournament.event import EventError, build_event
+from acpc_lbr.app.tournament.report import format_tables
 from acpc_lbr.app.tournament.seating import TAG_VARIABLE, kill_tagged, seating_tag
 
 ACPC_LBR = [sys.executable, "-m", "acpc_lbr.cli", "tournament"]
@@ -146,3 +149,34 @@ def test_sighup_stops_the_event_like_sigterm_and_the_same_command_resumes(tmp_pa
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads((event_dir / "results.json").read_text())["matches"]["played"] == 1
+
+
+# -- 3. the crosstable's columns never run together ------------------------------------
+
+
+def heads_up_document(figures: dict[tuple[str, str], tuple[float, float]]) -> dict[str, Any]:
+    """The parts of a results document the terminal tables read (heads-up)."""
+    names = list(dict.fromkeys(n for pair in figures for n in pair))
+    ranking = [{"name": n, "rank": i + 1, "p_rank": None, "separated_from_next": False, "mbb_per_game": 0.0}
+               for i, n in enumerate(names)]
+    return {"entrants": [{"name": n, "faults": {}} for n in names], "headline": "raw",
+            "game": {"players": 2}, "event": {"matches": 1}, "disqualified": [],
+            "pairings": [{"a": a, "b": b, "names": [a, b], "mbb_per_game": {"mean": m, "half_width_95": h}}
+                         for (a, b), (m, h) in figures.items()],
+            "rankings": {"bankroll": ranking, "instant_runoff": ranking},
+            "p_above": {"bankroll": None, "instant_runoff": None}}
+
+
+def test_crosstable_columns_are_as_wide_as_their_widest_value() -> None:
+    document = heads_up_document({("a", "b"): (-1227.1, 177.1), ("a", "long-named-bot"): (77.5, 77.6),
+                                  ("b", "long-named-bot"): (-1874.6, 212.6), ("a", "c"): (123456789.0, 98765.4),
+                                  ("b", "c"): (0.1, 0.1), ("long-named-bot", "c"): (-5.0, 1.0)})
+    lines = format_tables(document).splitlines()
+    table = lines[1:6]
+    names = ["a", "b", "long-named-bot", "c"]
+    assert len({len(line) for line in table}) == 1, table  # right-aligned columns: equal lengths
+    assert re.fullmatch(r"\s+" + r"\s+".join(map(re.escape, names)), table[0]), table[0]
+    for line in table[1:]:
+        assert not re.search(r"\d[-+]\d", line), line  # a number never runs into the next
+    assert re.split(r"\s{2,}", table[1].strip()) == ["a", "-1227.1 ± 177.1", "+77.5 ± 77.6", "+123456789.0 ± 98765.4"]
+    assert re.split(r"\s{2,}", table[2].strip()) == ["b", "+1227.1 ± 177.1", "-1874.6 ± 212.6", "+0.1 ± 0.1"]

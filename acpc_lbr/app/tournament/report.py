@@ -163,30 +163,40 @@ def _pm(figure: dict[str, Any]) -> str:
     return f"{mean:+.1f}" + (f" ± {half:.1f}" if half is not None else "")
 
 
+def _crosstable(document: dict[str, Any], names: list[str]) -> list[str]:
+    """The heads-up crosstable's lines: each column as wide as its widest cell, two blanks between."""
+    cells = {(r["a"], r["b"]): r["mbb_per_game"] for r in document["pairings"]}
+    rows = [[_crosstable_cell(cells, a, b) for b in names] for a in names]
+    label = max(len(n) for n in names)
+    widths = [max(len(name), *(len(row[j]) for row in rows)) for j, name in enumerate(names)]
+    lines = [" " * label + "".join(f"  {n:>{w}}" for n, w in zip(names, widths))]
+    for a, row in zip(names, rows):
+        lines.append(f"{a:<{label}}" + "".join(f"  {text:>{w}}" for text, w in zip(row, widths)))
+    return lines
+
+
+def _crosstable_cell(cells: dict[tuple[str, str], dict[str, Any]], a: str, b: str) -> str:
+    """Row ``a`` against column ``b`` (empty where they did not meet)."""
+    if (a, b) in cells:
+        return _pm(cells[a, b])
+    if (b, a) in cells:
+        fig = cells[b, a]
+        return _pm({"mean": -fig["mean"] if fig["mean"] is not None else None,
+                    "half_width_95": fig["half_width_95"]})
+    return ""
+
+
 def format_tables(document: dict[str, Any]) -> str:
     """The crosstable and both rankings, for the terminal."""
     lines = []
     names = [e["name"] for e in document["entrants"]]
     unit = "all-in expectation" if document["headline"] == "allin" else "chips"
-    lines.append(f"results in mbb/g ± 95% half-width, per duplicate unit ({unit}); row against column")
     if document["game"]["players"] == 2:
-        cells = {(r["a"], r["b"]): r["mbb_per_game"] for r in document["pairings"]}
-        width = max(14, *(len(n) + 1 for n in names))
-        lines.append(" " * width + "".join(f"{n:>{width}}" for n in names))
-        for a in names:
-            row = [f"{a:<{width}}"]
-            for b in names:
-                if (a, b) in cells:
-                    text = _pm(cells[a, b])
-                elif (b, a) in cells:
-                    fig = cells[b, a]
-                    text = _pm({"mean": -fig["mean"] if fig["mean"] is not None else None,
-                                "half_width_95": fig["half_width_95"]})
-                else:
-                    text = ""
-                row.append(f"{text:>{width}}")
-            lines.append("".join(row))
+        lines.append(f"results in mbb/g ± 95% half-width, per duplicate unit ({unit}); row against column")
+        lines.extend(_crosstable(document, names))
     else:
+        lines.append(f"results in mbb/g ± 95% half-width, per duplicate unit ({unit}); each entrant's "
+                     "result in its triple")
         for r in document["pairings"]:
             parts = [f"{n} {_pm(r['results'][n]['mbb_per_game'])}" for n in r["names"]]
             lines.append(f"  {' | '.join(parts)}  ({r['units']} units)")
