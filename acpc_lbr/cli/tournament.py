@@ -22,7 +22,7 @@ from typing import Any
 from acpc_lbr.app.tournament import seating
 from acpc_lbr.app.tournament.event import Event, EventError, Limits, build_event, read_toml
 from acpc_lbr.app.tournament.run import PROG, executor_for, game_text, play
-from acpc_lbr.app.tournament.store import EventStore
+from acpc_lbr.app.tournament.store import EventStore, check_writable
 from acpc_lbr.runtime.exit_codes import EXIT_USAGE
 
 
@@ -155,6 +155,7 @@ def main(argv: Sequence[str]) -> int:
         store = EventStore(out, event)
         resuming = store.open(game_text(event))
         json_path = Path(settings.get("json") or out / "results.json")
+        check_writable(json_path, "--json")
         executor, slots, stack = executor_for(args, settings["concurrency"])
     except EventError as error:
         print(f"{PROG}: {error}", file=sys.stderr)

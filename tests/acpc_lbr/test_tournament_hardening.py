@@ -180,3 +180,19 @@ def test_crosstable_columns_are_as_wide_as_their_widest_value() -> None:
         assert not re.search(r"\d[-+]\d", line), line  # a number never runs into the next
     assert re.split(r"\s{2,}", table[1].strip()) == ["a", "-1227.1 ± 177.1", "+77.5 ± 77.6", "+123456789.0 ± 98765.4"]
     assert re.split(r"\s{2,}", table[2].strip()) == ["b", "+1227.1 ± 177.1", "-1874.6 ± 212.6", "+0.1 ± 0.1"]
+
+
+# -- 4. an unwritable --json is refused at the start -----------------------------------
+
+
+def test_an_unwritable_json_path_is_refused_at_the_start_with_its_path(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder\n")
+    target = tmp_path / "file" / "results.json"
+    started = time.monotonic()
+    done = run("--game", "kuhn", "--entrant", "r=random", "--entrant", "cr=call-raise", "--matches", "2",
+               "--hands", "50", "--out", str(tmp_path / "event"), "--json", str(target), "-q")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"acpc-lbr tournament: cannot write --json {target}: Not a directory\n"
+    assert not list((tmp_path / "event").glob("matches/*/*/record.json"))  # nothing was played
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "event" / "results.json").exists()

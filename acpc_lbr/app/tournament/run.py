@@ -236,12 +236,13 @@ def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: A
     lbr = _lbr_column(args, event, out) if args.lbr else None
     counted, disqualified, _ = driver.walk()
     document = build_document(event, counted, disqualified, lbr)
-    try:
-        write_atomically(json_path, dumps(document))
-        write_atomically(out / "crosstable.csv", to_csv(document))
-    except OSError as error:
-        print(f"{PROG}: cannot write the results: {error.strerror or error}", file=sys.stderr)
-        return EXIT_FAILED
+    for path, text in ((json_path, dumps(document)), (out / "crosstable.csv", to_csv(document))):
+        try:
+            write_atomically(path, text)
+        except OSError as error:
+            print(f"{PROG}: cannot write the results to {path}: {error.strerror or error}; the matches are "
+                  f"kept in {out}: run the same command to write them", file=sys.stderr)
+            return EXIT_FAILED
     if metrics is not None:
         metrics.update(document)
     if not args.quiet:

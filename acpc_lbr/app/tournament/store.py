@@ -49,6 +49,28 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+def check_writable(path: Path, option: str) -> None:
+    """Refuse at the start a results file that could not be written at the end of the event.
+
+    The file is written by :func:`write_atomically`, through a temporary file
+    beside it: that one is created (and removed) here.
+
+    Raises:
+        EventError: one line naming the option, the path and why.
+    """
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory")
+        existed = temporary.exists()
+        with open(temporary, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            temporary.unlink()
+    except OSError as error:
+        raise EventError(f"cannot write {option} {path}: {error.strerror or error}") from None
+
+
 class EventStore:
     """The directory of one event."""
 
