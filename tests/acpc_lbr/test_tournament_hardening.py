@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from acpc_lbr.app.tournament.event import EventError, build_event
+from acpc_lbr.app.tournament.event import TOML_KEYS, EventError, build_event, read_toml
 from acpc_lbr.app.tournament.report import format_tables
 from acpc_lbr.app.tournament.seating import TAG_VARIABLE, kill_tagged, seating_tag
 
@@ -196,3 +196,27 @@ def test_an_unwritable_json_path_is_refused_at_the_start_with_its_path(tmp_path:
     assert not list((tmp_path / "event").glob("matches/*/*/record.json"))  # nothing was played
     assert time.monotonic() - started < 30
     assert not (tmp_path / "event" / "results.json").exists()
+
+
+# -- 5. the event file's stray keys and tables are refused -------------------------------
+
+
+@pytest.mark.parametrize(("text", "unknown"), [
+    ('[event]\ngame = "kuhn"\n[entrants]\nr = "random"\ncr = "call-raise"\n', "entrants"),
+    ('game = "leduc"\n[event]\nmatches = 2\n[event.entrants]\nr = "random"\ncr = "call-raise"\n', "game"),
+    ('hands = 5\nseed = 3\n[event]\ngame = "kuhn"\n', "hands, seed"),
+])
+def test_keys_outside_the_event_table_are_refused_with_the_known_ones(tmp_path: Path, text: str, unknown: str) -> None:
+    event = tmp_path / "event.toml"
+    event.write_text(text)
+    with pytest.raises(EventError) as caught:
+        read_toml(event)
+    message = str(caught.value)
+    assert message.startswith(f"{event}: unknown top-level key(s) {unknown}; the settings go in [event]")
+    assert "\n" not in message and all(key in message for key in TOML_KEYS)
+
+
+def test_a_flat_event_file_without_an_event_table_is_still_read(tmp_path: Path) -> None:
+    event = tmp_path / "event.toml"
+    event.write_text('game = "kuhn"\nhands = 5\n[entrants]\nr = "random"\ncr = "call-raise"\n')
+    assert read_toml(event) == {"game": "kuhn", "hands": 5, "entrants": ["r=random", "cr=call-raise"]}

@@ -422,6 +422,10 @@ def read_toml(path: Path) -> dict[str, Any]:
     event = data.get("event", data)
     if not isinstance(event, Mapping):
         raise EventError(f"{path}: [event] must be a table")
+    outside = sorted(set(data) - {"event"}) if event is not data else []
+    if outside:  # a top-level [entrants], or game = ... above [event]: not read, so refused
+        raise EventError(f"{path}: unknown top-level key(s) {', '.join(outside)}; the settings go in [event] "
+                         f"(entrants in [event.entrants]): {', '.join(TOML_KEYS)}")
     unknown = sorted(set(event) - set(TOML_KEYS))
     if unknown:
         raise EventError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(TOML_KEYS)}")
