@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from acpc_lbr.app.tournament.event import TOML_KEYS, EventError, build_event, read_toml
-from acpc_lbr.app.tournament.report import format_tables
+from acpc_lbr.app.tournament.report import format_tables, leader
 from acpc_lbr.app.tournament.seating import TAG_VARIABLE, kill_tagged, seating_tag
 
 ACPC_LBR = [sys.executable, "-m", "acpc_lbr.cli", "tournament"]
@@ -220,3 +220,19 @@ def test_a_flat_event_file_without_an_event_table_is_still_read(tmp_path: Path) 
     event = tmp_path / "event.toml"
     event.write_text('game = "kuhn"\nhands = 5\n[entrants]\nr = "random"\ncr = "call-raise"\n')
     assert read_toml(event) == {"game": "kuhn", "hands": 5, "entrants": ["r=random", "cr=call-raise"]}
+
+
+# -- 6. the progress line's leader has played --------------------------------------------
+
+
+def test_the_leader_is_named_only_among_entrants_with_a_scored_match() -> None:
+    document = heads_up_document({("a", "b"): (0.0, 0.0), ("a", "c"): (0.0, 0.0), ("b", "c"): (0.0, 0.0)})
+    for row in document["pairings"]:
+        row.update(matches=0, disqualified=[])
+    document["rankings"]["bankroll"][0]["mbb_per_game"] = float("nan")
+    assert leader(document) == "-"  # nothing scored yet
+    document["pairings"][2]["matches"] = 1  # only b against c was scored; a's matches all failed
+    document["rankings"]["bankroll"][1]["mbb_per_game"] = 12.4
+    assert leader(document) == "b +12 mbb/g"
+    document["pairings"][2]["disqualified"] = ["c"]  # a pairing the rankings leave out
+    assert leader(document) == "-"

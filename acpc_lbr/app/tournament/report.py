@@ -234,10 +234,16 @@ def format_tables(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def leader(document_rankings: list[dict[str, Any]]) -> str:
-    """The bankroll leader, in a few words (for the progress line)."""
-    if not document_rankings:
-        return "-"
-    top = document_rankings[0]
-    score = top.get("mbb_per_game")
-    return str(top["name"]) + ("" if score is None or math.isnan(score) else f" {score:+.0f} mbb/g")
+def leader(document: dict[str, Any]) -> str:
+    """The bankroll leader, in a few words (for the progress line); ``-`` before any match is scored.
+
+    Only entrants with a scored match count (in a pairing the rankings keep):
+    one whose matches all failed, or that has not played yet, leads nothing.
+    """
+    scored = {name for row in document["pairings"] if row["matches"] and not row["disqualified"]
+              for name in row["names"]}
+    for entry in document["rankings"]["bankroll"]:
+        if entry["name"] in scored:
+            score = entry.get("mbb_per_game")
+            return str(entry["name"]) + ("" if score is None or math.isnan(score) else f" {score:+.0f} mbb/g")
+    return "-"

@@ -69,7 +69,7 @@ class _Watcher:
         if time.monotonic() - self.refreshed >= REFRESH_SECONDS or progress.done == progress.total:
             self.refreshed = time.monotonic()
             document = build_document(_no_bootstrap(self.event), *self.driver.walk()[:2])
-            self.leader = leader(document["rankings"]["bankroll"])
+            self.leader = leader(document)
             if self.metrics is not None:
                 self.metrics.update(document)
         if self.quiet:
