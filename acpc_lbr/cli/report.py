@@ -31,7 +31,8 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="acpc-lbr report",
         description="Write one self-contained HTML report (settings, bound, running estimate with its "
-        "95%% band, time, counts, honesty check) from results documents.",
+        "95% band, time, counts, honesty check) from results documents, or a tournament's (crosstable heat "
+        "map, rank probabilities) from its results.json.",
     )
     parser.add_argument("files", nargs="+", metavar="RESULTS.json", help="results documents (docs/results.md)")
     parser.add_argument("-o", "--out", default="report.html", metavar="FILE",

@@ -29,7 +29,7 @@ from acpc_lbr.runtime.exit_codes import EXIT_USAGE
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Play a tournament of ACPC bots: duplicate matches with common seeds, "
-        "results in mbb/g with 95%% intervals, total bankroll and instant run-off rankings.")
+        "results in mbb/g with 95% intervals, total bankroll and instant run-off rankings.")
     parser.add_argument("--event", type=Path, default=None, metavar="FILE.toml",
                         help="read the event from a TOML file (options given here override it)")
     parser.add_argument("--game", default=None, help="a bundled game (acpc-lbr games) or a game file")
@@ -58,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="matches an entrant may lose to its own faults before it is "
                         "disqualified (default 2)")
     parser.add_argument("--resamples", type=int, default=None, metavar="B",
-                        help="bootstrap resamples of the matches (default 1000)")
+                        help="bootstrap resamples of the matches, 0 to 1,000,000 (default 1000; 0: no "
+                        "bootstrap, so no P(rank) and no places tested)")
     _add_groups(parser)
     return parser
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from acpc_lbr.app.tournament.event import TOML_KEYS, EventError, build_event, read_toml
+from acpc_lbr.app.tournament.event import TOML_KEYS, EventError, build_event, parse_entrant, read_toml
 from acpc_lbr.app.tournament.report import format_tables, leader
 from acpc_lbr.app.tournament.seating import TAG_VARIABLE, kill_tagged, seating_tag
 
@@ -236,3 +236,47 @@ def test_the_leader_is_named_only_among_entrants_with_a_scored_match() -> None:
     assert leader(document) == "b +12 mbb/g"
     document["pairings"][2]["disqualified"] = ["c"]  # a pairing the rankings leave out
     assert leader(document) == "-"
+
+
+# -- 7. smaller checks -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("resamples", "message"), [
+    (-1, "--resamples must be at least 0, got -1"),
+    (1_000_001, "--resamples must be at most 1,000,000, got 1000001 (each resample ranks the whole event "
+                "again; 0: no bootstrap)"),
+])
+def test_resamples_out_of_bounds_are_refused(resamples: int, message: str) -> None:
+    with pytest.raises(EventError) as caught:
+        build_event("kuhn", ["a=random", "b=call-raise"], matches=2, hands=1, seed=1, resamples=resamples)
+    assert str(caught.value) == message
+
+
+def test_no_resamples_says_so_instead_of_blaming_the_matches() -> None:
+    document = heads_up_document({("a", "b"): (1.0, 1.0)})
+    document["event"].update(matches=5, resamples=0)
+    text = format_tables(document)
+    assert text.count("(no bootstrap: --resamples 0; places are not tested)") == 2, text
+
+
+@pytest.mark.parametrize("name", ["my bot", "a/b", "", " ", "a\tb"])
+def test_a_name_with_a_blank_a_slash_or_nothing_is_refused_as_a_name(name: str) -> None:
+    for spec in ("random", "./bot {host} {port}"):
+        with pytest.raises(EventError) as caught:
+            parse_entrant(f"{name}={spec}")
+        assert str(caught.value) == f"entrant name {name!r}: use 1 to 40 of A-Z a-z 0-9 _ . + - (NAME=SPEC)"
+
+
+def test_an_equals_sign_inside_a_spec_is_not_taken_for_a_name() -> None:
+    assert parse_entrant("/tmp/a=b/bot.py:strategy").spec == "/tmp/a=b/bot.py:strategy"
+    assert parse_entrant("c=./bot --x=1 {host} {port}").spec == "./bot --x=1 {host} {port}"
+    with pytest.raises(EventError, match="a command needs a name"):
+        parse_entrant("./bot {host} --x=1 {port}")
+
+
+@pytest.mark.parametrize("command", ["tournament", "report"])
+def test_help_prints_a_single_percent_sign(command: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "acpc_lbr.cli", command, "--help"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0
+    assert "95%" in done.stdout and "%%" not in done.stdout

@@ -41,6 +41,8 @@ from protocol.gamedef import GameDef, load_game
 BUILTIN_BOTS = ("always-call", "always-raise", "always-fold", "call-raise", "random")
 #: A name is a field of the ACPC log: no ``:``, ``|`` or blanks (and a file name here).
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.+-]{1,40}")
+#: The most bootstrap resamples an event takes (each ranks the whole event again; 0: no bootstrap).
+MAX_RESAMPLES = 1_000_000
 #: The placeholders of an entrant command.
 PLACEHOLDERS = ("{host}", "{port}", "{game}", "{seed}", "{seat}")
 
@@ -95,10 +97,13 @@ def parse_entrant(text: str, base: Path | None = None) -> Entrant:
     'command'
     """
     name, sep, spec = text.partition("=")
-    if sep and name and not NAME_PATTERN.fullmatch(name) and not re.search(r"[\s/:{]", name):
-        # Meant as a name (no blank, path or placeholder in it) but not one the logs can carry.
-        raise EventError(f"entrant name {name!r}: use 1 to 40 of A-Z a-z 0-9 _ . + -")
-    if not sep or " " in name or not NAME_PATTERN.fullmatch(name):
+    if sep and not NAME_PATTERN.fullmatch(name):
+        if "{" not in name and not _nameless_spec(text):
+            # Meant as a name (the '=' is not inside a command or a strategy's path) but not one
+            # the logs and the event's folders can carry: a blank, a '/', nothing at all...
+            raise EventError(f"entrant name {name!r}: use 1 to 40 of A-Z a-z 0-9 _ . + - (NAME=SPEC)")
+        name, spec = "", text
+    elif not sep:
         name, spec = "", text
     spec = spec.strip()
     if not spec:
@@ -127,6 +132,12 @@ def parse_entrant(text: str, base: Path | None = None) -> Entrant:
     if not NAME_PATTERN.fullmatch(name):
         raise EventError(f"entrant name {name!r}: use 1 to 40 of A-Z a-z 0-9 _ . + -")
     return Entrant(name, spec, kind)
+
+
+def _nameless_spec(text: str) -> bool:
+    """Whether ``text`` as a whole is a built-in bot or a strategy (whose path may hold an ``=``)."""
+    text = text.strip()
+    return text in BUILTIN_BOTS or (":" in text and " " not in text)
 
 
 def _absolute_program(spec: str, base: Path | None) -> str:
@@ -366,6 +377,9 @@ def build_event(game_arg: str, entrant_texts: Sequence[str], *, matches: int, ha
                              ("--max-failures", max_failures, 0), ("--resamples", resamples, 0)):
         if value < low:
             raise EventError(f"{what} must be at least {low}, got {value}")
+    if resamples > MAX_RESAMPLES:
+        raise EventError(f"--resamples must be at most {MAX_RESAMPLES:,}, got {resamples} "
+                         "(each resample ranks the whole event again; 0: no bootstrap)")
     if not 0 <= seed < 2**32:
         raise EventError(f"--seed must be in 0..4294967295, got {seed}")
     event = Event(game_arg, game, entrants, matches, hands, seed, format,  # type: ignore[arg-type]

@@ -211,7 +211,9 @@ def format_tables(document: dict[str, Any]) -> str:
             if entry["separated_from_next"]:
                 lines.append("      ---- separated at 95% ----")
         if document["p_above"][rule] is None:
-            lines.append("  (no bootstrap: it needs at least 2 matches per pairing; places are not tested)")
+            why = "--resamples 0" if document["event"].get("resamples") == 0 else \
+                "it needs at least 2 matches per pairing"
+            lines.append(f"  (no bootstrap: {why}; places are not tested)")
         elif document["event"]["matches"] < MIN_MATCHES_TO_SEPARATE:
             lines.append(f"  (P from a bootstrap of {document['event']['matches']} matches: too few to separate "
                          f"places; use --matches {MIN_MATCHES_TO_SEPARATE} or more)")
