@@ -280,3 +280,17 @@ def test_help_prints_a_single_percent_sign(command: str) -> None:
                           text=True, timeout=60, check=False)
     assert done.returncode == 0
     assert "95%" in done.stdout and "%%" not in done.stdout
+
+
+def test_a_results_file_that_cannot_be_written_at_the_end_is_named(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    target = tmp_path / "sub" / "results.json"
+    bot = tmp_path / "remover.sh"  # takes the --json folder away once the event has started
+    bot.write_text(f'#!/bin/sh\nrm -rf {tmp_path / "sub"}\n'
+                   f'exec {sys.executable} -m acpc_lbr.cli play call-raise "$1" "$2" --game kuhn\n')
+    bot.chmod(0o755)
+    done = run("--game", "kuhn", "--entrant", "r=random", "--entrant", f"rm={bot} {{host}} {{port}}",
+               "--matches", "1", "--hands", "5", "--out", str(tmp_path / "event"), "--json", str(target), "-q")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (f"acpc-lbr tournament: cannot write the results to {target}: No such file or directory; "
+                           f"the matches are kept in {tmp_path / 'event'}: run the same command to write them\n")
