@@ -230,8 +230,9 @@ def _play(args: argparse.Namespace, event: Event, store: EventStore, executor: A
                   f"of {total} matches kept; run the same command to resume", file=sys.stderr)
             return EXIT_FAILED
     if caught:
-        print(f"{PROG}: stopped by {signal.Signals(caught[0]).name}: {len(driver.outcomes)} of {total} matches "
-              f"kept in {out}; run the same command to resume", file=sys.stderr)
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            print(f"{PROG}: stopped by {signal.Signals(caught[0]).name}: {len(driver.outcomes)} of {total} "
+                  f"matches kept in {out}; run the same command to resume", file=sys.stderr)
         return EXIT_FAILED
     lbr = _lbr_column(args, event, out) if args.lbr else None
     counted, disqualified, _ = driver.walk()
