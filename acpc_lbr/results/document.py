@@ -208,6 +208,9 @@ _MEAN_FIGURES = {
                                  "sum_fourth": _FRACTION}},
     },
 }
+#: An estimator over hands also keeps each seat's figures (``by_seat``: two figure blocks).
+_MEAN_FIGURES["properties"]["by_seat"] = {"type": "array", "maxItems": 2,  # type: ignore[index]
+                                          "items": dict(_MEAN_FIGURES, properties=dict(_MEAN_FIGURES["properties"]))}
 _ESTIMATOR = {
     "type": "object",
     "required": ["chips"],
