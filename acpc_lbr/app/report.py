@@ -531,10 +531,12 @@ def _estimator_table(doc: Mapping[str, Any], i: int) -> str:
         refusal += (f'<p class="muted" id="no-io-{i}">No imaginary-observation figures: the run had IO off '
                     "(--no-io), or the opponent gave no range answers to value a showdown with.</p>")
     refusal += _players_table(doc, i)
-    return ("<table><thead><tr><th>estimator</th><th>n</th><th>mbb/g</th><th>95%</th><th>interval</th>"
+    return ("<table><thead><tr><th>estimator</th><th>n</th><th>mbb/g</th><th>1.96·se</th><th>95% interval</th>"
             "<th>bb/100</th><th>width / raw</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
             + refusal + '<p class="muted">n counts hands, or duplicate pairs for the duplicate estimators; '
-            "intervals are mean ± 1.96·s/√n.</p>")
+            "the interval is the document's printed 95% interval (low_95, high_95: skewness-corrected, and "
+            "within seats for the estimators over hands), so not always the mean ± 1.96·se; 1.96·se is "
+            "half_width_95, 1.96 × the mean's standard error, whose ratio to raw's is the width / raw column.</p>")
 
 
 def _players_table(doc: Mapping[str, Any], i: int) -> str:
