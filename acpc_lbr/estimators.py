@@ -145,7 +145,7 @@ def _add_check(check: RunningMean, difference: float, variance: float | None) ->
 
 def _add_seated(stat: RunningMean, value: float, seat: int) -> None:
     """One hand of an estimator over hands, with its seat when the sample keeps seats."""
-    if isinstance(stat, SeatedMean):
+    if isinstance(stat, (SeatedMean, LiveMean)):
         stat.add(value, seat)
     else:
         stat.add(value)

@@ -744,7 +744,7 @@ class SeatedMean(RunningMean):
     >>> stat = SeatedMean()
     >>> for k in range(40): stat.add(float(k % 2) * 10.0 + (k % 4 // 2), seat=k % 2)
     >>> round(stat.std, 3), round(stat.interval_shape()[0], 3)  # the seats' 10-chip gap is not noise
-    (5.064, 0.506)
+    (5.089, 0.513)
     """
 
     __slots__ = ("_seats", "_unseated")
@@ -835,25 +835,71 @@ def _seated(plain: RunningMean) -> SeatedMean:
     return stat
 
 
-class LiveMean(RunningMean):
-    """Only Welford's running figures (:meth:`RunningMean.live`) and the count, for live displays.
+class _OnlineMoments:
+    """Count, mean and the sums of squared, cubed and fourth-power deviations, updated one unit at a time in
+    floating point (Welford's update carried to the fourth moment: Pébay 2008)."""
 
-    A dealer's running estimate is read after every hand through ``live()``;
-    its documents are recomputed exactly from the outcomes at the end. Without
-    the exact sums (a Python loop per unit) adding costs a few operations.
-    Anything that needs the exact figures (``mean``, ``m2``, documents,
-    merging) raises :class:`TypeError` instead of answering from nothing.
-    """
+    __slots__ = ("m2", "m3", "m4", "mean", "n")
 
-    __slots__ = ()
+    def __init__(self) -> None:
+        self.n, self.mean, self.m2, self.m3, self.m4 = 0, 0.0, 0.0, 0.0, 0.0
 
     def add(self, x: float) -> None:
-        """Add one unit (Welford only)."""
+        before = self.n
+        self.n = n = before + 1
+        delta = x - self.mean
+        step = delta / n
+        step2 = step * step
+        term = delta * step * before
+        self.mean += step
+        self.m4 += term * step2 * (n * n - 3 * n + 3) + 6.0 * step2 * self.m2 - 4.0 * step * self.m3
+        self.m3 += term * step * (n - 2) - 3.0 * step * self.m2
+        self.m2 += term
+
+    def copy(self) -> _OnlineMoments:
+        result = _OnlineMoments()
+        result.n, result.mean, result.m2, result.m3, result.m4 = self.n, self.mean, self.m2, self.m3, self.m4
+        return result
+
+
+class LiveMean(RunningMean):
+    """Only running figures in floating point and the count, for live displays.
+
+    A dealer's running estimate is read after every hand through ``live()`` and
+    ``interval()``; its documents are recomputed exactly from the outcomes at the end.
+    Without the exact sums (a Python loop per unit) adding costs a few operations:
+    the running mean and the sums of squared, cubed and fourth-power deviations
+    (Welford, Pébay), over all units and, for an estimator over hands, per seat, so
+    that the live interval is the document's (:meth:`RunningMean.interval`, within
+    seats as :class:`SeatedMean`) up to rounding. Anything that needs the exact figures
+    (``mean``, ``m2``, documents, merging) raises :class:`TypeError` instead of answering
+    from nothing.
+
+    >>> live, exact = LiveMean(), SeatedMean()
+    >>> for k in range(40): live.add(float(k % 2) * 10.0 + (k % 5) ** 2, seat=k % 2); exact.add(float(k % 2) * 10.0 + (k % 5) ** 2, seat=k % 2)
+    >>> [round(x, 9) for x in live.interval()] == [round(x, 9) for x in exact.interval()]
+    True
+    """
+
+    __slots__ = ("_moments", "_seat_moments", "_unseated")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._moments = _OnlineMoments()
+        self._seat_moments = (_OnlineMoments(), _OnlineMoments())
+        self._unseated = 0
+
+    def add(self, x: float, seat: int | None = None) -> None:
+        """Add one unit, played from ``seat`` when it is an estimator over hands."""
         x = float(x)
-        self.n += 1
-        delta = x - self._live_mean
-        self._live_mean += delta / self.n
-        self._live_m2 += delta * (x - self._live_mean)
+        moments = self._moments
+        moments.add(x)
+        self.n = moments.n
+        self._live_mean, self._live_m2 = moments.mean, moments.m2
+        if seat is None:
+            self._unseated += 1
+        else:
+            self._seat_moments[seat].add(x)
 
     def copy(self) -> LiveMean:
         """An independent copy."""
@@ -865,7 +911,40 @@ class LiveMean(RunningMean):
         result._live_m2 = self._live_m2
         result._cache = None
         result._higher = None
+        result._moments = self._moments.copy()
+        result._seat_moments = (self._seat_moments[0].copy(), self._seat_moments[1].copy())
+        result._unseated = self._unseated
         return result
+
+    def interval_shape(self) -> tuple[float, float, float]:
+        """(s, g, b₂) as :meth:`SeatedMean.interval_shape` has them (within seats when every unit has one and no
+        seat has a single unit; else over all units), from the running sums."""
+        seats = [m for m in self._seat_moments if m.n]
+        if not self._unseated and seats and all(m.n > 1 for m in seats):
+            std, skew, kurtosis = stratified_shape([float(m.n) for m in seats], [m.m2 / m.n for m in seats],
+                                                   [m.m3 / m.n for m in seats], [m.m4 / m.n for m in seats])
+            return float(std), float(skew), float(kurtosis)
+        moments = self._moments
+        spread = max(moments.m2, 0.0) / moments.n
+        std = math.sqrt(max(moments.m2, 0.0) / (moments.n - 1))
+        if not spread > 0.0:
+            return std, 0.0, 3.0
+        return std, moments.m3 / moments.n / spread**1.5, moments.m4 / moments.n / (spread * spread)
+
+    def live(self) -> tuple[float, float]:
+        """(mean, 1.96 × the mean's standard error): cheap, for live metrics (no interval: :meth:`interval`)."""
+        if self.n < 2:
+            return (self._live_mean if self.n else math.nan), math.nan
+        return self._live_mean, Z95 * self.interval_shape()[0] / math.sqrt(self.n)
+
+    def interval(self) -> tuple[float, float]:
+        """The printed 95% interval (:meth:`RunningMean.interval`) from the running figures; (NaN, NaN) below two
+        units."""
+        if self.n < 2:
+            return math.nan, math.nan
+        std, skew, kurtosis = self.interval_shape()
+        low, high = skew_corrected_interval(self._live_mean, std, float(self.n), skew, kurtosis)
+        return float(low), float(high)
 
     def exact_sums(self) -> tuple[Fraction, Fraction]:
         """Refused: a live mean keeps no exact sums."""

@@ -241,7 +241,11 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
                     figures[name] = (mean, half, stat.n)
         errors = sum(counts.errors for m in matches for counts in m.relay.counts)
         big_blind = matches[0].game.big_blind
-        progress.update(progress.done + 1, best_estimate(figures, big_blind), errors)
+        shown = None
+        if live is not None:
+            running = live
+            shown = best_estimate(figures, big_blind, lambda name: running.estimator(name).interval())
+        progress.update(progress.done + 1, shown, errors)
 
     for match in matches:
         match.events.subscribe(hand)

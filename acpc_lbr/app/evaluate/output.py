@@ -46,9 +46,10 @@ class EvaluationProgress:
         figures = {}
         for name, stat in estimates.stats().items():
             if name != "io_minus_raw" and stat.n > 1:
-                mean, half = stat.live()  # Welford: cheap enough for every hand
+                mean, half = stat.live()  # running figures: cheap enough for every hand
                 figures[name] = (mean, half, stat.n)
-        self.bar.update(self.bar.done + 1, best_estimate(figures, evaluation.big_blind), errors)
+        shown = best_estimate(figures, evaluation.big_blind, lambda name: estimates.estimator(name).interval())
+        self.bar.update(self.bar.done + 1, shown, errors)
 
     def close(self) -> None:
         self.bar.close()
