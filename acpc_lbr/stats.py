@@ -794,8 +794,12 @@ class SeatedMean(RunningMean):
         moments: list[tuple[float, float, float]] = []
         for seat in seats:
             central = seat.central_moments()
-            # unknown Σx³, Σx⁴ (a document without them): the seat's units taken as unskewed
-            moments.append(central if central is not None else (seat.m2 / seat.n, 0.0, 3.0 * (seat.m2 / seat.n) ** 2))
+            if central is None:  # unknown Σx³, Σx⁴ (a document without them): the seat's units taken as unskewed
+                total, squares = seat.exact_sums()
+                mean = total / seat.n
+                spread = float(squares / seat.n - mean * mean)  # as central_moments has it, to the bit
+                central = (spread, 0.0, 3.0 * spread * spread)
+            moments.append(central)
         std, skew, kurtosis = stratified_shape([float(seat.n) for seat in seats], [m[0] for m in moments],
                                                [m[1] for m in moments], [m[2] for m in moments])
         return float(std), float(skew), float(kurtosis)
@@ -813,6 +817,13 @@ class SeatedMean(RunningMean):
         if self.n and not self._unseated:
             report["by_seat"] = [seat.to_dict(exact) for seat in self._seats]
         return report
+
+    @classmethod
+    def of_seats(cls, first: RunningMean, second: RunningMean) -> SeatedMean:
+        """The sample of both seats' units (each seat's sample kept as it is)."""
+        stat = _seated(first.merged(second))
+        stat._seats, stat._unseated = (first, second), 0
+        return stat
 
     @classmethod
     def from_dict(cls, data: MeanFigures) -> SeatedMean:

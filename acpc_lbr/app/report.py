@@ -231,6 +231,11 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
         column = trajectory["estimators"][name]
         mean = [m * scale for m in column["mean"]]
         half = [math.nan if h is None else h * scale for h in column["half_width_95"]]
+        # the band is each point's printed 95% interval (an older document: mean ± half_width_95)
+        lows = [math.nan if v is None else v * scale for v in column.get("low_95", [])] or [m - h for m, h in
+                                                                                             zip(mean, half)]
+        highs = [math.nan if v is None else v * scale for v in column.get("high_95", [])] or [m + h for m, h in
+                                                                                              zip(mean, half)]
         color = colors[k % len(colors)]
         keep = [i for i, n in enumerate(column["n"]) if n > 0]
         x = [hands[i] for i in keep]
@@ -238,7 +243,7 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
         line, = axis.plot(x, [mean[i] for i in keep], color=color, linewidth=1.4, linestyle=style,
                           label=label(name))
         line.set_gid(f"trajectory-{_gid(name)}")
-        band = axis.fill_between(x, [mean[i] - half[i] for i in keep], [mean[i] + half[i] for i in keep],
+        band = axis.fill_between(x, [lows[i] for i in keep], [highs[i] for i in keep],
                                  color=color, alpha=0.15, linewidth=0)
         band.set_gid(f"band-{_gid(name)}")
     axis.axhline(0.0, color="black", linewidth=0.8)

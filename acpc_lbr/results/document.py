@@ -227,6 +227,16 @@ _TRAJECTORY_COLUMN = {
         "n": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _COUNT},
         "mean": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER},
         "half_width_95": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER_OR_NULL},
+        "low_95": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER_OR_NULL},
+        "high_95": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER_OR_NULL},
+        "by_seat": {"type": "object", "required": ["n", "sum", "sum_sq"], "properties": {
+            "n": {"type": "array", "maxItems": _COLUMN_POINTS,
+                  "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": _COUNT}},
+            "sum": {"type": "array", "maxItems": _COLUMN_POINTS,
+                    "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": _FRACTION}},
+            "sum_sq": {"type": "array", "maxItems": _COLUMN_POINTS,
+                       "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": _FRACTION}},
+        }},
         "exact": {"type": "object", "required": ["sum", "sum_sq"], "properties": {
             "sum": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _FRACTION},
             "sum_sq": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _FRACTION},
