@@ -51,6 +51,16 @@ LATENCY_BUCKETS = (
 )
 
 
+def _interval_gauges(registry: CollectorRegistry) -> tuple[Gauge, Gauge]:
+    """The two ends of each running estimate's printed 95% interval (a results document's low_95, high_95)."""
+    return (Gauge("acpc_estimate_low_95_mbb_per_game",
+                  "Lower end of the printed 95% interval of each running estimate (a results document's low_95)",
+                  ["match", "estimator"], registry=registry),
+            Gauge("acpc_estimate_high_95_mbb_per_game",
+                  "Upper end of the printed 95% interval of each running estimate (a results document's high_95)",
+                  ["match", "estimator"], registry=registry))
+
+
 class DealerMetrics:
     """The metric families of one dealer process, on an injectable registry.
 
@@ -73,23 +83,11 @@ class DealerMetrics:
         )
         self.estimate_half_width = Gauge(
             "acpc_estimate_half_width_mbb_per_game",
-            "1.96 times the standard error of each running estimate (the interval's scale; the printed "
-            "interval is acpc_estimate_low_95/high_95)",
+            "1.96 times the standard error of each running estimate (its printed interval: acpc_estimate_low_95...)",
             ["match", "estimator"],
             registry=r,
         )
-        self.estimate_low = Gauge(
-            "acpc_estimate_low_95_mbb_per_game",
-            "Lower end of the printed 95% interval of each running estimate (a results document's low_95)",
-            ["match", "estimator"],
-            registry=r,
-        )
-        self.estimate_high = Gauge(
-            "acpc_estimate_high_95_mbb_per_game",
-            "Upper end of the printed 95% interval of each running estimate (a results document's high_95)",
-            ["match", "estimator"],
-            registry=r,
-        )
+        self.estimate_low, self.estimate_high = _interval_gauges(r)
         self.estimate_units = Gauge(
             "acpc_estimate_units",
             "Independent units (hands or duplicate pairs) behind each estimate",

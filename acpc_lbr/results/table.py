@@ -44,10 +44,8 @@ MULTIPLAYER_NOT_COMPUTED = (
 def format_table(doc: ResultsDocument) -> str:
     """The estimators side by side, for a terminal.
 
-    One row per estimator: units, the mean in mbb/g, ``1.96·se`` (``half_width_95``:
-    1.96 × the mean's standard error, within seats for the estimators over hands; the
-    interval's scale, which the width ratio compares), the printed 95% interval
-    (``low_95``, ``high_95``: skewness-corrected, so not always the mean ± 1.96·se),
+    One row per estimator: units, the mean in mbb/g, ``1.96·se`` (``half_width_95``, the interval's
+    scale), the printed 95% interval (``low_95``, ``high_95``: not always the mean ± 1.96·se),
     the standard deviation, bb/hand and chips, and the width relative to raw.
     """
     config = doc["config"]
