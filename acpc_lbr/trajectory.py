@@ -199,9 +199,10 @@ class Trajectory:
             if seats is not None:
                 if not len(seats["n"]) == len(seats["sum"]) == len(seats["sum_sq"]) == len(hands):
                     raise ValueError(f"trajectory of {name}: columns of different lengths")
-                for (_, snapshot), counts, totals, squares in zip(points, seats["n"], seats["sum"], seats["sum_sq"]):
+                for (_, snapshot), counts, seat_sums, seat_squares in zip(points, seats["n"], seats["sum"],
+                                                                          seats["sum_sq"]):
                     first, second = (RunningMean.from_exact(int(c), Fraction(t), Fraction(q))
-                                     for c, t, q in zip(counts, totals, squares, strict=True))
+                                     for c, t, q in zip(counts, seat_sums, seat_squares, strict=True))
                     if first.n + second.n != snapshot[name].n:
                         raise ValueError(f"trajectory of {name}: the seats' counts do not add up")
                     snapshot[name] = SeatedMean.of_seats(first, second)
