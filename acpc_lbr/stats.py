@@ -865,7 +865,7 @@ class _OnlineMoments:
         self.mean += step
         self.m4 += term * step2 * (n * n - 3 * n + 3) + 6.0 * step2 * self.m2 - 4.0 * step * self.m3
         self.m3 += term * step * (n - 2) - 3.0 * step * self.m2
-        self.m2 += term
+        self.m2 += delta * (x - self.mean)  # = term, rounded as RunningMean's Welford update (live() to the bit)
 
     def copy(self) -> _OnlineMoments:
         result = _OnlineMoments()
