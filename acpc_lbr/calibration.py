@@ -31,7 +31,7 @@ import numpy as np
 
 from acpc_lbr.aivat import hand_aivat
 from acpc_lbr.estimators import imaginary_observation_spread
-from acpc_lbr.stats import Z95, skew_corrected_interval, skew_corrected_p_value
+from acpc_lbr.stats import Z95, skew_corrected_interval, skew_corrected_p_value, stratified_shape
 from acpc_lbr.exact import LbrHistory, lbr_histories
 from acpc_lbr.lbr import ActiveRounds, BettingOptions, equity_function
 from acpc_lbr.policy import Strategy
@@ -202,7 +202,8 @@ def check_p_values(differences: FloatArray, null_variances: FloatArray | None = 
     return np.where(m2 > 0.0, p, np.where(mean == 0.0, 1.0, 0.0))
 
 
-def interval_misses(units: FloatArray, target: float, plain: bool = False) -> tuple[FloatArray, FloatArray]:
+def interval_misses(units: FloatArray, target: float, plain: bool = False,
+                    first_seat: int | None = None) -> tuple[FloatArray, FloatArray]:
     """Per match (a row of units), whether the printed 95% interval lies wholly above / below ``target``.
 
     Above: the lower bound overstates (the one-sided miss of a lower bound). The
@@ -210,21 +211,26 @@ def interval_misses(units: FloatArray, target: float, plain: bool = False) -> tu
     (:func:`acpc_lbr.stats.skew_corrected_interval`, as :meth:`acpc_lbr.stats.RunningMean.interval`
     computes it from the exact sums, here in floating point); ``plain``: the symmetric normal interval
     mean ± 1.96·s/√n printed before it (docs/results.md, "The intervals' miss rates").
+    ``first_seat``: the units are hands, the first ``first_seat`` of each row from one seat and the
+    rest from the other, and the interval is taken within seats, as :class:`acpc_lbr.stats.SeatedMean`
+    does (:func:`acpc_lbr.stats.stratified_shape`).
     """
     n = units.shape[1]
     mean = units.mean(axis=1)
     s = units.std(axis=1, ddof=1)
     if plain:
         half = Z95 * s / math.sqrt(n)
-        low, high = mean - half, mean + half
-    else:
-        centred = units - mean[:, None]
-        m2, m3, m4 = (centred**2).mean(axis=1), (centred**3).mean(axis=1), (centred**4).mean(axis=1)
-        spread = m2 > 0.0  # without spread: a normal law's shape, as RunningMean.shape has it
-        with np.errstate(divide="ignore", invalid="ignore"):
-            skew = np.where(spread, m3 / m2**1.5, 0.0)
-            kurtosis = np.where(spread, m4 / (m2 * m2), 3.0)
-        low, high = skew_corrected_interval(mean, s, float(n), skew, kurtosis)
+        return mean - half > target, mean + half < target
+    strata = [units] if first_seat is None else [units[:, :first_seat], units[:, first_seat:]]
+    counts, m2s, m3s, m4s = [], [], [], []
+    for stratum in strata:
+        centred = stratum - stratum.mean(axis=1)[:, None]
+        counts.append(float(stratum.shape[1]))
+        m2s.append((centred**2).mean(axis=1))
+        m3s.append((centred**3).mean(axis=1))
+        m4s.append((centred**4).mean(axis=1))
+    std, skew, kurtosis = stratified_shape(counts, m2s, m3s, m4s)
+    low, high = skew_corrected_interval(mean, std, float(n), skew, kurtosis)
     return low > target, high < target
 
 
@@ -261,11 +267,13 @@ def error_counts(laws: MatchLaws, deals: int, duplicate: bool, matches: int, rng
                 counts[f"{check} p<{level:g}"] = counts.get(f"{check} p<{level:g}", 0) + int((p < level).sum())
         for k, (name, column) in enumerate(PRINTED[duplicate][:6 if per_hand_rows else 3]):
             sample = units[:, :, column]
+            first_seat: int | None = None if duplicate else (deals + 1) // 2  # over hands: within seats
             if duplicate and k >= 3:  # the per-hand rows of a duplicate match: both halves of every pair
                 first, second = PAIR_HALVES
                 sample = np.concatenate([units[:, :, first][:, :, column], units[:, :, second][:, :, column]], axis=1)
+                first_seat = deals
             for suffix, plain in (("", False), (" plain", True)):
-                above, below = interval_misses(sample, laws.value, plain)
+                above, below = interval_misses(sample, laws.value, plain, first_seat)
                 counts[f"{name} above{suffix}"] = counts.get(f"{name} above{suffix}", 0) + int(above.sum())
                 counts[f"{name} below{suffix}"] = counts.get(f"{name} below{suffix}", 0) + int(below.sum())
         counts["matches"] += size

@@ -34,7 +34,7 @@ from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
-from acpc_lbr.stats import CheckMean, LiveMean, MeanFigures, RunningMean
+from acpc_lbr.stats import CheckMean, LiveMean, MeanFigures, RunningMean, SeatedMean
 from acpc_lbr.trajectory import Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
@@ -56,6 +56,10 @@ CHECKS: tuple[CheckName, ...] = ("io_minus_raw", "aivat_minus_raw")
 #: Each check's sample over duplicate pairs (what it tests in a duplicate match).
 PAIR_CHECKS: dict[CheckName, PairCheckName] = {"io_minus_raw": "pair_io_minus_raw",
                                                "aivat_minus_raw": "pair_aivat_minus_raw"}
+#: The estimators over hands: the measured player's seat alternates among their units, so their
+#: intervals are taken within seats (:class:`~acpc_lbr.stats.SeatedMean`). The checks' units have
+#: mean 0 in both seats when the answers are honest, so no seat effect widens their test.
+OVER_HANDS: tuple[EstimatorName, ...] = ("raw", "io", "aivat")
 #: The figures that rest on AIVAT's value function (``config.aivat`` in a results document).
 AIVAT_NAMES: tuple[EstimatorName | CheckName, ...] = ("aivat", "duplicate_aivat", "aivat_minus_raw")
 
@@ -113,6 +117,11 @@ class EstimatorsSection(TypedDict):
     pending_halves: list[PendingHalf]
 
 
+def _fresh(name: str) -> RunningMean:
+    """An empty estimator: within seats for those over hands."""
+    return SeatedMean() if name in OVER_HANDS else RunningMean()
+
+
 def estimator_figures(stat: RunningMean, big_blind: int) -> EstimatorFigures:
     """A sample's figures in chips (with the exact sums: documents merge exactly), mbb/g and bb/hand."""
     return {
@@ -132,6 +141,14 @@ def _add_check(check: RunningMean, difference: float, variance: float | None) ->
         check.add(difference, variance)
     else:
         check.add(difference)
+
+
+def _add_seated(stat: RunningMean, value: float, seat: int) -> None:
+    """One hand of an estimator over hands, with its seat when the sample keeps seats."""
+    if isinstance(stat, (SeatedMean, LiveMean)):
+        stat.add(value, seat)
+    else:
+        stat.add(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,16 +175,29 @@ class HandOutcome:
     aivat_chips: float | None = None
     io_variance: float | None = None
 
+    @property
+    def seat(self) -> int:
+        """The measured player's position in this hand, up to relabelling: ``(deal + half) % 2``.
+
+        The dealer moves every player one position on each hand, and a duplicate pair's
+        second half swaps the seats, so this splits the hands by the measured player's
+        position (which position is called 0 does not matter: :class:`~acpc_lbr.stats.SeatedMean`
+        only groups by it). With fixed seats it is an arbitrary split in two, under which the
+        interval within seats is still an honest one.
+        """
+        return (self.deal + self.half) % 2
+
 
 @dataclass
 class MatchEstimates:
     """All estimators of one measured player, accumulated online."""
 
-    raw: RunningMean = field(default_factory=RunningMean)
+    #: Over hands, each seat's units kept (:class:`~acpc_lbr.stats.SeatedMean`: the interval within seats).
+    raw: RunningMean = field(default_factory=SeatedMean)
     duplicate: RunningMean = field(default_factory=RunningMean)
-    io: RunningMean = field(default_factory=RunningMean)
+    io: RunningMean = field(default_factory=SeatedMean)
     duplicate_io: RunningMean = field(default_factory=RunningMean)
-    aivat: RunningMean = field(default_factory=RunningMean)
+    aivat: RunningMean = field(default_factory=SeatedMean)
     duplicate_aivat: RunningMean = field(default_factory=RunningMean)
     #: IO − raw per hand (the honesty check).
     io_minus_raw: RunningMean = field(default_factory=CheckMean)
@@ -188,12 +218,13 @@ class MatchEstimates:
 
     def add(self, outcome: HandOutcome) -> None:
         """Account for one hand."""
-        self.raw.add(outcome.chips)
+        seat = outcome.seat
+        _add_seated(self.raw, outcome.chips, seat)
         if outcome.io_chips is not None:
-            self.io.add(outcome.io_chips)
+            _add_seated(self.io, outcome.io_chips, seat)
             _add_check(self.io_minus_raw, outcome.io_chips - outcome.chips, outcome.io_variance)
         if outcome.aivat_chips is not None:
-            self.aivat.add(outcome.aivat_chips)
+            _add_seated(self.aivat, outcome.aivat_chips, seat)
             self.aivat_minus_raw.add(outcome.aivat_chips - outcome.chips)
         if self.pairs:
             self._pair(outcome.deal, outcome.half,
@@ -254,7 +285,7 @@ class MatchEstimates:
     def drop_aivat(self) -> None:
         """Forget every AIVAT figure, trajectory included (batches whose AIVAT values cannot be merged)."""
         for name in AIVAT_NAMES:
-            setattr(self, name, CheckMean() if name in CHECKS else RunningMean())
+            setattr(self, name, CheckMean() if name in CHECKS else _fresh(name))
         self.pair_aivat_minus_raw = CheckMean()
         self.pending = {key: (chips, io, None, var) for key, (chips, io, _, var) in self.pending.items()}
         for _, snapshot in self.trajectory.points:
@@ -331,7 +362,8 @@ class MatchEstimates:
         for name in ESTIMATORS:
             figures = data.get(name)
             if figures is not None:
-                setattr(estimates, name, RunningMean.from_dict(figures["chips"]))
+                kind = SeatedMean if name in OVER_HANDS else RunningMean
+                setattr(estimates, name, kind.from_dict(figures["chips"]))
         for check in CHECKS:
             block = data.get(check)
             if block is not None:

@@ -37,7 +37,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import NotRequired, TypedDict, TypeVar
 
@@ -109,9 +109,12 @@ class MeanFigures(TypedDict):
 
     ``std`` and ``half_width_95`` are None below two units; ``exact`` is written
     for the chip figures only (what a merge reads). ``half_width_95`` is the
-    normal interval's 1.96·s/√n (the interval's scale); ``low_95`` and ``high_95``
-    are the printed 95% interval (:meth:`RunningMean.interval`: skewness-corrected,
-    so not always ``mean ± half_width_95``), None below two units.
+    normal interval's 1.96 × the mean's standard error (the interval's scale: s/√n,
+    or within seats for an estimator over hands, :class:`SeatedMean`); ``low_95`` and
+    ``high_95`` are the printed 95% interval (:meth:`RunningMean.interval`:
+    skewness-corrected, so not always ``mean ± half_width_95``), None below two units.
+    ``by_seat`` (an estimator over hands whose every unit's seat is known) holds each
+    seat's figures, exact sums included: what the interval within seats is computed from.
     """
 
     n: int
@@ -122,6 +125,7 @@ class MeanFigures(TypedDict):
     low_95: NotRequired[float | None]
     high_95: NotRequired[float | None]
     exact: NotRequired[ExactSums]
+    by_seat: NotRequired[list[MeanFigures]]
 
 
 class _PowerSum:
@@ -304,8 +308,9 @@ class RunningMean:
 
     @property
     def half_width(self) -> float:
-        """Half-width of the 95% normal interval of the mean: 1.96·s/√n."""
-        return Z95 * self.std / math.sqrt(self.n) if self.n > 1 else math.nan
+        """Half-width of the 95% normal interval of the mean: 1.96 × its standard error (s/√n here;
+        within seats for a :class:`SeatedMean`)."""
+        return Z95 * self.interval_shape()[0] / math.sqrt(self.n) if self.n > 1 else math.nan
 
     def higher_sums(self) -> tuple[Fraction | None, Fraction | None]:
         """(Σx³, Σx⁴) exactly, or None when unknown (a sample rebuilt from a summary without them)."""
@@ -371,11 +376,18 @@ class RunningMean:
         """
         if self.n < 2:
             return math.nan, math.nan
+        std, skew, kurtosis = self.interval_shape()
+        low, high = skew_corrected_interval(self.mean, std, float(self.n), skew, kurtosis)
+        return float(low), float(high)
+
+    def interval_shape(self) -> tuple[float, float, float]:
+        """(s, g, b₂) the printed interval is computed from: the units' standard deviation, skewness and
+        kurtosis; (0, 3) for the shape when Σx³ and Σx⁴ are unknown (the units taken as unskewed).
+        A :class:`SeatedMean` gives the figures of its units within seats instead."""
         skew, kurtosis = self.shape()
         if math.isnan(skew):
             skew, kurtosis = 0.0, 3.0
-        low, high = skew_corrected_interval(self.mean, self.std, float(self.n), skew, kurtosis)
-        return float(low), float(high)
+        return self.std, skew, kurtosis
 
     def excludes(self, value: float) -> bool:
         """True when the printed 95% interval does not contain ``value``."""
@@ -685,25 +697,220 @@ def _hall_theta(w: FloatLike, n: FloatLike, skew: FloatLike, link: FloatLike) ->
     return result
 
 
-class LiveMean(RunningMean):
-    """Only Welford's running figures (:meth:`RunningMean.live`) and the count, for live displays.
+def stratified_shape(counts: Sequence[FloatLike], m2s: Sequence[FloatLike], m3s: Sequence[FloatLike],
+                     m4s: Sequence[FloatLike]) -> tuple[FloatLike, FloatLike, FloatLike]:
+    """(s, g, b₂) of a mean over strata, as if of n = Σ nₛ like units: what the printed interval reads.
 
-    A dealer's running estimate is read after every hand through ``live()``;
-    its documents are recomputed exactly from the outcomes at the end. Without
-    the exact sums (a Python loop per unit) adding costs a few operations.
-    Anything that needs the exact figures (``mean``, ``m2``, documents,
-    merging) raises :class:`TypeError` instead of answering from nothing.
+    A match over hands alternates the measured player's seat hand by hand, so the
+    mean over its n hands is a stratified mean, Σ (nₛ/n)·x̄ₛ with nₛ fixed by the
+    seating. Its variance is Σ (nₛ/n)²·sₛ²/nₛ (sₛ² the variance within seat s): the
+    difference between the seats' means is not noise, and a spread taken over all
+    hands counts it as noise (an interval too wide: AIVAT over hands in Leduc missed
+    3.8-4.6% of the time against 5%; docs/results.md, "The intervals' miss rates").
+    The mean's third and fourth cumulants are Σ nₛ·m₃ₛ/n³ and Σ nₛ·(m₄ₛ − 3m₂ₛ²)/n⁴.
+    Returned is the unit law with the same n that gives the mean these figures: s = √(n·V)
+    (sₛ with nₛ − 1 in the denominator), and the skewness and kurtosis with the strata's
+    central moments (means over nₛ: m₂ₛ, m₃ₛ, m₄ₛ). With one stratum these are the
+    sample's own s, g and b₂; (0, 0, 3) without spread. Elementwise on numpy arrays
+    (:func:`acpc_lbr.calibration.interval_misses`) as on floats (:meth:`SeatedMean.interval_shape`).
+
+    >>> s, g, b2 = stratified_shape([4.0], [1.25], [0.0], [2.5625])  # the units 0, 1, 2, 3
+    >>> round(float(s), 4), float(g), round(float(b2), 4)
+    (1.291, 0.0, 1.64)
+    """
+    n = sum(counts)
+    variance = sum(c * c * m2 / (c - 1.0) for c, m2 in zip(counts, m2s, strict=True)) / (n * n)  # Σ (nₛ/n)²·sₛ²/nₛ
+    spread = sum(c * m2 for c, m2 in zip(counts, m2s, strict=True)) / (n * n)  # V with nₛ in the denominator
+    third = sum(c * m3 for c, m3 in zip(counts, m3s, strict=True)) / n**3
+    fourth = sum(c * (m4 - 3.0 * m2 * m2) for c, m2, m4 in zip(counts, m2s, m4s, strict=True)) / n**4
+    positive = spread > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        skew = np.where(positive, np.sqrt(n) * third / np.where(positive, spread, 1.0) ** 1.5, 0.0)
+        kurtosis = np.where(positive, 3.0 + n * fourth / np.where(positive, spread, 1.0) ** 2, 3.0)
+    std: FloatLike = np.sqrt(n * variance)
+    return std, skew, kurtosis  # type: ignore[return-value]
+
+
+class SeatedMean(RunningMean):
+    """A :class:`RunningMean` over hands that also keeps each seat's units: an estimator over hands.
+
+    The measured player's seat alternates hand by hand (and a duplicate pair's second half
+    swaps it), so its mean is a stratified mean: the printed interval and ``half_width``
+    take the variance within each seat (:func:`stratified_shape`), from each seat's exact
+    Σx, Σx², Σx³ and Σx⁴. ``std`` stays the spread of all units. When a unit's seat is
+    unknown (a document written before seats were kept) or a seat has one unit, the
+    figures are :class:`RunningMean`'s.
+
+    >>> stat = SeatedMean()
+    >>> for k in range(40): stat.add(float(k % 2) * 10.0 + (k % 4 // 2), seat=k % 2)
+    >>> round(stat.std, 3), round(stat.interval_shape()[0], 3)  # the seats' 10-chip gap is not noise
+    (5.089, 0.513)
     """
 
-    __slots__ = ()
+    __slots__ = ("_seats", "_unseated")
+
+    def __init__(self, n: int = 0, mean: float = 0.0, m2: float = 0.0) -> None:
+        super().__init__(n, mean, m2)
+        self._seats = (RunningMean(), RunningMean())
+        self._unseated = self.n
+
+    def add(self, x: float, seat: int | None = None) -> None:
+        """Add one unit, played from ``seat`` (0 or 1; None when unknown)."""
+        super().add(x)
+        if seat is None:
+            self._unseated += 1
+        else:
+            self._seats[seat].add(x)
+
+    def merge(self, other: RunningMean) -> None:
+        """Fold another sample into this one, seat by seat (a plain sample's units have no known seat)."""
+        if other.n == 0:
+            return
+        super().merge(other)
+        if isinstance(other, SeatedMean):
+            self._seats = (self._seats[0].merged(other._seats[0]), self._seats[1].merged(other._seats[1]))
+            self._unseated += other._unseated
+        else:
+            self._unseated += other.n
+
+    def copy(self) -> SeatedMean:
+        """An independent copy."""
+        result = super().copy()
+        assert isinstance(result, SeatedMean)
+        result._seats = (self._seats[0].copy(), self._seats[1].copy())
+        result._unseated = self._unseated
+        return result
+
+    def seats(self) -> tuple[RunningMean, RunningMean] | None:
+        """Each seat's units, or None when some unit's seat is unknown."""
+        return None if self._unseated else self._seats
+
+    def interval_shape(self) -> tuple[float, float, float]:
+        """(s, g, b₂) within seats (:func:`stratified_shape`), or :class:`RunningMean`'s when the seats are
+        not all known or a seat has a single unit."""
+        seats = [seat for seat in self._seats if seat.n]
+        if self._unseated or any(seat.n < 2 for seat in seats):
+            return super().interval_shape()
+        moments: list[tuple[float, float, float]] = []
+        for seat in seats:
+            central = seat.central_moments()
+            if central is None:  # unknown Σx³, Σx⁴ (a document without them): the seat's units taken as unskewed
+                total, squares = seat.exact_sums()
+                mean = total / seat.n
+                spread = float(squares / seat.n - mean * mean)  # as central_moments has it, to the bit
+                central = (spread, 0.0, 3.0 * spread * spread)
+            moments.append(central)
+        std, skew, kurtosis = stratified_shape([float(seat.n) for seat in seats], [m[0] for m in moments],
+                                               [m[1] for m in moments], [m[2] for m in moments])
+        return float(std), float(skew), float(kurtosis)
+
+    def scaled(self, factor: float) -> SeatedMean:
+        """The same sample with every unit multiplied by ``factor``, seat by seat."""
+        result = _seated(super().scaled(factor))
+        result._seats = (self._seats[0].scaled(factor), self._seats[1].scaled(factor))
+        result._unseated = self._unseated
+        return result
+
+    def to_dict(self, exact: bool = True) -> MeanFigures:
+        """:meth:`RunningMean.to_dict`, with each seat's figures (``by_seat``) when every unit's seat is known."""
+        report = super().to_dict(exact)
+        if self.n and not self._unseated:
+            report["by_seat"] = [seat.to_dict(exact) for seat in self._seats]
+        return report
+
+    @classmethod
+    def of_seats(cls, first: RunningMean, second: RunningMean) -> SeatedMean:
+        """The sample of both seats' units (each seat's sample kept as it is)."""
+        stat = _seated(first.merged(second))
+        stat._seats, stat._unseated = (first, second), 0
+        return stat
+
+    @classmethod
+    def from_dict(cls, data: MeanFigures) -> SeatedMean:
+        """Rebuild from :meth:`to_dict` output; without ``by_seat`` (or its exact sums) the seats are unknown."""
+        stat = _seated(RunningMean.from_dict(data))
+        by_seat = data.get("by_seat")
+        if by_seat is not None and len(by_seat) == 2 and all("exact" in seat for seat in by_seat):
+            stat._seats = (RunningMean.from_dict(by_seat[0]), RunningMean.from_dict(by_seat[1]))
+            stat._unseated = stat.n - stat._seats[0].n - stat._seats[1].n
+        return stat
+
+
+def _seated(plain: RunningMean) -> SeatedMean:
+    """A :class:`SeatedMean` of ``plain``'s units, their seats unknown."""
+    stat = SeatedMean.__new__(SeatedMean)
+    for name in RunningMean.__slots__:
+        setattr(stat, name, getattr(plain, name))
+    stat._seats = (RunningMean(), RunningMean())
+    stat._unseated = stat.n
+    return stat
+
+
+class _OnlineMoments:
+    """Count, mean and the sums of squared, cubed and fourth-power deviations, updated one unit at a time in
+    floating point (Welford's update carried to the fourth moment: Pébay 2008)."""
+
+    __slots__ = ("m2", "m3", "m4", "mean", "n")
+
+    def __init__(self) -> None:
+        self.n, self.mean, self.m2, self.m3, self.m4 = 0, 0.0, 0.0, 0.0, 0.0
 
     def add(self, x: float) -> None:
-        """Add one unit (Welford only)."""
+        before = self.n
+        self.n = n = before + 1
+        delta = x - self.mean
+        step = delta / n
+        step2 = step * step
+        term = delta * step * before
+        self.mean += step
+        self.m4 += term * step2 * (n * n - 3 * n + 3) + 6.0 * step2 * self.m2 - 4.0 * step * self.m3
+        self.m3 += term * step * (n - 2) - 3.0 * step * self.m2
+        self.m2 += delta * (x - self.mean)  # = term, rounded as RunningMean's Welford update (live() to the bit)
+
+    def copy(self) -> _OnlineMoments:
+        result = _OnlineMoments()
+        result.n, result.mean, result.m2, result.m3, result.m4 = self.n, self.mean, self.m2, self.m3, self.m4
+        return result
+
+
+class LiveMean(RunningMean):
+    """Only running figures in floating point and the count, for live displays.
+
+    A dealer's running estimate is read after every hand through ``live()`` and
+    ``interval()``; its documents are recomputed exactly from the outcomes at the end.
+    Without the exact sums (a Python loop per unit) adding costs a few operations:
+    the running mean and the sums of squared, cubed and fourth-power deviations
+    (Welford, Pébay), over all units and, for an estimator over hands, per seat, so
+    that the live interval is the document's (:meth:`RunningMean.interval`, within
+    seats as :class:`SeatedMean`) up to rounding. Anything that needs the exact figures
+    (``mean``, ``m2``, documents, merging) raises :class:`TypeError` instead of answering
+    from nothing.
+
+    >>> live, exact = LiveMean(), SeatedMean()
+    >>> for k in range(40): live.add(float(k % 2) * 10.0 + (k % 5) ** 2, seat=k % 2); exact.add(float(k % 2) * 10.0 + (k % 5) ** 2, seat=k % 2)
+    >>> [round(x, 9) for x in live.interval()] == [round(x, 9) for x in exact.interval()]
+    True
+    """
+
+    __slots__ = ("_moments", "_seat_moments", "_unseated")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._moments = _OnlineMoments()
+        self._seat_moments = (_OnlineMoments(), _OnlineMoments())
+        self._unseated = 0
+
+    def add(self, x: float, seat: int | None = None) -> None:
+        """Add one unit, played from ``seat`` when it is an estimator over hands."""
         x = float(x)
-        self.n += 1
-        delta = x - self._live_mean
-        self._live_mean += delta / self.n
-        self._live_m2 += delta * (x - self._live_mean)
+        moments = self._moments
+        moments.add(x)
+        self.n = moments.n
+        self._live_mean, self._live_m2 = moments.mean, moments.m2
+        if seat is None:
+            self._unseated += 1
+        else:
+            self._seat_moments[seat].add(x)
 
     def copy(self) -> LiveMean:
         """An independent copy."""
@@ -715,7 +922,40 @@ class LiveMean(RunningMean):
         result._live_m2 = self._live_m2
         result._cache = None
         result._higher = None
+        result._moments = self._moments.copy()
+        result._seat_moments = (self._seat_moments[0].copy(), self._seat_moments[1].copy())
+        result._unseated = self._unseated
         return result
+
+    def interval_shape(self) -> tuple[float, float, float]:
+        """(s, g, b₂) as :meth:`SeatedMean.interval_shape` has them (within seats when every unit has one and no
+        seat has a single unit; else over all units), from the running sums."""
+        seats = [m for m in self._seat_moments if m.n]
+        if not self._unseated and seats and all(m.n > 1 for m in seats):
+            std, skew, kurtosis = stratified_shape([float(m.n) for m in seats], [m.m2 / m.n for m in seats],
+                                                   [m.m3 / m.n for m in seats], [m.m4 / m.n for m in seats])
+            return float(std), float(skew), float(kurtosis)
+        moments = self._moments
+        spread = max(moments.m2, 0.0) / moments.n
+        std = math.sqrt(max(moments.m2, 0.0) / (moments.n - 1))
+        if not spread > 0.0:
+            return std, 0.0, 3.0
+        return std, moments.m3 / moments.n / spread**1.5, moments.m4 / moments.n / (spread * spread)
+
+    def live(self) -> tuple[float, float]:
+        """(mean, 1.96 × the mean's standard error): cheap, for live metrics (no interval: :meth:`interval`)."""
+        if self.n < 2:
+            return (self._live_mean if self.n else math.nan), math.nan
+        return self._live_mean, Z95 * self.interval_shape()[0] / math.sqrt(self.n)
+
+    def interval(self) -> tuple[float, float]:
+        """The printed 95% interval (:meth:`RunningMean.interval`) from the running figures; (NaN, NaN) below two
+        units."""
+        if self.n < 2:
+            return math.nan, math.nan
+        std, skew, kurtosis = self.interval_shape()
+        low, high = skew_corrected_interval(self._live_mean, std, float(self.n), skew, kurtosis)
+        return float(low), float(high)
 
     def exact_sums(self) -> tuple[Fraction, Fraction]:
         """Refused: a live mean keeps no exact sums."""

@@ -21,7 +21,7 @@ trajectory cannot place is a duplicate pair whose two halves are in
 different batches: it enters at the last point, which is always the merged
 final estimate.
 
->>> from acpc_lbr.stats import RunningMean
+>>> from acpc_lbr.stats import RunningMean, SeatedMean
 >>> t = Trajectory()
 >>> stat = RunningMean()
 >>> for x in range(1, 6):
@@ -37,9 +37,9 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
-from acpc_lbr.stats import RunningMean
+from acpc_lbr.stats import RunningMean, SeatedMean
 
 #: At most this many points are kept (at least half of it once that many hands are played).
 MAX_POINTS = 512
@@ -54,13 +54,31 @@ class ExactColumns(TypedDict):
     sum_sq: list[str]
 
 
+class SeatColumns(TypedDict):
+    """Each point's count and exact Σx and Σx² in each seat, ``[first, second]`` per point: an estimator over
+    hands (:class:`~acpc_lbr.stats.SeatedMean`), whose spread is taken within seats."""
+
+    n: list[list[int]]
+    sum: list[list[str]]
+    sum_sq: list[list[str]]
+
+
 class TrajectoryColumn(TypedDict):
-    """One estimator's running figures, one entry per point (half-width None below two units)."""
+    """One estimator's running figures, one entry per point (half-width and interval None below two units).
+
+    ``low_95``, ``high_95`` (added; older documents have neither) are each point's printed 95% interval
+    (:meth:`acpc_lbr.stats.RunningMean.interval`), as the document's estimator has it at the last point.
+    A point rebuilt from a document has only its exact Σx and Σx²: its interval is then the one without
+    the skewness term, over all hands (docs/results.md, "The trajectory").
+    """
 
     n: list[int]
     mean: list[float]
     half_width_95: list[float | None]
+    low_95: NotRequired[list[float | None]]
+    high_95: NotRequired[list[float | None]]
     exact: ExactColumns
+    by_seat: NotRequired[SeatColumns]
 
 
 class TrajectorySection(TypedDict):
@@ -134,7 +152,7 @@ class Trajectory:
 
         Returns:
             ``{"unit": "chips", "hands": [...], "estimators": {name: {"n", "mean",
-            "half_width_95", "exact": {"sum", "sum_sq"}}}}``, each a list with one
+            "half_width_95", "low_95", "high_95", "exact": {"sum", "sum_sq"}}}}``, each a list with one
             entry per point; estimators that never had a unit are left out.
         """
         points = [p for p in self.points if p[0] < hands]
@@ -146,12 +164,18 @@ class Trajectory:
                 continue
             series = [snapshot.get(name, RunningMean()) for _, snapshot in points]
             sums = [s.exact_sums() for s in series]
+            intervals = [s.interval() for s in series]
             columns[name] = {
                 "n": [s.n for s in series],
                 "mean": [s.mean for s in series],
                 "half_width_95": [None if math.isnan(s.half_width) else s.half_width for s in series],
+                "low_95": [None if math.isnan(low) else low for low, _ in intervals],
+                "high_95": [None if math.isnan(high) else high for _, high in intervals],
                 "exact": {"sum": [str(a) for a, _ in sums], "sum_sq": [str(b) for _, b in sums]},
             }
+            seats = _seat_columns(series)
+            if seats is not None:
+                columns[name]["by_seat"] = seats
         return {"unit": "chips", "stride": self.stride, "hands": [h for h, _ in points], "estimators": columns}
 
     @classmethod
@@ -171,4 +195,35 @@ class Trajectory:
                 raise ValueError(f"trajectory of {name}: columns of different lengths")
             for (_, snapshot), n, total, squares in zip(points, column["n"], exact["sum"], exact["sum_sq"]):
                 snapshot[name] = RunningMean.from_exact(int(n), Fraction(total), Fraction(squares))
+            seats = column.get("by_seat")
+            if seats is not None:
+                if not len(seats["n"]) == len(seats["sum"]) == len(seats["sum_sq"]) == len(hands):
+                    raise ValueError(f"trajectory of {name}: columns of different lengths")
+                for (_, snapshot), counts, seat_sums, seat_squares in zip(points, seats["n"], seats["sum"],
+                                                                          seats["sum_sq"]):
+                    first, second = (RunningMean.from_exact(int(c), Fraction(t), Fraction(q))
+                                     for c, t, q in zip(counts, seat_sums, seat_squares, strict=True))
+                    if first.n + second.n != snapshot[name].n:
+                        raise ValueError(f"trajectory of {name}: the seats' counts do not add up")
+                    snapshot[name] = SeatedMean.of_seats(first, second)
         return cls(max(int(data.get("stride", 1)), 1), points)
+
+
+def _seat_columns(series: list[RunningMean]) -> SeatColumns | None:
+    """The seats' columns of an estimator over hands whose every point knows its units' seats; else None."""
+    if not any(isinstance(stat, SeatedMean) for stat in series):
+        return None
+    counts: list[list[int]] = []
+    totals: list[list[str]] = []
+    squares: list[list[str]] = []
+    for stat in series:
+        seats = stat.seats() if isinstance(stat, SeatedMean) else None
+        if seats is None:
+            if stat.n:  # units whose seat is unknown (a point read from an older document)
+                return None
+            seats = (RunningMean(), RunningMean())
+        sums = [seat.exact_sums() for seat in seats]
+        counts.append([seat.n for seat in seats])
+        totals.append([str(total) for total, _ in sums])
+        squares.append([str(square) for _, square in sums])
+    return {"n": counts, "sum": totals, "sum_sq": squares}

@@ -18,6 +18,7 @@ exported sample name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -50,6 +51,16 @@ LATENCY_BUCKETS = (
 )
 
 
+def _interval_gauges(registry: CollectorRegistry) -> tuple[Gauge, Gauge]:
+    """The two ends of each running estimate's printed 95% interval (a results document's low_95, high_95)."""
+    return (Gauge("acpc_estimate_low_95_mbb_per_game",
+                  "Lower end of the printed 95% interval of each running estimate (a results document's low_95)",
+                  ["match", "estimator"], registry=registry),
+            Gauge("acpc_estimate_high_95_mbb_per_game",
+                  "Upper end of the printed 95% interval of each running estimate (a results document's high_95)",
+                  ["match", "estimator"], registry=registry))
+
+
 class DealerMetrics:
     """The metric families of one dealer process, on an injectable registry.
 
@@ -72,10 +83,11 @@ class DealerMetrics:
         )
         self.estimate_half_width = Gauge(
             "acpc_estimate_half_width_mbb_per_game",
-            "Half-width of the 95% interval of each running estimate",
+            "1.96 times the standard error of each running estimate (its printed interval: acpc_estimate_low_95...)",
             ["match", "estimator"],
             registry=r,
         )
+        self.estimate_low, self.estimate_high = _interval_gauges(r)
         self.estimate_units = Gauge(
             "acpc_estimate_units",
             "Independent units (hands or duplicate pairs) behind each estimate",
@@ -150,24 +162,29 @@ class MatchMetrics:
         for seat, total in seat_totals.items():
             self.metrics.seat_chips.labels(self.name, seat).set(total)
 
-    def publish_estimate(self, estimator: str, mean: float, half_width: float, units: int) -> None:
-        """Publish one estimator's running mean and half-width in mbb/g."""
+    def publish_estimate(self, estimator: str, mean: float, half_width: float, units: int,
+                         interval: tuple[float, float] = (math.nan, math.nan)) -> None:
+        """Publish one estimator's running mean, 1.96 × its standard error and its printed 95% interval in mbb/g."""
         self.metrics.estimate.labels(self.name, estimator).set(mean)
         self.metrics.estimate_half_width.labels(self.name, estimator).set(half_width)
+        self.metrics.estimate_low.labels(self.name, estimator).set(interval[0])
+        self.metrics.estimate_high.labels(self.name, estimator).set(interval[1])
         self.metrics.estimate_units.labels(self.name, estimator).set(units)
 
     def publish_estimates(self, estimates: MatchEstimates, big_blind: int, min_units: int = 1) -> None:
         """The one publisher of live estimates: every estimator with ``min_units`` units or more.
 
-        Figures in mbb/g from the running (Welford) accumulators, cheap enough
-        for every hand (:meth:`acpc_lbr.stats.RunningMean.live`).
+        Figures in mbb/g from the running accumulators (:meth:`acpc_lbr.stats.RunningMean.live`), and the
+        printed 95% interval a results document gives the same units (:meth:`acpc_lbr.stats.RunningMean.interval`;
+        tens of microseconds each).
         """
         scale = 1000.0 / big_blind
         for estimator in ESTIMATORS:
             stat = estimates.estimator(estimator)
             if stat.n >= min_units:
                 mean, half_width = stat.live()
-                self.publish_estimate(estimator, mean * scale, half_width * scale, stat.n)
+                low, high = stat.interval()
+                self.publish_estimate(estimator, mean * scale, half_width * scale, stat.n, (low * scale, high * scale))
 
     def observe(self, event: EventRecord) -> None:
         """An :class:`dealer.events.EventLog` hook: turn the match's events into samples.
@@ -238,7 +255,7 @@ class MatchMetrics:
                 family.remove(self.name)
             except KeyError:
                 pass
-        for family in (m.estimate, m.estimate_half_width, m.estimate_units):
+        for family in (m.estimate, m.estimate_half_width, m.estimate_low, m.estimate_high, m.estimate_units):
             for labels in list(family._metrics):  # the estimators published so far
                 if labels[0] == self.name:
                     family.remove(*labels)

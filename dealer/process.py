@@ -55,10 +55,13 @@ def paired_result(main: MatchResult, mirror: MatchResult, big_blind: int) -> tup
     if not pairs.n:
         return f"DUPLICATE {main.name}: no complete pairs", None
     scale = 1000.0 / big_blind
-    mean, half = pairs.mean * scale, pairs.half_width * scale
-    # The interval to a tenth of a mbb/g, as the table prints it; one pair has none.
-    interval = f"± {half:.1f} (95%)" if pairs.n > 1 else "no interval from one pair"
-    line = (f"DUPLICATE {main.name}: {first} {mean:+.1f} mbb/g {interval}, mean of each mirrored "
+    mean = pairs.mean * scale
+    # The printed 95% interval (the results document's low_95, high_95 of the duplicate row: the
+    # skewness-corrected one) to a tenth of a mbb/g, as the table prints it; one pair has none.
+    low, high = pairs.interval()
+    interval = (f"95% interval [{low * scale:+.1f}, {high * scale:+.1f}]" if pairs.n > 1
+                else "no interval from one pair")
+    line = (f"DUPLICATE {main.name}: {first} {mean:+.1f} mbb/g, {interval}, mean of each mirrored "
             f"pair over {pairs.n} pairs; {main.names[1]} the negation")
     warning = None
     if pairs.n > 1 and identical == pairs.n:
@@ -238,7 +241,11 @@ def _watch_progress(progress: Any, matches: Sequence[Match], results: Any) -> No
                     figures[name] = (mean, half, stat.n)
         errors = sum(counts.errors for m in matches for counts in m.relay.counts)
         big_blind = matches[0].game.big_blind
-        progress.update(progress.done + 1, best_estimate(figures, big_blind), errors)
+        shown = None
+        if live is not None:
+            running = live
+            shown = best_estimate(figures, big_blind, lambda name: running.estimator(name).interval())
+        progress.update(progress.done + 1, shown, errors)
 
     for match in matches:
         match.events.subscribe(hand)

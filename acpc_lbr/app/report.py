@@ -231,6 +231,11 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
         column = trajectory["estimators"][name]
         mean = [m * scale for m in column["mean"]]
         half = [math.nan if h is None else h * scale for h in column["half_width_95"]]
+        # the band is each point's printed 95% interval (an older document: mean ± half_width_95)
+        lows = [math.nan if v is None else v * scale for v in column.get("low_95", [])] or [m - h for m, h in
+                                                                                             zip(mean, half)]
+        highs = [math.nan if v is None else v * scale for v in column.get("high_95", [])] or [m + h for m, h in
+                                                                                              zip(mean, half)]
         color = colors[k % len(colors)]
         keep = [i for i, n in enumerate(column["n"]) if n > 0]
         x = [hands[i] for i in keep]
@@ -238,7 +243,7 @@ def running_mean_plot(doc: Mapping[str, Any]) -> str | None:
         line, = axis.plot(x, [mean[i] for i in keep], color=color, linewidth=1.4, linestyle=style,
                           label=label(name))
         line.set_gid(f"trajectory-{_gid(name)}")
-        band = axis.fill_between(x, [mean[i] - half[i] for i in keep], [mean[i] + half[i] for i in keep],
+        band = axis.fill_between(x, [lows[i] for i in keep], [highs[i] for i in keep],
                                  color=color, alpha=0.15, linewidth=0)
         band.set_gid(f"band-{_gid(name)}")
     axis.axhline(0.0, color="black", linewidth=0.8)
@@ -531,10 +536,12 @@ def _estimator_table(doc: Mapping[str, Any], i: int) -> str:
         refusal += (f'<p class="muted" id="no-io-{i}">No imaginary-observation figures: the run had IO off '
                     "(--no-io), or the opponent gave no range answers to value a showdown with.</p>")
     refusal += _players_table(doc, i)
-    return ("<table><thead><tr><th>estimator</th><th>n</th><th>mbb/g</th><th>95%</th><th>interval</th>"
+    return ("<table><thead><tr><th>estimator</th><th>n</th><th>mbb/g</th><th>1.96·se</th><th>95% interval</th>"
             "<th>bb/100</th><th>width / raw</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
             + refusal + '<p class="muted">n counts hands, or duplicate pairs for the duplicate estimators; '
-            "intervals are mean ± 1.96·s/√n.</p>")
+            "the interval is the document's printed 95% interval (low_95, high_95: skewness-corrected, and "
+            "within seats for the estimators over hands), so not always the mean ± 1.96·se; 1.96·se is "
+            "half_width_95, 1.96 × the mean's standard error, whose ratio to raw's is the width / raw column.</p>")
 
 
 def _players_table(doc: Mapping[str, Any], i: int) -> str:

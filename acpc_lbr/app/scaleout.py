@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -260,8 +261,9 @@ class _LiveMetrics:
             est = doc["estimators"].get(estimator)
             if est is not None and est["mbb_per_game"]["n"]:
                 mbb = est["mbb_per_game"]
-                self.match.publish_estimate(estimator, mbb["mean"], mbb["half_width_95"] or 0.0,
-                                            mbb["n"])
+                low, high = mbb.get("low_95"), mbb.get("high_95")
+                self.match.publish_estimate(estimator, mbb["mean"], mbb["half_width_95"] or 0.0, mbb["n"],
+                                            (math.nan, math.nan) if low is None or high is None else (low, high))
 
 
 def _estimate(doc: ResultsDocument) -> Estimate | None:
@@ -271,7 +273,12 @@ def _estimate(doc: ResultsDocument) -> Estimate | None:
         chips = doc["estimators"][name]["chips"] if name in doc["estimators"] else None
         if chips is not None and chips["n"] > 1 and chips["half_width_95"] is not None:
             figures[name] = (chips["mean"], chips["half_width_95"], chips["n"])
-    return best_estimate(figures, int(doc["big_blind"]))
+    def interval(name: str) -> tuple[float, float]:
+        chips = doc["estimators"][name]["chips"]  # type: ignore[literal-required]  # (any estimator's name)
+        low, high = chips.get("low_95"), chips.get("high_95")
+        return (math.nan, math.nan) if low is None or high is None else (low, high)
+
+    return best_estimate(figures, int(doc["big_blind"]), interval)
 
 
 def summary(doc: ResultsDocument, workers: int, batches: int, seconds: float, logs: str) -> str:

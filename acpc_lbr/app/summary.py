@@ -18,9 +18,14 @@ from acpc_lbr.results import ResultsDocument, proven_lies
 from acpc_lbr.stats import RunningMean
 
 
+#: The line above the bound lines: what their two figures are (1.96·se is ``half_width_95``, the interval's
+#: scale; the interval is the printed one, not always the mean ± 1.96·se).
+BOUND_HEADER = "lower bound on exploitability (LBR's win rate), mbb/g: mean ± 1.96·se [95% interval]:"
+
+
 def bound_line(name: str, mean: float, half: float, units: str,
                interval: tuple[float | None, float | None] | None = None) -> str:
-    """One estimator's mean, 1.96·s/√n and 95% interval in mbb/g (no interval below two units: its width is unknown).
+    """One estimator's mean, 1.96·se (``half_width_95``) and 95% interval in mbb/g (no interval below two units).
 
     ``interval`` is the printed one (``low_95``, ``high_95``: skewness-corrected,
     :meth:`acpc_lbr.stats.RunningMean.interval`); without it (an older document) mean ± half.
@@ -57,7 +62,7 @@ def document_bound_lines(doc: ResultsDocument) -> list[str]:
         block = est[name]["mbb_per_game"]  # type: ignore[literal-required]  # (any estimator's name)
         return block.get("low_95"), block.get("high_95")
 
-    lines = ["lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:"]
+    lines = [BOUND_HEADER]
     for name in ("raw", "duplicate") if doc["config"].get("duplicate") else ("raw",):
         mean, half, n = mbb(name)
         lines.append(bound_line(name, mean, half, f"{n} {'pairs' if name == 'duplicate' else 'hands'}",

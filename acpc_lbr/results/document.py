@@ -197,16 +197,19 @@ _NUMBER_OR_NULL = {"type": ["number", "null"]}
 #: A fraction's text as :meth:`acpc_lbr.stats.RunningMean.exact_sums` writes it (a denominator
 #: is never 0; the digits are bounded so that reading one stays linear).
 _FRACTION = {"type": "string", "pattern": "^-?[0-9]{1,4000}(/[1-9][0-9]{0,3999})?$"}
+_MEAN_PROPERTIES: dict[str, object] = {
+    "n": _COUNT, "mean": _NUMBER, "m2": _NUMBER, "std": _NUMBER_OR_NULL, "half_width_95": _NUMBER_OR_NULL,
+    "low_95": _NUMBER_OR_NULL, "high_95": _NUMBER_OR_NULL,
+    "exact": {"type": "object", "required": ["sum", "sum_sq"],
+              "properties": {"sum": _FRACTION, "sum_sq": _FRACTION, "sum_cube": _FRACTION,
+                             "sum_fourth": _FRACTION}},
+}
 _MEAN_FIGURES = {
     "type": "object",
     "required": ["n", "mean"],
-    "properties": {
-        "n": _COUNT, "mean": _NUMBER, "m2": _NUMBER, "std": _NUMBER_OR_NULL, "half_width_95": _NUMBER_OR_NULL,
-        "low_95": _NUMBER_OR_NULL, "high_95": _NUMBER_OR_NULL,
-        "exact": {"type": "object", "required": ["sum", "sum_sq"],
-                  "properties": {"sum": _FRACTION, "sum_sq": _FRACTION, "sum_cube": _FRACTION,
-                                 "sum_fourth": _FRACTION}},
-    },
+    # an estimator over hands also keeps each seat's figures (``by_seat``: two figure blocks)
+    "properties": {**_MEAN_PROPERTIES, "by_seat": {"type": "array", "maxItems": 2, "items": {
+        "type": "object", "required": ["n", "mean"], "properties": _MEAN_PROPERTIES}}},
 }
 _ESTIMATOR = {
     "type": "object",
@@ -224,6 +227,16 @@ _TRAJECTORY_COLUMN = {
         "n": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _COUNT},
         "mean": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER},
         "half_width_95": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER_OR_NULL},
+        "low_95": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER_OR_NULL},
+        "high_95": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _NUMBER_OR_NULL},
+        "by_seat": {"type": "object", "required": ["n", "sum", "sum_sq"], "properties": {
+            "n": {"type": "array", "maxItems": _COLUMN_POINTS,
+                  "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": _COUNT}},
+            "sum": {"type": "array", "maxItems": _COLUMN_POINTS,
+                    "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": _FRACTION}},
+            "sum_sq": {"type": "array", "maxItems": _COLUMN_POINTS,
+                       "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": _FRACTION}},
+        }},
         "exact": {"type": "object", "required": ["sum", "sum_sq"], "properties": {
             "sum": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _FRACTION},
             "sum_sq": {"type": "array", "maxItems": _COLUMN_POINTS, "items": _FRACTION},

@@ -44,9 +44,9 @@ MULTIPLAYER_NOT_COMPUTED = (
 def format_table(doc: ResultsDocument) -> str:
     """The estimators side by side, for a terminal.
 
-    One row per estimator: units, mean ± 1.96·s/√n in mbb/g, the printed 95%
-    interval (skewness-corrected: not always the mean ± that), the standard
-    deviation, bb/hand and chips, and the width relative to raw.
+    One row per estimator: units, the mean in mbb/g, ``1.96·se`` (``half_width_95``, the interval's
+    scale), the printed 95% interval (``low_95``, ``high_95``: not always the mean ± 1.96·se),
+    the standard deviation, bb/hand and chips, and the width relative to raw.
     """
     config = doc["config"]
     est = doc["estimators"]
@@ -57,7 +57,7 @@ def format_table(doc: ResultsDocument) -> str:
         f"seed: {config.get('seed')}  hands: {config.get('hands')}"
         + ("  (duplicate)" if config.get("duplicate") else "")
     )
-    header = f"{'estimator':<18} {'n':>8} {'mbb/g':>10} {'± 1.96 se':>9} {'95% interval':>22} {'std mbb':>10} {'bb/hand':>9} {'chips':>10} {'width/raw':>9}"
+    header = f"{'estimator':<18} {'n':>8} {'mbb/g':>10} {'1.96·se':>9} {'95% interval':>22} {'std mbb':>10} {'bb/hand':>9} {'chips':>10} {'width/raw':>9}"
     lines.append(header)
     lines.append("-" * len(header))
     raw_width = est["raw"]["mbb_per_game"]["half_width_95"]
@@ -104,7 +104,7 @@ def format_table(doc: ResultsDocument) -> str:
 
 
 def _table_row(label: str, stat: EstimatorFigures, ratio: str) -> str:
-    """One row of :func:`format_table`: n, mbb/g ± 1.96·s/√n, the printed 95% interval, std, bb/hand,
+    """One row of :func:`format_table`: n, mbb/g, 1.96·se, the printed 95% interval, std, bb/hand,
     chips and the width ratio."""
     mbb = stat["mbb_per_game"]
     low, high = mbb.get("low_95"), mbb.get("high_95")

@@ -2,8 +2,8 @@
 
 ``acpc-lbr evaluate`` and ``acpc-lbr dealer`` report, as hands finish, the
 hands done out of the total, the rate in hands/s, the estimated time left,
-the current estimate with its 95% half-width and, when there are any, the
-failed range queries.
+the current estimate with its printed 95% interval (a results document's, from the
+running figures) and, when there are any, the failed range queries.
 
 * On a terminal (the stream is a TTY) this is a live bar drawn by ``rich``
   (redrawn four times a second, so the elapsed time and ETA move even when a
@@ -21,9 +21,9 @@ The caller gives the figures; this module only shows them.
 >>> out = io.StringIO()
 >>> bar = Progress(out, total=4, every=2, clock=iter([0.0, 1.0, 2.0]).__next__)
 >>> bar.update(1, None)
->>> bar.update(2, Estimate("duplicate", 750.0, 12.5), query_errors=3)
+>>> bar.update(2, Estimate("duplicate", 750.0, 12.5, 739.0, 763.0), query_errors=3)
 >>> out.getvalue()
-'2/4 hands  LBR duplicate +750 ± 12 mbb/g  1.0 hands/s  ETA 0:00:02  query errors 3\\n'
+'2/4 hands  LBR duplicate +750 [+739, +763] mbb/g  1.0 hands/s  ETA 0:00:02  query errors 3\\n'
 """
 
 from __future__ import annotations
@@ -39,17 +39,26 @@ from typing import Any, TextIO, cast
 
 @dataclass(frozen=True)
 class Estimate:
-    """The figure a progress display shows: an estimator's mean ± 95% half-width in mbb/g."""
+    """The figure a progress display shows: an estimator's mean and printed 95% interval in mbb/g.
+
+    ``half_width`` (1.96 × the mean's standard error) chooses the estimator shown; ``low``, ``high`` are the
+    interval a results document prints for the same units (:meth:`acpc_lbr.stats.RunningMean.interval`).
+    Without them (None, or NaN) the text is mean ± ``half_width``.
+    """
 
     name: str
     mean: float
     half_width: float
+    low: float | None = None
+    high: float | None = None
 
     def text(self) -> str:
-        """``duplicate +750 ± 12 mbb/g`` (``…`` until the half-width exists)."""
+        """``duplicate +750 [+738, +762] mbb/g`` (``…`` until the interval exists)."""
         if math.isnan(self.mean) or math.isnan(self.half_width):
             return f"{self.name} …"
-        return f"{self.name} {self.mean:+.0f} ± {self.half_width:.0f} mbb/g"
+        if self.low is None or self.high is None or math.isnan(self.low) or math.isnan(self.high):
+            return f"{self.name} {self.mean:+.0f} ± {self.half_width:.0f} mbb/g"
+        return f"{self.name} {self.mean:+.0f} [{self.low:+.0f}, {self.high:+.0f}] mbb/g"
 
 
 def format_eta(seconds: float) -> str:
@@ -60,19 +69,25 @@ def format_eta(seconds: float) -> str:
     return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
-def best_estimate(figures: dict[str, tuple[float, float, int]], big_blind: int) -> Estimate | None:
+def best_estimate(figures: dict[str, tuple[float, float, int]], big_blind: int,
+                  interval: Callable[[str], tuple[float, float]] | None = None) -> Estimate | None:
     """The estimator with the narrowest interval among those with two units or more.
 
     Args:
-        figures: name -> (mean, 95% half-width, units) in chips.
+        figures: name -> (mean, 1.96 × standard error, units) in chips.
         big_blind: chips per big blind (for mbb/g).
+        interval: name -> its printed 95% interval in chips, asked of the chosen estimator only
+            (it costs tens of microseconds).
     """
     scale = 1000.0 / big_blind
     usable = [(half, name, mean) for name, (mean, half, n) in figures.items() if n > 1 and not math.isnan(half)]
     if not usable:
         return None
     half, name, mean = min(usable)
-    return Estimate(name, mean * scale, half * scale)
+    if interval is None:
+        return Estimate(name, mean * scale, half * scale)
+    low, high = interval(name)
+    return Estimate(name, mean * scale, half * scale, low * scale, high * scale)
 
 
 #: A run whose first ETA is longer than this says so once (:class:`Progress`, ``shorter``).

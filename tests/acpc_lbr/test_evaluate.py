@@ -526,7 +526,10 @@ async def test_a_mirror_process_that_dies_is_a_failed_match_named_as_such(
 #: checks' blocks were recorded again when they came to test duplicate pairs with their
 #: exact sums (issue 34): every other figure is the one of d51766b. Every sample's printed
 #: interval (``low_95``, ``high_95``, skewness-corrected) and exact Σx³, Σx⁴ were added later
-#: (issue 34); with them left out the estimators are the same JSON text as before.
+#: (issue 34); with them left out the estimators are the same JSON text as before. Recorded again
+#: (``acpc-lbr evaluate --hands 200 --seed 5 --json``) when the estimators over hands took their
+#: interval within seats (issue 34): raw, IO and AIVAT gained ``by_seat`` and their ``half_width_95``,
+#: ``low_95`` and ``high_95`` changed (and the trajectory's hash with them); every other figure is the same.
 GOLDEN_DOCUMENT = REPO / "tests" / "data" / "results" / "evaluate-hands200-seed5.json"
 
 

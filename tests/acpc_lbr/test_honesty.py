@@ -130,6 +130,36 @@ def test_calibration_counts_the_printed_interval() -> None:
     assert [bool(x[0]) for x in interval_misses(flat, 1.0)] == [True, False]
 
 
+def test_interval_over_hands_is_taken_within_seats() -> None:
+    """Over hands (no duplicate) LBR's seat alternates and AIVAT's mean differs by seat: the printed interval
+    is taken within seats (the seats' gap is not noise), the calibration's vectorised twin gives the same
+    interval, the document keeps each seat's exact sums, and two batches merge into the one-run figures."""
+    rng = np.random.default_rng(5)
+    outcomes = [HandOutcome(d, 0, float(rng.normal(4.0 if d % 2 else -4.0, 1.0)), None,
+                            float(rng.normal(4.0 if d % 2 else -4.0, 1.0) + rng.exponential()))
+                for d in range(101)]
+    doc = results_document({"game": "leduc"}, estimates_from_outcomes(outcomes), LEDUC.big_blind)
+    chips = doc["estimators"]["aivat"]["chips"]
+    assert [seat["n"] for seat in chips["by_seat"]] == [51, 50]
+    pooled = RunningMean()
+    pooled.add_many([o.aivat_chips for o in outcomes])
+    assert chips["high_95"] - chips["low_95"] < 0.5 * (pooled.interval()[1] - pooled.interval()[0])
+    assert chips["half_width_95"] < 0.5 * pooled.half_width
+    seats = np.array([[o.aivat_chips for o in outcomes if o.deal % 2 == 0] + [o.aivat_chips for o in outcomes
+                                                                             if o.deal % 2 == 1]])
+    for target, expected in ((chips["low_95"] - 1e-9, (True, False)), (chips["low_95"] + 1e-9, (False, False)),
+                             (chips["high_95"] + 1e-9, (False, True))):
+        above, below = interval_misses(seats, target, first_seat=51)
+        assert (bool(above[0]), bool(below[0])) == expected, target
+    halves = [results_document({"game": "leduc"}, estimates_from_outcomes(part), LEDUC.big_blind)
+              for part in (outcomes[:40], outcomes[40:])]
+    raw = json.loads(dumps(doc))["estimators"]["raw"]["chips"]  # (these documents record no AIVAT: raw merges)
+    merged = json.loads(dumps(merge_documents(halves)))["estimators"]["raw"]["chips"]
+    assert (merged["low_95"], merged["high_95"], merged["by_seat"]) == (raw["low_95"], raw["high_95"], raw["by_seat"])
+    mbb = doc["estimators"]["aivat"]["mbb_per_game"]
+    assert mbb["low_95"] == pytest.approx(chips["low_95"] * 1000 / LEDUC.big_blind, rel=1e-9)
+
+
 def _sample(xs: np.ndarray) -> RunningMean:
     stat = RunningMean()
     stat.add_many(xs)
@@ -211,9 +241,10 @@ def test_checks_and_intervals_hold_their_error_rates(case: str, deals: int) -> N
     * each printed interval of the play (raw, IO, AIVAT; with duplicate, their duplicate rows), the
       skewness-corrected one (acpc_lbr.stats.skew_corrected_interval), lies wholly above the exact
       value (the lower bound overstates) and wholly below it each within the binomial interval of
-      2.5%, and misses it within the binomial interval of 5%. Over hands (without duplicate) an
-      interval may be conservative: AIVAT in Leduc (the two positions' means differ, and the hands
-      alternate them; docs/results.md, "The intervals' miss rates"), so there only the upper ends hold.
+      2.5%, and misses it within the binomial interval of 5%. Over hands (without duplicate) the
+      interval is taken within seats (acpc_lbr.stats.SeatedMean): LBR's position alternates and AIVAT's
+      mean differs by position in Leduc, and a spread over all hands made the interval conservative
+      (3.8-4.6% against 5%; docs/results.md, "The intervals' miss rates").
       The symmetric normal interval printed before overstated the lower bound up to 3.5% of the time
       at 200 deals (Kuhn equilibrium, duplicate raw): above this test's interval.
     """
@@ -234,7 +265,7 @@ def test_checks_and_intervals_hold_their_error_rates(case: str, deals: int) -> N
             above, below = counts[f"{name} above"], counts[f"{name} below"]
             for count, nominal in ((above, 0.025), (below, 0.025), (above + below, 0.05)):
                 low, high = _within(count, m, nominal)
-                assert count <= high and (count >= low or not duplicate), (name, duplicate, above, below, m)
+                assert low <= count <= high, (name, duplicate, above, below, m)
         if case == "kuhn-equilibrium" and deals == 200 and duplicate:  # what the correction is for
             plain = counts["duplicate above plain"]
             assert plain > _within(plain, m, 0.025)[1], plain

@@ -14,6 +14,9 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from acpc_lbr.runtime.progress import Estimate, Progress, best_estimate, format_eta
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,7 +127,7 @@ def test_evaluate_draws_the_bar_on_a_terminal_and_quiet_silences_it(tmp_path: Pa
     screen, stdout, status = _on_a_terminal([*base, "--out", str(tmp_path / "a")], tmp_path)
     assert status == 0, screen
     assert "80/80" in screen and "hands/s" in screen and "ETA" in screen and "mbb/g" in screen
-    assert "\x1b[" in screen and "±" in screen
+    assert "\x1b[" in screen and re.search(r"mbb/g", screen) and re.search(r"\[[+-]?\d+, [+-]?\d+\] mbb/g", screen)
     assert "lower bound on exploitability" in stdout and "\x1b[" not in stdout
     screen, stdout, status = _on_a_terminal([*base, "--out", str(tmp_path / "b"), "--quiet"], tmp_path)
     assert status == 0
@@ -148,13 +151,36 @@ wait
     return ["bash", str(script)]
 
 
+def test_the_progress_estimate_shows_the_documents_interval() -> None:
+    """The estimate a progress line shows carries the printed 95% interval of the chosen estimator: from the
+    running figures (LiveMean, within seats over hands) it is the results document's for the same hands."""
+    from acpc_lbr.estimators import HandOutcome, MatchEstimates
+    from acpc_lbr.results import estimates_from_outcomes, results_document
+
+    rng = np.random.default_rng(4)
+    outcomes = [HandOutcome(d, 0, float(rng.choice([-50.0, 0.0, 400.0], p=[0.5, 0.4, 0.1]) + 80 * (d % 2)))
+                for d in range(300)]
+    live = MatchEstimates.live_only(pairs=False)
+    for outcome in outcomes:
+        live.add(outcome)
+    figures = {"raw": (*live.raw.live(), live.raw.n)}
+    shown = best_estimate(figures, 100, lambda name: live.estimator(name).interval())
+    document = results_document({"game": "nolimit"}, estimates_from_outcomes(outcomes), 100)
+    raw = document["estimators"]["raw"]["mbb_per_game"]
+    assert shown is not None and raw["low_95"] is not None and raw["high_95"] is not None
+    assert (shown.low, shown.high) == pytest.approx((raw["low_95"], raw["high_95"]), rel=1e-9)
+    assert shown.half_width == pytest.approx(raw["half_width_95"], rel=1e-9)
+    assert shown.text() == f"raw {raw['mean']:+.0f} [{raw['low_95']:+.0f}, {raw['high_95']:+.0f}] mbb/g"
+
+
 def test_dealer_bar_on_a_terminal_with_q_is_erased_and_quiet_silences_it(tmp_path: Path) -> None:
     """The dealer with -q on a terminal: a live bar while it runs, erased at the end; stdout untouched."""
     started = time.monotonic()
     screen, _, status = _on_a_terminal(_dealer_script(tmp_path, "-q"), tmp_path)
     assert status == 0, screen
     assert "150/150" in screen and "hands/s" in screen
-    assert re.search(r"alice \w+ [+-]\d+ ± \d+ mbb/g", screen)  # the measured player's estimate
+    # the measured player's estimate, with its printed 95% interval
+    assert re.search(r"alice \w+ [+-]\d+ \[[+-]?\d+, [+-]?\d+\] mbb/g", screen)
     assert "\x1b[2K" in screen  # the bar's line is erased when the match ends
     stdout = (tmp_path / "ports.txt").read_text()  # the port line, then SCORE: nothing of the bar
     assert re.fullmatch(r"\d+ \d+\nSCORE:[^\x1b]*\n", stdout), stdout

@@ -79,7 +79,7 @@ def test_same_seed_same_result_with_one_or_two_workers(tmp_path: Path) -> None:
     assert estimators(one)["duplicate"]["n"] == 120
     # The output is plain evaluate's: the bound, the time lines, the counts, and progress lines.
     stdout, stderr = (tmp_path / "two.stdout").read_text(), (tmp_path / "two.stderr").read_text()
-    assert "lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:" in stdout
+    assert "lower bound on exploitability (LBR's win rate), mbb/g: mean ± 1.96·se [95% interval]:" in stdout
     assert "\n  duplicate " in stdout and "(120 pairs)" in stdout
     assert "time: " in stdout and "hands/s" in stdout and "3 batches" in stdout
     assert "LBR: computation" in stdout and stdout.count("counts: ") == 1

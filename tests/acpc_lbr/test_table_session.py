@@ -67,6 +67,23 @@ async def test_leaving_early_leaves_two_logs_of_the_same_hands(tmp_path: Path) -
     assert "ended after" in shown["message"]
 
 
+def test_session_result_shows_the_documents_interval() -> None:
+    """The table's result rows show the printed 95% interval a results document gives the same hands."""
+    from acpc_lbr.app.table.session import mbb
+    from acpc_lbr.estimators import estimator_figures
+    from acpc_lbr.stats import RunningMean
+
+    stat = RunningMean()
+    stat.add_many([0.0] * 30 + [-2.0] * 6 + [40.0] * 4)
+    shown = mbb(stat, 2)
+    document = estimator_figures(stat, 2)["mbb_per_game"]
+    assert (shown["low"], shown["high"]) == (document["low_95"], document["high_95"])
+    assert shown["high"] - shown["mean"] != shown["mean"] - shown["low"]  # skewed: not mean ± a half-width
+    one = RunningMean()
+    one.add(1.0)
+    assert mbb(one, 2)["low"] is None
+
+
 @pytest_twisted.ensureDeferred
 async def test_leaving_before_the_first_hand_ends_starts_no_baseline(tmp_path: Path) -> None:
     """Leaving during hand 0: the baseline's match never starts (no log), the table is over."""

@@ -104,6 +104,29 @@ def test_moments_merge_exactly_in_any_split() -> None:
     assert merged.n == whole.n
     assert merged.mean == pytest.approx(whole.mean, rel=1e-12)
     assert merged.half_width_95 == pytest.approx(1.959964 * values.std(ddof=1) / np.sqrt(1000), rel=1e-6)
+    assert (merged.m3, merged.m4) == pytest.approx((whole.m3, whole.m4), rel=1e-9)
+
+
+def test_a_pairings_interval_is_the_results_documents_for_the_same_units() -> None:
+    """The tournament prints the interval a results document prints for the same units (skewed here: it is
+    not the mean ± the half-width), merged across matches; a record without m3, m4 gives the t interval."""
+    from acpc_lbr.app.tournament.report import _figure, _pm
+    from acpc_lbr.estimators import estimator_figures
+    from acpc_lbr.stats import RunningMean
+
+    values = np.random.default_rng(3).choice([-300.0, -50.0, 0.0, 900.0], p=[0.2, 0.4, 0.3, 0.1], size=240)
+    merged = Moments.of(values[:100]).merge(Moments.of(values[100:]))
+    stat = RunningMean()
+    stat.add_many(values)
+    document = estimator_figures(stat, 100)["mbb_per_game"]
+    figure = _figure(merged, 1000.0 / 100)
+    assert (figure["low_95"], figure["high_95"]) == pytest.approx((document["low_95"], document["high_95"]), rel=1e-9)
+    assert figure["high_95"] - figure["mean"] > figure["mean"] - figure["low_95"] + 1.0  # the long right tail
+    assert _pm(figure) == f"{figure['mean']:+.1f} [{figure['low_95']:+.1f}, {figure['high_95']:+.1f}]"
+    assert _pm(figure, negate=True).endswith(f"[{-figure['high_95']:+.1f}, {-figure['low_95']:+.1f}]")
+    old = Moments.from_dict({"n": merged.n, "mean": merged.mean, "m2": merged.m2})
+    low, high = old.interval_95()
+    assert (high + low) / 2 == pytest.approx(merged.mean, rel=1e-12)  # unskewed: symmetric (t)
 
 
 # -- all-in expectation ----------------------------------------------------------------

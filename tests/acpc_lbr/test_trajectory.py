@@ -10,7 +10,7 @@ import pytest
 
 from acpc_lbr.estimators import HandOutcome
 from acpc_lbr.results import dumps, estimates_from_outcomes, merge_documents, results_document
-from acpc_lbr.stats import RunningMean
+from acpc_lbr.stats import RunningMean, SeatedMean
 from acpc_lbr.trajectory import MAX_POINTS
 
 NAMES = ("raw", "duplicate", "io", "duplicate_io", "io_minus_raw")
@@ -26,13 +26,14 @@ def _outcomes(seed: int, deals: range, halves: tuple[int, ...] = (0, 1)) -> list
 
 def _prefix_figures(outcomes: list[HandOutcome]) -> dict[int, dict[str, RunningMean]]:
     """The slow twin: every estimator over each prefix, from plain accumulators (one pass)."""
-    stats = {name: RunningMean() for name in NAMES}
+    stats = {name: SeatedMean() if name in ("raw", "io") else RunningMean() for name in NAMES}
     halves: dict[int, HandOutcome] = {}
     figures = {}
     for hands, o in enumerate(outcomes, start=1):
-        stats["raw"].add(o.chips)
+        seat = (o.deal + o.half) % 2  # over hands: the spread within seats
+        stats["raw"].add(o.chips, seat)  # type: ignore[call-arg]
         assert o.io_chips is not None
-        stats["io"].add(o.io_chips)
+        stats["io"].add(o.io_chips, seat)  # type: ignore[call-arg]
         stats["io_minus_raw"].add(o.io_chips - o.chips)
         partner = halves.pop(o.deal, None)
         if partner is None:
@@ -45,7 +46,9 @@ def _prefix_figures(outcomes: list[HandOutcome]) -> dict[int, dict[str, RunningM
     return figures
 
 
-def _check_points(trajectory: dict, figures: dict[int, dict[str, RunningMean]]) -> None:
+def _check_points(trajectory: dict, figures: dict[int, dict[str, RunningMean]], merged: bool = False) -> None:
+    """Each point against the slow twin. In a merge every point but the last is rebuilt from its document's
+    Σx and Σx² (per seat): its interval has no skewness term, so only the last point's is compared."""
     for i, hands in enumerate(trajectory["hands"]):
         for name in NAMES:
             column = trajectory["estimators"][name]
@@ -54,6 +57,9 @@ def _check_points(trajectory: dict, figures: dict[int, dict[str, RunningMean]]) 
             assert column["mean"][i] == expected.mean, (hands, name)
             width = None if expected.n < 2 else expected.half_width
             assert column["half_width_95"][i] == width, (hands, name)
+            if not merged or i == len(trajectory["hands"]) - 1:  # the document's interval
+                interval = [None, None] if expected.n < 2 else list(expected.interval())
+                assert [column["low_95"][i], column["high_95"][i]] == interval, (hands, name)
 
 
 def test_every_point_is_the_exact_estimate_over_its_hands() -> None:
@@ -100,7 +106,7 @@ def test_merged_trajectory_is_the_batches_played_one_after_the_other() -> None:
     trajectory = merged["trajectory"]
     assert len(trajectory["hands"]) < MAX_POINTS and trajectory["hands"][-1] == 2000
     assert 1400 in trajectory["hands"]  # the first batch's end stays a point
-    _check_points(trajectory, _prefix_figures(first + second))
+    _check_points(trajectory, _prefix_figures(first + second), merged=True)
     for name in NAMES:
         assert trajectory["estimators"][name]["mean"][-1] == merged["estimators"][name]["chips"]["mean"]
 
@@ -110,7 +116,7 @@ def test_merge_in_the_other_order_gives_the_other_sequence() -> None:
     a, b = _outcomes(5, range(40)), _outcomes(6, range(40, 100))
     docs = [results_document({"game": "nolimit"}, estimates_from_outcomes(x), 100) for x in (b, a)]
     merged = merge_documents(docs)
-    _check_points(merged["trajectory"], _prefix_figures(b + a))
+    _check_points(merged["trajectory"], _prefix_figures(b + a), merged=True)
 
 
 def test_pair_split_across_batches_enters_at_the_last_point() -> None:
@@ -139,7 +145,7 @@ def test_version_1_document_merges_as_one_point() -> None:
     merged = merge_documents([old, new])
     hands = merged["trajectory"]["hands"]
     assert hands[0] == 40 and hands[-1] == 100 and len(hands) == 61
-    _check_points(merged["trajectory"], _prefix_figures(a + b))
+    _check_points(merged["trajectory"], _prefix_figures(a + b), merged=True)
 
 
 def test_malformed_trajectory_is_refused() -> None:

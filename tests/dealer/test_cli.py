@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from acpc_lbr.estimators import estimator_figures
+from acpc_lbr.stats import RunningMean
 from protocol.gamedef import load_game
 from protocol.wire import parse_log_state, parse_score
 from tests.dealer.bots import REFERENCE, reference_lines
@@ -225,8 +227,13 @@ def test_cli_duplicate_match(tmp_path: Path) -> None:
     # The pair's mean in mbb/g (1000 chips per big blind), as the results table's duplicate row.
     mbb = 1000.0 / game.big_blind
     mean = statistics.fmean(pairs) * mbb
-    half = statistics.NormalDist().inv_cdf(0.975) * statistics.stdev(pairs) / math.sqrt(len(pairs)) * mbb
-    assert f"DUPLICATE d: a {mean:+.1f} mbb/g ± {half:.1f} (95%)" in line, line
+    # the interval is the results document's (low_95, high_95 of the duplicate row) for the same pairs
+    stat = RunningMean()
+    stat.add_many(pairs)
+    figures = estimator_figures(stat, game.big_blind)["mbb_per_game"]
+    low, high = figures["low_95"], figures["high_95"]
+    assert low is not None and high is not None
+    assert f"DUPLICATE d: a {mean:+.1f} mbb/g, 95% interval [{low:+.1f}, {high:+.1f}]" in line, line
     assert "40 pairs" in line
     assert "WARNING" not in (tmp_path / "dealer.err").read_text()
 
@@ -237,7 +244,7 @@ def test_cli_duplicate_warns_when_every_pair_has_two_identical_halves(tmp_path: 
     proc, [ports] = start_dealer(["s", "kuhn", "30", "5", "a", "b", "--duplicate", "-q"], tmp_path)
     code, out = finish(proc, [_play("random", port, "kuhn", 7) for port in ports])
     assert code == 0
-    assert "DUPLICATE s: a +0.0 mbb/g ± 0.0 (95%)" in out
+    assert "DUPLICATE s: a +0.0 mbb/g, 95% interval [+0.0, +0.0]" in out
     warning = next(l for l in (tmp_path / "dealer.err").read_text().splitlines() if l.startswith("WARNING"))
     assert "the two halves of all 30 pairs are the same hand" in warning
     assert "seeded alike" in warning and "--seed" in warning

@@ -169,3 +169,32 @@ def test_matches_running_follows_the_match_events() -> None:
     assert running() == 1
     second.observe(early)
     assert running() == 0
+
+
+def test_live_estimates_publish_the_documents_interval() -> None:
+    """The published interval of each running estimate is the one a results document prints for the same
+    hands (raw within seats, duplicate over pairs), up to rounding."""
+    import numpy as np
+    import pytest
+    from prometheus_client import generate_latest
+
+    from acpc_lbr.estimators import HandOutcome, MatchEstimates
+    from acpc_lbr.results import estimates_from_outcomes, results_document
+
+    rng = np.random.default_rng(8)
+    outcomes = [HandOutcome(d, h, float(rng.choice([-100.0, 0.0, 700.0], p=[0.5, 0.4, 0.1]) + 60 * ((d + h) % 2)))
+                for d in range(150) for h in (0, 1)]
+    live = MatchEstimates.live_only()
+    for outcome in outcomes:
+        live.add(outcome)
+    metrics = DealerMetrics()
+    metrics.match("m", ["lbr", "bot"]).publish_estimates(live, 100)
+    samples = _samples(generate_latest(metrics.registry).decode())
+    document = results_document({"game": "nolimit"}, estimates_from_outcomes(outcomes), 100)
+    for name in ("raw", "duplicate"):
+        figures = document["estimators"][name]["mbb_per_game"]  # type: ignore[literal-required]
+        labels = (("estimator", name), ("match", "m"))
+        assert samples[("acpc_estimate_low_95_mbb_per_game", labels)] == pytest.approx(figures["low_95"], rel=1e-9)
+        assert samples[("acpc_estimate_high_95_mbb_per_game", labels)] == pytest.approx(figures["high_95"], rel=1e-9)
+        assert samples[("acpc_estimate_half_width_mbb_per_game", labels)] == pytest.approx(figures["half_width_95"],
+                                                                                           rel=1e-9)

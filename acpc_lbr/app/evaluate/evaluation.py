@@ -227,7 +227,7 @@ class Evaluation:
         return self.config.game.big_blind
 
     def mbb(self, name: str) -> tuple[float, float, int]:
-        """(mean, 95% half-width, units) of one estimator in mbb/g."""
+        """(mean, 1.96 × standard error, units) of one estimator in mbb/g (the interval: ``estimator(name).interval()``)."""
         stat = self.estimates.estimator(name)
         scale = 1000.0 / self.big_blind
         return stat.mean * scale, stat.half_width * scale, stat.n

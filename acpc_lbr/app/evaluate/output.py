@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from acpc_lbr.app.evaluate.evaluation import Evaluation, ProbeSection
 from acpc_lbr.app.evaluate.processes import program_said
 from acpc_lbr.app.report import render
-from acpc_lbr.app.summary import counts_line, stat_bound_line, time_lines
+from acpc_lbr.app.summary import BOUND_HEADER, counts_line, stat_bound_line, time_lines
 from acpc_lbr.estimators import CheckName, MatchEstimates
 from acpc_lbr.results import honesty_line, proven_lies
 from acpc_lbr.runtime.exit_codes import (
@@ -46,9 +46,10 @@ class EvaluationProgress:
         figures = {}
         for name, stat in estimates.stats().items():
             if name != "io_minus_raw" and stat.n > 1:
-                mean, half = stat.live()  # Welford: cheap enough for every hand
+                mean, half = stat.live()  # running figures: cheap enough for every hand
                 figures[name] = (mean, half, stat.n)
-        self.bar.update(self.bar.done + 1, best_estimate(figures, evaluation.big_blind), errors)
+        shown = best_estimate(figures, evaluation.big_blind, lambda name: estimates.estimator(name).interval())
+        self.bar.update(self.bar.done + 1, shown, errors)
 
     def close(self) -> None:
         self.bar.close()
@@ -108,7 +109,7 @@ def format_report(evaluation: Evaluation, logs_removed: bool = False) -> str:
 def _bound_lines(evaluation: Evaluation) -> list[str]:
     """The bound: each estimator's mean and 95% interval in mbb/g."""
     config = evaluation.config
-    lines = ["lower bound on exploitability (LBR's win rate), mbb/g, 95% interval:"]
+    lines = [BOUND_HEADER]
     names = ["raw", "duplicate"] if config.duplicate else ["raw"]
     scale = 1000.0 / config.game.big_blind
     for name in names:

@@ -111,10 +111,12 @@ class TableSpec:
 
 
 def mbb(stat: RunningMean, big_blind: int) -> dict[str, float | int | None]:
-    """A running mean in milli-big-blinds per hand, with its 95% half-width (None below two hands)."""
+    """A running mean in milli-big-blinds per hand, with its printed 95% interval (``low``, ``high``: the
+    results document's, :meth:`acpc_lbr.stats.RunningMean.interval`; None below two hands)."""
     scale = 1000.0 / big_blind
+    low, high = stat.interval()
     return {"n": stat.n, "mean": stat.mean * scale if stat.n else None,
-            "half": stat.half_width * scale if stat.n > 1 else None}
+            "low": low * scale if stat.n > 1 else None, "high": high * scale if stat.n > 1 else None}
 
 
 class TableSession:

@@ -329,6 +329,8 @@ class Outcomes:
         self.n = [np.zeros(shape, dtype=np.int64) for shape in shapes]
         self.mean = [np.zeros(shape) for shape in shapes]
         self.m2 = [np.zeros(shape) for shape in shapes]
+        self.m3 = [np.zeros(shape) for shape in shapes]
+        self.m4 = [np.zeros(shape) for shape in shapes]
         self.allin = [np.zeros(matches, dtype=np.int64) for _ in self.pairings]
         self.faults: dict[tuple[int, int], tuple[dict[str, Any], ...]] = {}
 
@@ -344,6 +346,8 @@ class Outcomes:
                 for j, measure in enumerate(MEASURES):
                     m = moments[measure][name]
                     self.n[p][k, i, j], self.mean[p][k, i, j], self.m2[p][k, i, j] = m["n"], m["mean"], m["m2"]
+                    # (a record written before the third and fourth sums: unknown, the units taken as unskewed)
+                    self.m3[p][k, i, j], self.m4[p][k, i, j] = m.get("m3", math.nan), m.get("m4", math.nan)
             self.allin[p][k] = moments.get("allin_hands", 0)
         # In the schema's order, whether the record was just written or read back (sorted keys).
         faults = tuple({**{key: f[key] for key in FAULT_KEYS if key in f}, **f} for f in record.get("faults", ()))
@@ -376,7 +380,8 @@ class Outcomes:
     def moments(self, pairing: int, match: int, member: int, measure: str) -> Moments:
         j = MEASURES.index(measure)
         return Moments(int(self.n[pairing][match, member, j]), float(self.mean[pairing][match, member, j]),
-                       float(self.m2[pairing][match, member, j]))
+                       float(self.m2[pairing][match, member, j]), float(self.m3[pairing][match, member, j]),
+                       float(self.m4[pairing][match, member, j]))
 
     def pooled(self, pairing: int, measure: str) -> dict[str, Moments]:
         """Members' moments over a pairing's played matches, merged in match order."""

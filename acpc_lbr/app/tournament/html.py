@@ -66,9 +66,14 @@ def _color(mean: float | None, half: float | None, scale: float) -> str:
 def _cell(figure: Mapping[str, Any] | None, scale: float, negate: bool = False) -> str:
     mean = _number(figure.get("mean")) if isinstance(figure, Mapping) else None
     half = _number(figure.get("half_width_95")) if isinstance(figure, Mapping) else None
+    low = _number(figure.get("low_95")) if isinstance(figure, Mapping) else None
+    high = _number(figure.get("high_95")) if isinstance(figure, Mapping) else None
     if mean is not None and negate:
-        mean = -mean
-    text = "-" if mean is None else f"{mean:+.1f}" + (f"<br><small>± {half:.1f}</small>" if half is not None else "")
+        mean, low, high = -mean, None if high is None else -high, None if low is None else -low
+    # the printed 95% interval (a document written before it: ± the half-width)
+    spread = (f"<br><small>[{low:+.1f}, {high:+.1f}]</small>" if low is not None and high is not None
+              else f"<br><small>± {half:.1f}</small>" if half is not None else "")
+    text = "-" if mean is None else f"{mean:+.1f}" + spread
     return f'<td style="background:{_color(mean, half, scale)}">{text}</td>'
 
 
@@ -138,6 +143,14 @@ def _above(document: Mapping[str, Any], rule: str) -> str:
     return f"<table><tr><th>P(row above column)</th>{head}</tr>{''.join(rows)}</table>"
 
 
+def _bound_text(bound: Mapping[str, Any]) -> str:
+    """An LBR bound: its mean and printed 95% interval (a document written before it: ± the half-width)."""
+    mean, low, high = _number(bound.get("mean")) or 0.0, _number(bound.get("low_95")), _number(bound.get("high_95"))
+    if low is not None and high is not None:
+        return f"{mean:+.1f} [{low:+.1f}, {high:+.1f}]"
+    return f"{mean:+.1f} ± {_number(bound.get('half_width_95')) or 0:.1f}"
+
+
 def _entrants(document: Mapping[str, Any]) -> str:
     rows = []
     for e in document["entrants"]:
@@ -145,8 +158,7 @@ def _entrants(document: Mapping[str, Any]) -> str:
         counted = ", ".join(f"{_esc(k)} {_esc(v)}" for k, v in faults.items() if v)
         lbr = e.get("lbr")
         bound = lbr.get("bound") if isinstance(lbr, Mapping) else None
-        lbr_text = (f"{_number(bound.get('mean')) or 0:+.1f} ± {_number(bound.get('half_width_95')) or 0:.1f}"
-                    if isinstance(bound, Mapping) else _esc(lbr.get("reason", "")) if isinstance(lbr, Mapping) else "")
+        lbr_text = (_bound_text(bound) if isinstance(bound, Mapping) else _esc(lbr.get("reason", "")) if isinstance(lbr, Mapping) else "")
         status = f"disqualified: {_esc(e.get('reason', ''))}" if e.get("disqualified") else ""
         rows.append(f"<tr><th>{_esc(e['name'])}</th><td><code>{_esc(e.get('spec', ''))}</code></td>"
                     f"<td>{counted}</td><td>{lbr_text}</td><td>{status}</td></tr>")

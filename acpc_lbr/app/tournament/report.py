@@ -36,8 +36,13 @@ VERSION = 1
 
 
 def _figure(moments: Moments, scale: float) -> dict[str, Any]:
+    """``mean``, ``half_width_95`` (1.96 × the mean's standard error: the interval's scale) and the printed 95%
+    interval ``low_95``, ``high_95`` (skewness-corrected, as a results document's; not always the mean ± the
+    half-width), in mbb/g."""
+    low, high = moments.interval_95()
     return {"mean": finite(moments.mean * scale) if moments.n else None,
-            "half_width_95": finite(moments.half_width_95 * scale)}
+            "half_width_95": finite(moments.half_width_95 * scale),
+            "low_95": finite(low * scale), "high_95": finite(high * scale)}
 
 
 def headline_measure(event: Event) -> str:
@@ -141,14 +146,16 @@ def to_csv(document: dict[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["pairing", "entrant", "mbb_per_game", "half_width_95", "raw_mbb_per_game",
-                     "raw_half_width_95", "units", "matches", "failed_matches"])
+                     "raw_half_width_95", "units", "matches", "failed_matches", "low_95", "high_95",
+                     "raw_low_95", "raw_high_95"])
     for row in document["pairings"]:
         for name in row["names"]:
             head = row["results"][name]["mbb_per_game"]
             raw = row["results"][name]["raw_mbb_per_game"]
             writer.writerow(["-vs-".join(row["names"]), name, _cell(head["mean"]), _cell(head["half_width_95"]),
                              _cell(raw["mean"]), _cell(raw["half_width_95"]), row["units"], row["matches"],
-                             row["failed_matches"]])
+                             row["failed_matches"], _cell(head.get("low_95")), _cell(head.get("high_95")),
+                             _cell(raw.get("low_95")), _cell(raw.get("high_95"))])
     return out.getvalue()
 
 
@@ -156,10 +163,17 @@ def _cell(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}"
 
 
-def _pm(figure: dict[str, Any]) -> str:
+def _pm(figure: dict[str, Any], negate: bool = False) -> str:
+    """``mean [low, high]``: the printed 95% interval (a document written before it: ``mean ± half_width_95``);
+    ``negate``: the other member's view of a heads-up pairing."""
     mean, half = figure["mean"], figure["half_width_95"]
+    low, high = figure.get("low_95"), figure.get("high_95")
     if mean is None:
         return "-"
+    if negate:
+        mean, low, high = -mean, None if high is None else -high, None if low is None else -low
+    if low is not None and high is not None:
+        return f"{mean:+.1f} [{low:+.1f}, {high:+.1f}]"
     return f"{mean:+.1f}" + (f" ± {half:.1f}" if half is not None else "")
 
 
@@ -180,9 +194,7 @@ def _crosstable_cell(cells: dict[tuple[str, str], dict[str, Any]], a: str, b: st
     if (a, b) in cells:
         return _pm(cells[a, b])
     if (b, a) in cells:
-        fig = cells[b, a]
-        return _pm({"mean": -fig["mean"] if fig["mean"] is not None else None,
-                    "half_width_95": fig["half_width_95"]})
+        return _pm(cells[b, a], negate=True)
     return ""
 
 
@@ -192,10 +204,10 @@ def format_tables(document: dict[str, Any]) -> str:
     names = [e["name"] for e in document["entrants"]]
     unit = "all-in expectation" if document["headline"] == "allin" else "chips"
     if document["game"]["players"] == 2:
-        lines.append(f"results in mbb/g ± 95% half-width, per duplicate unit ({unit}); row against column")
+        lines.append(f"results in mbb/g, mean [95% interval], per duplicate unit ({unit}); row against column")
         lines.extend(_crosstable(document, names))
     else:
-        lines.append(f"results in mbb/g ± 95% half-width, per duplicate unit ({unit}); each entrant's "
+        lines.append(f"results in mbb/g, mean [95% interval], per duplicate unit ({unit}); each entrant's "
                      "result in its triple")
         for r in document["pairings"]:
             parts = [f"{n} {_pm(r['results'][n]['mbb_per_game'])}" for n in r["names"]]
@@ -224,10 +236,10 @@ def format_tables(document: dict[str, Any]) -> str:
     bounds = [(e["name"], e["lbr"]) for e in document["entrants"] if "lbr" in e]
     if bounds:
         lines.append("")
-        lines.append("exploitability, LBR lower bound (mbb/g, 95%):")
+        lines.append("exploitability, LBR lower bound (mbb/g, mean [95% interval]):")
         for name, lbr in bounds:
             bound = lbr.get("bound") if lbr else None
-            text = (f"{bound['mean']:+.1f} ± {bound['half_width_95']:.1f} ({bound['estimator']})"
+            text = (f"{_pm(bound)} ({bound['estimator']})"
                     if bound else f"none: {lbr.get('reason') if lbr else 'not measured'}")
             lines.append(f"  {name}: {text}")
     counted = [(e["name"], k, v) for e in document["entrants"] for k, v in e["faults"].items() if v]

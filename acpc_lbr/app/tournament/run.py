@@ -297,7 +297,8 @@ def _lbr_figures(result: Path, done: subprocess.CompletedProcess[str]) -> dict[s
         figures = estimators.get(name)
         if figures and figures.get("mbb_per_game", {}).get("mean") is not None:
             figure = figures["mbb_per_game"]
-            return {"bound": {"estimator": name, "mean": figure["mean"], "half_width_95": figure["half_width_95"]},
+            return {"bound": {"estimator": name, "mean": figure["mean"], "half_width_95": figure["half_width_95"],
+                              "low_95": figure.get("low_95"), "high_95": figure.get("high_95")},
                     "hands": figure.get("n")}
     return {"bound": None, "reason": "the evaluation gave no estimate"}
 

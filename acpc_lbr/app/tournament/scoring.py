@@ -26,11 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
+from acpc_lbr.stats import Z95, skew_corrected_interval
 from protocol.arrays import FloatArray
 from protocol.errors import ProtocolError
 from protocol.gamedef import GameDef
@@ -50,47 +51,83 @@ class MomentsDict(TypedDict):
     n: int
     mean: float
     m2: float
+    #: Σ(x − mean)³ and Σ(x − mean)⁴, for the printed interval's skewness correction (records written
+    #: before them have neither: their units are taken as unskewed).
+    m3: NotRequired[float]
+    m4: NotRequired[float]
 
 
 @dataclass(frozen=True)
 class Moments:
-    """Count, mean and sum of squared deviations of a sample; exact to merge in a fixed order."""
+    """Count, mean and sums of squared, cubed and fourth-power deviations of a sample; exact to merge in a
+    fixed order. ``m3`` and ``m4`` are NaN when unknown (a record written before them)."""
 
     n: int = 0
     mean: float = 0.0
     m2: float = 0.0
+    m3: float = 0.0
+    m4: float = 0.0
 
     @staticmethod
     def of(values: FloatArray) -> Moments:
         if len(values) == 0:
             return Moments()
         mean = float(np.mean(values))
-        return Moments(len(values), mean, float(np.sum((values - mean) ** 2)))
+        centred = values - mean
+        square = centred * centred
+        return Moments(len(values), mean, float(np.sum(square)), float(np.sum(square * centred)),
+                       float(np.sum(square * square)))
 
     def merge(self, other: Moments) -> Moments:
-        """The moments of both samples together (Chan et al.)."""
+        """The moments of both samples together (Chan et al.; the third and fourth by Pébay 2008)."""
         if other.n == 0:
             return self
         if self.n == 0:
             return other
-        n = self.n + other.n
+        a, b = self.n, other.n
+        n = a + b
         delta = other.mean - self.mean
-        mean = self.mean + delta * other.n / n
-        return Moments(n, mean, self.m2 + other.m2 + delta * delta * self.n * other.n / n)
+        mean = self.mean + delta * b / n
+        m2 = self.m2 + other.m2 + delta * delta * a * b / n
+        m3 = (self.m3 + other.m3 + delta**3 * a * b * (a - b) / (n * n)
+              + 3.0 * delta * (a * other.m2 - b * self.m2) / n)
+        m4 = (self.m4 + other.m4 + delta**4 * a * b * (a * a - a * b + b * b) / n**3
+              + 6.0 * delta * delta * (a * a * other.m2 + b * b * self.m2) / (n * n)
+              + 4.0 * delta * (a * other.m3 - b * self.m3) / n)
+        return Moments(n, mean, m2, m3, m4)
 
     @property
     def half_width_95(self) -> float:
-        """1.96 s / sqrt(n); NaN below two units."""
+        """1.96 × the mean's standard error (the interval's scale, as a results document's
+        ``half_width_95``); NaN below two units."""
         if self.n < 2:
             return math.nan
-        return 1.959963984540054 * math.sqrt(max(self.m2, 0.0) / (self.n - 1) / self.n)
+        return Z95 * math.sqrt(max(self.m2, 0.0) / (self.n - 1) / self.n)
+
+    def interval_95(self) -> tuple[float, float]:
+        """The printed 95% interval of the mean, as a results document's ``low_95``, ``high_95``:
+        :func:`acpc_lbr.stats.skew_corrected_interval` of the sample's s, skewness and kurtosis (the units
+        taken as unskewed when ``m3``, ``m4`` are unknown: the t interval); (NaN, NaN) below two units."""
+        if self.n < 2:
+            return math.nan, math.nan
+        spread = max(self.m2, 0.0) / self.n
+        skew, kurtosis = 0.0, 3.0
+        if spread > 0.0 and math.isfinite(self.m3) and math.isfinite(self.m4):
+            skew, kurtosis = self.m3 / self.n / spread**1.5, self.m4 / self.n / (spread * spread)
+        low, high = skew_corrected_interval(self.mean, math.sqrt(spread * self.n / (self.n - 1)), float(self.n),
+                                            skew, kurtosis)
+        return float(low), float(high)
 
     def to_dict(self) -> MomentsDict:
-        return {"n": self.n, "mean": self.mean, "m2": self.m2}
+        data: MomentsDict = {"n": self.n, "mean": self.mean, "m2": self.m2}
+        if math.isfinite(self.m3) and math.isfinite(self.m4):
+            data["m3"], data["m4"] = self.m3, self.m4
+        return data
 
     @staticmethod
     def from_dict(data: MomentsDict) -> Moments:
-        return Moments(int(data["n"]), float(data["mean"]), float(data["m2"]))
+        return Moments(int(data["n"]), float(data["mean"]), float(data["m2"]), float(data.get("m3", math.nan)),
+                       float(data.get("m4", math.nan)))
 
 
 @dataclass(frozen=True)
