@@ -224,6 +224,10 @@ def test_utc_stamp_is_isoformat(now_ns: int) -> None:
     ("dir/ä \"q\"", "", (0.5, -0.25, -0.25)),
     ("x", "r20000c///", (-20000.0, 20000.0, 0.0)),
     ("y", "f", (1e21, -1e21)),
+    ("y", "f", (1e21, -1e21)),  # again: the values' text kept from the line before
+    ("z", "cc/", (0.0, -0.0)),
+    ("z", "cc/", (-0.0, 0.0)),  # equal to the tuple before, not the same text
+    ("z", "r300f", (150.5, -150.5)),
 ])
 def test_hand_finished_line_is_json_line(match: str, betting: str, values: tuple[float, ...],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,9 +236,9 @@ def test_hand_finished_line_is_json_line(match: str, betting: str, values: tuple
     record = ev.HandFinished(hand=17, betting=betting, values=values)
     stamp = "2026-11-28T19:00:00.123456Z"
     expected = ev.json_line(match, record, stamp)
-    assert ev.hand_finished_line(json.dumps(match), 17, betting, list(values), stamp) == expected
+    assert ev.hand_finished_line(json.dumps(match), 17, betting, values, stamp) == expected
     monkeypatch.setattr(ev, "_ENCODE", None)
-    assert ev.hand_finished_line(json.dumps(match), 17, betting, list(values), stamp) == expected
+    assert ev.hand_finished_line(json.dumps(match), 17, betting, values, stamp) == expected
 
 
 def test_hand_finished_writes_the_record_line_and_tells_subscribers(tmp_path: Path,
@@ -245,7 +249,7 @@ def test_hand_finished_writes_the_record_line_and_tells_subscribers(tmp_path: Pa
     direct, emitted = tmp_path / "a.events.jsonl", tmp_path / "b.events.jsonl"
     fast, slow = EventLog("m", direct), EventLog("m", emitted)
     for hand in range(60):  # past BATCH_BYTES: some batches written before the close
-        fast.hand_finished(hand, "r300c/f", [300.0, -300.0])
+        fast.hand_finished(hand, "r300c/f", (300.0, -300.0))
         slow.emit(ev.HandFinished(hand=hand, betting="r300c/f", values=(300.0, -300.0)))
         assert direct.read_bytes() == emitted.read_bytes()
     fast.close()
@@ -254,5 +258,5 @@ def test_hand_finished_writes_the_record_line_and_tells_subscribers(tmp_path: Pa
     seen: list[EventRecord] = []
     told = EventLog("m", None)
     told.subscribe(seen.append)
-    told.hand_finished(3, "cc/", [1.0, -1.0])
+    told.hand_finished(3, "cc/", (1.0, -1.0))
     assert seen == [ev.HandFinished(hand=3, betting="cc/", values=(1.0, -1.0))]
