@@ -31,7 +31,7 @@ this install's protocol core.
 Usage::
 
     .venv/bin/python bench/bench_dealer_work.py [--hands 3000] [--repeats 5]
-        [--rounds 3] [--seed 1] [--baseline VENV|DIR] [--read-step]
+        [--rounds 3] [--seed 1] [--baseline VENV|DIR] [--read-step] [--events] [--cpu]
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ from protocol.gamedef import load_game
 from protocol.wire import parse_matchstate
 
 
+#: The clock of the timings: wall time, or with ``--cpu`` the thread's CPU time (on a loaded
+#: machine the wall time holds the other processes' turns; a CPU-time read costs more).
+_CLOCK = {"wall": time.perf_counter_ns, "cpu": time.thread_time_ns}
+now_ns = _CLOCK["wall"]
+
+
 class _StampedTransport(StringTransport):
     """A StringTransport that notes when the first write after :attr:`stamp` was cleared came."""
 
@@ -68,7 +75,7 @@ class _StampedTransport(StringTransport):
 
     def write(self, data: bytes) -> None:
         if not self.stamp[0]:
-            self.stamp[0] = time.perf_counter_ns()
+            self.stamp[0] = now_ns()
         super().write(data)
 
 
@@ -82,7 +89,7 @@ class _PollEveryWait(BusyPoll):
         return True
 
 
-def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, float]:
+def dealer_work(hands: int, seed: int, read_step: bool = False, events: bool = False) -> dict[str, float]:
     """Play ``hands`` hands in memory; the dealer's time per hand and per action (µs),
     and the part of it from each line to the first send it causes.
 
@@ -90,10 +97,14 @@ def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, flo
     reactor's read step does: the state made ready for the reply is sent first
     (``dealer.seatio.answer_ahead``), and the match polls for every wait, so it
     makes the states ready (as with fast bots and one match per process).
+    With ``events``, the match writes its events file (in a temporary folder), as
+    a dealer does at its defaults.
     """
     game = load_game("nolimit")
-    config = MatchConfig(name="work", game_arg="nolimit", game=game, hands=hands, seed=seed,
-                         names=("a", "b"), write_log=False, trace_messages=False, events=False)
+    folder = tempfile.TemporaryDirectory() if events else None
+    name = str(Path(folder.name) / "work") if folder is not None else "work"
+    config = MatchConfig(name=name, game_arg="nolimit", game=game, hands=hands, seed=seed,
+                         names=("a", "b"), write_log=False, trace_messages=False, events=events)
     answer_ahead = getattr(seatio, "answer_ahead", None) if read_step else None
     match = Match(config, reactor=None, clock=task.Clock(),
                   busy_poll=_PollEveryWait() if answer_ahead is not None else None)
@@ -108,7 +119,7 @@ def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, flo
         seats.append(seat_protocol)
         transports.append(transport)
     rng = random.Random(seed)
-    clock = time.perf_counter_ns
+    clock = now_ns
     spent = 0
     to_send = 0
     actions = 0
@@ -138,11 +149,13 @@ def dealer_work(hands: int, seed: int, read_step: bool = False) -> dict[str, flo
                 pending.append((index, f"{line}:{action}\r\n".encode()))
     if not done.called:
         raise SystemExit("the in-memory match did not finish")
+    if folder is not None:
+        folder.cleanup()
     actions -= 2  # the VERSION lines
     return {"us_per_hand": spent / 1000 / hands, "us_per_action": spent / 1000 / actions,
             "us_to_send_per_hand": to_send / 1000 / hands,
             "actions_per_hand": actions / hands, "variant": protocol.variant(),
-            "read_step": answer_ahead is not None}
+            "read_step": answer_ahead is not None, "events": events}
 
 
 def _seat_factories(match: Any) -> list[Any]:
@@ -154,14 +167,15 @@ def _seat_factories(match: Any) -> list[Any]:
     return [seat.factory for seat in match.seats]
 
 
-def best_of(hands: int, seed: int, repeats: int, read_step: bool = False) -> dict[str, float]:
+def best_of(hands: int, seed: int, repeats: int, read_step: bool = False,
+            events: bool = False) -> dict[str, float]:
     """The fastest of ``repeats`` runs (the others met the machine's noise)."""
-    runs = [dealer_work(hands, seed, read_step) for _ in range(repeats)]
+    runs = [dealer_work(hands, seed, read_step, events) for _ in range(repeats)]
     return min(runs, key=lambda run: run["us_per_hand"])
 
 
 def in_subprocess(baseline: Path | None, hands: int, seed: int, repeats: int,
-                  read_step: bool = False) -> dict[str, Any]:
+                  read_step: bool = False, events: bool = False, cpu: bool = False) -> dict[str, Any]:
     """:func:`best_of` in a fresh interpreter: this install's, or ``baseline``'s
     (a virtual environment's Python, or this one with ``dealer`` from a directory)."""
     env = dict(os.environ)
@@ -171,7 +185,8 @@ def in_subprocess(baseline: Path | None, hands: int, seed: int, repeats: int,
     elif baseline is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(baseline), env.get("PYTHONPATH", "")])
     out = subprocess.run([python, __file__, "--child", "--hands", str(hands), "--seed",
-                          str(seed), "--repeats", str(repeats), *(["--read-step"] if read_step else [])],
+                          str(seed), "--repeats", str(repeats), *(["--read-step"] if read_step else []),
+                          *(["--events"] if events else []), *(["--cpu"] if cpu else [])],
                          env=env, check=True, capture_output=True, text=True).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
     return result
@@ -188,10 +203,18 @@ def main() -> int:
     parser.add_argument("--read-step", dest="read_step", action="store_true",
                         help="deliver bytes as the CLI reactor's read step does, which sends the "
                              "state made ready for a reply first (an install without it: as before)")
+    parser.add_argument("--events", action="store_true",
+                        help="the match writes its events file (the dealer's default; in a "
+                             "temporary folder), on both sides of a comparison")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time with the thread's CPU time instead of the wall clock (a loaded machine)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
-        print(json.dumps(best_of(options.hands, options.seed, options.repeats, options.read_step)))
+        global now_ns
+        now_ns = _CLOCK["cpu" if options.cpu else "wall"]
+        print(json.dumps(best_of(options.hands, options.seed, options.repeats, options.read_step,
+                                 options.events)))
         return 0
     if options.baseline is not None and not (options.baseline / "bin" / "python").exists() \
             and not (options.baseline / "dealer" / "match.py").is_file():
@@ -201,7 +224,8 @@ def main() -> int:
     baseline: list[float] = []
     baseline_to_send: list[float] = []
     for number in range(1, options.rounds + 1):
-        run = in_subprocess(None, options.hands, options.seed, options.repeats, options.read_step)
+        run = in_subprocess(None, options.hands, options.seed, options.repeats, options.read_step,
+                            options.events, options.cpu)
         current.append(run["us_per_hand"])
         current_to_send.append(run["us_to_send_per_hand"])
         line = (f"round {number}: current {run['us_per_hand']:.1f} µs/hand "
@@ -209,7 +233,7 @@ def main() -> int:
                 f"to the send {run['us_to_send_per_hand']:.1f} µs/hand)")
         if options.baseline is not None:
             base = in_subprocess(options.baseline, options.hands, options.seed, options.repeats,
-                                 options.read_step)
+                                 options.read_step, options.events, options.cpu)
             baseline.append(base["us_per_hand"])
             baseline_to_send.append(base["us_to_send_per_hand"])
             line += (f"; baseline {base['us_per_hand']:.1f} µs/hand (to the send "
@@ -217,7 +241,9 @@ def main() -> int:
                      f"baseline/current {base['us_per_hand'] / run['us_per_hand']:.2f}")
         print(line, flush=True)
     print(f"\nnolimit, {options.hands} hands x best of {options.repeats}, {options.rounds} rounds; "
-          f"protocol core {run['variant']}; read step: {'on' if run['read_step'] else 'off'}")
+          f"protocol core {run['variant']}; read step: {'on' if run['read_step'] else 'off'}; "
+          f"events file: {'on' if options.events else 'off'}; "
+          f"clock: {'CPU' if options.cpu else 'wall'}")
     print(f"  current : median {statistics.median(current):.1f} µs of dealer work per hand, "
           f"{statistics.median(current_to_send):.1f} of it from a line to the send it causes")
     if baseline:

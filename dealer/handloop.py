@@ -763,8 +763,7 @@ class HandLoop:
         if self.keep_hand_values:
             result.hand_values[state.hand_id] = tuple(by_seat)
         if write and self.events.wants(ev.HandFinished):
-            self.events.emit(ev.HandFinished(hand=state.hand_id, betting=state.betting_string(),
-                                             values=tuple(by_seat)))
+            self.events.hand_finished(state.hand_id, state.betting_string(), tuple(by_seat))
 
     # -- resuming ----------------------------------------------------------------
 

@@ -117,6 +117,14 @@ class SeatProtocol(twisted_protocol.Protocol):
     ahead: seatio.Ahead | None = None
     #: The end of a :meth:`hold` (an IDelayedCall), while one lasts.
     _held: Any = None
+    #: :meth:`lineReceived` is this class's own, so the compiled framing hands each line to
+    #: :func:`dealer.seatio.line_received` itself (a Python call less per line); False in a
+    #: subclass that overrides it (set by ``__init_subclass__``).
+    direct_lines = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.direct_lines = cls.lineReceived is SeatProtocol.lineReceived
 
     def __init__(self, handshake: Handshake, listener: SeatListener, seat: int,
                  max_length: int = DEFAULT_MAX_LINE, budget: BotBudget | None = None) -> None:

@@ -42,6 +42,7 @@ class Connection(Protocol):
 
     MAX_LENGTH: int
     MAX_QUEUED_LINES: int
+    direct_lines: bool
     seat: int
     budget: BotBudget
     prefix_handlers: dict[str, Callable[[str], None]]
@@ -233,7 +234,7 @@ def data_received(protocol: Connection, data: bytes) -> None:
             if end > protocol.MAX_LENGTH:
                 protocol.lineLengthExceeded(data)
                 return
-            protocol.lineReceived(data[:end])
+            deliver_line(protocol, data[:end])
         finally:
             protocol._busy_receiving = False
         if protocol._buffer:  # fed in by the handler
@@ -283,7 +284,7 @@ def _data_received_slowly(protocol: Connection, data: bytes) -> None:
                 return
             line = buffer[start:end]
             start = end + 1
-            protocol.lineReceived(line)
+            deliver_line(protocol, line)
             transport = protocol.transport
             if transport is not None and transport.disconnecting:
                 return
@@ -291,6 +292,15 @@ def _data_received_slowly(protocol: Connection, data: bytes) -> None:
         if start < len(buffer):
             protocol._buffer = buffer[start:] + protocol._buffer
         protocol._busy_receiving = False
+
+
+def deliver_line(protocol: Connection, line: bytes) -> None:
+    """Hand one line to the connection's ``lineReceived``: :func:`line_received` called here
+    when that is all it would do (``direct_lines``)."""
+    if protocol.direct_lines:
+        line_received(protocol, line)
+    else:
+        protocol.lineReceived(line)
 
 
 def line_received(protocol: Connection, line: bytes) -> None:

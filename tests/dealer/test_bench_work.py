@@ -6,6 +6,9 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -39,3 +42,35 @@ def test_with_the_read_step_the_states_made_ready_are_sent_and_play_is_the_same(
     assert stepped["read_step"] and not plain["read_step"]
     assert stepped["actions_per_hand"] == plain["actions_per_hand"]
     assert 0.0 < stepped["us_to_send_per_hand"] < stepped["us_per_hand"]
+
+
+def test_with_events_the_match_writes_its_events_file_and_play_is_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--events: the match writes its events file (one hand_finished line a hand, in a
+    temporary folder) and plays the same hands; --cpu times with the thread's CPU clock."""
+    bench = _bench()
+    written: list[str] = []
+    real = bench.Match
+
+    def keep_events_path(config: Any, **kwargs: Any) -> Any:
+        match = real(config, **kwargs)
+        written.append(str(config.events_path))
+        return match
+
+    monkeypatch.setattr(bench, "Match", keep_events_path)
+    plain = bench.dealer_work(hands=40, seed=3)
+    hands_lines: list[int] = []
+    real_close = bench.tempfile.TemporaryDirectory.cleanup
+
+    def count_then_clean(folder: Any) -> None:
+        text = Path(written[-1]).read_text()
+        hands_lines.append(text.count('"event": "hand_finished"'))
+        real_close(folder)
+
+    monkeypatch.setattr(bench.tempfile.TemporaryDirectory, "cleanup", count_then_clean)
+    monkeypatch.setattr(bench, "now_ns", bench._CLOCK["cpu"])
+    with_events = bench.dealer_work(hands=40, seed=3, events=True)
+    assert with_events["events"] and not plain["events"]
+    assert hands_lines == [40]
+    assert with_events["actions_per_hand"] == plain["actions_per_hand"]
+    assert 0.0 < with_events["us_to_send_per_hand"] < with_events["us_per_hand"]

@@ -216,3 +216,47 @@ def test_utc_stamp_is_isoformat(now_ns: int) -> None:
     moment = datetime.datetime.fromtimestamp(now_ns // 10**9, datetime.timezone.utc).replace(
         microsecond=now_ns // 1000 % 10**6)
     assert ev.utc_stamp(now_ns) == moment.isoformat().replace("+00:00", "Z")
+
+
+@pytest.mark.parametrize(("match", "betting", "values"), [
+    ("m", "cc/", (1.0, -1.0)),
+    ("bench", "r300c/cr600c/r1200f", (600.0, -600.0)),
+    ("dir/ä \"q\"", "", (0.5, -0.25, -0.25)),
+    ("x", "r20000c///", (-20000.0, 20000.0, 0.0)),
+    ("y", "f", (1e21, -1e21)),
+    ("y", "f", (1e21, -1e21)),  # again: the values' text kept from the line before
+    ("z", "cc/", (0.0, -0.0)),
+    ("z", "cc/", (-0.0, 0.0)),  # equal to the tuple before, not the same text
+    ("z", "r300f", (150.5, -150.5)),
+])
+def test_hand_finished_line_is_json_line(match: str, betting: str, values: tuple[float, ...],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-hand line built without a record has json_line's bytes (names, order, number
+    and string forms), with and without json's C encoder."""
+    record = ev.HandFinished(hand=17, betting=betting, values=values)
+    stamp = "2026-11-28T19:00:00.123456Z"
+    expected = ev.json_line(match, record, stamp)
+    assert ev.hand_finished_line(json.dumps(match), 17, betting, values, stamp) == expected
+    monkeypatch.setattr(ev, "_ENCODE", None)
+    assert ev.hand_finished_line(json.dumps(match), 17, betting, values, stamp) == expected
+
+
+def test_hand_finished_writes_the_record_line_and_tells_subscribers(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EventLog.hand_finished`` writes what ``emit(HandFinished(...))`` writes, batched the same
+    way; with a subscriber, the subscriber gets the record."""
+    monkeypatch.setattr(ev, "_utc_stamp", lambda: "T")
+    direct, emitted = tmp_path / "a.events.jsonl", tmp_path / "b.events.jsonl"
+    fast, slow = EventLog("m", direct), EventLog("m", emitted)
+    for hand in range(60):  # past BATCH_BYTES: some batches written before the close
+        fast.hand_finished(hand, "r300c/f", (300.0, -300.0))
+        slow.emit(ev.HandFinished(hand=hand, betting="r300c/f", values=(300.0, -300.0)))
+        assert direct.read_bytes() == emitted.read_bytes()
+    fast.close()
+    slow.close()
+    assert direct.read_bytes() == emitted.read_bytes() and direct.read_text().count("\n") == 60
+    seen: list[EventRecord] = []
+    told = EventLog("m", None)
+    told.subscribe(seen.append)
+    told.hand_finished(3, "cc/", (1.0, -1.0))
+    assert seen == [ev.HandFinished(hand=3, betting="cc/", values=(1.0, -1.0))]

@@ -99,6 +99,21 @@ def test_many_lines_in_one_chunk_are_split_in_order() -> None:
     assert seat.record.seen[-1] == ("line", b"MATCHSTATE")
 
 
+def test_lines_skip_the_python_call_only_when_line_received_is_the_seats_own() -> None:
+    """The framing hands lines to ``seatio.line_received`` itself only for a class whose
+    ``lineReceived`` is SeatProtocol's; a subclass that overrides it still gets every line."""
+    assert SeatProtocol.direct_lines and not _Seat.direct_lines
+
+    class Plain(SeatProtocol):
+        pass
+
+    assert Plain.direct_lines
+    seat = _Seat(4096)
+    seat.makeConnection(StringTransport())
+    seat.dataReceived(b"one\n")
+    assert seat.record.seen == [("line", b"one")]
+
+
 def _drip(size: int, piece: int, join_each_read: bool = False) -> float:
     """CPU seconds to frame one ``size``-byte line sent in ``piece``-byte reads (the least of
     3; process time, so other processes do not count). ``join_each_read`` joins what came so
