@@ -143,7 +143,7 @@ def _add_check(check: RunningMean, difference: float, variance: float | None) ->
         check.add(difference)
 
 
-def _add_seated(stat: RunningMean, value: float, seat: int) -> None:
+def _add_seated(stat: RunningMean, value: float, seat: int | None) -> None:
     """One hand of an estimator over hands, with its seat when the sample keeps seats."""
     if isinstance(stat, (SeatedMean, LiveMean)):
         stat.add(value, seat)
@@ -174,10 +174,14 @@ class HandOutcome:
     io_chips: float | None = None
     aivat_chips: float | None = None
     io_variance: float | None = None
+    #: False: the hand's seat is not kept (games of three or more players, whose results
+    #: are each player's figures over all hands: player_results).
+    seated: bool = True
 
     @property
-    def seat(self) -> int:
-        """The measured player's position in this hand, up to relabelling: ``(deal + half) % 2``.
+    def seat(self) -> int | None:
+        """The measured player's position in this hand, up to relabelling: ``(deal + half) % 2``
+        (None when not :attr:`seated`).
 
         The dealer moves every player one position on each hand, and a duplicate pair's
         second half swaps the seats, so this splits the hands by the measured player's
@@ -185,7 +189,7 @@ class HandOutcome:
         only groups by it). With fixed seats it is an arbitrary split in two, under which the
         interval within seats is still an honest one.
         """
-        return (self.deal + self.half) % 2
+        return (self.deal + self.half) % 2 if self.seated else None
 
 
 @dataclass

@@ -277,6 +277,12 @@ class HandAccountant:
     tally: Tally = field(default_factory=Tally)
     timings: dict[str, float] | None = None
 
+    @property
+    def seated(self) -> bool:
+        """Whether the hands keep their seat (HandOutcome.seated: the spread within seats):
+        heads-up; not with more players, whose results are each player's over all hands."""
+        return self.game.num_players == 2
+
     def position(self, hand: LogState) -> int:
         """The measured player's position in ``hand``.
 
@@ -314,13 +320,13 @@ class HandAccountant:
         tally.range_inconsistencies += result.inconsistencies
         aivat_chips = self._aivat_value(hand, position, aivat_rows) if aivat else None
         outcome = HandOutcome(hand.hand_id, self.half, result.chips, result.io_chips if io else None,
-                              aivat_chips, result.io_variance if io else None)
+                              aivat_chips, result.io_variance if io else None, self.seated)
         return outcome, result
 
     def plain(self, hand_id: int, chips: float, showdown: bool = False) -> HandOutcome:
         """The outcome of a hand without IO or AIVAT (the live dealer's cheap path: no record, no replay)."""
         self.tally.showdowns += showdown
-        return HandOutcome(hand_id, self.half, chips, None)
+        return HandOutcome(hand_id, self.half, chips, None, seated=self.seated)
 
     def equity_function(self) -> EquityFunction:
         """LBR's equity function of the game (one per process: the LBR agents' cache)."""

@@ -1,26 +1,28 @@
 """``acpc-lbr results`` on recorded matches: the same bytes as recorded, and the dealer's own figures.
 
 Each folder under ``tests/data/results/matches/`` holds the files of one match the
-dealer played against SDK bots (``acpc-lbr dealer ... --results-json dealer.json``,
-the bots ``acpc-lbr play``), recorded on 2026-11-28 before the results moved to
-``acpc_lbr/results/``:
+dealer played against SDK bots (``acpc-lbr dealer ... -q --results-json dealer.json``,
+each seat's bot ``acpc-lbr play BOT 127.0.0.1 PORT --game GAME --seed 11+i``, i the
+seat's place in the port line):
 
 * ``leduc-dup-aivat``: ``dup leduc 24 5 rnd cr --duplicate --aivat`` (random
   against call-raise; IO and AIVAT, both halves of each pair);
 * ``nolimit-io``: ``nl nolimit 30 9 x y`` (always-call against call-raise; IO on
   hold'em, which the live dealer computes with the fast equity vectors);
-* ``kuhn3``: ``k kuhn.limit.3p 30 5 a b c`` (three players: each player's raw result).
+* ``kuhn3``: ``k kuhn.limit.3p 30 5 a b c`` (random, call-raise, random: three
+  players, each player's raw result).
 
 ``from-files.json`` and ``from-files.txt`` are what ``acpc-lbr results --json``
-and ``acpc-lbr results`` printed for those files then. They and ``dealer.json``
-were rewritten once since, when issue 34 added the printed skewness-corrected
-interval (``low_95``, ``high_95``, the exact ``sum_cube`` and ``sum_fourth``, and
-the table's interval column): the same matches replayed gave the same ``.log``
-and ``.queries`` bytes, and the documents differed only by those fields. A change to where the
-results code lives, or to how a hand becomes its outcome, must leave them byte
-for byte as they were; and the document recomputed from the files must hold
-the figures the dealer wrote while it played (all but the relay's query count
-and the timings, which the files do not record).
+and ``acpc-lbr results`` printed for those files. The first recording (before
+the results moved to ``acpc_lbr/results/``) checked that move byte for byte; its
+documents were rewritten once when issue 34 added fields (``low_95``, ``high_95``
+and the exact third and fourth sums), and the matches were recorded again on
+2026-11-28 when issue 34 took the interval over hands within seats (``by_seat``;
+heads-up only) and the trajectory's points gained their intervals. A change to
+where the results code lives, or to how a hand becomes its outcome, must leave
+them byte for byte as they are; and the document recomputed from the files must
+hold the figures the dealer wrote while it played (all but the relay's query
+count and the timings, which the files do not record).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from acpc_lbr.stats import RunningMean
+from acpc_lbr.stats import SeatedMean
 
 webdriver = pytest.importorskip("selenium.webdriver")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -231,12 +231,22 @@ def _shown(driver: Any, key: str) -> tuple[str, str, str]:
     return tuple(driver.find_element(By.ID, f"{kind}-{key}").text for kind in ("r", "h", "n"))  # type: ignore[return-value]
 
 
-def _expected(values: list[float], big_blind: int) -> tuple[str, str, str]:
-    stat = RunningMean()
-    for v in values:
-        stat.add(v * 1000 / big_blind)
-    mean = f"{stat.mean:.0f}"
-    return (("+" + mean if stat.mean > 0 else mean), f"±{stat.half_width:.0f}", str(stat.n))
+def _signed(x: float) -> str:
+    """A figure as the page writes it (``signed`` in page.html: no decimals, + when above 0)."""
+    text = f"{x:.0f}"
+    return "+" + text if x > 0 else text
+
+
+def _expected(values: list[float], big_blind: int, seated: bool = True) -> tuple[str, str, str]:
+    """The page's mean, printed 95% interval and hands for these chip values of hands 0, 1, ...
+    (the results document's interval, scaled to mbb/g as the session does: within seats over
+    hands, the seat the hand's parity; the difference's over deals, unseated)."""
+    stat = SeatedMean()
+    for hand, v in enumerate(values):
+        stat.add(v, hand % 2 if seated else None)
+    scale = 1000.0 / big_blind
+    low, high = stat.interval()
+    return (_signed(stat.mean * scale), f"[{_signed(low * scale)}, {_signed(high * scale)}]", str(stat.n))
 
 
 def _check_results(driver: Any, log: list[dict[str, Any]], baseline: list[dict[str, Any]], logs: Path,
@@ -246,11 +256,13 @@ def _check_results(driver: Any, log: list[dict[str, Any]], baseline: list[dict[s
     base = {h["hand"]: h["value"]["baseline"] for h in baseline}
     assert _shown(driver, "you") == _expected(person, big_blind)
     assert _shown(driver, "base") == _expected(list(base.values()), big_blind)
-    assert _shown(driver, "diff") == _expected([h["value"]["human"] - base[h["hand"]] for h in log], big_blind)
+    assert _shown(driver, "diff") == _expected([h["value"]["human"] - base[h["hand"]] for h in log], big_blind,
+                                               seated=False)
     for path, shown in ((next(logs.glob(f"{table}-*[!e].log")), "you"),
                         (next(logs.glob(f"{table}-*.baseline.log")), "base")):
         document = subprocess.run([sys.executable, "-m", "acpc_lbr.cli", "results", str(path), "--json"],
                                   capture_output=True, text=True, check=True).stdout
         raw = json.loads(document)["estimators"]["raw"]["mbb_per_game"]
         mean, half, n = _shown(driver, shown)
-        assert (f"{raw['mean']:.0f}", f"±{raw['half_width_95']:.0f}", raw["n"]) == (mean.lstrip("+"), half, int(n))
+        interval = f"[{_signed(raw['low_95'])}, {_signed(raw['high_95'])}]"
+        assert (f"{raw['mean']:.0f}", interval, raw["n"]) == (mean.lstrip("+"), half, int(n))

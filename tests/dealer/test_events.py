@@ -260,3 +260,16 @@ def test_hand_finished_writes_the_record_line_and_tells_subscribers(tmp_path: Pa
     told.subscribe(seen.append)
     told.hand_finished(3, "cc/", (1.0, -1.0))
     assert seen == [ev.HandFinished(hand=3, betting="cc/", values=(1.0, -1.0))]
+
+
+def test_the_values_text_cache_stays_within_its_bound_and_keeps_the_bytes() -> None:
+    """A no-limit match meets many distinct values: the kept texts stop at their bound, and a
+    tuple past it is still written as json.dumps writes it."""
+    ev._VALUES_TEXT.clear()
+    try:
+        for chips in range(1, ev._VALUES_TEXTS + 500):
+            values = (float(chips), -float(chips))
+            assert ev._json_values(values) == json.dumps(list(values))
+        assert len(ev._VALUES_TEXT) == ev._VALUES_TEXTS
+    finally:
+        ev._VALUES_TEXT.clear()

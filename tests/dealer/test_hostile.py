@@ -26,7 +26,6 @@ from twisted.internet.protocol import Protocol
 from twisted.internet.testing import StringTransport
 
 from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
-from dealer import relay as relay_module
 from dealer.budget import BotBudget
 from dealer.events import RecordFile, WriteFailed
 from dealer.match import Match, MatchResult
@@ -550,7 +549,9 @@ def test_oversized_query_is_rejected_before_any_parse(in_tmp: Path, monkeypatch:
     def no_parse(*args: Any) -> Any:
         raise AssertionError("an oversized query must not be parsed")
 
-    monkeypatch.setattr(relay_module, "read_query", no_parse)
+    import protocol.rangequery  # the relay imports its parser when the first query comes
+
+    monkeypatch.setattr(protocol.rangequery, "read_query", no_parse)
     t = table(in_tmp)
     t.feed(0, "# range-query 1\r\n")  # the agent may now send 1 MiB lines
     t.feed(0, "QUERY:a:1:0::|:" + ",".join(["c"] * 500_000) + "\r\n")

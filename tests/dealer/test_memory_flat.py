@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from dealer import events
 from protocol import rules, wire
 from protocol.rules import State
 from protocol.wire import MatchState
@@ -55,6 +56,7 @@ def empty_bounded_caches() -> None:
     cycle does not count as growth."""
     rules._RAISES_TO.clear()
     wire._DEAL_TEXTS.clear()
+    events._VALUES_TEXT.clear()  # the hands' values' JSON text, up to events._VALUES_TEXTS
 
 
 class ForgetfulBot(TestBot):

@@ -39,7 +39,7 @@ from acpc_lbr.app.evaluate.processes import (
 )
 from acpc_lbr.app.table.seat import HandRecord, HumanSeat
 from acpc_lbr.runtime.exit_codes import EXIT_OK
-from acpc_lbr.stats import RunningMean
+from acpc_lbr.stats import RunningMean, SeatedMean
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.sdk import Strategy
 from dealer.events import Cause, EventRecord, HandFinished
@@ -139,8 +139,10 @@ class TableSession:
         game = spec.game.game
         self.name = str(out / f"table{number}-{spec.opponent.name}")
         self.seat = HumanSeat(game, reactor, spec.action_seconds, changed)
-        self.person = RunningMean()
-        self.baseline = RunningMean()
+        # Over hands, as the results document of each match takes them: the spread within
+        # seats (the seat is the hand number's parity: the dealer moves the players each hand).
+        self.person = SeatedMean()
+        self.baseline = SeatedMean()
         self.difference = RunningMean()
         self._person_values: dict[int, float] = {}
         self._baseline_values: dict[int, float] = {}
@@ -273,7 +275,7 @@ class TableSession:
             return
         value = float(event.values[0])
         self._person_values[event.hand] = value
-        self.person.add(value)
+        self.person.add(value, event.hand % 2)
         self._pair(event.hand)
         if event.hand == 0:
             self._start_baseline()
@@ -286,7 +288,7 @@ class TableSession:
         if isinstance(event, HandFinished):
             value = float(event.values[0])
             self._baseline_values[event.hand] = value
-            self.baseline.add(value)
+            self.baseline.add(value, event.hand % 2)
             self._pair(event.hand)
             self.changed()
 
