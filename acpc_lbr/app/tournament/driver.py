@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from acpc_lbr.app.tournament.event import Event, MatchJob, bot_seed
-from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, read_seating, unit_values
+from acpc_lbr.app.tournament.scoring import LogMismatch, Moments, allin_values, read_seating, unit_values
 from acpc_lbr.app.tournament.seating import Fault, SeatingJob, SeatingReport, play_seating
 from acpc_lbr.app.tournament.store import EventStore, file_sha256
 
@@ -105,6 +105,7 @@ class Driver:
         self.executor = executor
         self.concurrency = max(1, concurrency)
         self.python = python
+        self._allin_match = -1  # the match index whose deals the all-in cache holds
         self.schedule = event.schedule()
         self.outcomes = Outcomes(event)
         assert all((job.match, job.pairing) == divmod(i, len(self.outcomes.pairings))
@@ -290,6 +291,12 @@ class Driver:
     def score(self, job: MatchJob, logs: list[Path]) -> dict[str, Any]:
         """Each member's unit moments over the match (raw and all-in), from its seatings' logs."""
         game = self.event.game
+        # The all-in cache serves the pairings of match k (common seeds: the same deals, and
+        # the schedule plays them one after another); emptied when k changes, so that it does
+        # not grow with the matches played.
+        if job.match != self._allin_match:
+            allin_values.cache_clear()
+            self._allin_match = job.match
         values = [read_seating(log, game, order, job.names, job.hands)
                   for log, order in zip(logs, job.seatings())]
         raw, allin = unit_values(values)
