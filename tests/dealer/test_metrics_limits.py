@@ -17,6 +17,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 import pytest_twisted
@@ -234,6 +235,18 @@ def test_free_descriptors_are_counted() -> None:
         assert fds.free_fds() == before - 1
 
 
+def _metrics_line(err: IO[str], seconds: float) -> str:
+    """The dealer's ``METRICS`` line on its stderr: it may come just after the port line."""
+    deadline = time.monotonic() + seconds
+    while True:
+        err.seek(0)
+        found = [line for line in err.read().splitlines() if line.startswith("METRICS ")]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, "the dealer printed no METRICS line"
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def dealer_at_256_files(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], list[int], int]]:
     """``acpc-lbr dealer`` (5 hands) with metrics, under a limit of 256 open files."""
@@ -247,8 +260,7 @@ def dealer_at_256_files(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str],
     try:
         assert proc.stdout is not None
         seats = [int(p) for p in proc.stdout.readline().split()]
-        err.seek(0)
-        metrics = next(line for line in err.read().splitlines() if line.startswith("METRICS "))
+        metrics = _metrics_line(err, seconds=20)
         yield proc, seats, int(metrics.rsplit(":", 1)[1].split("/")[0])
     finally:
         if proc.poll() is None:
