@@ -83,7 +83,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import protocol  # which variant of the compiled core runs (this loads no rules)
 from protocol import _variant
@@ -300,6 +300,19 @@ def dealer_args(dealer: str, options: argparse.Namespace, seed: int, names: list
 FLOOR = [sys.executable, "-c", "import twisted.internet.asyncioreactor; print('0 0', flush=True)"]
 
 
+def launch(dealer: str, args: list[str], workdir: Path, err: IO[str], port_lines: int = 1
+           ) -> tuple[subprocess.Popen[str], list[list[str]], float, float]:
+    """Start a dealer (``args``) in ``workdir`` and read its first ``port_lines`` lines: returns
+    the process, each line split, the seconds to the last of them and the start's
+    ``perf_counter``. ``ours-pure`` runs our dealer on the pure sources."""
+    env = {**os.environ, PURE_ENV: "1"} if dealer == "ours-pure" else None
+    start = time.perf_counter()
+    process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    assert process.stdout is not None
+    lines = [process.stdout.readline().split() for _ in range(port_lines)]
+    return process, lines, time.perf_counter() - start, start
+
+
 def start_once(dealer: str, options: argparse.Namespace, workdir: Path,
                flags: list[str] | None = None) -> tuple[float, float]:
     """Start one dealer and stop it at its port line; returns (wall s, CPU s) to that line.
@@ -311,19 +324,13 @@ def start_once(dealer: str, options: argparse.Namespace, workdir: Path,
     args = (FLOOR if dealer == "floor" else
             dealer_args(dealer, options, options.seed, ["bench"], flags))
     with open(workdir / "dealer.err", "w") as err:
-        env = {**os.environ, PURE_ENV: "1"} if dealer == "ours-pure" else None
-        start = time.perf_counter()
-        process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err,
-                                   text=True, env=env)
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        wall = time.perf_counter() - start
+        process, [ports], wall, _ = launch(dealer, args, workdir, err)
         # The fields after the command's name: utime and stime are the 12th and 13th.
         stat = Path(f"/proc/{process.pid}/stat").read_text().rpartition(")")[2].split()
         cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
         process.kill()
         process.wait()
-    if len(line.split()) != 2:
+    if len(ports) != 2:
         raise SystemExit(f"{dealer} dealer printed no port line; see {workdir / 'dealer.err'}")
     return wall, cpu
 
@@ -350,13 +357,7 @@ def run_once(dealer: str, options: argparse.Namespace, seed: int, workdir: Path,
     for name in names:
         (workdir / f"{name}.log").unlink(missing_ok=True)
     with open(workdir / "dealer.err", "w") as err:
-        env = {**os.environ, PURE_ENV: "1"} if dealer == "ours-pure" else None
-        start = time.perf_counter()
-        process = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=err,
-                                   text=True, env=env)
-        assert process.stdout is not None
-        port_lines = [process.stdout.readline().split() for _ in range(matches)]
-        startup = time.perf_counter() - start
+        process, port_lines, startup, start = launch(dealer, args, workdir, err, matches)
         procs = [proc for i, ports in enumerate(port_lines)
                  for proc in start_bots(ports, options.bots, options.game, seed + 1000 * i,
                                         options.reference)]

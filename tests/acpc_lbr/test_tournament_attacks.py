@@ -452,7 +452,9 @@ def test_the_drivers_memory_does_not_grow_with_the_matches_played(tmp_path: Path
 
     monkeypatch.setattr(acpc_lbr.app.tournament.store.os, "fsync", lambda fd: None)  # the disk's speed is not tested
     (bytes_30, objects_30), (bytes_300, objects_300) = _driver_bytes(tmp_path, 300, (30, 300))
-    assert objects_300 - objects_30 <= 10, (objects_30, objects_300)  # it was a dict or two a match
+    # It was a dict or two a match (270 or more here). What happens once (a cache's first
+    # entry, a lazy import: 16 objects in one CI run) may fall between the two readings.
+    assert objects_300 - objects_30 <= 270 // 5, (objects_30, objects_300)
     # Bytes drift a little as CPython's lists of freed small objects fill: bounded, not held data.
     assert (bytes_300 - bytes_30) / 270 < 100, (bytes_30, bytes_300)  # it was about 1,800 bytes a match
 

@@ -52,7 +52,7 @@ from protocol.wire import (
     parse_reply,
     read_reply_action,
 )
-from tests.protocol.test_rangecodec import cpu_seconds
+from tests.work import source_module, work_of
 
 GAMES = {name: load_game(name) for name in bundled_games()}
 HANDS_PER_GAME = 150
@@ -595,23 +595,28 @@ def _peak_bytes(function: Callable[[], object]) -> int:
 
 @pytest.mark.parametrize(("unit", "small"), [("c/", 500), ("/", 8000), ("cr300/", 200)])
 def test_replay_cache_reads_hostile_betting_in_linear_time_and_memory(unit: str, small: int) -> None:
-    """A range query's betting is bot text up to a line long: with the cache, 32x the betting
-    costs at most 3x32 times the CPU time, and the cache holds at most 4x the memory of a
+    """A range query's betting is bot text up to a line long: with the cache, 8x the betting
+    costs at most 3x8 times the steps and allocated bytes (counted on the source, see
+    tests/work.py), and the cache holds at most 4x the memory of a
     replay without it (the cache once kept a text prefix per action -- quadratic memory: a
     dealer killed for it at 320 KB -- and copied the text once per trailing '/')."""
     game = GAMES["holdem.nolimit.2p.reverse_blinds"]
 
-    def read(k: int, cache: bool = True) -> Callable[[], object]:
+    def read(k: int, cache: bool = True, source: bool = False) -> Callable[[], object]:
         line = "MATCHSTATE:0:0:" + unit * k + ":Td4d|"
+        wire = source_module("protocol.wire") if source else None
+        replay = wire.parse_matchstate_replayed if wire else parse_matchstate_replayed
+        make_cache = wire.ReplayCache if wire else ReplayCache
 
         def go() -> object:
             try:
-                return parse_matchstate_replayed(line, game, ReplayCache() if cache else None)
+                return replay(line, game, make_cache() if cache else None)
             except ParseError:
                 return None
 
         return go
 
-    factor = 32
-    assert _peak_bytes(read(small * factor)) <= 4 * _peak_bytes(read(small * factor, cache=False))
-    assert cpu_seconds(read(small * factor)) <= 3 * factor * max(cpu_seconds(read(small)), 1e-4)
+    assert _peak_bytes(read(small * 32)) <= 4 * _peak_bytes(read(small * 32, cache=False))
+    factor, small = 8, 300 // len(unit)  # 300 bytes, then 2.4 KB: each traced step is slow to count
+    large_work, small_work = work_of(read(small * factor, source=True)), work_of(read(small, source=True))
+    assert large_work.within(small_work, factor), (small_work, large_work)

@@ -47,7 +47,7 @@ from protocol.wire import (
     same_decision_point,
 )
 from tests.protocol.test_properties import mutated_lines, random_hand
-from tests.protocol.test_rangecodec import cpu_seconds
+from tests.work import source_module, work_of
 
 GAMES = {name: load_game(name) for name in bundled_games()}
 bundled = st.sampled_from(sorted(GAMES))
@@ -178,13 +178,16 @@ HOSTILE_BETTING = [("r300", ""), ("r" + "0" * 50 + "1", ""), ("/", ""), ("cR9", 
 
 @pytest.mark.parametrize(("unit", "end"), HOSTILE_BETTING)
 def test_betting_reads_hostile_text_in_linear_time(unit: str, end: str) -> None:
-    """32x the text costs at most 3x32 times the CPU time, read or refused (bot text: a
-    range query's betting is as long as its line)."""
+    """8x the text costs at most 3x8 times the steps and allocated bytes, read or refused
+    (bot text: a range query's betting is as long as its line). Counted on the reader's
+    source (tests/work.py), which the compiled build runs as machine code."""
     game = GAMES["holdem.nolimit.2p.reverse_blinds"]
+    read_betting = source_module("protocol.wire").parse_betting
 
     def read(k: int) -> Callable[[], object]:
         text = unit * k + end
-        return lambda: _outcome(parse_betting, text, game)
+        return lambda: _outcome(read_betting, text, game)
 
-    factor, small = 32, 2000 // len(unit)  # about 2 KB, then 64 KB
-    assert cpu_seconds(read(small * factor)) <= 3 * factor * max(cpu_seconds(read(small)), 1e-4)
+    factor, small = 8, 300 // len(unit)  # 300 bytes, then 2.4 KB: each traced step is slow to count
+    large_work, small_work = work_of(read(small * factor)), work_of(read(small))
+    assert large_work.within(small_work, factor), (small_work, large_work)

@@ -6,8 +6,6 @@ import base64
 import math
 import re
 import struct
-import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +30,7 @@ from protocol.rangecodec import (
 )
 from protocol.rangequery import parse_action_token
 from protocol.rules import Action
+from tests.work import Work, work_of
 
 ACTIONS = (Action.FOLD, Action.CALL, Action.raise_to(400))
 dyadic = st.integers(0, 1024).map(lambda k: k / 1024)
@@ -339,36 +338,9 @@ FAMILIES: dict[str, Callable[[int], tuple[str, int]]] = {
 }
 
 
-def calls_made(function: Callable[[], object]) -> int:
-    """Python and C function calls made by ``function()`` (a count of operations, not a time)."""
-    count = 0
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        function()
-    finally:
-        sys.setprofile(None)
-    return count
-
-
-def cpu_seconds(function: Callable[[], object], repeats: int = 5) -> float:
-    """The least CPU time of ``repeats`` calls (process time: other processes do not count)."""
-    best = math.inf
-    for _ in range(repeats):
-        start = time.process_time()
-        function()
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def scaling(read: Callable[[str, int], object], family: Callable[[int], tuple[str, int]],
-            small: int, factor: int) -> tuple[int, int, float]:
-    """(calls at small size, calls at factor x small, CPU-time ratio) of ``read`` on a family."""
+            small: int) -> tuple[Work, Work]:
+    """The work of ``read`` on a family's line at ``small`` and at ``FACTOR * small``, read or refused."""
 
     def run(k: int) -> Callable[[], object]:
         line, num_hands = family(k)
@@ -381,9 +353,11 @@ def scaling(read: Callable[[str, int], object], family: Callable[[int], tuple[st
 
         return go
 
-    calls = calls_made(run(small)), calls_made(run(small * factor))
-    base = max(cpu_seconds(run(small)), 1e-4)
-    return calls[0], calls[1], cpu_seconds(run(small * factor)) / base
+    return work_of(run(small)), work_of(run(small * FACTOR))
+
+
+#: Lines this many times longer may cost at most 3x as many times the steps and bytes.
+FACTOR = 16
 
 
 def codec_read(line: str, num_hands: int) -> object:
@@ -393,29 +367,35 @@ def codec_read(line: str, num_hands: int) -> object:
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_reading_takes_time_linear_in_the_line(name: str) -> None:
-    """Adversarial lines: the operation count does not grow with the size, and CPU time grows linearly.
-
-    Budget: 32x the input may cost at most 4x as many calls as a line of its
-    first size (Python-level and C-level calls, counted, not timed) and at
-    most 3x32 times its CPU time. The exponential regex this replaces took
-    10 s at 83 bytes; a quadratic reader would take ~1000x.
-    """
-    small_calls, large_calls, ratio = scaling(codec_read, FAMILIES[name], 2000, 32)
-    assert large_calls <= 4 * small_calls, (small_calls, large_calls)
-    assert ratio <= 3 * 32, ratio
+    """Adversarial lines: 16x the input costs at most 3x16 times the steps and the allocated
+    bytes (tests/work.py: counted, not timed). The exponential regex this replaces took
+    10 s at 83 bytes; a quadratic reader costs about 16x16 times."""
+    small, large = scaling(codec_read, FAMILIES[name], 500)
+    assert large.within(small, FACTOR), (small, large)
 
 
-def test_the_linear_time_budget_catches_a_quadratic_reader() -> None:
-    """The same budget refuses a reader that is quadratic (so the test above can fail)."""
+@pytest.mark.parametrize("copies", [False, True])
+def test_the_linear_time_budget_catches_a_quadratic_reader(copies: bool) -> None:
+    """The same budget refuses a reader that is quadratic (so the test above can fail): in
+    its Python loop (it walks back to the start at each separator) or in C (it copies the
+    whole text at each character)."""
 
     def quadratic(line: str, num_hands: int) -> object:
         text = ""
-        for char in line[: len(line) // 4]:
-            text = char + text  # copies the whole string each time
+        for at, char in enumerate(line[: len(line) // 4]):
+            if copies:
+                text = char + text  # one step, but a copy of the whole text each time
+            elif char == ",":
+                back = at
+                while back > 0:
+                    back -= 1
         return codec_read(line, num_hands)
 
-    small_calls, large_calls, ratio = scaling(quadratic, adversarial, 2000, 32)
-    assert large_calls > 4 * small_calls or ratio > 3 * 32
+    # The walk is counted at a smaller size: each of its traced steps is slow to count.
+    small, large = scaling(quadratic, adversarial, 500 if copies else 40)
+    assert not large.within(small, FACTOR), (small, large)
+    if copies:  # the copies are seen by the bytes alone
+        assert large.steps <= 3 * FACTOR * small.steps, (small, large)
 
 
 def test_the_sampling_error_part_is_optional_and_read_apart_from_the_rows() -> None:
