@@ -304,6 +304,14 @@ class MetricsLimits:
         max_connections: connections open at once; at the cap the port stops accepting
             (more connections wait in the kernel's backlog, at no cost to the dealer) until
             one closes.
+        backlog: connections the kernel holds for the port while it does not accept (the
+            ``listen`` backlog); past them it refuses new ones at once (it drops their
+            first packet; the client's ``connect`` waits and retries, and gives up). Twisted's default
+            is 50: each held connection is one the port must accept, hold for the header
+            timeout and close before a scraper's next one, so an idle attack of cap +
+            50 connections kept the port busy for ``(cap + 50) / cap`` header timeouts,
+            and Prometheus out for as long. One cap's worth is enough for a scraper
+            that reconnects while the cap is full.
         idle_timeout: seconds a connection may stay open with no request (Twisted's
             default is 12 hours).
         header_timeout: seconds from a connection, or from the first byte of a
@@ -326,6 +334,7 @@ class MetricsLimits:
     """
 
     max_connections: int = 16
+    backlog: int = 16
     idle_timeout: float = 30.0
     header_timeout: float = 10.0
     fd_reserve: int = SEAT_FD_RESERVE
@@ -603,7 +612,7 @@ def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1
     tcp: Any = installed_reactor  # zope interfaces confuse mypy
     site = metrics_site(metrics, tcp, limits)
     site.report = report
-    listening: Any = tcp.listenTCP(port, site, interface=interface)
+    listening: Any = tcp.listenTCP(port, site, backlog=site.limits.backlog, interface=interface)
     site.port = listening  # a tcp.Port: paused at the limits
     opened: ListeningPort = listening
     return opened

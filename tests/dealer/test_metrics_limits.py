@@ -31,7 +31,7 @@ from twisted.python.failure import Failure
 
 from dealer import fds
 from dealer.match import MatchResult
-from dealer.metrics import BoundedSite, DealerMetrics, MetricsLimits, metrics_site
+from dealer.metrics import BoundedSite, DealerMetrics, MetricsLimits, metrics_site, serve_metrics
 from tests.dealer.harness import MemoryTable, make_config
 from tests.dealer.test_cli import ACPC_LBR, start_bot
 
@@ -154,6 +154,48 @@ def test_at_the_cap_the_port_stops_accepting_until_a_connection_closes() -> None
     site.doStop()  # the port stopped listening (while paused): a close later does not resume it
     held[0].connectionLost(Failure(ConnectionDone()))  # type: ignore[attr-defined]
     assert port.steps == ["pause", "resume", "pause"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_past_the_cap_and_a_small_backlog_the_kernel_turns_connections_away() -> None:
+    """An idle attack used to fill Twisted's default backlog of 50 behind the cap: each of those
+    connections the port must later accept and hold for a header timeout before a real scraper
+    gets in. The port listens with ``backlog`` (one cap's worth): past the cap and the backlog a
+    new connection is not completed by the kernel (on Linux its first packet is dropped, so the
+    client's connect waits), and no more than cap + backlog + 1 stay open."""
+    limits = MetricsLimits(max_connections=2, backlog=2, header_timeout=5.0, fd_reserve=0)
+    port = serve_metrics(DealerMetrics(), 0, limits=limits)
+    number = port.getHost().port  # type: ignore[attr-defined]
+
+    def attack() -> tuple[int, int]:
+        opened: list[socket.socket] = []
+        try:
+            for _ in range(12):  # the default backlog would take all twelve
+                try:
+                    opened.append(socket.create_connection(("127.0.0.1", number), timeout=0.5))
+                except TimeoutError:
+                    break
+            time.sleep(0.2)  # any closed at once (accepted in the read that reached the cap) are closed now
+            alive = 0
+            for sock in opened:
+                sock.setblocking(False)
+                try:
+                    alive += sock.recv(1) != b""
+                except BlockingIOError:
+                    alive += 1
+                except OSError:
+                    pass
+            return len(opened), alive
+        finally:
+            for sock in opened:
+                sock.close()
+
+    try:
+        opened, alive = await deferToThread(attack)
+    finally:
+        await port.stopListening()
+    assert opened < 12, "the kernel completed every connection: the backlog is not the small one"
+    assert alive <= limits.max_connections + limits.backlog + 1
 
 
 def test_at_the_connection_rate_the_port_stops_accepting_until_the_second_is_over() -> None:
