@@ -2,26 +2,53 @@
 
 Each case runs one ``acpc-lbr dealer`` with two matches: ``honest`` (two C
 plain bots, docs/examples/plain_bot.c, ``--hands`` deals) and ``hostile`` (a
-plain bot against an attacker, this file run as a bot). Two controls: the
-same dealer with the attacker's *twin* (the same Python bot, playing politely:
-every reply at once, no extra line), and the honest match alone. A dealer
-serves its matches from one thread, so a second match that keeps playing
-takes its share of it whatever its bots do: the twin is the control that
-isolates the attack's own cost, and ``/alone`` is shown beside it. The three
-alternate, ``--runs`` times each, and the table gives per case:
+plain bot against an attacker, this file run as a bot). Three controls, in
+the same dealer:
 
-* ``slower``: the honest match's hands/s beside the twin over beside the
-  attack (the median of the per-run ratios: above 1.10 fails the judging's
-  "at most 10% slower"); ``/alone`` the same against the match alone;
-  ``cpu``: the dealer's CPU seconds beside the attack over beside the twin
-  (what the attack takes of the thread every match shares; steadier than
-  wall time on a loaded machine);
+* the *paced twin*: the attacker's own bot without its misdeeds, playing as
+  many hands a second as the attack's match did (the dealer's budgets slow a
+  misbehaving bot's match, or end it), and hanging up when the attack's match
+  ended. The honest match beside it has the same company, the same hands to
+  share the thread with, the same busy-polling rule (the dealer polls only
+  while one match plays): only the misdeeds differ. This is the judged
+  baseline of "one bot's misdeeds never slow another match by more than 10%";
+* the *twin*: the same bot, polite and at full speed, for the whole match. A
+  dealer serves its matches from one thread, so a second match that plays
+  flat out takes its share of it; an attack that the dealer slows or ends
+  takes less, and would look cheap against the twin (below 1) whatever its
+  lines cost: so against the twin the bench counts only the hands the honest
+  match played while the attack lasted;
+* the honest match *alone*: what any second match costs, misbehaving or not
+  (busy polling is on alone, off beside any other match).
+
+For a scraper (the ``metrics_`` cases) no match is added: its twin scrapes
+politely, once a second, and is its own paced twin. The runs alternate,
+``--runs`` times each, and the table gives per case (medians of the per-run
+ratios; times from the honest match's ``match_started`` event to its last
+``hand_finished``, so the bots' process start-up is left out):
+
+* ``paced``: the honest match's duration beside the attack over beside the
+  paced twin: above 1.10 fails the judging's "at most 10% slower";
+* ``twin``: the time the honest match took for the hands it played while
+  the attack lasted, beside the attack over beside the twin;
+* ``alone``: its duration beside the attack over alone;
+* ``cpu``: the dealer's CPU seconds beside the attack over beside the twin;
+* ``atk s``, ``twin s``: CPU seconds of the attacker's own process, and of
+  the twin's, while the honest match played: on this machine they compete
+  with the dealer for two cores, which an attacker on another host would not;
 * honest hands lost: deals missing from ``honest.log`` or no SCORE line;
 * how the attack ended (the hostile match's end line on the dealer's stderr;
   "one line" when exactly one line reports it), the hostile match's events
   file, the dealer's stderr and the dealer's peak RSS (bounded or not);
 * leftover processes: any process descended from this one still alive after
   the case (the bench kills and reports them).
+
+Each run also prints, per control, the dealer's CPU while the honest match
+played and the seconds it was ready to run but waited for a processor (the
+kernel's run-queue wait, ``/proc/PID/schedstat``), the honest bots' CPU and
+wait, and the whole machine's busy CPU: when the wall time grows while the
+dealer's CPU does not, these say whether it waited for a processor (another
+process ran) or for its bots.
 
 The attacks (``--cases`` picks some):
 
@@ -41,7 +68,18 @@ The attacks (``--cases`` picks some):
   request header and wait, against a dealer limited to 1,024 open files;
 * ``metrics_churn``: connections to the metrics port, each sending half a
   header and closing at once, one after the other as fast as they go, for the
-  whole match (never at the cap, and never a request for the request rate).
+  whole match (never at the cap, and never a request for the request rate);
+* ``metrics_slow_read``: 24 connections to the metrics port, each with a
+  receive buffer as small as the system allows, sending a whole request and
+  reading the response a byte a second, opened again when closed;
+* ``query_edge``: refused queries just under both budgets, 63 before each
+  action (of 64 a decision), at most 255 a hand (of 256);
+* ``never_reads``: takes its seat and never reads (a receive buffer as small
+  as the system allows), sending a query the dealer refuses every 40 ms
+  (under the 64 a decision), with ``--t_response 2000``;
+* ``version_drip``: seat 2's only connection sends its VERSION line a byte a
+  second, and connects again when cut off (``--t_handshake 400
+  --start_timeout 1200``: the bounds, shortened to fit the honest match).
 
 The machine is shared and small: read the ratios as a check of the order of
 magnitude, rerun a case that looks off. A forking helper under ``--probe``
@@ -50,6 +88,7 @@ is not here: it concerns the processes ``evaluate`` starts, not the dealer
 leaves its process group cover it).
 
     python bench/bench_hostile.py [--hands 3000] [--runs 3] [--cases query_flood,ignored_99,...] [--sample DIR]
+        [--dealer-options '--busy_poll 0']
 """
 
 from __future__ import annotations
@@ -610,8 +649,8 @@ def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int,
         ratios["twin_cpu"].append(twin.attacker_cpu)
         if window is not None:
             ratios["twin"].append(window[0])
-        if paced is not None:
-            ratios["paced"].append(_duration(beside) / _duration(paced))
+        # The judged ratio: beside the attack over beside the same match without the misdeeds.
+        ratios["paced"].append(_duration(beside) / _duration(paced if paced is not None else twin))
         _print_run(name, hands, alone, twin, beside, paced, window)
     worst = max(beside_runs, key=lambda r: (r.timed_out, hands - r.honest_hands, r.stderr_bytes))
 

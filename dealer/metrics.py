@@ -314,6 +314,9 @@ class MetricsLimits:
             that reconnects while the cap is full.
         idle_timeout: seconds a connection may stay open with no request (Twisted's
             default is 12 hours).
+        abort_timeout: seconds a connection closed at the idle timeout may take to read what
+            is left of its response before it is cut off (Twisted's default is 15): a
+            scraper that reads a byte a second holds a connection idle + abort seconds.
         header_timeout: seconds from a connection, or from the first byte of a
             request, to the end of that request's header: a scraper that sends a
             partial header, or sends it a byte at a time, is cut off then.
@@ -336,6 +339,7 @@ class MetricsLimits:
     max_connections: int = 16
     backlog: int = 16
     idle_timeout: float = 30.0
+    abort_timeout: float = 5.0
     header_timeout: float = 10.0
     fd_reserve: int = SEAT_FD_RESERVE
     max_requests_per_second: int = 10
@@ -497,7 +501,10 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
             self._stop_accepting()
             return None
         self._accepted += 1
-        return super().buildProtocol(addr)
+        connection: _BoundedConnection | None = super().buildProtocol(addr)
+        if connection is not None and hasattr(connection.wrappedProtocol, "abortTimeout"):  # an HTTPChannel
+            connection.wrappedProtocol.abortTimeout = self.limits.abort_timeout
+        return connection
 
     def registerProtocol(self, protocol: _BoundedConnection) -> None:
         super().registerProtocol(protocol)  # type: ignore[no-untyped-call]
@@ -592,6 +599,7 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
 
 def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | None = None) -> BoundedSite:
     """The bounded factory serving ``/metrics`` (what :func:`serve_metrics` listens with)."""
+    from twisted.web.http import HTTPChannel
     from twisted.web.server import Site
 
     limits = limits or MetricsLimits()
@@ -599,6 +607,9 @@ def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | N
     page: Any = MetricsPage(metrics.registry)  # an IResource (zope interfaces confuse mypy)
     root.putChild(b"metrics", page)
     site: Any = Site(root, timeout=limits.idle_timeout, reactor=clock)  # type: ignore[no-untyped-call]
+    # HTTP/1.1 itself, not the HTTP/2-negotiating wrapper (a scraper speaks 1.1): the connection's
+    # abortTimeout must be set on the channel that times out (BoundedSite.buildProtocol).
+    site.protocol = HTTPChannel
     return BoundedSite(site, clock, limits)
 
 

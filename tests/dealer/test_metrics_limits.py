@@ -24,6 +24,7 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.address import IPv4Address
 from twisted.internet.error import ConnectionDone
+from twisted.internet import task
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.internet.threads import deferToThread
@@ -196,6 +197,42 @@ async def test_past_the_cap_and_a_small_backlog_the_kernel_turns_connections_awa
         await port.stopListening()
     assert opened < 12, "the kernel completed every connection: the backlog is not the small one"
     assert alive <= limits.max_connections + limits.backlog + 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_scraper_that_does_not_read_its_response_is_cut_off() -> None:
+    """A scraper that sends a whole request and reads the response a byte a second (or never) keeps
+    its connection past the idle timeout, while the dealer waits to send the rest: Twisted then
+    waits 15 s more before it cuts it off. The limits cut it off ``abort_timeout`` after the idle
+    timeout, so such a scraper holds one of the capped connections idle + abort seconds at most."""
+    metrics = DealerMetrics()
+    for index in range(20):  # about 120 KB of samples: more than the sockets' buffers below hold
+        metrics.match(f"match{index}", ["alpha", "beta"])
+    limits = MetricsLimits(idle_timeout=1.0, abort_timeout=0.5, fd_reserve=0)
+    site = metrics_site(metrics, reactor, limits)  # type: ignore[arg-type]
+    port, number = _serve(site)
+    reader = socket.socket()
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)  # the smallest the system allows
+    try:
+        await deferToThread(reader.connect, ("127.0.0.1", number))
+        while not site.protocols:
+            await task.deferLater(reactor, 0.01, lambda: None)  # type: ignore[arg-type]
+        # A fixed send buffer on the dealer's side (the kernel would grow it to take the whole
+        # response, then hold the rest itself, off the dealer's books): the rest stays the dealer's.
+        (served,) = site.protocols
+        served.transport.getHandle().setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # type: ignore[attr-defined]
+        reader.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        started = time.monotonic()
+        await task.deferLater(reactor, limits.idle_timeout + 0.25, lambda: None)  # type: ignore[arg-type]
+        still_sending = len(site.protocols) == 1  # past the idle timeout, the rest not yet read
+        while site.protocols and time.monotonic() - started < 10.0:
+            await task.deferLater(reactor, 0.05, lambda: None)  # type: ignore[arg-type]
+        closed_after = time.monotonic() - started
+    finally:
+        reader.close()
+        await port.stopListening()  # type: ignore[attr-defined]
+    assert still_sending, "the response fit in the buffers: the test needs a larger one"
+    assert closed_after < 1.0 + 0.5 + 1.0  # idle + abort (Twisted alone: 1.0 + 15)
 
 
 def test_at_the_connection_rate_the_port_stops_accepting_until_the_second_is_over() -> None:
