@@ -469,8 +469,8 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
         others.append(subprocess.Popen([PYTHON, __file__, "--bot", attacker, "127.0.0.1", ports[1][1]],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     run = Run()
-    attacker = others[-1].pid if others else None
-    attacker_cpu, machine_cpu = _process_cpu(attacker), _machine_cpu()
+    attacker_pid = others[-1].pid if others else None
+    attacker_cpu, machine_cpu = _process_cpu(attacker_pid), _machine_cpu()
     dealer_cpu, dealer_wait = _process_cpu(dealer.pid), _run_queue_wait(dealer.pid)
     started = time.perf_counter()
     honest = [subprocess.Popen([str(plain_bot), strategy, "127.0.0.1", port], stdout=subprocess.DEVNULL,
@@ -481,7 +481,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
         for process in honest:  # ended, not yet reaped: their /proc entries stay readable
             _wait_unreaped(process, deadline)
         run.seconds = time.perf_counter() - started
-        run.attacker_cpu = _process_cpu(attacker) - attacker_cpu
+        run.attacker_cpu = _process_cpu(attacker_pid) - attacker_cpu
         run.machine_cpu = _machine_cpu() - machine_cpu
         run.dealer_cpu_during = _process_cpu(dealer.pid) - dealer_cpu
         run.dealer_wait = _run_queue_wait(dealer.pid) - dealer_wait
@@ -692,6 +692,7 @@ def _print_run(name: str, hands: int, alone: Run, twin: Run, beside: Run, paced:
 
     during = (f"; while the attack lasted ({window[1]:.2f} s, {window[2]} honest hands) {window[0]:.2f}x the twin"
               if window is not None else "")
+    during += f"; {_duration(beside) / _duration(paced if paced is not None else twin):.2f}x the paced twin"
     print(f"  {name} ({' / '.join(label for label, _ in runs)}): honest hands/s "
           f"{each(lambda r: hands / _duration(r), '{:.0f}')}{during}; hostile match {beside.hostile_hands} hands in "
           f"{beside.hostile_seconds:.2f} s; dealer CPU {each(lambda r: r.dealer_cpu)} s (whole run), "
