@@ -64,8 +64,10 @@ The attacks (``--cases`` picks some):
 * ``slow_query``: a queryable bot that answers every range query (the
   dealer's own after each showdown) just inside ``--t_query`` (900 of
   1,000 ms here), with ``--t_query_match 5000``;
-* ``metrics_idle``: 1,100 connections to the metrics port that send half a
-  request header and wait, against a dealer limited to 1,024 open files;
+* ``metrics_idle``: 1,100 connections to the metrics port, started at once,
+  that send half a request header as they open and wait, against a dealer
+  limited to 1,024 open files (those the kernel turns away stay pending, and
+  the kernel sends their SYNs again, as an attacker's would);
 * ``metrics_churn``: connections to the metrics port, each sending half a
   header and closing at once, one after the other as fast as they go, for the
   whole match (never at the cap, and never a request for the request rate);
@@ -250,18 +252,30 @@ def _answer(query: str) -> bytes:
 
 
 def metrics_idle(port: int, connections: int) -> int:
-    """Open ``connections`` to the metrics port, send half a request header on each, and wait
-    (until a connection cannot be made within a second: the dealer's port stopped accepting and
-    the kernel's backlog is full)."""
-    held = []
+    """Start ``connections`` to the metrics port at once (non-blocking), send half a request
+    header on each as it opens, and wait. Those the kernel does not complete (the port stopped
+    accepting and its backlog is full) stay pending: the kernel sends their SYNs again (after
+    1, 3, 7, 15... s), as an attacker's would. Ready (``held N, pending M``) a second after the
+    last was started."""
+    import selectors  # lazy: only this mode waits on many sockets
+
+    pending = selectors.DefaultSelector()
     for _ in range(connections):
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=1)
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
-            held.append(s)
-        except OSError:
-            break
-    print(f"held {len(held)}", flush=True)
+        sock = socket.socket()
+        sock.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            sock.connect(("127.0.0.1", port))
+        pending.register(sock, selectors.EVENT_WRITE)
+    held = []
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        for key, _ in pending.select(timeout=max(0.0, deadline - time.monotonic())):
+            sock = key.fileobj  # type: ignore[assignment]
+            pending.unregister(sock)
+            with contextlib.suppress(OSError):
+                sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                held.append(sock)
+    print(f"held {len(held)}, pending {len(pending.get_map())}", flush=True)
     time.sleep(3600)
     return 0
 

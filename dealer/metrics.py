@@ -607,8 +607,9 @@ def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | N
     page: Any = MetricsPage(metrics.registry)  # an IResource (zope interfaces confuse mypy)
     root.putChild(b"metrics", page)
     site: Any = Site(root, timeout=limits.idle_timeout, reactor=clock)  # type: ignore[no-untyped-call]
-    # HTTP/1.1 itself, not the HTTP/2-negotiating wrapper (a scraper speaks 1.1): the connection's
-    # abortTimeout must be set on the channel that times out (BoundedSite.buildProtocol).
+    # The HTTP/1.1 channel itself, not the wrapper that would negotiate HTTP/2 (with the h2 package,
+    # which the dealer does not install): abortTimeout must be set on the channel that times out
+    # (BoundedSite.buildProtocol), and the wrapper would keep it.
     site.protocol = HTTPChannel
     return BoundedSite(site, clock, limits)
 
