@@ -78,7 +78,7 @@ The attacks (``--cases`` picks some):
   action (of 64 a decision), at most 255 a hand (of 256);
 * ``never_reads``: takes its seat and never reads (a receive buffer as small
   as the system allows), sending a query the dealer refuses every 40 ms
-  (under the 64 a decision), with ``--t_response 2000``;
+  (under the 64 a decision), with ``--t_response 1000``;
 * ``version_drip``: seat 2's only connection sends its VERSION line a byte a
   second, and connects again when cut off (``--t_handshake 400
   --start_timeout 1200``: the bounds, shortened to fit the honest match).
@@ -111,6 +111,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 GAME = "nolimit"
@@ -361,6 +362,9 @@ class Run:
     dealer_wait: float = 0.0
     bots_wait: float = 0.0
     bots_cpu: float = 0.0
+    #: Meanwhile, machine-wide: SYNs the kernel sent again, and connections its listeners dropped.
+    syn_retries: int = 0
+    listen_drops: int = 0
     #: Seconds from the honest match's start (its match_started event) to each of its hands'
     #: end, and to the hostile match's end (None: it outlived the honest match).
     honest_hand_times: list[float] = field(default_factory=list)
@@ -395,7 +399,7 @@ CASES = {
     "metrics_churn": Case("metrics_churn", ("--metrics-port", "0", "--metrics-grace", "0")),
     "metrics_slow_read": Case("metrics_slow_read", ("--metrics-port", "0", "--metrics-grace", "0")),
     "query_edge": Case("query_edge"),
-    "never_reads": Case("never_reads", ("--t_response", "2000")),
+    "never_reads": Case("never_reads", ("--t_response", "1000")),
     "version_drip": Case("version_drip", ("--t_handshake", "400", "--start_timeout", "1200")),
 }
 
@@ -486,6 +490,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     attacker_pid = others[-1].pid if others else None
     attacker_cpu, machine_cpu = _process_cpu(attacker_pid), _machine_cpu()
     dealer_cpu, dealer_wait = _process_cpu(dealer.pid), _run_queue_wait(dealer.pid)
+    syn_retries, listen_drops = _tcp_counters()
     started = time.perf_counter()
     honest = [subprocess.Popen([str(plain_bot), strategy, "127.0.0.1", port], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
@@ -501,6 +506,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
         run.dealer_wait = _run_queue_wait(dealer.pid) - dealer_wait
         run.bots_wait = sum(_run_queue_wait(process.pid) for process in honest)
         run.bots_cpu = sum(_process_cpu(process.pid) for process in honest)
+        run.syn_retries, run.listen_drops = (now - then for now, then in zip(_tcp_counters(), (syn_retries, listen_drops)))
         for process in honest:
             process.wait()
     except subprocess.TimeoutExpired:
@@ -550,6 +556,17 @@ def _run_queue_wait(pid: int) -> float:
         return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def _tcp_counters() -> tuple[int, int]:
+    """The kernel's SYN retransmissions and listen drops so far, machine-wide (0, 0: unknown)."""
+    try:
+        names, values = (line.split() for line in Path("/proc/net/netstat").read_text().splitlines()
+                         if line.startswith("TcpExt:"))
+    except (OSError, ValueError):
+        return 0, 0
+    counters = dict(zip(names[1:], (int(v) for v in values[1:])))
+    return counters.get("TCPSynRetrans", 0), counters.get("ListenDrops", 0)
 
 
 def _machine_cpu() -> float:
@@ -638,7 +655,7 @@ def _records(path: Path) -> list[tuple[str, float]]:
 
 
 def measure(folder: Path, plain_bot: Path, name: str, hands: int, runs: int,
-            sample: Path | None = None, options: tuple[str, ...] = ()) -> dict[str, object]:
+            sample: Path | None = None, options: tuple[str, ...] = ()) -> dict[str, Any]:
     """Alternate the controls and the attack ``runs`` times; the medians of the per-run ratios."""
     case = CASES[name]
     ratios: dict[str, list[float]] = {key: [] for key in ("twin", "paced", "alone", "cpu", "attacker_cpu", "twin_cpu")}
@@ -713,7 +730,9 @@ def _print_run(name: str, hands: int, alone: Run, twin: Run, beside: Run, paced:
           f"{each(lambda r: r.dealer_cpu_during)} while the honest match played, when it also waited for a processor "
           f"{each(lambda r: r.dealer_wait)} s; the honest bots' CPU {each(lambda r: r.bots_cpu)}, their wait "
           f"{each(lambda r: r.bots_wait)}; the attacker's (twin's) process {each(lambda r: r.attacker_cpu)}; "
-          f"the machine {each(lambda r: r.machine_cpu)} (every process and the kernel)", flush=True)
+          f"the machine {each(lambda r: r.machine_cpu)} (every process and the kernel), the kernel's SYN "
+          f"retransmissions {each(lambda r: r.syn_retries, '{:.0f}')} and listen drops "
+          f"{each(lambda r: r.listen_drops, '{:.0f}')} (machine-wide)", flush=True)
 
 
 def _window(twin: Run, attack: Run) -> tuple[float, float, int] | None:
