@@ -385,6 +385,9 @@ class Case:
     kind: str
     dealer_options: tuple[str, ...] = ()
     nofile: int | None = None
+    #: Seconds the attack may take, after the honest match, to end on its own (its bound, shortened
+    #: by ``dealer_options``) before the bench stops its processes: its own end line is then reported.
+    settle_s: float = 0.0
 
 
 CASES = {
@@ -399,8 +402,8 @@ CASES = {
     "metrics_churn": Case("metrics_churn", ("--metrics-port", "0", "--metrics-grace", "0")),
     "metrics_slow_read": Case("metrics_slow_read", ("--metrics-port", "0", "--metrics-grace", "0")),
     "query_edge": Case("query_edge"),
-    "never_reads": Case("never_reads", ("--t_response", "1000")),
-    "version_drip": Case("version_drip", ("--t_handshake", "400", "--start_timeout", "1200")),
+    "never_reads": Case("never_reads", ("--t_response", "1000"), settle_s=3.0),
+    "version_drip": Case("version_drip", ("--t_handshake", "400", "--start_timeout", "1200"), settle_s=3.0),
 }
 
 
@@ -513,6 +516,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
         run.timed_out = True
         for process in honest:
             process.kill()
+    _settle(folder / "dealer.err", case.settle_s)
     for process in others:  # the attack outlived the honest match: it is the dealer's to end now
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signal.SIGTERM)
@@ -540,6 +544,13 @@ def _process_cpu(pid: int | None) -> float:
         return 0.0
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _settle(stderr: Path, seconds: float) -> None:
+    """Wait up to ``seconds`` for the hostile match's end (its SCORE line on the dealer's stderr)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and "[hostile] SCORE" not in stderr.read_text(errors="replace"):
+        time.sleep(0.05)
 
 
 def _wait_unreaped(process: subprocess.Popen[bytes], deadline: float) -> None:
