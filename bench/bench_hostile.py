@@ -155,14 +155,15 @@ PER_HAND = {"query_under": 200, "query_edge": 255, "ignored_under": 200, "garbag
 def bot(kind: str, host: str, port: int) -> int:
     """Play every hand by calling, with ``kind``'s extra lines (see the module docstring).
 
-    ``polite@RATE@SECONDS`` (or ``polite_query@...``) is a twin paced as an attack went: it
-    begins no more than RATE hands a second and hangs up SECONDS after its first turn."""
+    ``polite@RATE@END`` (or ``polite_query@...``) is a twin paced as an attack went: it begins
+    no more than RATE hands a second and hangs up at END (a POSIX time: when the attack's match
+    ended, counted from its dealer's port line, in this run's dealer's time)."""
     kind, *pace = kind.split("@")
     if kind == "never_reads":
         return never_reads(host, port)
     if kind == "version_drip":
         return version_drip(host, port)
-    rate, seconds = (float(pace[0]), float(pace[1])) if pace else (0.0, 0.0)
+    rate, end = (float(pace[0]), float(pace[1])) if pace else (0.0, 0.0)
     queryable = kind in ("slow_query", "polite_query")
     sock = socket.create_connection((host, port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -192,8 +193,8 @@ def bot(kind: str, host: str, port: int) -> int:
                     sock.sendall(_answer(line))
                 continue
             if pace:
-                first_turn = time.monotonic() if first_turn is None else first_turn
-                if not _paced(first_turn, hand, rate, seconds):
+                first_turn = time.time() if first_turn is None else first_turn
+                if not _paced(first_turn, hand, rate, end):
                     break  # the attack's match had ended by now
             extra = min(per_turn, per_hand - sent_in_hand.get(hand, 0))
             sent_in_hand[hand] = sent_in_hand.get(hand, 0) + extra
@@ -210,12 +211,11 @@ def bot(kind: str, host: str, port: int) -> int:
     return 0
 
 
-def _paced(first_turn: float, hand: int, rate: float, seconds: float) -> bool:
-    """Wait until ``hand`` may begin at ``rate`` hands a second; False once ``seconds`` are over."""
-    end = first_turn + seconds
+def _paced(first_turn: float, hand: int, rate: float, end: float) -> bool:
+    """Wait until ``hand`` may begin at ``rate`` hands a second; False once it is ``end`` (POSIX times)."""
     begin = first_turn + hand / rate if rate > 0 else end
-    time.sleep(max(0.0, min(begin, end) - time.monotonic()))
-    return time.monotonic() < end
+    time.sleep(max(0.0, min(begin, end) - time.time()))
+    return time.time() < end
 
 
 def never_reads(host: str, port: int) -> int:
@@ -372,12 +372,17 @@ class Run:
     #: The hostile match's hands, and the seconds from its start to its end (or the honest match's).
     hostile_hands: int = 0
     hostile_seconds: float = 0.0
+    #: When the dealer said its ports (POSIX time), and the seconds from then to the hostile
+    #: match's end (None: it outlived the honest match).
+    ports_said: float = 0.0
+    hostile_end_after_ports: float | None = None
 
     def pace(self) -> tuple[float, float]:
-        """(hands a second, seconds) of the hostile match, for its paced twin (which lasts as long:
-        to the honest match's end, if the attack did)."""
+        """(hands a second, seconds from the port line to its end) of the hostile match, for its
+        paced twin (which ends as long after its own dealer's port line; an hour: it outlived
+        the honest match, and so does the twin)."""
         rate = self.hostile_hands / self.hostile_seconds if self.hostile_seconds > 0 else 0.0
-        return rate, self.hostile_end if self.hostile_end is not None else 3600.0
+        return rate, self.hostile_end_after_ports if self.hostile_end_after_ports is not None else 3600.0
 
 
 @dataclass(frozen=True)
@@ -452,8 +457,6 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     before = {pid for pid, _ in descendants(os.getpid())}
     beside = mode != "alone"
     attacker = case.kind if mode == "attack" else "polite_query" if case.kind == "slow_query" else "polite"
-    if mode == "paced" and pace is not None:
-        attacker += f"@{pace[0]:g}@{pace[1]:g}"
     matches = [f"honest {GAME} {hands} 1 h1 h2"]
     scraper = case.kind.startswith("metrics_")
     if beside and not scraper:
@@ -470,6 +473,9 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
     dealer = subprocess.Popen(argv, cwd=folder, stdout=subprocess.PIPE, stderr=err, preexec_fn=limit)
     assert dealer.stdout is not None
     ports = [dealer.stdout.readline().decode().split() for _ in matches]
+    ports_said = time.time()
+    if mode == "paced" and pace is not None:
+        attacker += f"@{pace[0]:g}@{ports_said + pace[1]:.3f}"
     others: list[subprocess.Popen[bytes]] = []
     spy = None
     if sample is not None:  # non-blocking: the dealer runs at full speed while sampled
@@ -489,7 +495,7 @@ def run_once(folder: Path, plain_bot: Path, case: Case, hands: int, mode: str,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         others.append(subprocess.Popen([PYTHON, __file__, "--bot", attacker, "127.0.0.1", ports[1][1]],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    run = Run()
+    run = Run(ports_said=ports_said)
     attacker_pid = others[-1].pid if others else None
     attacker_cpu, machine_cpu = _process_cpu(attacker_pid), _machine_cpu()
     dealer_cpu, dealer_wait = _process_cpu(dealer.pid), _run_queue_wait(dealer.pid)
@@ -640,6 +646,7 @@ def _read_times(folder: Path, run: Run) -> None:
     ends = [t for event, t in hostile if event in ("match_finished", "match_aborted", "match_ended_early")]
     if ends and run.honest_hand_times and ends[0] - start < run.honest_hand_times[-1]:
         run.hostile_end = max(ends[0] - start, 0.0)
+        run.hostile_end_after_ports = ends[0] - run.ports_said
     hostile_start = next((t for event, t in hostile if event == "match_started"), None)
     if hostile_start is not None and run.honest_hand_times:
         until = start + (run.hostile_end if run.hostile_end is not None else run.honest_hand_times[-1])
