@@ -665,7 +665,7 @@ def _records(path: Path) -> list[tuple[str, float]]:
     for line in path.read_text(errors="replace").splitlines():
         with contextlib.suppress(ValueError, KeyError, TypeError):
             record = json.loads(line)
-            found.append((record["event"], datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00")).timestamp()))
+            found.append((record["event"], datetime.fromisoformat(record["timestamp"]).timestamp()))
     return found
 
 

@@ -305,13 +305,13 @@ class MetricsLimits:
             (more connections wait in the kernel's backlog, at no cost to the dealer) until
             one closes.
         backlog: connections the kernel holds for the port while it does not accept (the
-            ``listen`` backlog); past them it refuses new ones at once (it drops their
-            first packet; the client's ``connect`` waits and retries, and gives up). Twisted's default
-            is 50: each held connection is one the port must accept, hold for the header
-            timeout and close before a scraper's next one, so an idle attack of cap +
-            50 connections kept the port busy for ``(cap + 50) / cap`` header timeouts,
-            and Prometheus out for as long. One cap's worth is enough for a scraper
-            that reconnects while the cap is full.
+            ``listen`` backlog); past them it completes no new ones (Linux drops their
+            first packet: the client's ``connect`` waits, retries and gives up, backing
+            off). Twisted's default is 50: each held connection is one the port must
+            accept, hold for the header timeout and close before a scraper's next one, so
+            an idle attack of cap + 50 connections kept the port busy for
+            ``(cap + 50) / cap`` header timeouts, and Prometheus out for as long. One
+            cap's worth is enough for a scraper that reconnects while the cap is full.
         idle_timeout: seconds a connection may stay open with no request (Twisted's
             default is 12 hours).
         abort_timeout: seconds a connection closed at the idle timeout may take to read what

@@ -12,7 +12,6 @@ from __future__ import annotations
 import resource
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,10 +20,9 @@ from typing import IO
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor
+from twisted.internet import reactor, task
 from twisted.internet.address import IPv4Address
 from twisted.internet.error import ConnectionDone
-from twisted.internet import task
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.internet.threads import deferToThread
