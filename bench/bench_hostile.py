@@ -7,8 +7,8 @@ the same dealer:
 
 * the *paced twin*: the attacker's own bot without its misdeeds, playing as
   many hands a second as the attack's match did (the dealer's budgets slow a
-  misbehaving bot's match, or end it), and hanging up when the attack's match
-  ended. The honest match beside it has the same company, the same hands to
+  misbehaving bot's match, or end it), and hanging up as long after its
+  dealer's port line as the attack's match ended after its own. The honest match beside it has the same company, the same hands to
   share the thread with, the same busy-polling rule (the dealer polls only
   while one match plays): only the misdeeds differ. This is the judged
   baseline of "one bot's misdeeds never slow another match by more than 10%";
