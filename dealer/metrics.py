@@ -304,8 +304,19 @@ class MetricsLimits:
         max_connections: connections open at once; at the cap the port stops accepting
             (more connections wait in the kernel's backlog, at no cost to the dealer) until
             one closes.
+        backlog: connections the kernel holds for the port while it does not accept (the
+            ``listen`` backlog); past them it completes no new ones (Linux drops their
+            first packet: the client's ``connect`` waits, retries and gives up, backing
+            off). Twisted's default is 50: each held connection is one the port must
+            accept, hold for the header timeout and close before a scraper's next one, so
+            an idle attack of cap + 50 connections kept the port busy for
+            ``(cap + 50) / cap`` header timeouts, and Prometheus out for as long. One
+            cap's worth is enough for a scraper that reconnects while the cap is full.
         idle_timeout: seconds a connection may stay open with no request (Twisted's
             default is 12 hours).
+        abort_timeout: seconds a connection closed at the idle timeout may take to read what
+            is left of its response before it is cut off (Twisted's default is 15): a
+            scraper that reads a byte a second holds a connection idle + abort seconds.
         header_timeout: seconds from a connection, or from the first byte of a
             request, to the end of that request's header: a scraper that sends a
             partial header, or sends it a byte at a time, is cut off then.
@@ -326,7 +337,9 @@ class MetricsLimits:
     """
 
     max_connections: int = 16
+    backlog: int = 16
     idle_timeout: float = 30.0
+    abort_timeout: float = 5.0
     header_timeout: float = 10.0
     fd_reserve: int = SEAT_FD_RESERVE
     max_requests_per_second: int = 10
@@ -488,7 +501,10 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
             self._stop_accepting()
             return None
         self._accepted += 1
-        return super().buildProtocol(addr)
+        connection: _BoundedConnection | None = super().buildProtocol(addr)
+        if connection is not None and hasattr(connection.wrappedProtocol, "abortTimeout"):  # an HTTPChannel
+            connection.wrappedProtocol.abortTimeout = self.limits.abort_timeout
+        return connection
 
     def registerProtocol(self, protocol: _BoundedConnection) -> None:
         super().registerProtocol(protocol)  # type: ignore[no-untyped-call]
@@ -583,6 +599,7 @@ class BoundedSite(WrappingFactory[_BoundedConnection]):
 
 def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | None = None) -> BoundedSite:
     """The bounded factory serving ``/metrics`` (what :func:`serve_metrics` listens with)."""
+    from twisted.web.http import HTTPChannel
     from twisted.web.server import Site
 
     limits = limits or MetricsLimits()
@@ -590,6 +607,10 @@ def metrics_site(metrics: DealerMetrics, clock: Clock, limits: MetricsLimits | N
     page: Any = MetricsPage(metrics.registry)  # an IResource (zope interfaces confuse mypy)
     root.putChild(b"metrics", page)
     site: Any = Site(root, timeout=limits.idle_timeout, reactor=clock)  # type: ignore[no-untyped-call]
+    # The HTTP/1.1 channel itself, not the wrapper that would negotiate HTTP/2 (with the h2 package,
+    # which the dealer does not install): abortTimeout must be set on the channel that times out
+    # (BoundedSite.buildProtocol), and the wrapper would keep it.
+    site.protocol = HTTPChannel
     return BoundedSite(site, clock, limits)
 
 
@@ -603,7 +624,7 @@ def serve_metrics(metrics: DealerMetrics, port: int, interface: str = "127.0.0.1
     tcp: Any = installed_reactor  # zope interfaces confuse mypy
     site = metrics_site(metrics, tcp, limits)
     site.report = report
-    listening: Any = tcp.listenTCP(port, site, interface=interface)
+    listening: Any = tcp.listenTCP(port, site, backlog=site.limits.backlog, interface=interface)
     site.port = listening  # a tcp.Port: paused at the limits
     opened: ListeningPort = listening
     return opened

@@ -12,7 +12,6 @@ from __future__ import annotations
 import resource
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from typing import IO
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor
+from twisted.internet import reactor, task
 from twisted.internet.address import IPv4Address
 from twisted.internet.error import ConnectionDone
 from twisted.internet.task import Clock
@@ -31,7 +30,7 @@ from twisted.python.failure import Failure
 
 from dealer import fds
 from dealer.match import MatchResult
-from dealer.metrics import BoundedSite, DealerMetrics, MetricsLimits, metrics_site
+from dealer.metrics import BoundedSite, DealerMetrics, MetricsLimits, metrics_site, serve_metrics
 from tests.dealer.harness import MemoryTable, make_config
 from tests.dealer.test_cli import ACPC_LBR, start_bot
 
@@ -154,6 +153,84 @@ def test_at_the_cap_the_port_stops_accepting_until_a_connection_closes() -> None
     site.doStop()  # the port stopped listening (while paused): a close later does not resume it
     held[0].connectionLost(Failure(ConnectionDone()))  # type: ignore[attr-defined]
     assert port.steps == ["pause", "resume", "pause"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_past_the_cap_and_a_small_backlog_the_kernel_turns_connections_away() -> None:
+    """An idle attack used to fill Twisted's default backlog of 50 behind the cap: each of those
+    connections the port must later accept and hold for a header timeout before a real scraper
+    gets in. The port listens with ``backlog`` (one cap's worth): past the cap and the backlog a
+    new connection is not completed by the kernel (on Linux its first packet is dropped, so the
+    client's connect waits), and no more than cap + backlog + 1 stay open."""
+    limits = MetricsLimits(max_connections=2, backlog=2, header_timeout=5.0, fd_reserve=0)
+    port = serve_metrics(DealerMetrics(), 0, limits=limits)
+    number = port.getHost().port  # type: ignore[attr-defined]
+
+    def attack() -> tuple[int, int]:
+        opened: list[socket.socket] = []
+        try:
+            for _ in range(12):  # the default backlog would take all twelve
+                try:
+                    opened.append(socket.create_connection(("127.0.0.1", number), timeout=0.5))
+                except TimeoutError:
+                    break
+            time.sleep(0.2)  # any closed at once (accepted in the read that reached the cap) are closed now
+            alive = 0
+            for sock in opened:
+                sock.setblocking(False)
+                try:
+                    alive += sock.recv(1) != b""
+                except BlockingIOError:
+                    alive += 1
+                except OSError:
+                    pass
+            return len(opened), alive
+        finally:
+            for sock in opened:
+                sock.close()
+
+    try:
+        opened, alive = await deferToThread(attack)
+    finally:
+        await port.stopListening()
+    assert opened < 12, "the kernel completed every connection: the backlog is not the small one"
+    assert alive <= limits.max_connections + limits.backlog + 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_scraper_that_does_not_read_its_response_is_cut_off() -> None:
+    """A scraper that sends a whole request and reads the response a byte a second (or never) keeps
+    its connection past the idle timeout, while the dealer waits to send the rest: Twisted then
+    waits 15 s more before it cuts it off. The limits cut it off ``abort_timeout`` after the idle
+    timeout, so such a scraper holds one of the capped connections idle + abort seconds at most."""
+    metrics = DealerMetrics()
+    for index in range(20):  # about 120 KB of samples: more than the sockets' buffers below hold
+        metrics.match(f"match{index}", ["alpha", "beta"])
+    limits = MetricsLimits(idle_timeout=1.0, abort_timeout=0.5, fd_reserve=0)
+    site = metrics_site(metrics, reactor, limits)  # type: ignore[arg-type]
+    port, number = _serve(site)
+    reader = socket.socket()
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)  # the smallest the system allows
+    try:
+        await deferToThread(reader.connect, ("127.0.0.1", number))
+        while not site.protocols:
+            await task.deferLater(reactor, 0.01, lambda: None)  # type: ignore[arg-type]
+        # A fixed send buffer on the dealer's side (the kernel would grow it to take the whole
+        # response, then hold the rest itself, off the dealer's books): the rest stays the dealer's.
+        (served,) = site.protocols
+        served.transport.getHandle().setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # type: ignore[attr-defined]
+        reader.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        started = time.monotonic()
+        await task.deferLater(reactor, limits.idle_timeout + 0.25, lambda: None)  # type: ignore[arg-type]
+        still_sending = len(site.protocols) == 1  # past the idle timeout, the rest not yet read
+        while site.protocols and time.monotonic() - started < 10.0:
+            await task.deferLater(reactor, 0.05, lambda: None)  # type: ignore[arg-type]
+        closed_after = time.monotonic() - started
+    finally:
+        reader.close()
+        await port.stopListening()  # type: ignore[attr-defined]
+    assert still_sending, "the response fit in the buffers: the test needs a larger one"
+    assert closed_after < 1.0 + 0.5 + 1.0  # idle + abort (Twisted alone: 1.0 + 15)
 
 
 def test_at_the_connection_rate_the_port_stops_accepting_until_the_second_is_over() -> None:
