@@ -37,19 +37,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from acpc_lbr.runtime.exit_codes import EXIT_FAILED
-from acpc_lbr.runtime.reactor import install_asyncio_reactor
+from acpc_lbr.runtime.eventloop import event_loop_choice
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_INTERNAL
 from dealer.budget import BotBudget
 from dealer.busypoll import DEFAULT_BUDGET_US, MAX_BUDGET_US
-from dealer.match import (
-    DEFAULT_START_TIMEOUT_MS,
-    MatchConfig,
-)
-from dealer.process import run_groups
-from dealer.relay import DEFAULT_T_QUERY_MS
-from dealer.seat import LARGEST_MAX_LINE
+from dealer.config import DEFAULT_START_TIMEOUT_MS, DEFAULT_T_QUERY_MS, LARGEST_MAX_LINE, MatchConfig
+from dealer.startup import StartupRefused, prepare, results_before_port_line
 from protocol.errors import GameDefError
 from protocol.gamedef import load_game
+
+# Twisted (~0.2 s of imports) and the dealer's parts that need it are imported by main(), after
+# the port line of a plain dealer (dealer/startup.py): this module and those above import none.
 
 USAGE = (
     "usage: acpc-lbr dealer MATCH GAME HANDS SEED NAME1 ... NAMEN [options]\n"
@@ -264,7 +262,7 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
 def main(argv: Sequence[str]) -> int:
     """Run the dealer; returns the exit code (see the module docstring)."""
     try:
-        groups, _options = parse_configs(argv)
+        groups, options = parse_configs(argv)
     except _UsageError as error:
         sys.stdout.write(USAGE)
         sys.stdout.flush()
@@ -273,7 +271,28 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
 
-    install_asyncio_reactor(prefer_uvloop=True)  # the dealer starts no processes (see there)
-    from twisted.internet import defer, reactor
+    event_loop_choice(prefer_uvloop=True)  # a bad ACPC_LBR_EVENT_LOOP refuses the run here
+    try:
+        startup = prepare(groups, options)
+    except StartupRefused as refused:
+        print(f"ERROR: {refused.message}", file=sys.stderr)
+        return EXIT_FAILED
+    # A plain dealer's port line now, before Twisted is loaded: the launcher starts the bots
+    # meanwhile, and they wait in the listening sockets' backlog. Results read during the
+    # match are set up first (their setup can still refuse the run, or print).
+    printed = not results_before_port_line(options, sys.stderr.isatty())
+    if printed:
+        sys.stdout.write("".join(line + "\n" for line in startup.port_lines()))
+        sys.stdout.flush()
+    try:
+        from acpc_lbr.runtime.reactor import install_asyncio_reactor
 
-    return run_groups(groups, reactor, defer, _options)
+        install_asyncio_reactor(prefer_uvloop=True)  # the dealer starts no processes (see there)
+        from twisted.internet import defer, reactor
+
+        from dealer.process import run_groups
+    except KeyboardInterrupt:  # stopped while loading, before any match began
+        startup.close()
+        print("ERROR: the dealer was stopped", file=sys.stderr)
+        return EXIT_INTERNAL
+    return run_groups(groups, reactor, defer, options, startup, printed)
