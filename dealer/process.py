@@ -89,25 +89,10 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
         port_lines = _listen_groups(groups, matches, reactor, options, progress, several, startup)
     except MatchAborted as failure:
         return _fail_setup(progress, matches, failure.message, startup)
-    results_setup = None
-    if not printed:
-        try:
-            # Before the port line what can fail or print (--results-json's folder, the metrics
-            # endpoint): a launcher reads the port line as "started".
-            results_setup = _setup_results(matches, options, reactor, progress.stream is not None,
-                                           for_logs=False)
-        except (ValueError, OSError, CannotListenError) as error:
-            return _fail_setup(progress, matches, str(error), startup)
-        sys.stdout.write("".join(line + "\n" for line in port_lines))
-        sys.stdout.flush()
-    if results_setup is None:
-        # A plain dealer's results (the query log beside the .log, for an opponent that
-        # answers range queries) load after the port line: the launcher starts the bots
-        # meanwhile, and no hand is played before the reactor runs.
-        try:
-            results_setup = _setup_results(matches, options, reactor, for_logs=True)
-        except (ValueError, OSError, CannotListenError) as error:
-            return _fail_setup(progress, matches, str(error), startup)
+    try:
+        results_setup = _results_around_port_lines(matches, options, reactor, progress, port_lines, printed)
+    except (ValueError, OSError, CannotListenError) as error:
+        return _fail_setup(progress, matches, str(error), startup)
 
     all_matches = [m for group in matches for m in group]
     codes: list[int] = []
@@ -136,6 +121,30 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
         results_setup.linger() if results_setup is not None else 0, _stop, reactor))
     reactor.run()
     return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK
+
+
+def _results_around_port_lines(matches: list[list[Match]], options: argparse.Namespace | None,
+                               reactor: Any, progress: Any, port_lines: list[str], printed: bool) -> Any:
+    """The results (:func:`_setup_results`), and the port lines printed unless ``printed``.
+
+    Raises:
+        ValueError, OSError, CannotListenError: the results cannot be set up (the dealer
+            does not start).
+    """
+    results_setup = None
+    if not printed:
+        # Before the port line what can fail or print (--measure, the metrics endpoint):
+        # a launcher reads the port line as "started".
+        results_setup = _setup_results(matches, options, reactor, progress.stream is not None,
+                                       for_logs=False)
+        sys.stdout.write("".join(line + "\n" for line in port_lines))
+        sys.stdout.flush()
+    if results_setup is None:
+        # A plain dealer's results (the query log beside the .log, for an opponent that
+        # answers range queries) load after the port line: the launcher starts the bots
+        # meanwhile, and no hand is played before the reactor runs.
+        results_setup = _setup_results(matches, options, reactor, for_logs=True)
+    return results_setup
 
 
 def _stop(reactor: Any) -> None:

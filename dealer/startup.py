@@ -26,10 +26,13 @@ import os
 import socket
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from dealer.config import MatchConfig
-from dealer.events import RecordFile, WriteFailed, open_record_file
+
+if TYPE_CHECKING:
+    from dealer.events import RecordFile
+# dealer.events (its 29 dataclasses: ~20 ms) is imported after the port line, or on a refusal.
 
 #: The backlog of a seat's listening socket (as the Twisted port's, ``listenTCP(backlog=8)``): the
 #: connections the kernel completes before the dealer accepts them, while it loads Twisted.
@@ -121,11 +124,15 @@ class OpenedFiles:
             try:
                 raw = open(path, "ab" if config.resume else "wb", buffering=0)  # noqa: SIM115 (handed over)
             except OSError as error:
+                from dealer.events import WriteFailed  # lazy: see the imports
+
                 raise StartupRefused(WriteFailed(path, error).message) from error
             self._raw[path] = (raw, config.resume)
 
     def __call__(self, path: Path, append: bool) -> RecordFile:
         """The file opened early for ``path`` (or, when none was, ``path`` opened now)."""
+        from dealer.events import RecordFile, open_record_file  # lazy: see the imports
+
         opened = self._raw.pop(path, None)
         if opened is None or opened[1] != append:
             if opened is not None:

@@ -285,12 +285,12 @@ def main(argv: Sequence[str]) -> int:
         sys.stdout.write("".join(line + "\n" for line in startup.port_lines()))
         sys.stdout.flush()
     try:
-        from acpc_lbr.runtime.reactor import install_asyncio_reactor
+        from acpc_lbr.runtime.reactor import install_asyncio_reactor  # lazy: Twisted, after the port line
 
         install_asyncio_reactor(prefer_uvloop=True)  # the dealer starts no processes (see there)
         from twisted.internet import defer, reactor
 
-        from dealer.process import run_groups
+        from dealer.process import run_groups  # lazy: Twisted, after the port line
     except KeyboardInterrupt:  # stopped while loading, before any match began
         startup.close()
         print("ERROR: the dealer was stopped", file=sys.stderr)
