@@ -12,8 +12,10 @@ connects in between waits in the kernel's backlog, as it does with the
 reference dealer, and is seated once the reactor runs.
 
 Whatever can refuse the run is found here, before the port line, so a refused
-run prints no ports (exit code 1, one ``ERROR:`` line): a port in use, a
-file that cannot be opened for writing, the ``--results-json`` folder missing.
+run prints no ports (exit code 1, one ``ERROR:`` line): a port in use, the
+``--results-json`` folder missing, files that cannot be opened for writing (of
+every match: one match among others whose files cannot be opened fails alone,
+at its start, while the others play).
 The module imports no Twisted (tests/dealer/test_startup.py checks the imports
 before the port line).
 """
@@ -116,7 +118,8 @@ class OpenedFiles:
         """Open the files ``config``'s match writes: its events file, ``.log`` and ``.tlog``.
 
         Raises:
-            StartupRefused: one cannot be opened for writing (``cannot write FILE: why``).
+            StartupRefused: one cannot be opened for writing (``cannot write FILE: why``);
+                those of the match opened already are closed.
         """
         paths = ([config.events_path] if config.events else []) + (
             [config.log_path] if config.write_log else []) + ([config.tlog_path] if config.write_tlog else [])
@@ -124,6 +127,9 @@ class OpenedFiles:
             try:
                 raw = open(path, "ab" if config.resume else "wb", buffering=0)  # noqa: SIM115 (handed over)
             except OSError as error:
+                for opened in paths:
+                    if opened in self._raw:
+                        self._raw.pop(opened)[0].close()
                 from dealer.events import WriteFailed  # lazy: see the imports
 
                 raise StartupRefused(WriteFailed(path, error).message) from error
@@ -183,10 +189,13 @@ class DealerStartup:
 
 
 def prepare(groups: Sequence[Sequence[MatchConfig]], options: argparse.Namespace) -> DealerStartup:
-    """Bind every match's ports, then open every match's files, and check the
-    ``--results-json`` folder: all that can refuse the run, before its port line.
+    """Bind every match's ports, check the ``--results-json`` folder, then open every
+    match's files: what can refuse the run, before its port line.
 
-    Ports come first: a clash leaves no file created or truncated.
+    Ports come first: a clash leaves no file created or truncated. A match whose files
+    cannot be opened fails alone, at its start, as it always has (exit code 1; the
+    other matches play): its files are opened again then, and the same error is said.
+    When that is every match, the run is refused.
 
     Raises:
         StartupRefused: the run cannot start (everything opened so far is closed).
@@ -198,9 +207,15 @@ def prepare(groups: Sequence[Sequence[MatchConfig]], options: argparse.Namespace
                 startup.sockets[config.name] = bind_seats(config)
                 startup.ports[config.name] = [port_number(s) for s in startup.sockets[config.name]]
         check_results_folder(options)
+        refusals = []
         for group in groups:
             for config in group:
-                startup.files.open(config)
+                try:
+                    startup.files.open(config)
+                except StartupRefused as refused:
+                    refusals.append(refused)
+        if refusals and len(refusals) == sum(len(group) for group in groups):
+            raise refusals[0]
     except StartupRefused:
         startup.close()
         raise
