@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.budget import BotBudget
 from protocol.gamedef import GameDef
-from protocol.wire import Score
 
 if TYPE_CHECKING:
     # Named in annotations only: dealer.events (its 29 dataclasses, ~20 ms) loads after the port line.
@@ -186,4 +185,6 @@ class MatchResult:
 
     def score_line(self) -> str:
         """The ``SCORE:`` line over the finished hands."""
+        from protocol.wire import Score  # lazy: the wire formats load after the port line (dealer/startup.py)
+
         return Score(tuple(self.totals), self.names).text()
