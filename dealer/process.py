@@ -1,10 +1,12 @@
 """A dealer process: its matches run together, their port lines, their results.
 
 :func:`run_groups` is what ``acpc-lbr dealer`` runs once its command line is
-read (:mod:`acpc_lbr.cli.dealer`): it listens for every match (a group is a
-match and, with ``--duplicate``, its mirror), prints the port lines, plays
-them on one reactor, and prints the results, the ``DUPLICATE`` line of each
-pair (:func:`paired_result`) and the exit code (the highest of the matches').
+read (:mod:`acpc_lbr.cli.dealer`) and Twisted is loaded: it listens for every
+match (a group is a match and, with ``--duplicate``, its mirror) on the sockets
+bound before Twisted was (:mod:`dealer.startup`), prints the port lines unless
+the command printed them then, plays them on one reactor, and prints the
+results, the ``DUPLICATE`` line of each pair (:func:`paired_result`) and the
+exit code (the highest of the matches').
 The results pipeline and the metrics come from dealer/results.py and
 dealer/metrics.py.
 """

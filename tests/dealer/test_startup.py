@@ -219,3 +219,26 @@ def test_several_matches_from_a_file_print_their_port_lines_first(tmp_path: Path
     for name in ("one", "one.dup", "two", "two.dup"):
         log = (tmp_path / f"{name}.log").read_text().splitlines()
         assert sum(line.startswith("STATE:") for line in log) == 4 and log[-1].startswith("SCORE:")
+
+
+def test_seats_listen_on_ipv4_loopback_unless_told_otherwise() -> None:
+    """The sockets bound before Twisted listen where Twisted's ports did: 127.0.0.1 by default
+    (IPv4), an IPv6 literal as IPv6, ``-p`` ports as given; a port in use is refused naming
+    the seat, and the sockets bound so far are closed."""
+    from dealer.startup import StartupRefused, address_family, bind_seats, port_line
+    from tests.dealer.harness import make_config
+
+    sockets = bind_seats(make_config("m", names=("a", "b")))
+    try:
+        assert [(s.family, s.getsockname()[0]) for s in sockets] == [(socket.AF_INET, "127.0.0.1")] * 2
+        assert not any(s.getblocking() for s in sockets)
+        taken = sockets[1].getsockname()[1]
+        with pytest.raises(StartupRefused) as refused:
+            bind_seats(make_config("n", names=("c", "d"), ports=(0, taken)))
+        assert refused.value.message.startswith(f"cannot listen on port {taken} for seat 2 (d): ")
+    finally:
+        for s in sockets:
+            s.close()
+    assert address_family("::1") == socket.AF_INET6 and address_family("fe80::1%lo") == socket.AF_INET6
+    assert address_family("0.0.0.0") == socket.AF_INET and address_family("localhost") == socket.AF_INET
+    assert port_line([[1, 2]]) == "1 2" and port_line([[1, 2], [3, 4]]) == "1 2 4 3"
