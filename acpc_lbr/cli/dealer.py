@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from acpc_lbr.runtime.eventloop import event_loop_choice
-from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_INTERNAL
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED
 from dealer.budget import BotBudget
 from dealer.busypoll import DEFAULT_BUDGET_US, MAX_BUDGET_US
 from dealer.config import DEFAULT_START_TIMEOUT_MS, DEFAULT_T_QUERY_MS, LARGEST_MAX_LINE, MatchConfig
@@ -280,19 +281,39 @@ def main(argv: Sequence[str]) -> int:
     # A plain dealer's port line now, before Twisted is loaded: the launcher starts the bots
     # meanwhile, and they wait in the listening sockets' backlog. Results read during the
     # match are set up first (their setup can still refuse the run, or print).
+    held = _HeldStop()  # before the line: a launcher may stop the dealer once it has read it
     printed = not results_before_port_line(options, sys.stderr.isatty())
     if printed:
         sys.stdout.write("".join(line + "\n" for line in startup.port_lines()))
         sys.stdout.flush()
-    try:
-        from acpc_lbr.runtime.reactor import install_asyncio_reactor  # lazy: Twisted, after the port line
+    from acpc_lbr.runtime.reactor import install_asyncio_reactor  # lazy: Twisted, after the port line
 
-        install_asyncio_reactor(prefer_uvloop=True)  # the dealer starts no processes (see there)
-        from twisted.internet import defer, reactor
+    install_asyncio_reactor(prefer_uvloop=True)  # the dealer starts no processes (see there)
+    from twisted.internet import defer, reactor
 
-        from dealer.process import run_groups  # lazy: Twisted, after the port line
-    except KeyboardInterrupt:  # stopped while loading, before any match began
-        startup.close()
-        print("ERROR: the dealer was stopped", file=sys.stderr)
-        return EXIT_INTERNAL
+    from dealer.process import run_groups  # lazy: Twisted, after the port line
+
+    reactor.callWhenRunning(held.stop_if_asked, reactor)
     return run_groups(groups, reactor, defer, options, startup, printed)
+
+
+class _HeldStop:
+    """SIGINT and SIGTERM from the port line until the reactor runs, held.
+
+    A launcher may stop the dealer as soon as it has read the port line, while the
+    dealer still loads Twisted (~0.2 s); a stop then is done once the reactor runs
+    (whose own handlers take over when it starts), as a stop while waiting for the
+    bots is: every match ends, "the dealer was stopped", its SCORE line, exit code 4.
+    """
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self.hold)
+
+    def hold(self, number: int, frame: object) -> None:
+        self.signals.append(number)
+
+    def stop_if_asked(self, reactor: Any) -> None:
+        if self.signals:
+            reactor.stop()

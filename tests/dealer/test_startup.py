@@ -242,3 +242,21 @@ def test_seats_listen_on_ipv4_loopback_unless_told_otherwise() -> None:
     assert address_family("::1") == socket.AF_INET6 and address_family("fe80::1%lo") == socket.AF_INET6
     assert address_family("0.0.0.0") == socket.AF_INET and address_family("localhost") == socket.AF_INET
     assert port_line([[1, 2]]) == "1 2" and port_line([[1, 2], [3, 4]]) == "1 2 4 3"
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_right_after_the_port_line_ends_the_match_cleanly(tmp_path: Path, number: int) -> None:
+    """A launcher may stop the dealer as soon as it reads the port line, while the dealer still
+    loads Twisted: the stop is held until the reactor runs, then ends the match as a stop while
+    waiting for the bots does (the ERROR and SCORE lines, exit code 4, no traceback)."""
+    proc = subprocess.Popen([str(ACPC_LBR), "dealer", "m", "nolimit", "10", "1", "a", "b", "-q"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert re.fullmatch(r"\d+ \d+\n", proc.stdout.readline())
+    proc.send_signal(number)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 4, err
+    assert "Traceback" not in err and "ERROR: the dealer was stopped" in err, err
+    assert out.strip().splitlines() == ["SCORE:0|0:a|b"]
+    assert (tmp_path / "m.log").read_text().splitlines()[-2:] == ["# ERROR: the dealer was stopped",
+                                                                   "SCORE:0|0:a|b"]
