@@ -298,22 +298,31 @@ def main(argv: Sequence[str]) -> int:
 
 
 class _HeldStop:
-    """SIGINT and SIGTERM from the port line until the reactor runs, held.
+    """SIGINT and SIGTERM from the port line on: held until the reactor runs, then a stop.
 
     A launcher may stop the dealer as soon as it has read the port line, while the
-    dealer still loads Twisted (~0.2 s); a stop then is done once the reactor runs
-    (whose own handlers take over when it starts), as a stop while waiting for the
-    bots is: every match ends, "the dealer was stopped", its SCORE line, exit code 4.
+    dealer still loads Twisted (~0.2 s); a stop then is done once the reactor runs,
+    as a stop while waiting for the bots is: every match ends, "the dealer was
+    stopped", its SCORE line, exit code 4. Once it runs, a signal stops it as
+    Twisted's own handlers do (``callFromThread(stop)``): Twisted replaces this
+    SIGTERM handler when it starts, but leaves a SIGINT handler that is not Python's
+    default in place.
     """
 
     def __init__(self) -> None:
         self.signals: list[int] = []
+        self.reactor: Any = None
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, self.hold)
 
     def hold(self, number: int, frame: object) -> None:
-        self.signals.append(number)
+        if self.reactor is not None:
+            self.reactor.callFromThread(self.reactor.stop)
+        else:
+            self.signals.append(number)
 
     def stop_if_asked(self, reactor: Any) -> None:
+        """Called once the reactor runs: stop it if a signal came before."""
+        self.reactor = reactor
         if self.signals:
             reactor.stop()
