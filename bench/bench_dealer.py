@@ -419,8 +419,8 @@ def compile_project() -> None:
     import compileall
 
     root = Path(__file__).resolve().parents[1]
-    for package in ("acpc_lbr", "dealer", "protocol"):
-        compileall.compile_dir(root / package, maxlevels=0, quiet=1)
+    for package in ("acpc_lbr", "dealer", "protocol"):  # with their subpackages (acpc_lbr/cli, runtime, ...)
+        compileall.compile_dir(root / package, quiet=1)
 
 
 def main() -> int:

@@ -4,22 +4,32 @@
 what :class:`dealer.match.Match` returns, and :class:`MatchAborted` what every part of
 the dealer raises (or hands to ``Match.abort``) when the match cannot go on. They are
 shared by all the parts (seating, the hand loop, the turn policy, the writers), so they
-live apart from any one of them; ``dealer.match`` re-exports them.
+live apart from any one of them; ``dealer.match`` re-exports them. The module imports no
+Twisted: the dealer reads its command line into these, and prints its port line, before
+Twisted is loaded (dealer/startup.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.budget import BotBudget
-from dealer.events import Cause
-from dealer.relay import DEFAULT_T_QUERY_MS
-from dealer.seat import DEFAULT_MAX_LINE
 from protocol.gamedef import GameDef
-from protocol.wire import Score
 
+if TYPE_CHECKING:
+    # Named in annotations only: dealer.events (its 29 dataclasses, ~20 ms) loads after the port line.
+    from dealer.events import Cause
+
+
+#: Default line limit of a seat (``--max_line``): the reference's buffer is 4 KiB too.
+DEFAULT_MAX_LINE = 4096
+#: The largest line limit a seat may be given (range-query answers are ~13 KB).
+LARGEST_MAX_LINE = 1 << 20
+#: Default per-query time limit of a bot, in milliseconds (``--t_query``).
+DEFAULT_T_QUERY_MS = 10_000
 
 #: The command line's default ``--start_timeout``: bots must connect within a
 #: minute (the reference waits forever; ``--start_timeout -1`` does too).
@@ -175,4 +185,6 @@ class MatchResult:
 
     def score_line(self) -> str:
         """The ``SCORE:`` line over the finished hands."""
+        from protocol.wire import Score  # lazy: the wire formats load after the port line (dealer/startup.py)
+
         return Score(tuple(self.totals), self.names).text()

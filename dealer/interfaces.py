@@ -10,8 +10,9 @@ module (and the commands above) can use it without an import circle.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from twisted.internet.address import IPv4Address
 from twisted.internet.defer import Deferred
@@ -50,4 +51,13 @@ class MatchReactor(Clock, Protocol):
     def listenTCP(self, port: int, factory: Factory, backlog: int = ..., interface: str = ...) -> ListeningPort: ...
 
 
-__all__ = ["Clock", "DelayedCall", "ListeningPort", "MatchReactor"]
+@runtime_checkable
+class SocketReactor(Protocol):
+    """``IReactorSocket``: listens on a socket opened elsewhere (the dealer's, bound before
+    Twisted is loaded: dealer/startup.py)."""
+
+    def adoptStreamPort(self, fileDescriptor: int, addressFamily: socket.AddressFamily,
+                        factory: Factory) -> ListeningPort: ...
+
+
+__all__ = ["Clock", "DelayedCall", "ListeningPort", "MatchReactor", "SocketReactor"]

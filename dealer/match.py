@@ -57,6 +57,7 @@ not be written mid-match, or an interrupted dealer.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -176,13 +177,17 @@ class Match:
 
     # -- listening ---------------------------------------------------------
 
-    def listen(self) -> list[int]:
+    def listen(self, bound: Sequence[socket.socket] = ()) -> list[int]:
         """Open one listening port per seat and return the port numbers.
+
+        Args:
+            bound: the seats' sockets, already listening (dealer/startup.py): listened on
+                instead of new ports (:meth:`dealer.seating.Seating.listen`).
 
         Raises:
             MatchAborted: a port could not be opened (exit code 1).
         """
-        return self.seating.listen(self.config.ports, self.config.bind)
+        return self.seating.listen(self.config.ports, self.config.bind, bound)
 
     def stop_listening(self) -> None:
         """Close every listening port that is still open."""

@@ -1,10 +1,12 @@
 """A dealer process: its matches run together, their port lines, their results.
 
 :func:`run_groups` is what ``acpc-lbr dealer`` runs once its command line is
-read (:mod:`acpc_lbr.cli.dealer`): it listens for every match (a group is a
-match and, with ``--duplicate``, its mirror), prints the port lines, plays
-them on one reactor, and prints the results, the ``DUPLICATE`` line of each
-pair (:func:`paired_result`) and the exit code (the highest of the matches').
+read (:mod:`acpc_lbr.cli.dealer`) and Twisted is loaded: it listens for every
+match (a group is a match and, with ``--duplicate``, its mirror) on the sockets
+bound before Twisted was (:mod:`dealer.startup`), prints the port lines unless
+the command printed them then, plays them on one reactor, and prints the
+results, the ``DUPLICATE`` line of each pair (:func:`paired_result`) and the
+exit code (the highest of the matches').
 The results pipeline and the metrics come from dealer/results.py and
 dealer/metrics.py.
 """
@@ -12,11 +14,8 @@ dealer/metrics.py.
 from __future__ import annotations
 
 import argparse
-import errno
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from twisted.internet.error import CannotListenError, ReactorNotRunning
@@ -25,13 +24,14 @@ from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from acpc_lbr.runtime.progress import Progress, best_estimate
 from acpc_lbr.runtime.reactor import event_loop_of
 from dealer.busypoll import BusyPoll
-from dealer.events import Cause, EventRecord, HandFinished
+from dealer.events import Cause, EventRecord, HandFinished, open_record_file
 from dealer.match import (
     Match,
     MatchAborted,
     MatchConfig,
     MatchResult,
 )
+from dealer.startup import DealerStartup, StartupRefused, check_results_folder, port_line
 
 
 def paired_result(main: MatchResult, mirror: MatchResult, big_blind: int) -> tuple[str, str | None]:
@@ -74,32 +74,27 @@ def paired_result(main: MatchResult, mirror: MatchResult, big_blind: int) -> tup
 
 
 def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
-               options: argparse.Namespace | None = None) -> int:
-    """Listen, print the port lines, run every match, print the results."""
+               options: argparse.Namespace | None = None, startup: DealerStartup | None = None,
+               printed: bool = False) -> int:
+    """Listen, print the port lines, run every match, print the results.
+
+    Args:
+        startup: the sockets and files :func:`dealer.startup.prepare` opened before
+            Twisted was loaded (None: the reactor opens the ports, the matches their files).
+        printed: the port lines were printed already (a plain dealer prints them
+            before loading Twisted: dealer/startup.py).
+    """
     several = sum(len(g) for g in groups) > 1
     progress = _progress(groups, options)
     matches: list[list[Match]] = []
     try:
-        port_lines = _listen_groups(groups, matches, reactor, options, progress, several)
+        port_lines = _listen_groups(groups, matches, reactor, options, progress, several, startup)
     except MatchAborted as failure:
-        return _fail_setup(progress, matches, failure.message)
+        return _fail_setup(progress, matches, failure.message, startup)
     try:
-        # Before the port line what can fail or print (--results-json's folder, the metrics
-        # endpoint): a launcher reads the port line as "started".
-        results_setup = _setup_results(matches, options, reactor, progress.stream is not None,
-                                       for_logs=False)
+        results_setup = _results_around_port_lines(matches, options, reactor, progress, port_lines, printed)
     except (ValueError, OSError, CannotListenError) as error:
-        return _fail_setup(progress, matches, str(error))
-    sys.stdout.write("".join(line + "\n" for line in port_lines))
-    sys.stdout.flush()
-    if results_setup is None:
-        # A plain dealer's results (the query log beside the .log, for an opponent that
-        # answers range queries) load after the port line: the launcher starts the bots
-        # meanwhile, and no hand is played before the reactor runs.
-        try:
-            results_setup = _setup_results(matches, options, reactor, for_logs=True)
-        except (ValueError, OSError, CannotListenError) as error:
-            return _fail_setup(progress, matches, str(error))
+        return _fail_setup(progress, matches, str(error), startup)
 
     all_matches = [m for group in matches for m in group]
     codes: list[int] = []
@@ -130,6 +125,30 @@ def run_groups(groups: list[list[MatchConfig]], reactor: Any, defer: Any,
     return max(codes) if codes else EXIT_INTERNAL if all_matches else EXIT_OK
 
 
+def _results_around_port_lines(matches: list[list[Match]], options: argparse.Namespace | None,
+                               reactor: Any, progress: Any, port_lines: list[str], printed: bool) -> Any:
+    """The results (:func:`_setup_results`), and the port lines printed unless ``printed``.
+
+    Raises:
+        ValueError, OSError, CannotListenError: the results cannot be set up (the dealer
+            does not start).
+    """
+    results_setup = None
+    if not printed:
+        # Before the port line what can fail or print (--measure, the metrics endpoint):
+        # a launcher reads the port line as "started".
+        results_setup = _setup_results(matches, options, reactor, progress.stream is not None,
+                                       for_logs=False)
+        sys.stdout.write("".join(line + "\n" for line in port_lines))
+        sys.stdout.flush()
+    if results_setup is None:
+        # A plain dealer's results (the query log beside the .log, for an opponent that
+        # answers range queries) load after the port line: the launcher starts the bots
+        # meanwhile, and no hand is played before the reactor runs.
+        results_setup = _setup_results(matches, options, reactor, for_logs=True)
+    return results_setup
+
+
 def _stop(reactor: Any) -> None:
     """Stop the reactor unless it is stopping already (a signal stopped it: on uvloop's
     loop this call may still run during the shutdown)."""
@@ -140,28 +159,29 @@ def _stop(reactor: Any) -> None:
 
 
 def _listen_groups(groups: list[list[MatchConfig]], matches: list[list[Match]], reactor: Any,
-                   options: argparse.Namespace | None, progress: Any, several: bool) -> list[str]:
+                   options: argparse.Namespace | None, progress: Any, several: bool,
+                   startup: DealerStartup | None = None) -> list[str]:
     """Build and listen every group's matches (appended to ``matches`` as they are built,
-    so a caller can stop them on a failure); the port line of each group."""
+    so a caller can stop them on a failure); the port line of each group. With a
+    ``startup``, the matches listen on its sockets and write to its files."""
     stderr = progress.proxy(sys.stderr)  # on a terminal, console lines go above the bar
     port_lines = []
     # One poller for the process: several matches poll no more than one does.
     busy_poll = None
     if options is not None and options.busy_poll > 0:
         busy_poll = BusyPoll(event_loop_of(reactor).call_soon, options.busy_poll / 1e6)
+    console = options is None or not (options.quiet or options.silent) or options.console
     for group in groups:
-        console = options is None or not (options.quiet or options.silent) or options.console
         built = [
             Match(c, reactor, stderr=stderr, trace_prefix=f"[{c.name}] " if several else "",
-                  console=console, busy_poll=busy_poll)
+                  console=console, busy_poll=busy_poll,
+                  opener=startup.files if startup is not None else open_record_file)
             for c in group
         ]
         matches.append(built)
-        ports = [m.listen() for m in built]
-        if len(built) == 2:  # match + mirror: NAME1's and NAME2's ports in each
-            port_lines.append(" ".join(map(str, ports[0] + ports[1][::-1])))
-        else:
-            port_lines.append(" ".join(map(str, ports[0])))
+        ports = [m.listen(startup.take_sockets(m.config.name) if startup is not None else ())
+                 for m in built]
+        port_lines.append(port_line(ports))
     return port_lines
 
 
@@ -197,13 +217,16 @@ def _report(results: list[tuple[bool, Any]], matches: list[list[Match]], several
             codes.append(EXIT_INTERNAL)
 
 
-def _fail_setup(progress: Any, matches: list[list[Match]], message: str) -> int:
+def _fail_setup(progress: Any, matches: list[list[Match]], message: str,
+                startup: DealerStartup | None = None) -> int:
     """Stop the matches built so far and print the error: the dealer could not start."""
     progress.close()
     for group_matches in matches:
         for m in group_matches:
             m.stop_listening()
             m.events.close()
+    if startup is not None:
+        startup.close()
     print(f"ERROR: {message}", file=sys.stderr)
     return EXIT_FAILED
 
@@ -263,12 +286,10 @@ def _setup_results(matches: list[list[Match]], options: argparse.Namespace | Non
     """
     if options is None:
         return None
-    if options.results_json:
-        # Found out now, not after the match: the folder the document goes to.
-        folder = Path(options.results_json).parent
-        if not folder.is_dir():
-            raise ValueError(f"cannot write {options.results_json}: "
-                             f"{os.strerror(errno.ENOTDIR if folder.exists() else errno.ENOENT)}")
+    try:
+        check_results_folder(options)  # found out now, not after the match
+    except StartupRefused as refused:
+        raise ValueError(refused.message) from refused
     table = not (options.quiet or options.silent) or options.table
     logs = for_logs and any(m.config.write_log for group in matches for m in group)
     if not (table or options.results_json or options.metrics_port is not None or progress_shown

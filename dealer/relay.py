@@ -58,9 +58,10 @@ from twisted.internet import defer
 
 from dealer import events as ev
 from dealer.budget import BotBudget, Charge, LineKind, LineCosts
+from dealer.config import DEFAULT_T_QUERY_MS, LARGEST_MAX_LINE
 from dealer.events import EventLog, QueryCause
 from dealer.interfaces import Clock
-from dealer.seat import LARGEST_MAX_LINE, SeatProtocol
+from dealer.seat import SeatProtocol
 from protocol.deal import Deal
 from protocol.errors import ParseError, ProtocolError
 from protocol.gamedef import GameDef
@@ -89,8 +90,6 @@ ANNOUNCE_PREFIX = "# range-query"
 READS_PREFIX = "# range-answers"
 #: The dealer's reply to an announcement when the version chosen is above 1.
 VERSION_REPLY = "# range-query-version"
-#: Default per-query time limit of a bot, in milliseconds.
-DEFAULT_T_QUERY_MS = 10_000
 
 # Reasons given to agents in QUERYERROR lines (docs/range-query.md lists them).
 NOT_CURRENT_HAND = "not the current hand"

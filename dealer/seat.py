@@ -47,12 +47,9 @@ from twisted.python.failure import Failure
 
 from dealer import seatio
 from dealer.budget import BotBudget
+from dealer.config import DEFAULT_MAX_LINE, LARGEST_MAX_LINE
 from dealer.interfaces import DelayedCall
 
-#: Default line limit: the reference's buffer is 4 KiB too.
-DEFAULT_MAX_LINE = 4096
-#: The largest line limit a seat may be given (range-query answers are ~13 KB).
-LARGEST_MAX_LINE = 1 << 20
 
 
 class Handshake(Protocol):

@@ -20,6 +20,7 @@ compiled (:mod:`dealer.seatio`). Tests drive it with ``task.Clock`` and
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Callable, Sequence
 
 from twisted.internet import defer
@@ -33,7 +34,7 @@ from dealer.budget import BotBudget
 from dealer.config import MatchAborted
 from dealer.events import Cause, EventLog, Trace
 from dealer.fds import shortage_note, watch_accept_failures
-from dealer.interfaces import Clock, ListeningPort, MatchReactor
+from dealer.interfaces import Clock, ListeningPort, MatchReactor, SocketReactor
 from dealer.seat import SeatListener, SeatProtocol
 from dealer.seats import Seat
 from protocol.wire import scanf_unsigned
@@ -225,8 +226,15 @@ class Seating:
         self.factories = [SeatFactory(seat, self) for seat in self.seats]
         self._all_seated: defer.Deferred[None] = defer.Deferred()
 
-    def listen(self, ports: Sequence[int], bind: str) -> list[int]:
+    def listen(self, ports: Sequence[int], bind: str, bound: Sequence[socket.socket] = ()) -> list[int]:
         """Open one listening port per seat (0 or missing: any free port); returns their numbers.
+
+        Args:
+            ports, bind: the seats' ports and the interface.
+            bound: the seats' sockets, already bound and listening (dealer/startup.py: the
+                dealer printed its port line before loading Twisted): the reactor listens on
+                them (``adoptStreamPort``) and they are closed here; ``ports`` then only names
+                them in messages. Empty: the reactor opens the ports.
 
         Raises:
             MatchAborted: a port could not be opened (exit code 1).
@@ -236,18 +244,35 @@ class Seating:
         wanted = list(ports) + [0] * (len(self.factories) - len(ports))
         watch_accept_failures()  # a seat refused for want of descriptors is then said so
         numbers = []
-        for factory, port in zip(self.factories, wanted):
+        for index, (factory, port) in enumerate(zip(self.factories, wanted)):
             try:
-                factory.port = tcp.listenTCP(port, factory, backlog=8, interface=bind)
-            except CannotListenError as error:
+                if bound:
+                    factory.port = self._adopt(bound[index], factory)
+                else:
+                    factory.port = tcp.listenTCP(port, factory, backlog=8, interface=bind)
+            except (CannotListenError, OSError) as error:
                 self.stop_listening()
+                for listener in bound:
+                    listener.close()
+                why = error.socketError if isinstance(error, CannotListenError) else error
                 raise MatchAborted(
-                    Cause.STARTUP, f"cannot listen on port {port} for {factory.seat.label()}: "
-                    f"{error.socketError}", factory.seat.index, EXIT_FAILED,
+                    Cause.STARTUP, f"cannot listen on port {port} for {factory.seat.label()}: {why}",
+                    factory.seat.index, EXIT_FAILED,
                 ) from error
             numbers.append(factory.port.getHost().port)
         self.events.emit(ev.Listening(ports=tuple(numbers), bind=bind))
         return numbers
+
+    def _adopt(self, listener: socket.socket, factory: SeatFactory) -> ListeningPort:
+        """Listen on ``listener`` with the reactor, which takes a copy of its descriptor;
+        ``listener`` itself is closed."""
+        reactor = self.reactor
+        if not isinstance(reactor, SocketReactor):
+            raise TypeError(f"{type(reactor).__name__} cannot adopt a listening socket")
+        try:
+            return reactor.adoptStreamPort(listener.fileno(), listener.family, factory)
+        finally:
+            listener.close()
 
     def stop_listening(self) -> None:
         """Close every listening port that is still open."""

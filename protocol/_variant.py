@@ -19,7 +19,6 @@ Nothing here imports a module of the group; setup.py loads this file by path.
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
@@ -162,9 +161,13 @@ def stray_extensions(root: Path) -> list[str]:
     return sorted(set(strays))
 
 
-class PureFinder(importlib.abc.MetaPathFinder):
+class PureFinder:
     """Loads modules from their ``.py`` files, ahead of any compiled file: the group's (the
-    pure variant), or only the stray ones (:func:`stray_extensions`)."""
+    pure variant), or only the stray ones (:func:`stray_extensions`).
+
+    A meta path finder by its ``find_spec`` (``importlib.abc.MetaPathFinder`` is not its
+    base: importing ``importlib.abc`` loads ``importlib.resources``, several ms of every
+    command's start-up)."""
 
     def __init__(self, root: Path, names: Sequence[str] = GROUP) -> None:
         self.paths = {name: source_path(root, name) for name in names}

@@ -21,7 +21,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from math import comb
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,8 +29,6 @@ from protocol.cards import deck_for
 from protocol.errors import GameDefError
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
-
     from protocol.arrays import BoolArray, IntArray
     from protocol.hands import HandNumbering
 
@@ -377,10 +374,15 @@ ALIASES = {
 }
 
 
+#: The game files shipped with the package. A folder of files, as the package is installed (never
+#: zipped): read with pathlib, not importlib.resources, whose import (zipfile, tempfile, ...) would
+#: cost every dealer's start-up several ms.
+GAMES_DIR = Path(__file__).resolve().with_name("games")
+
+
 def bundled_games() -> list[str]:
     """Names of the game files shipped with the package (without ``.game``)."""
-    folder = resources.files("protocol") / "games"
-    return sorted(p.name.removesuffix(".game") for p in folder.iterdir() if p.name.endswith(".game"))
+    return sorted(p.name.removesuffix(".game") for p in GAMES_DIR.iterdir() if p.name.endswith(".game"))
 
 
 def known_games() -> str:
@@ -389,13 +391,13 @@ def known_games() -> str:
     return f"bundled: {', '.join(bundled_games())}; aliases: {aliases}"
 
 
-def _bundled_file(name: str) -> Traversable | None:
+def _bundled_file(name: str) -> Path | None:
     """The bundled game file of a name or alias, or None. One look-up, not a listing of the
     folder: every dealer's start-up loads its game through here."""
     name = ALIASES.get(name, name).removesuffix(".game")
     if not name or "/" in name or name.startswith("."):
         return None
-    file = resources.files("protocol") / "games" / f"{name}.game"
+    file = GAMES_DIR / f"{name}.game"
     return file if file.is_file() else None
 
 

@@ -31,25 +31,24 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from acpc_lbr.runtime.eventloop import event_loop_choice
 from acpc_lbr.runtime.exit_codes import EXIT_FAILED
-from acpc_lbr.runtime.reactor import install_asyncio_reactor
 from dealer.budget import BotBudget
 from dealer.busypoll import DEFAULT_BUDGET_US, MAX_BUDGET_US
-from dealer.match import (
-    DEFAULT_START_TIMEOUT_MS,
-    MatchConfig,
-)
-from dealer.process import run_groups
-from dealer.relay import DEFAULT_T_QUERY_MS
-from dealer.seat import LARGEST_MAX_LINE
+from dealer.config import DEFAULT_START_TIMEOUT_MS, DEFAULT_T_QUERY_MS, LARGEST_MAX_LINE, MatchConfig
+from dealer.startup import StartupRefused, prepare, results_before_port_line
 from protocol.errors import GameDefError
 from protocol.gamedef import load_game
+
+# Twisted (~0.2 s of imports) and the dealer's parts that need it are imported by main(), after
+# the port line of a plain dealer (dealer/startup.py): this module and those above import none.
 
 USAGE = (
     "usage: acpc-lbr dealer MATCH GAME HANDS SEED NAME1 ... NAMEN [options]\n"
@@ -264,7 +263,7 @@ def parse_configs(argv: Sequence[str]) -> tuple[list[list[MatchConfig]], argpars
 def main(argv: Sequence[str]) -> int:
     """Run the dealer; returns the exit code (see the module docstring)."""
     try:
-        groups, _options = parse_configs(argv)
+        groups, options = parse_configs(argv)
     except _UsageError as error:
         sys.stdout.write(USAGE)
         sys.stdout.flush()
@@ -273,7 +272,57 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
 
+    event_loop_choice(prefer_uvloop=True)  # a bad ACPC_LBR_EVENT_LOOP refuses the run here
+    try:
+        startup = prepare(groups, options)
+    except StartupRefused as refused:
+        print(f"ERROR: {refused.message}", file=sys.stderr)
+        return EXIT_FAILED
+    # A plain dealer's port line now, before Twisted is loaded: the launcher starts the bots
+    # meanwhile, and they wait in the listening sockets' backlog. Results read during the
+    # match are set up first (their setup can still refuse the run, or print).
+    held = _HeldStop()  # before the line: a launcher may stop the dealer once it has read it
+    printed = not results_before_port_line(options, sys.stderr.isatty())
+    if printed:
+        sys.stdout.write("".join(line + "\n" for line in startup.port_lines()))
+        sys.stdout.flush()
+    from acpc_lbr.runtime.reactor import install_asyncio_reactor  # lazy: Twisted, after the port line
+
     install_asyncio_reactor(prefer_uvloop=True)  # the dealer starts no processes (see there)
     from twisted.internet import defer, reactor
 
-    return run_groups(groups, reactor, defer, _options)
+    from dealer.process import run_groups  # lazy: Twisted, after the port line
+
+    reactor.callWhenRunning(held.stop_if_asked, reactor)
+    return run_groups(groups, reactor, defer, options, startup, printed)
+
+
+class _HeldStop:
+    """SIGINT and SIGTERM from the port line on: held until the reactor runs, then a stop.
+
+    A launcher may stop the dealer as soon as it has read the port line, while the
+    dealer still loads Twisted (~0.2 s); a stop then is done once the reactor runs,
+    as a stop while waiting for the bots is: every match ends, "the dealer was
+    stopped", its SCORE line, exit code 4. Once it runs, a signal stops it as
+    Twisted's own handlers do (``callFromThread(stop)``): Twisted replaces this
+    SIGTERM handler when it starts, but leaves a SIGINT handler that is not Python's
+    default in place.
+    """
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self.reactor: Any = None
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self.hold)
+
+    def hold(self, number: int, frame: object) -> None:
+        if self.reactor is not None:
+            self.reactor.callFromThread(self.reactor.stop)
+        else:
+            self.signals.append(number)
+
+    def stop_if_asked(self, reactor: Any) -> None:
+        """Called once the reactor runs: stop it if a signal came before."""
+        self.reactor = reactor
+        if self.signals:
+            reactor.stop()

@@ -6,6 +6,7 @@ Layer L1 (``acpc_lbr/runtime/``), beside the compute core: may import
 "Folders are the layers").
 
 * :mod:`~acpc_lbr.runtime.reactor` -- installing Twisted's asyncio reactor.
+* :mod:`~acpc_lbr.runtime.eventloop` -- which asyncio event loop, uvloop's or the standard one.
 * :mod:`~acpc_lbr.runtime.progress` -- the progress line of a long run.
 * :mod:`~acpc_lbr.runtime.exit_codes` -- every program's exit statuses.
 * :mod:`~acpc_lbr.runtime.children` -- processes we start die with us.

@@ -31,7 +31,7 @@ events (uvloop takes ~3.5 us of CPU less per event here). Not for commands
 that start processes: Twisted learns that a child exited from its SIGCHLD
 handler, which uvloop's own signal handling keeps from running (``acpc-lbr
 evaluate`` then waits forever for its opponent's exit). ``ACPC_LBR_EVENT_LOOP=asyncio``
-puts the dealer on the standard library's loop too.
+puts the dealer on the standard library's loop too (acpc_lbr/runtime/eventloop.py).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from typing import Any
 
 from twisted.internet import abstract, tcp  # not the reactor: importing it installs none
 from twisted.python.failure import Failure
+
+from acpc_lbr.runtime.eventloop import event_loop_choice
 
 #: Every private name of Twisted this module uses, by the class that has it (the test checks
 #: each still exists): the asyncio reactor's, its poller's, and a TCP connection's (a FileDescriptor's).
@@ -54,14 +56,11 @@ TWISTED_PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
     "twisted.internet.abstract.FileDescriptor": ("_tempDataBuffer", "_tempDataLen"),
 }
 
-#: Environment variable choosing the event loop of a command that prefers uvloop:
-#: ``uvloop`` (the default when installed) or ``asyncio`` (the standard library's).
-EVENT_LOOP_ENV = "ACPC_LBR_EVENT_LOOP"
-
 
 def new_event_loop(prefer_uvloop: bool = False) -> asyncio.AbstractEventLoop:
     """A fresh asyncio event loop: the standard library's, or with ``prefer_uvloop``
-    uvloop's unless it is missing or ``ACPC_LBR_EVENT_LOOP=asyncio``.
+    uvloop's unless it is missing or ``ACPC_LBR_EVENT_LOOP=asyncio``
+    (:func:`acpc_lbr.runtime.eventloop.event_loop_choice`).
 
     Never prefer uvloop in a process that starts child processes (see the module).
 
@@ -69,21 +68,10 @@ def new_event_loop(prefer_uvloop: bool = False) -> asyncio.AbstractEventLoop:
         SystemExit: (a one-line error) ``ACPC_LBR_EVENT_LOOP`` names another
             loop, or ``uvloop`` when it is not installed.
     """
-    import os
+    if event_loop_choice(prefer_uvloop) == "uvloop":
+        import uvloop
 
-    if not prefer_uvloop:
-        return asyncio.new_event_loop()
-    choice = os.environ.get(EVENT_LOOP_ENV, "")
-    if choice not in ("", "uvloop", "asyncio"):
-        raise SystemExit(f"error: {EVENT_LOOP_ENV} must be uvloop or asyncio, not {choice!r}")
-    if choice != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            if choice == "uvloop":
-                raise SystemExit(f"error: {EVENT_LOOP_ENV}=uvloop but uvloop is not installed") from None
-        else:
-            return uvloop.new_event_loop()
+        return uvloop.new_event_loop()
     return asyncio.new_event_loop()
 
 

@@ -209,7 +209,8 @@ def test_only_a_command_that_asks_gets_uvloop() -> None:
     from pathlib import Path
     from unittest import mock
 
-    from acpc_lbr.runtime.reactor import EVENT_LOOP_ENV, new_event_loop
+    from acpc_lbr.runtime.eventloop import EVENT_LOOP_ENV
+    from acpc_lbr.runtime.reactor import new_event_loop
 
     with mock.patch.dict(os.environ, {EVENT_LOOP_ENV: "uvloop"}):
         plain = new_event_loop()

@@ -27,9 +27,9 @@ from twisted.internet.testing import StringTransport
 
 from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer.budget import BotBudget
+from dealer.config import LARGEST_MAX_LINE
 from dealer.events import RecordFile, WriteFailed
 from dealer.match import Match, MatchResult
-from dealer.seat import LARGEST_MAX_LINE
 from protocol.wire import parse_log_state, parse_matchstate
 from tests.dealer.bots import TestBot, connect
 from tests.dealer.harness import MemoryTable, call_bots, log_lines, make_config, play

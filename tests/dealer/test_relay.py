@@ -15,8 +15,8 @@ import pytest
 from twisted.internet import defer
 
 from dealer import relay as relay_module
+from dealer.config import LARGEST_MAX_LINE
 from dealer.relay import QueryFailed
-from dealer.seat import LARGEST_MAX_LINE
 from protocol.rules import Action
 from protocol.wire import parse_matchstate
 from tests.dealer.harness import MemoryTable, make_config

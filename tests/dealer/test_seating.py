@@ -3,13 +3,19 @@ connections, a MemoryReactorClock for the ports and its clock for the timers."""
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import Any
+
+import pytest
 
 from twisted.internet import defer
 from twisted.internet.address import IPv4Address
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.python.failure import Failure
 
+from acpc_lbr.runtime.exit_codes import EXIT_FAILED
+from dealer.config import MatchAborted
 from dealer.events import Cause
 from dealer.seat import SeatProtocol
 from dealer.seating import Seating
@@ -73,6 +79,49 @@ def test_ports_open_one_per_seat_and_close_once_all_are_taken() -> None:
     other.dataReceived(b"VERSION:2.0.0\n")
     assert done.called and table.parts.seats[1].protocol is other
     assert table.seating.factories[0].port is None and table.seating.factories[1].port is None
+
+
+def test_sockets_bound_before_twisted_are_adopted_and_closed() -> None:
+    """listen() with the seats' sockets already listening (bound before Twisted was loaded:
+    dealer/startup.py) hands each to the reactor (adoptStreamPort, which keeps its own copy of
+    the descriptor), opens no port of its own and closes the sockets given."""
+    table = _Table()
+    bound = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+    descriptors = [s.fileno() for s in bound]
+    assert table.seating.listen([], "127.0.0.1", bound) == [1234, 1234]  # the memory reactor's port
+    assert table.reactor.tcpServers == []
+    assert [(fd, family, factory) for fd, family, factory in table.reactor.adoptedPorts] == [
+        (descriptors[0], socket.AF_INET, table.seating.factories[0]),
+        (descriptors[1], socket.AF_INET, table.seating.factories[1])]
+    assert [s.fileno() for s in bound] == [-1, -1]
+
+
+def test_a_socket_the_reactor_cannot_adopt_is_a_startup_failure() -> None:
+    """A bound socket the reactor refuses: the match cannot start (exit code 1), the message
+    names the seat; every socket given is closed, the ports adopted so far stop listening."""
+    table = _Table()
+    stopped = []
+
+    class Port:
+        def getHost(self) -> IPv4Address:
+            return IPv4Address("TCP", "127.0.0.1", 9001)
+
+        def stopListening(self) -> None:
+            stopped.append(self)
+
+    def adopt(fd: int, family: socket.AddressFamily, factory: Any) -> Port:
+        if table.seating.factories[0].port is not None:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        return Port()
+
+    table.reactor.adoptStreamPort = adopt  # type: ignore[method-assign]
+    bound = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+    with pytest.raises(MatchAborted) as failure:
+        table.seating.listen([], "127.0.0.1", bound)
+    assert failure.value.message == "cannot listen on port 0 for seat 2 (bob): [Errno 9] Bad file descriptor"
+    assert (failure.value.cause, failure.value.exit_code) == (Cause.STARTUP, EXIT_FAILED)
+    assert [s.fileno() for s in bound] == [-1, -1]
+    assert len(stopped) == 1 and table.seating.factories[0].port is None
 
 
 def test_a_squatter_is_closed_and_the_seat_waits_for_the_real_bot() -> None:
