@@ -115,6 +115,9 @@ class SeatProtocol(twisted_protocol.Protocol):
     #: The next state made ready for this seat's likely replies while it is to act
     #: (:class:`dealer.seatio.Ahead`, set and cleared by the match); the read step sends it.
     ahead: seatio.Ahead | None = None
+    #: The TCP socket of the transport while nothing of ours waits in Twisted's buffers:
+    #: the sends go straight to it (:func:`dealer.seatio.write`); None otherwise.
+    direct_socket: Any = None
     #: The end of a :meth:`hold` (an IDelayedCall), while one lasts.
     _held: Any = None
     #: :meth:`lineReceived` is this class's own, so the compiled framing hands each line to

@@ -50,6 +50,7 @@ class Connection(Protocol):
     refused: bool
     paused: bool
     ahead: Ahead | None
+    direct_socket: Any
     _buffer: bytes
     _busy_receiving: bool
     _pieces: list[bytes]
@@ -381,9 +382,35 @@ def send(protocol: Connection, text: str) -> None:
 
 def write(protocol: Connection, text: str) -> bool:
     """Write ``text`` and ``\\r\\n`` (:func:`send` without the check of the unsent
-    output); True when the socket took every byte (or there is no transport)."""
+    output); True when the socket took every byte (or there is no transport).
+
+    What :func:`acpc_lbr.runtime.reactor.write_now` does, without its Python call
+    while ``direct_socket`` is set: the last write went straight to the socket
+    whole, and only this function writes to the seat's transport, so nothing of
+    ours waits in Twisted's buffers and these bytes may go to the socket too.
+    When the socket does not take them all, the rest goes through the
+    transport's ``write`` and ``direct_socket`` is cleared until a
+    ``write_now`` finds the buffers empty again.
+    """
     transport = protocol.transport
-    return transport is None or write_now(transport, (text + "\r\n").encode("ascii"))
+    if transport is None:
+        return True
+    data = (text + "\r\n").encode("ascii")
+    sock = protocol.direct_socket
+    if sock is not None and transport.connected and not transport.disconnecting:
+        try:
+            sent: int = sock.send(data)
+        except OSError:  # BlockingIOError included: write() queues it, or meets the error
+            sent = 0
+        if sent == len(data):
+            return True
+        protocol.direct_socket = None
+        transport.write(data[sent:])
+        return False
+    if write_now(transport, data):  # True only on a TCP transport, its socket taking it all
+        protocol.direct_socket = transport.socket
+        return True
+    return False
 
 
 def check_unsent(protocol: Connection) -> None:

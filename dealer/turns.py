@@ -90,6 +90,8 @@ class TurnPolicy:
                  abort: Callable[[MatchAborted], None]) -> None:
         self.clock = clock
         self.relay = relay
+        #: The relay's list, read on every action (a native attribute here; it changes in place).
+        self._ever_paused: list[bool] = relay.ever_paused
         self.busy_poll = busy_poll
         self.trace_messages = trace_messages
         self.abort = abort
@@ -127,13 +129,19 @@ class TurnPolicy:
         index = seat.index
         # The earliest of deadline()'s limits (which one it is matters only if it passes).
         charged = turn.charged_to
-        deadline = min(turn.sent + self.t_response, charged + (self.t_hand - seat.hand_time),
-                       charged + (self.t_match - seat.match_time))
+        # (Compared by hand: the builtin min of three floats is a generic call here.)
+        deadline = turn.sent + self.t_response
+        hand_end = charged + (self.t_hand - seat.hand_time)
+        if hand_end < deadline:
+            deadline = hand_end
+        match_end = charged + (self.t_match - seat.match_time)
+        if match_end < deadline:
+            deadline = match_end
         idle_s = self.idle_s
         if idle_s is not None and turn.heard + idle_s < deadline:
             deadline = turn.heard + idle_s
-        relay = self.relay
-        if relay.ever_paused[index]:
+        if self._ever_paused[index]:
+            relay = self.relay
             now = self.clock.seconds()
             self._wait_paused = relay.paused(index, now)
             deadline += self._wait_paused - turn.paused_at_send
@@ -209,8 +217,7 @@ class TurnPolicy:
             MatchAborted: the seat is over ``t_hand`` or its match budget (``out_of_time``).
         """
         seat = turn.seat
-        relay = self.relay
-        paused_now = relay.paused(seat.index, now) if relay.ever_paused[seat.index] else 0.0
+        paused_now = self.relay.paused(seat.index, now) if self._ever_paused[seat.index] else 0.0
         elapsed = now - turn.charged_to - (paused_now - turn.paused_mark)
         turn.charged_to = now
         turn.paused_mark = paused_now

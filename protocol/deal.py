@@ -48,7 +48,11 @@ class Deal:
     @property
     def board_cards(self) -> tuple[int, ...]:
         """All board cards of the hand, in dealing order."""
-        return tuple(chain.from_iterable(self.board))
+        # A loop, not itertools.chain: compiled, this is a few C calls (once per hand).
+        cards: list[int] = []
+        for round_cards in self.board:
+            cards.extend(round_cards)
+        return tuple(cards)
 
     def text(self) -> str:
         """Cards as a log line shows them: ``hole|hole/flop/turn/river``.

@@ -662,7 +662,7 @@ def _fast_matchstate_text(state: State, deal: Deal, position: int) -> str | None
     """:func:`matchstate_text`, or None for input it does not cover (position off the table)."""
     texts = _deal_text(deal)
     own = texts.own
-    if not 0 <= position < len(own) or len(own) != state.game.num_players:
+    if not 0 <= position < len(own) or len(own) != state.table.num_players:
         return None
     if state.finished and state.is_showdown:
         folded = state.folded
@@ -712,8 +712,8 @@ class HandLines:
         texts = _deal_text(deal)
         #: The tails of each round, built when the hand (or a look ahead,
         #: :meth:`text_after`) first reaches it: most hands end before the last round.
-        self._tails: list[list[str] | None] = [None] * state.game.num_rounds
-        if len(texts.own) != state.game.num_players:
+        self._tails: list[list[str] | None] = [None] * state.table.num_rounds
+        if len(texts.own) != state.table.num_players:
             self._heads: list[str] = []  # odd input: every line the plain way
             return
         hand_id = state.hand_id
@@ -734,7 +734,7 @@ class HandLines:
         state = self._state
         heads = self._heads
         if not heads or (state.finished and state.is_showdown):
-            return [matchstate_text(state, self._deal, p) for p in range(state.game.num_players)]
+            return [matchstate_text(state, self._deal, p) for p in range(state.table.num_players)]
         betting = state.betting_string()
         return [head + betting + tail for head, tail in zip(heads, self._tails_of(state.round))]
 
