@@ -21,18 +21,18 @@ import json.encoder
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 #: ``hand_finished`` lines (debug events) wait in memory until this many bytes are
 #: pending, or :data:`BATCH_SECONDS` have passed, or another event comes: one write
 #: per batch instead of one per hand. The ``.log`` is the record of the hands; this
 #: file may lose the last batch if the dealer is killed.
-BATCH_BYTES = 4096
-BATCH_SECONDS = 1.0
+BATCH_BYTES: Final = 4096
+BATCH_SECONDS: Final = 1.0
 
 
 #: The last second stamped and its text (``isoformat`` costs more than the rest of a line).
-_stamped_second: list[Any] = [-1, ""]
+_stamped_second: Final[list[Any]] = [-1, ""]
 
 
 def utc_stamp(now_ns: int) -> str:
@@ -78,7 +78,7 @@ def hand_finished_line(match_json: str, hand: int, betting: str, values: tuple[f
 
 
 #: A string as json.dumps writes it (ASCII only, as ``ensure_ascii``).
-_json_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_json_string: Final[Callable[[str], str]] = json.encoder.encode_basestring_ascii
 
 
 def _json_values(values: tuple[float, ...]) -> str:
@@ -98,12 +98,12 @@ def _json_values(values: tuple[float, ...]) -> str:
 
 
 #: The JSON text of the hands' values met so far (at most :data:`_VALUES_TEXTS` of them).
-_VALUES_TEXT: dict[tuple[float, ...], str] = {}
-_VALUES_TEXTS = 4096
+_VALUES_TEXT: Final[dict[tuple[float, ...], str]] = {}
+_VALUES_TEXTS: Final = 4096
 
 
 #: Below this magnitude every whole float is exact, and ``repr`` writes it as its integer and ``.0``.
-_WHOLE_EXACT = 2.0**53
+_WHOLE_EXACT: Final = 2.0**53
 
 
 def _json_number(value: object) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import FrozenInstanceError, dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, final
+from typing import Any, ClassVar, Final, final
 
 from protocol._variant import record_reduce
 from protocol.errors import IllegalActionError
@@ -29,7 +29,7 @@ from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 
 #: The reference's bound on actions per round (``MAX_NUM_ACTIONS``).
-MAX_NUM_ACTIONS = 64
+MAX_NUM_ACTIONS: Final = 64
 
 
 class ActionType(Enum):
@@ -119,21 +119,22 @@ class Action:
 
 
 #: Raise records by size (:meth:`Action.raise_to`): a match sees a few hundred sizes.
-_RAISES_TO: dict[int, Action] = {}
-_RAISES_TO_MAX = 1 << 14
+_RAISES_TO: Final[dict[int, Action]] = {}
+_RAISES_TO_MAX: Final = 1 << 14
 
 Action.FOLD = Action(ActionType.FOLD)
 Action.CALL = Action(ActionType.CALL)
 Action.RAISE = Action(ActionType.RAISE)
 
-_FOLD = ActionType.FOLD
-_CALL = ActionType.CALL
-_RAISE = ActionType.RAISE
+# Final: compiled, a static read, not a lookup in the module's dictionary (per action).
+_FOLD: Final = ActionType.FOLD
+_CALL: Final = ActionType.CALL
+_RAISE: Final = ActionType.RAISE
 
 
 @final
 class GameTable:
-    """The facts of a game that the rules read on every action, as native attributes.
+    """The facts of a game that the rules read on every action (and a deal), as native attributes.
 
     :class:`protocol.gamedef.GameDef` is a Python class (a frozen dataclass with
     cached properties): each of its attributes read from this compiled module
@@ -152,12 +153,17 @@ class GameTable:
         self.first_player: tuple[int, ...] = game.first_player
         self.max_raises: tuple[int, ...] = game.max_raises
         self.is_limit: bool = game.is_limit
+        # What a deal reads (protocol.deal.DealSource.deal).
+        self.deck: tuple[int, ...] = game.deck
+        self.num_hole_cards: int = game.num_hole_cards
+        self.num_board_cards: tuple[int, ...] = game.num_board_cards
+        self.total_board_cards: int = game.total_board_cards
 
 
 #: Each game's table, by ``id`` of the game (kept with it, so that the id stays its own).
-_TABLES: dict[int, tuple[GameDef, GameTable]] = {}
+_TABLES: Final[dict[int, tuple[GameDef, GameTable]]] = {}
 #: A process plays a few games; past this many, the tables are made again.
-_TABLES_MAX = 256
+_TABLES_MAX: Final = 256
 
 
 def game_table(game: GameDef) -> GameTable:
