@@ -478,9 +478,9 @@ class HandLoop:
                 protocol = seat.protocol
                 if protocol is not None:
                     if position == actor:
-                        seatio.send_line(protocol, text)
+                        seatio.send_line(protocol.io, text)
                     else:
-                        seatio.queue_line(protocol, texts[position])
+                        seatio.queue_line(protocol.io, texts[position])
         seat = self.seats[hand.seat_of[actor]]
         sent = self._now()
         paused = 0.0
@@ -508,9 +508,9 @@ class HandLoop:
             protocol = seat.protocol
             if protocol is not None and position != actor:
                 if at_once:  # as _send_states
-                    seatio.send_line(protocol, texts[position])
+                    seatio.send_line(protocol.io, texts[position])
                 else:
-                    seatio.queue_line(protocol, texts[position])
+                    seatio.queue_line(protocol.io, texts[position])
 
     def _send_states(self, hand: Hand, texts: list[str], actor: int, defer_others: bool) -> None:
         """Send the acting seat its state, then every other seat its own, now or
@@ -521,16 +521,16 @@ class HandLoop:
         """
         seat = self.seats[hand.seat_of[actor]]
         if seat.protocol is not None:
-            seatio.send_line(seat.protocol, texts[actor])
+            seatio.send_line(seat.protocol.io, texts[actor])
         messages = self._trace_messages
         for seat, position in hand.ordered:
             text = texts[position]
             protocol = seat.protocol
             if protocol is not None and position != actor:
                 if defer_others:
-                    seatio.queue_line(protocol, text)
+                    seatio.queue_line(protocol.io, text)
                 else:
-                    seatio.send_line(protocol, text)
+                    seatio.send_line(protocol.io, text)
             if messages:
                 self.trace.to(seat.index, text)
 
@@ -714,7 +714,7 @@ class HandLoop:
         protocol = self.seats[seat_index].protocol
         given = ahead.given
         given.append(text)
-        if ahead.sent_to is not protocol or ahead.sent_text != "\r\n".join(given):
+        if protocol is None or ahead.sent_to is not protocol.io or ahead.sent_text != "\r\n".join(given):
             self._ahead_mismatch(f"sent {ahead.sent_text!r}, the rules give {given!r}")
 
     def _ahead_mismatch(self, what: str) -> None:
@@ -734,10 +734,10 @@ class HandLoop:
             text = texts[position]
             protocol = seat.protocol
             if protocol is not None:
-                if ahead is not None and protocol is ahead.sent_to:
+                if ahead is not None and protocol.io is ahead.sent_to:
                     ahead.given.append(text)  # sent ahead (check_ahead checks it)
                 else:
-                    seatio.queue_line(protocol, text)
+                    seatio.queue_line(protocol.io, text)
             if messages:
                 self.trace.to(seat.index, text)
 

@@ -37,7 +37,6 @@ from dealer.config import MatchAborted, MatchConfig
 from dealer.events import Cause
 from dealer.interfaces import Clock, DelayedCall
 from dealer.relay import QueryRelay
-from dealer.seat import SeatProtocol
 from dealer.seats import Seat
 from protocol.rules import Action, State
 from protocol.wire import HandLines
@@ -254,8 +253,14 @@ class TurnPolicy:
                 and not self.trace_messages and True not in self.relay.queryable)
 
 
+def _io_of(seat: Seat) -> seatio.SeatIO | None:
+    """The per-line state of the seat's connection (None: no connection)."""
+    protocol = seat.protocol
+    return None if protocol is None else protocol.io
+
+
 def next_send(state: State, lines: HandLines, seat_of: list[int], seats: list[Seat],
-              opener: Opener | None) -> tuple[SeatProtocol | None, str]:
+              opener: Opener | None) -> tuple[seatio.SeatIO | None, str]:
     """The next send of the match if the hand goes on as ``state`` (a copy of its state,
     one action on): the connection and the lines, or (None, "") when there is none to
     make ready.
@@ -267,11 +272,11 @@ def next_send(state: State, lines: HandLines, seat_of: list[int], seats: list[Se
     """
     if not state.finished:
         position = state.current_player
-        return seats[seat_of[position]].protocol, lines.text_after(state, position)
+        return _io_of(seats[seat_of[position]]), lines.text_after(state, position)
     if opener is None:
         return None, ""
     seat, position, first_line = opener
-    return seat.protocol, lines.text_after(state, position) + "\r\n" + first_line
+    return _io_of(seat), lines.text_after(state, position) + "\r\n" + first_line
 
 
 def make_ahead(turn: Turn, state: State, lines: HandLines, seat_of: list[int], seats: list[Seat],
@@ -295,13 +300,13 @@ def make_ahead(turn: Turn, state: State, lines: HandLines, seat_of: list[int], s
     if opener is not None and state.can_fold() and state.fold_leaves_one():
         seat, position, first_line = opener
         head, tail = lines.around_next_action(state, position)
-        ahead.fold_to, ahead.fold_text = seat.protocol, head + "f" + tail + "\r\n" + first_line
+        ahead.fold_to, ahead.fold_text = _io_of(seat), head + "f" + tail + "\r\n" + first_line
     sizes = state.raise_range()
     if sizes is not None:
         # A raise never ends the round; the player to act next is the same for
         # every size (tests/protocol/test_fast_paths.py checks both on random play).
         position = state.next_to_act_after(turn.position)
-        target = seats[seat_of[position]].protocol
+        target = _io_of(seats[seat_of[position]])
         if target is not None:
             ahead.raise_to = target
             if is_limit:

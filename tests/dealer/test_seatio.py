@@ -194,20 +194,20 @@ def test_sends_go_straight_to_the_socket_only_while_nothing_waits_in_twisted() -
     protocol, _ = _seat()
     sock = _Socket(room=100)
     connection = protocol.transport = _tcp_connection(sock)
-    seatio.send(protocol, "MATCHSTATE:0:0::Ah2c|")
+    seatio.send(protocol.io, "MATCHSTATE:0:0::Ah2c|")
     assert sock.sent == b"MATCHSTATE:0:0::Ah2c|\r\n" and protocol.direct_socket is sock
     sock.room = 4
-    seatio.send(protocol, "MATCHSTATE:0:0:c:Ah2c|")
+    seatio.send(protocol.io, "MATCHSTATE:0:0:c:Ah2c|")
     assert protocol.direct_socket is None and connection.dataBuffer == b"HSTATE:0:0:c:Ah2c|\r\n"
     sock.room = 100
-    seatio.send(protocol, "MATCHSTATE:0:0:cc/:Ah2c|/2d3d4d")  # behind the buffered bytes
+    seatio.send(protocol.io, "MATCHSTATE:0:0:cc/:Ah2c|/2d3d4d")  # behind the buffered bytes
     assert connection.dataBuffer == b"HSTATE:0:0:c:Ah2c|\r\nMATCHSTATE:0:0:cc/:Ah2c|/2d3d4d\r\n"
     assert protocol.direct_socket is None
     connection.dataBuffer = b""  # Twisted wrote it out
-    seatio.send(protocol, "MATCHSTATE:0:0:cc/c:Ah2c|/2d3d4d")
+    seatio.send(protocol.io, "MATCHSTATE:0:0:cc/c:Ah2c|/2d3d4d")
     assert sock.sent.endswith(b"MATCHSTATE:0:0:cc/c:Ah2c|/2d3d4d\r\n") and protocol.direct_socket is sock
     connection.disconnecting = True  # closing: Twisted's write decides
-    seatio.send(protocol, "x")
+    seatio.send(protocol.io, "x")
     assert connection.dataBuffer == b"x\r\n"
 
 
@@ -215,6 +215,6 @@ def test_other_transports_never_send_directly() -> None:
     """A transport that is not a TCP connection (a test's StringTransport) gets every line by
     its ``write``; ``direct_socket`` stays unset."""
     protocol, _ = _seat()
-    seatio.send(protocol, "a")
-    seatio.send(protocol, "b")
+    seatio.send(protocol.io, "a")
+    seatio.send(protocol.io, "b")
     assert protocol.transport.value() == b"a\r\nb\r\n" and protocol.direct_socket is None
