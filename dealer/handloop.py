@@ -55,6 +55,11 @@ from protocol.wire import HandLines, matchstate_for, parse_reply, read_reply_act
 HandHook = Callable[[State, Deal, list[int]], Awaitable[None]]
 
 
+def _no_clock() -> float:
+    """The time, for a match built without a clock (it is never played)."""
+    raise RuntimeError("this match has no clock")
+
+
 class Hand:
     """The hand being played: what every decision point of it needs."""
 
@@ -137,7 +142,8 @@ class HandLoop:
         # Read on every action, so kept here as native attributes: the clock, the relay and
         # the trace are Python objects, each read of theirs a dictionary lookup. None of
         # these is rebound while a match lasts (the relay's lists change in place).
-        self._now: Callable[[], float] = clock.seconds
+        # (A match built without a clock, and never played, has none: some tests build one.)
+        self._now: Callable[[], float] = getattr(clock, "seconds", _no_clock)
         self._queryable: list[bool] = relay.queryable
         self._ever_paused: list[bool] = relay.ever_paused
         self._trace_messages: bool = trace.messages

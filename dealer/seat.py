@@ -9,8 +9,10 @@ The framing is ``LineReceiver``'s (same limits, same pause), in linear time
 and without its per-line copies of the buffer: every action of a match goes
 through it. So the framing, the sending and the reading of a seat's
 connection are compiled with the dealer's hot path, in :mod:`dealer.seatio`
-(a compiled class cannot derive from Twisted's ``Protocol``): this
-protocol keeps the state and its methods call them.
+(a compiled class cannot derive from Twisted's ``Protocol``), with the
+per-line state they read (:class:`dealer.seatio.SeatIO`, this protocol's ``io``):
+this protocol's methods call them, and its attributes of the same names
+(``paused``, ``accepted``, ``MAX_LENGTH``, ...) read and set that state.
 
 **Handshake.** A seat's port takes any number of connections (up to
 ``BotBudget.max_candidates`` at once); the first one whose first line is a valid

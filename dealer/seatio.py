@@ -3,8 +3,9 @@
 These run for every action of a match, so they are compiled with the
 dealer's hot path (the mypyc group of :mod:`protocol._variant`); a mypyc
 class cannot derive from Twisted's ``Protocol``, so they are functions of
-the connection, :class:`dealer.seat.SeatProtocol`, whose methods of the same
-names call them and which keeps all the state. :mod:`dealer.seat` says what
+the connection's per-line state, :class:`SeatIO` (compiled), which the
+connection, :class:`dealer.seat.SeatProtocol`, holds as ``io``; its methods
+of the same names call them. :mod:`dealer.seat` says what
 the framing and the sending guarantee; the match calls the sending functions
 directly. The read step also sends the next state the match made ready for
 the acting seat's likely reply (:class:`Ahead`), before the line is framed
