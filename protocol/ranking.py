@@ -76,7 +76,8 @@ def rank_hand(cards: Iterable[SupportsIndex]) -> int:
     counts = [0] * 13
     by_suit: list[list[int]] = [[], [], [], []]
     for given in cards:
-        card = index(given)
+        # A plain int as it is (the dealer's cards); anything else through operator.index.
+        card = given if isinstance(given, int) else index(given)
         rank = card >> 2
         counts[rank] += 1
         by_suit[card & 3].append(rank)

@@ -736,7 +736,9 @@ class HandLines:
         if not heads or (state.finished and state.is_showdown):
             return [matchstate_text(state, self._deal, p) for p in range(state.table.num_players)]
         betting = state.betting_string()
-        return [head + betting + tail for head, tail in zip(heads, self._tails_of(state.round))]
+        tails = self._tails_of(state.round)
+        # By index, not zip: compiled, a zip is a generic iterator of tuples (once per action).
+        return [heads[p] + betting + tails[p] for p in range(len(heads))]
 
     def text(self, position: int) -> str:
         """The line for ``position`` now (``matchstate_text`` of the hand's state)."""
