@@ -205,10 +205,10 @@ class State:
     # The betting string, built one token at a time by apply (the dealer
     # prints it in every MATCHSTATE line), and the shape of ``actions`` it
     # was built for: (number of rounds, actions in the last round).
-    _betting: str = field(repr=False, compare=False)
-    _betting_shape: tuple[int, int] = field(repr=False, compare=False)
+    _betting: str = field(init=False, repr=False, compare=False)
+    _betting_shape: tuple[int, int] = field(init=False, repr=False, compare=False)
     #: The game's facts the rules read (:func:`game_table`).
-    table: GameTable = field(repr=False, compare=False)
+    table: GameTable = field(init=False, repr=False, compare=False)
 
     # Written out, not made by the dataclass: a dataclass's generated __init__ is Python
     # code even in the compiled module, and the dealer makes a state per hand.
