@@ -130,7 +130,8 @@ def dealer_work(hands: int, seed: int, read_step: bool = False, events: bool = F
             seat_protocol = seats[index]
             start = clock()
             if answer_ahead is not None and seat_protocol.ahead is not None:
-                answer_ahead(seat_protocol, seat_protocol.ahead, data)
+                # The connection's per-line state (``io``), or the connection in code before it.
+                answer_ahead(getattr(seat_protocol, "io", seat_protocol), seat_protocol.ahead, data)
             seat_protocol.dataReceived(data)
             spent += clock() - start
             if stamp[0]:

@@ -34,10 +34,7 @@ A file cut by a kill mid-write is repaired on resume
 
 from __future__ import annotations
 
-import datetime
 import json
-import json.encoder
-import math
 import os
 import sys
 import time
@@ -47,6 +44,20 @@ from dataclasses import fields as dataclass_fields
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar, Final, TextIO
+
+from dealer.eventlines import (  # the per-hand line and the batches: compiled (dealer/eventlines.py)
+    _ENCODE,
+    _VALUES_TEXT,
+    _VALUES_TEXTS,
+    BATCH_BYTES,
+    BATCH_SECONDS,
+    PendingLines,
+    _json_fallback,
+    _json_string,
+    _json_values,
+    hand_finished_line,
+    utc_stamp,
+)
 
 if TYPE_CHECKING:
     from structlog.processors import ExceptionRenderer
@@ -658,42 +669,9 @@ def console_processors() -> list[Processor]:
     ]
 
 
-#: The last second stamped and its text (``isoformat`` costs more than the rest of a line).
-_stamped_second: list[Any] = [-1, ""]
-
-
-def utc_stamp(now_ns: int) -> str:
-    """``now_ns`` (ns since the epoch) as structlog's ``TimeStamper(fmt="iso", utc=True)``
-    writes it: ``datetime.isoformat()`` with ``Z`` for ``+00:00`` (no fraction at .000000)."""
-    micros = now_ns // 1000
-    second = micros // 1_000_000
-    stamped = _stamped_second
-    if second != stamped[0]:
-        stamped[1] = datetime.datetime.fromtimestamp(second, datetime.timezone.utc).strftime(
-            "%Y-%m-%dT%H:%M:%S")
-        stamped[0] = second
-    # The microseconds, six digits: the last six of ``micros`` (a str() costs less than a format).
-    fraction = str(micros)[-6:] if second else f"{micros:06d}"
-    return f"{stamped[1]}.{fraction}Z" if fraction != "000000" else f"{stamped[1]}Z"
-
-
 def _utc_stamp() -> str:
     """Now, as structlog's ``TimeStamper(fmt="iso", utc=True)`` writes it."""
     return utc_stamp(time.time_ns())
-
-
-def _json_fallback(value: object) -> object:
-    """What structlog's ``JSONRenderer`` writes for a value JSON has no form for."""
-    return repr(value)
-
-
-#: json.dumps's own C encoder, made once (``json.dumps(data, default=...)`` makes one per
-#: call, half of its cost here), with json.dumps's settings: the same bytes. No circular
-#: check: an event's fields are plain values.
-_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # private to json: untyped
-_ENCODE: Callable[[object, int], list[str]] | None = (
-    None if _MAKE_ENCODER is None else _MAKE_ENCODER(
-        None, _json_fallback, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True))
 
 
 def json_line(match: str, event: EventRecord, stamp: str) -> str:
@@ -711,55 +689,6 @@ def json_line(match: str, event: EventRecord, stamp: str) -> str:
     if _ENCODE is None:  # an interpreter without json's C accelerator
         return json.dumps(data, default=_json_fallback) + "\n"
     return "".join(_ENCODE(data, 0)) + "\n"
-
-
-def hand_finished_line(match_json: str, hand: int, betting: str, values: tuple[float, ...],
-                       stamp: str) -> str:
-    """The JSON line of ``HandFinished(hand=hand, betting=betting, values=values)``
-    (:func:`json_line`'s bytes; ``match_json`` is the match name as a JSON string), built
-    without the record and its dict: a quarter of :func:`json_line`'s CPU, once per hand
-    (tests/dealer/test_events.py compares the two)."""
-    return (f'{{"match": {match_json}, "hand": {hand}, "betting": {_json_string(betting)}, '
-            f'"values": {_json_values(values)}, "event": "hand_finished", "level": "debug", '
-            f'"timestamp": "{stamp}"}}\n')
-
-
-#: A string as json.dumps writes it (ASCII only, as ``ensure_ascii``).
-_json_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
-
-
-def _json_values(values: tuple[float, ...]) -> str:
-    """A hand's values as json.dumps writes them (a list). They are chip counts, few distinct
-    ones in a match, so each tuple's text is made once (:data:`_VALUES_TEXT`; a float's
-    ``repr`` costs more than the rest of the line)."""
-    text = _VALUES_TEXT.get(values)
-    if text is None:
-        text = f"[{', '.join([_json_number(value) for value in values])}]"
-        # Not with a zero (0.0 and -0.0 are equal keys with two texts), nor NaN or an int.
-        if (len(_VALUES_TEXT) < _VALUES_TEXTS and 0.0 not in values
-                and all(type(value) is float and math.isfinite(value) for value in values)):
-            _VALUES_TEXT[values] = text
-    return text
-
-
-#: The JSON text of the hands' values met so far (at most :data:`_VALUES_TEXTS` of them).
-_VALUES_TEXT: dict[tuple[float, ...], str] = {}
-_VALUES_TEXTS = 4096
-
-
-def _json_number(value: float) -> str:
-    """One number as json.dumps writes it."""
-    if _ENCODE is None:
-        return json.dumps(value)
-    return "".join(_ENCODE(value, 0))
-
-
-#: ``hand_finished`` lines (debug events) wait in memory until this many bytes are
-#: pending, or :data:`BATCH_SECONDS` have passed, or another event comes: one write
-#: per batch instead of one per hand. The ``.log`` is the record of the hands; this
-#: file may lose the last batch if the dealer is killed.
-BATCH_BYTES = 4096
-BATCH_SECONDS = 1.0
 
 
 class EventLog:
@@ -791,9 +720,9 @@ class EventLog:
         self.hooks: list[EventHook] = []
         self._file: RecordFile | None = None
         self._console: Any = None
-        #: Bytes of debug lines written to the file but not flushed, and when the first came.
-        self._pending = 0
-        self._pending_since = 0.0
+        #: The debug lines not flushed yet (counted, and the hand loop's hand lines kept):
+        #: the compiled hand loop adds each hand's line there while only the file listens.
+        self.pending = PendingLines(self._match_json)
         self.failed: WriteFailed | None = None
         #: Called once with the WriteFailed of the first failed write.
         self.on_write_failed: Callable[[WriteFailed], None] | None = None
@@ -802,6 +731,7 @@ class EventLog:
                 self._file = opener(path, append)
             except WriteFailed as error:
                 self.failed = error
+        self.pending.open = self._file is not None
         if console is not None:
             import structlog
 
@@ -831,6 +761,8 @@ class EventLog:
         file = self._file
         if file is not None:
             line = json_line(self.match, event, _utc_stamp())
+            if self.pending.lines:  # the hand loop's lines come first
+                file.write(self.pending.take())
             file.write(line)
             if not self._batched(event, len(line)):
                 self.flush()
@@ -849,6 +781,8 @@ class EventLog:
         if file is None:
             return
         line = hand_finished_line(self._match_json, hand, betting, values, _utc_stamp())
+        if self.pending.lines:
+            file.write(self.pending.take())
         file.write(line)
         if not self._batched_debug(len(line)):
             self.flush()
@@ -859,11 +793,7 @@ class EventLog:
 
     def _batched_debug(self, size: int) -> bool:
         """:meth:`_batched` for a debug line of ``size`` characters."""
-        now = time.monotonic()
-        if not self._pending:
-            self._pending_since = now
-        self._pending += size
-        return self._pending < BATCH_BYTES and now - self._pending_since < BATCH_SECONDS
+        return self.pending.batched(size)
 
     def notify(self, event: EventRecord) -> None:
         """Tell the subscribers only (no file, no console): for per-action events,
@@ -872,9 +802,12 @@ class EventLog:
             hook(event)
 
     def flush(self) -> None:
-        """Push buffered events to disk."""
-        self._pending = 0
+        """Push buffered events to disk (the hand loop's kept lines first)."""
+        pending = self.pending
+        pending.pending = 0
         if self._file is not None:
+            if pending.lines:
+                self._file.write(pending.take())
             try:
                 self._file.flush()
             except WriteFailed as error:
@@ -882,7 +815,12 @@ class EventLog:
 
     def close(self) -> None:
         """Flush and close the file."""
-        file, self._file, self._pending = self._file, None, 0
+        pending = self.pending
+        if pending.lines and self._file is not None:
+            self._file.write(pending.take())
+        pending.lines.clear()
+        pending.open, pending.pending = False, 0
+        file, self._file = self._file, None
         if file is not None:
             try:
                 file.close()
@@ -890,7 +828,10 @@ class EventLog:
                 self.failed = self.failed or error
 
     def _drop_file(self, error: WriteFailed) -> None:
-        file, self._file, self._pending = self._file, None, 0
+        file, self._file = self._file, None
+        pending = self.pending
+        pending.open, pending.pending = False, 0
+        pending.lines.clear()
         if file is not None:
             try:
                 file.close()

@@ -37,6 +37,7 @@ from dealer import events as ev
 from dealer import seatio
 from dealer.budget import BotBudget, Charge, LineKind
 from dealer.config import MatchAborted, MatchConfig, MatchResult
+from dealer.eventlines import PendingLines
 from dealer.events import Cause, EventLog, Trace
 from dealer.interfaces import Clock
 from dealer.relay import QueryRelay
@@ -52,6 +53,11 @@ from protocol.wire import HandLines, matchstate_for, parse_reply, read_reply_act
 
 #: Awaited after every hand, before the next deal: (state, deal, seat of each position).
 HandHook = Callable[[State, Deal, list[int]], Awaitable[None]]
+
+
+def _no_clock() -> float:
+    """The time, for a match built without a clock (it is never played)."""
+    raise RuntimeError("this match has no clock")
 
 
 class Hand:
@@ -133,6 +139,19 @@ class HandLoop:
         self.result = result
         self.hand_hooks = hand_hooks
         self.abort = abort
+        # Read on every action, so kept here as native attributes: the clock, the relay and
+        # the trace are Python objects, each read of theirs a dictionary lookup. None of
+        # these is rebound while a match lasts (the relay's lists change in place).
+        # (A match built without a clock, and never played, has none: some tests build one.)
+        self._now: Callable[[], float] = getattr(clock, "seconds", _no_clock)
+        self._queryable: list[bool] = relay.queryable
+        self._ever_paused: list[bool] = relay.ever_paused
+        self._trace_messages: bool = trace.messages
+        #: The events file's pending lines (compiled: dealer/eventlines.py) and the event
+        #: log's subscribers (the list changes in place): a hand's line goes straight there
+        #: while only the file listens.
+        self._event_lines: PendingLines = events.pending
+        self._event_hooks: list[ev.EventHook] = events.hooks
         #: Why the match cannot go on (set by :meth:`fail`); the hand loop stops at it.
         self.failure: MatchAborted | None = None
         #: The match started playing (its seats are all taken), and it is over.
@@ -285,8 +304,8 @@ class HandLoop:
             seat.trace_bytes = 0
         self.current_hand = (state, deal, seat_of)
         relay = self.relay
-        if any(relay.ever_paused):
-            relay.new_hand(self.clock.seconds())
+        if True in self._ever_paused:
+            relay.new_hand(self._now())
         hand = Hand(state, deal, seat_of, ordered, HandLines(state, deal) if lines is None else lines, done)
         self._hand = hand
         self._turn = None
@@ -390,7 +409,7 @@ class HandLoop:
         trace, everything of the finished hand comes first, so the trace reads
         as the reference's.
         """
-        if self.trace.messages:
+        if self._trace_messages:
             self._queue_final_states(hand)
             self._record_end(hand)
             return self._following_hand(hand)
@@ -405,7 +424,7 @@ class HandLoop:
         if following is not None and turn is not None:
             # The bot's clock starts after the dealer's own writes (a slow disk's
             # time is never charged to the bot; it may think meanwhile, uncharged).
-            turn.sent = turn.charged_to = turn.heard = self.clock.seconds()
+            turn.sent = turn.charged_to = turn.heard = self._now()
         return following
 
     def _wait_for_line(self, hand: Hand, turn: Turn) -> None:
@@ -455,24 +474,24 @@ class HandLoop:
             self._sent_ahead(ahead, hand, actor, texts)
         # A hand's first states go to every seat at once; with range queries in
         # play, every state does (queries and answers are about them).
-        elif hand.first_turn or True in self.relay.queryable:
+        elif hand.first_turn or True in self._queryable:
             hand.first_turn = False
             self._send_states(hand, texts, actor, defer_others=False)
-        elif self.trace.messages:
+        elif self._trace_messages:
             self._send_states(hand, texts, actor, defer_others=True)
         else:  # the usual case, as _send_states but without the trace
             for seat, position in hand.ordered:
                 protocol = seat.protocol
                 if protocol is not None:
                     if position == actor:
-                        seatio.send_line(protocol, text)
+                        seatio.send_line(protocol.io, text)
                     else:
-                        seatio.queue_line(protocol, texts[position])
+                        seatio.queue_line(protocol.io, texts[position])
         seat = self.seats[hand.seat_of[actor]]
-        sent = self.clock.seconds()
-        relay = self.relay
+        sent = self._now()
         paused = 0.0
-        if relay.ever_paused[seat.index]:
+        if self._ever_paused[seat.index]:
+            relay = self.relay
             # Time with the seat's own range queries out is not charged to it
             # (up to the budget's pause caps per decision and per hand).
             relay.begin_decision(seat.index, sent)
@@ -489,15 +508,15 @@ class HandLoop:
         if ahead.held and sent_to is not None:  # the check the send would have made here
             seatio.check_unsent(sent_to)
         # As below (a seat may have announced range queries while the state was ready).
-        at_once = hand.first_turn or True in self.relay.queryable
+        at_once = hand.first_turn or True in self._queryable
         hand.first_turn = False
         for seat, position in hand.ordered:
             protocol = seat.protocol
             if protocol is not None and position != actor:
                 if at_once:  # as _send_states
-                    seatio.send_line(protocol, texts[position])
+                    seatio.send_line(protocol.io, texts[position])
                 else:
-                    seatio.queue_line(protocol, texts[position])
+                    seatio.queue_line(protocol.io, texts[position])
 
     def _send_states(self, hand: Hand, texts: list[str], actor: int, defer_others: bool) -> None:
         """Send the acting seat its state, then every other seat its own, now or
@@ -508,16 +527,16 @@ class HandLoop:
         """
         seat = self.seats[hand.seat_of[actor]]
         if seat.protocol is not None:
-            seatio.send_line(seat.protocol, texts[actor])
-        messages = self.trace.messages
+            seatio.send_line(seat.protocol.io, texts[actor])
+        messages = self._trace_messages
         for seat, position in hand.ordered:
             text = texts[position]
             protocol = seat.protocol
             if protocol is not None and position != actor:
                 if defer_others:
-                    seatio.queue_line(protocol, text)
+                    seatio.queue_line(protocol.io, text)
                 else:
-                    seatio.send_line(protocol, text)
+                    seatio.send_line(protocol.io, text)
             if messages:
                 self.trace.to(seat.index, text)
 
@@ -531,9 +550,9 @@ class HandLoop:
         _note_correction)."""
         state = hand.state
         seat = turn.seat
-        now = self.clock.seconds() if self._ahead is None else self._line_time_ahead(turn, line)
+        now = self._now() if self._ahead is None else self._line_time_ahead(turn, line)
         turn.heard = now  # the seat's last line (any line), for --idle_timeout
-        if self.trace.messages:
+        if self._trace_messages:
             self._trace_reply(seat, line)
         problem: str | None = None
         expected = turn.expected
@@ -701,7 +720,7 @@ class HandLoop:
         protocol = self.seats[seat_index].protocol
         given = ahead.given
         given.append(text)
-        if ahead.sent_to is not protocol or ahead.sent_text != "\r\n".join(given):
+        if protocol is None or ahead.sent_to is not protocol.io or ahead.sent_text != "\r\n".join(given):
             self._ahead_mismatch(f"sent {ahead.sent_text!r}, the rules give {given!r}")
 
     def _ahead_mismatch(self, what: str) -> None:
@@ -714,17 +733,17 @@ class HandLoop:
     def _queue_final_states(self, hand: Hand) -> None:
         """Queue the final state of ``hand`` for every seat: each goes out with the
         seat's next line (the next hand's first state, or at the end of the match)."""
-        messages = self.trace.messages
+        messages = self._trace_messages
         texts = hand.lines.texts()
         ahead = self._ahead
         for seat, position in hand.ordered:
             text = texts[position]
             protocol = seat.protocol
             if protocol is not None:
-                if ahead is not None and protocol is ahead.sent_to:
+                if ahead is not None and protocol.io is ahead.sent_to:
                     ahead.given.append(text)  # sent ahead (check_ahead checks it)
                 else:
-                    seatio.queue_line(protocol, text)
+                    seatio.queue_line(protocol.io, text)
             if messages:
                 self.trace.to(seat.index, text)
 
@@ -762,8 +781,13 @@ class HandLoop:
         result.finished += 1
         if self.keep_hand_values:
             result.hand_values[state.hand_id] = tuple(by_seat)
-        if write and self.events.wants(ev.HandFinished):
-            self.events.hand_finished(state.hand_id, state.betting_string(), tuple(by_seat))
+        if write:
+            lines = self._event_lines
+            if lines.open and not self._event_hooks:  # only the file listens: no record, no Python call
+                if lines.add(state.hand_id, state.betting_string(), tuple(by_seat)):
+                    self.events.flush()
+            elif self.events.wants(ev.HandFinished):
+                self.events.hand_finished(state.hand_id, state.betting_string(), tuple(by_seat))
 
     # -- resuming ----------------------------------------------------------------
 

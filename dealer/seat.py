@@ -9,8 +9,10 @@ The framing is ``LineReceiver``'s (same limits, same pause), in linear time
 and without its per-line copies of the buffer: every action of a match goes
 through it. So the framing, the sending and the reading of a seat's
 connection are compiled with the dealer's hot path, in :mod:`dealer.seatio`
-(a compiled class cannot derive from Twisted's ``Protocol``): this
-protocol keeps the state and its methods call them.
+(a compiled class cannot derive from Twisted's ``Protocol``), with the
+per-line state they read (:class:`dealer.seatio.SeatIO`, this protocol's ``io``):
+this protocol's methods call them, and its attributes of the same names
+(``paused``, ``accepted``, ``MAX_LENGTH``, ...) read and set that state.
 
 **Handshake.** A seat's port takes any number of connections (up to
 ``BotBudget.max_candidates`` at once); the first one whose first line is a valid
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from twisted.internet import protocol as twisted_protocol
 from twisted.internet import tcp
@@ -101,17 +103,8 @@ class SeatProtocol(twisted_protocol.Protocol):
     """
 
     delimiter = b"\n"
-    #: Lines are not handled while paused (back-pressure): they wait in the buffer.
-    paused = False
-    #: Bytes read after the last complete line (or held while paused).
-    _buffer = b""
-    #: Inside :meth:`dataReceived` (a line's handler may feed more data in).
-    _busy_receiving = False
     #: The reactor's read step for this connection (acpc_lbr.runtime.reactor.LeanAsyncioReactor).
     read_ready = staticmethod(seatio.read_ready)
-    #: The next state made ready for this seat's likely replies while it is to act
-    #: (:class:`dealer.seatio.Ahead`, set and cleared by the match); the read step sends it.
-    ahead: seatio.Ahead | None = None
     #: The end of a :meth:`hold` (an IDelayedCall), while one lasts.
     _held: Any = None
     #: :meth:`lineReceived` is this class's own, so the compiled framing hands each line to
@@ -128,24 +121,90 @@ class SeatProtocol(twisted_protocol.Protocol):
         if not 1 <= max_length <= LARGEST_MAX_LINE:
             raise ValueError(f"line limit must be in 1..{LARGEST_MAX_LINE}, got {max_length}")
         self.handshake = handshake
-        self.listener = listener
-        self.seat = seat
-        self.MAX_LENGTH = max_length
-        self.budget = budget if budget is not None else BotBudget()
-        self.prefix_handlers: dict[str, Callable[[str], None]] = {}
-        #: The connection holds the seat (its VERSION line was accepted).
-        self.accepted = False
-        #: Refused, or let go after a bad handshake: its lines are dropped.
-        self.refused = False
+        #: The per-line state, compiled (:class:`dealer.seatio.SeatIO`): the listener, the seat,
+        #: the line limit, the budget, the prefix handlers, ``accepted`` (the connection holds
+        #: the seat: its VERSION line was accepted), ``refused`` (refused, or let go after a bad
+        #: handshake: its lines are dropped), ``paused`` (lines are not handled: back-pressure
+        #: or a hold), ``ahead`` (the next state made ready for this seat's likely replies while
+        #: it is to act, set and cleared by the match; the read step sends it), the buffers.
+        #: This class reads and sets them through the properties below.
+        self.io = seatio.SeatIO(self, listener, seat, max_length,
+                                budget if budget is not None else BotBudget(),
+                                self.MAX_QUEUED_LINES, self.direct_lines)
         #: The dealer stopped reading because output for this bot piled up.
         self.reading_paused = False
         #: A pending handshake deadline, set by the seat's factory.
         self.handshake_timer: DelayedCall | None = None
-        self._pending: list[str] = []
-        #: More of the partial line in :attr:`_buffer`, read since, not yet joined to it
-        #: (:func:`dealer.seatio.data_received`), and their bytes.
-        self._pieces: list[bytes] = []
-        self._pieces_size = 0
+
+    # -- the per-line state, in self.io ----------------------------------------
+
+    @property
+    def listener(self) -> SeatListener:
+        return cast(SeatListener, self.io.listener)  # set as one (__init__, the setter)
+
+    @listener.setter
+    def listener(self, value: SeatListener) -> None:
+        self.io.listener = value
+
+    @property
+    def seat(self) -> int:
+        return self.io.seat
+
+    @property
+    def MAX_LENGTH(self) -> int:  # noqa: N802 (LineReceiver's name)
+        return self.io.max_length
+
+    @MAX_LENGTH.setter
+    def MAX_LENGTH(self, value: int) -> None:  # noqa: N802
+        self.io.max_length = value
+
+    @property
+    def budget(self) -> BotBudget:
+        return self.io.budget
+
+    @budget.setter
+    def budget(self, value: BotBudget) -> None:
+        self.io.budget = value
+
+    @property
+    def prefix_handlers(self) -> dict[str, Callable[[str], None]]:
+        return self.io.prefix_handlers
+
+    @property
+    def accepted(self) -> bool:
+        return self.io.accepted
+
+    @accepted.setter
+    def accepted(self, value: bool) -> None:
+        self.io.accepted = value
+
+    @property
+    def refused(self) -> bool:
+        return self.io.refused
+
+    @refused.setter
+    def refused(self, value: bool) -> None:
+        self.io.refused = value
+
+    @property
+    def paused(self) -> bool:
+        return self.io.paused
+
+    @paused.setter
+    def paused(self, value: bool) -> None:
+        self.io.paused = value
+
+    @property
+    def ahead(self) -> seatio.Ahead | None:
+        return self.io.ahead
+
+    @ahead.setter
+    def ahead(self, value: seatio.Ahead | None) -> None:
+        self.io.ahead = value
+
+    @property
+    def direct_socket(self) -> Any:
+        return self.io.direct_socket
 
     def peer_label(self) -> str:
         """``connection 127.0.0.1:40312``: how messages name a connection before it holds a seat."""
@@ -183,11 +242,11 @@ class SeatProtocol(twisted_protocol.Protocol):
         byte is looked at once and the buffer is not copied per line, nor per
         read of a line that comes in pieces.
         """
-        seatio.data_received(self, data)
+        seatio.data_received(self.io, data)
 
     def lineReceived(self, line: bytes) -> None:
         """One line from the connection (its ``\\n`` removed, ``\\r`` still on)."""
-        seatio.line_received(self, line)
+        seatio.line_received(self.io, line)
 
     def lineLengthExceeded(self, line: bytes) -> None:
         if self.accepted:
@@ -258,7 +317,7 @@ class SeatProtocol(twisted_protocol.Protocol):
         transport: Any = self.transport
         if transport is not None:
             transport.resumeProducing()
-        seatio.data_received(self, b"")
+        seatio.data_received(self.io, b"")
 
     def stopProducing(self) -> None:
         """The transport is going away; nothing to stop."""
@@ -277,21 +336,21 @@ class SeatProtocol(twisted_protocol.Protocol):
         to that seat (its next turn), in order, in one send. At most
         :attr:`MAX_QUEUED_LINES` wait; one more sends them all at once.
         """
-        seatio.queue_line(self, text)
+        seatio.queue_line(self.io, text)
 
     #: Queued lines (:meth:`queue_line`) that may wait for the next send.
     MAX_QUEUED_LINES = 64
 
     def flush_lines(self) -> None:
         """Send the queued lines, if any."""
-        seatio.flush_lines(self)
+        seatio.flush_lines(self.io)
 
     def send_line(self, text: str) -> None:
         """Send the queued lines, if any, and ``text`` after them, in one send.
 
         Every line of a seat goes out in the order it was given, queued or not.
         """
-        seatio.send_line(self, text)
+        seatio.send_line(self.io, text)
 
     def close(self) -> None:
         """Send what is queued, then close the connection once writes are out."""

@@ -3,8 +3,9 @@
 These run for every action of a match, so they are compiled with the
 dealer's hot path (the mypyc group of :mod:`protocol._variant`); a mypyc
 class cannot derive from Twisted's ``Protocol``, so they are functions of
-the connection, :class:`dealer.seat.SeatProtocol`, whose methods of the same
-names call them and which keeps all the state. :mod:`dealer.seat` says what
+the connection's per-line state, :class:`SeatIO` (compiled), which the
+connection, :class:`dealer.seat.SeatProtocol`, holds as ``io``; its methods
+of the same names call them. :mod:`dealer.seat` says what
 the framing and the sending guarantee; the match calls the sending functions
 directly. The read step also sends the next state the match made ready for
 the acting seat's likely reply (:class:`Ahead`), before the line is framed
@@ -35,32 +36,15 @@ class LineListener(Protocol):
 
 
 class Connection(Protocol):
-    """What these functions use of a seat's connection: :class:`dealer.seat.SeatProtocol`
-    (mypy checks that it has all of it; at run time, as a Python class, it is read by name).
-    ``transport`` is whichever Twisted transport carries it (a TCP connection, a test's
-    ``StringTransport``)."""
+    """What these functions use of a seat's connection, :class:`dealer.seat.SeatProtocol`,
+    beyond its :class:`SeatIO` (mypy checks that it has all of it; at run time, as a Python
+    class, it is read by name). ``transport`` is whichever Twisted transport carries it (a
+    TCP connection, a test's ``StringTransport``)."""
 
-    MAX_LENGTH: int
-    MAX_QUEUED_LINES: int
-    direct_lines: bool
-    seat: int
-    budget: BotBudget
-    prefix_handlers: dict[str, Callable[[str], None]]
-    accepted: bool
-    refused: bool
-    paused: bool
-    ahead: Ahead | None
-    _buffer: bytes
-    _busy_receiving: bool
-    _pieces: list[bytes]
-    _pieces_size: int
-    _pending: list[str]
+    io: SeatIO
 
     @property
     def transport(self) -> Any: ...
-
-    @property
-    def listener(self) -> LineListener: ...
 
     def hello(self, line: str) -> bool: ...
 
@@ -69,6 +53,58 @@ class Connection(Protocol):
     def lineLengthExceeded(self, line: bytes) -> None: ...
 
     def abort(self) -> None: ...
+
+
+class SeatIO:
+    """The per-line state of one seat's connection, as native attributes.
+
+    :class:`dealer.seat.SeatProtocol` is a Twisted ``Protocol``, a Python class:
+    each of its attributes read or set from compiled code is a dictionary lookup,
+    and the framing, the dispatch and the sends of a line read a dozen of them
+    (about a tenth of the dealer's instructions per hand). So that state lives
+    here, in a compiled class; the protocol holds its ``io`` and reads and sets
+    the same values through properties of the same names (``paused``,
+    ``accepted``, ``MAX_LENGTH``, ...), and every function of this module takes
+    the ``io``.
+
+    Args:
+        protocol: the connection (its transport, its handshake and its Python methods).
+        listener: where its lines go once it holds the seat.
+        seat: the seat index.
+        max_length: the longest line accepted, in bytes.
+        budget: the per-bot limits.
+        max_queued_lines: lines that may wait for the next send.
+        direct_lines: the connection's ``lineReceived`` is :class:`dealer.seat.SeatProtocol`'s own.
+    """
+
+    def __init__(self, protocol: Connection, listener: LineListener, seat: int, max_length: int,
+                 budget: BotBudget, max_queued_lines: int, direct_lines: bool) -> None:
+        self.protocol = protocol
+        self.listener = listener
+        self.seat = seat
+        self.max_length = max_length
+        self.budget = budget
+        self.max_queued_lines = max_queued_lines
+        self.direct_lines = direct_lines
+        self.prefix_handlers: dict[str, Callable[[str], None]] = {}
+        #: The connection holds the seat; it was refused (its lines are dropped); lines are
+        #: not handled while paused (back-pressure, a hold): they wait in the buffer.
+        self.accepted = False
+        self.refused = False
+        self.paused = False
+        #: The next state made ready for this seat's likely replies (:class:`Ahead`).
+        self.ahead: Ahead | None = None
+        #: The TCP socket while nothing of ours waits in Twisted's buffers (:func:`write`).
+        self.direct_socket: Any = None
+        #: Bytes read after the last complete line (or held while paused); inside
+        #: :func:`data_received` (a line's handler may feed more data in); more of the
+        #: partial line, read since, not yet joined to it, and their bytes.
+        self.buffer = b""
+        self.busy_receiving = False
+        self.pieces: list[bytes] = []
+        self.pieces_size = 0
+        #: Lines queued for the next send (:func:`queue_line`).
+        self.pending: list[str] = []
 
 
 def unsent_bytes(transport: Any) -> int:
@@ -98,12 +134,12 @@ def read_ready(reactor: Any, transport: Any) -> None:
     if not data:
         disconnect_reader(reactor, transport, main.CONNECTION_DONE)
         return
-    protocol = transport.protocol
-    ahead: Ahead | None = protocol.ahead
+    io: SeatIO = transport.protocol.io
+    ahead: Ahead | None = io.ahead
     if ahead is not None:
-        answer_ahead(protocol, ahead, data)
+        answer_ahead(io, ahead, data)
     try:
-        data_received(protocol, data)
+        data_received(io, data)
     except Exception as error:  # noqa: BLE001 (as the reactor: log it, drop the connection)
         log_failure(reactor)
         disconnect_reader(reactor, transport, error)
@@ -137,14 +173,14 @@ class Ahead:
         #: After ``c``: the connection to send to and what (its state; when the call
         #: ends the hand, that hand's final state and the next hand's first);
         #: None: not ready. After ``f``, the same.
-        self.call_to: Connection | None = None
+        self.call_to: SeatIO | None = None
         self.call_text = ""
-        self.fold_to: Connection | None = None
+        self.fold_to: SeatIO | None = None
         self.fold_text = ""
         #: After ``r``: the seat to act and its state, ``raise_head`` + size + ``raise_tail``
         #: for a size from ``raise_min`` to ``raise_max``; in a limit game
         #: (``raise_sized`` False) the reply is ``r`` alone and the state is ``raise_head``.
-        self.raise_to: Connection | None = None
+        self.raise_to: SeatIO | None = None
         self.raise_sized = True
         self.raise_head = ""
         self.raise_tail = ""
@@ -154,7 +190,7 @@ class Ahead:
         #: reply was read; ``error`` is what the send raised, for the match to raise;
         #: ``given``: the lines the rules have given that connection since (the
         #: match's check, :meth:`dealer.handloop.HandLoop.check_ahead`).
-        self.sent_to: Connection | None = None
+        self.sent_to: SeatIO | None = None
         self.sent_text = ""
         self.heard = 0.0
         self.error: Exception | None = None
@@ -164,15 +200,15 @@ class Ahead:
         self.given: list[str] = []
 
 
-def answer_ahead(protocol: Connection, ahead: Ahead, data: bytes) -> None:
+def answer_ahead(io: SeatIO, ahead: Ahead, data: bytes) -> None:
     """Send the state :class:`Ahead` made ready if ``data`` is one whole line it answers."""
     if ahead.sent_to is not None or ahead.error is not None:
         return
-    if protocol._buffer or protocol.paused or protocol._busy_receiving or protocol.refused:
+    if io.buffer or io.paused or io.busy_receiving or io.refused:
         return
     end = len(data) - 1
     # One whole line, nothing after it, within the seat's line limit (data_received's test).
-    if end < 0 or end > protocol.MAX_LENGTH or data.find(b"\n") != end:
+    if end < 0 or end > io.max_length or data.find(b"\n") != end:
         return
     if end > 0 and data[end - 1] == 13:  # "\r"
         end -= 1
@@ -220,152 +256,152 @@ def answer_ahead(protocol: Connection, ahead: Ahead, data: bytes) -> None:
         ahead.error = error
 
 
-def data_received(protocol: Connection, data: bytes) -> None:
+def data_received(io: SeatIO, data: bytes) -> None:
     """Split ``data`` into lines (``\\n``) and hand each to the protocol's ``lineReceived``
     (:meth:`dealer.seat.SeatProtocol.dataReceived`)."""
-    if protocol._busy_receiving:  # fed from a line's handler: read after what is left
-        protocol._buffer += data
+    if io.busy_receiving:  # fed from a line's handler: read after what is left
+        io.buffer += data
         return
-    protocol._busy_receiving = True
+    io.busy_receiving = True
     end = len(data) - 1
-    if end >= 0 and not protocol._buffer and not protocol.paused and data.find(b"\n") == end:
+    if end >= 0 and not io.buffer and not io.paused and data.find(b"\n") == end:
         # The usual read: exactly one whole line.
         try:
-            if end > protocol.MAX_LENGTH:
-                protocol.lineLengthExceeded(data)
+            if end > io.max_length:
+                io.protocol.lineLengthExceeded(data)
                 return
-            deliver_line(protocol, data[:end])
+            deliver_line(io, data[:end])
         finally:
-            protocol._busy_receiving = False
-        if protocol._buffer:  # fed in by the handler
-            transport = protocol.transport
+            io.busy_receiving = False
+        if io.buffer:  # fed in by the handler
+            transport = io.protocol.transport
             if transport is None or not transport.disconnecting:
-                data_received(protocol, b"")
+                data_received(io, b"")
         return
-    _data_received_slowly(protocol, data)
+    _data_received_slowly(io, data)
 
 
-def _data_received_slowly(protocol: Connection, data: bytes) -> None:
+def _data_received_slowly(io: SeatIO, data: bytes) -> None:
     """:func:`data_received` for any read that is not exactly one whole line."""
-    pieces: list[bytes] = protocol._pieces
-    if data and protocol._buffer and not protocol.paused and data.find(b"\n") < 0:
+    pieces: list[bytes] = io.pieces
+    if data and io.buffer and not io.paused and data.find(b"\n") < 0:
         # More of a line that has not ended (the buffer holds no line when not paused):
         # kept aside and joined once, when it ends, so that each byte costs once however
         # small the reads (a line of up to 1 MiB a few bytes at a time).
-        size = len(protocol._buffer) + protocol._pieces_size + len(data)
-        if size <= protocol.MAX_LENGTH:
+        size = len(io.buffer) + io.pieces_size + len(data)
+        if size <= io.max_length:
             pieces.append(data)
-            protocol._pieces_size += len(data)
-            protocol._busy_receiving = False
+            io.pieces_size += len(data)
+            io.busy_receiving = False
             return
     if pieces:
-        protocol._buffer = b"".join([protocol._buffer, *pieces])
+        io.buffer = b"".join([io.buffer, *pieces])
         pieces.clear()
-        protocol._pieces_size = 0
-    buffer: bytes = protocol._buffer + data if protocol._buffer else data
-    protocol._buffer = b""
+        io.pieces_size = 0
+    buffer: bytes = io.buffer + data if io.buffer else data
+    io.buffer = b""
     start = 0
     try:
-        while not protocol.paused:
+        while not io.paused:
             end = buffer.find(b"\n", start)
-            limit: int = protocol.MAX_LENGTH  # a handler may raise it (range queries)
+            limit: int = io.max_length  # a handler may raise it (range queries)
             if end < 0:
-                if protocol._buffer:  # fed in by a handler: it comes next
-                    buffer, start, protocol._buffer = buffer[start:] + protocol._buffer, 0, b""
+                if io.buffer:  # fed in by a handler: it comes next
+                    buffer, start, io.buffer = buffer[start:] + io.buffer, 0, b""
                     continue
                 if len(buffer) - start > limit:
                     line, buffer, start = buffer[start:], b"", 0
-                    protocol.lineLengthExceeded(line)
+                    io.protocol.lineLengthExceeded(line)
                 return
             if end - start > limit:  # the buffer goes, with anything fed in
-                line, buffer, start = buffer[start:] + protocol._buffer, b"", 0
-                protocol._buffer = b""
-                protocol.lineLengthExceeded(line)
+                line, buffer, start = buffer[start:] + io.buffer, b"", 0
+                io.buffer = b""
+                io.protocol.lineLengthExceeded(line)
                 return
             line = buffer[start:end]
             start = end + 1
-            deliver_line(protocol, line)
-            transport = protocol.transport
+            deliver_line(io, line)
+            transport = io.protocol.transport
             if transport is not None and transport.disconnecting:
                 return
     finally:
         if start < len(buffer):
-            protocol._buffer = buffer[start:] + protocol._buffer
-        protocol._busy_receiving = False
+            io.buffer = buffer[start:] + io.buffer
+        io.busy_receiving = False
 
 
-def deliver_line(protocol: Connection, line: bytes) -> None:
+def deliver_line(io: SeatIO, line: bytes) -> None:
     """Hand one line to the connection's ``lineReceived``: :func:`line_received` called here
     when that is all it would do (``direct_lines``)."""
-    if protocol.direct_lines:
-        line_received(protocol, line)
+    if io.direct_lines:
+        line_received(io, line)
     else:
-        protocol.lineReceived(line)
+        io.protocol.lineReceived(line)
 
 
-def line_received(protocol: Connection, line: bytes) -> None:
+def line_received(io: SeatIO, line: bytes) -> None:
     """One line from the connection, its ``\\n`` removed (``\\r`` still on)
     (:meth:`dealer.seat.SeatProtocol.lineReceived`)."""
-    if protocol.refused:
+    if io.refused:
         return
     text = line.decode("latin-1")
     if text[-1:] == "\r":
         text = text[:-1]
-    if not protocol.accepted:
-        protocol.accepted = accepted = protocol.hello(text)
+    if not io.accepted:
+        io.accepted = accepted = io.protocol.hello(text)
         if not accepted:
-            protocol.refused = True
+            io.refused = True
         return
     try:
         # A state echoed with an action (nearly every line) is the match's;
         # every other line is offered to the prefix handlers first.
-        handlers = protocol.prefix_handlers
+        handlers = io.prefix_handlers
         if handlers and not text.startswith("MATCHSTATE:"):
             for prefix, handler in handlers.items():
                 if text.startswith(prefix):
                     handler(text)
                     return
-        protocol.listener.seat_line(protocol.seat, text)
+        io.listener.seat_line(io.seat, text)
     except Exception as error:  # noqa: BLE001 (a dealer bug must end the match, not the connection)
-        protocol.listener.seat_error(protocol.seat, error)
+        io.listener.seat_error(io.seat, error)
 
 
-def queue_line(protocol: Connection, text: str) -> None:
+def queue_line(io: SeatIO, text: str) -> None:
     """Queue one line for the next send (:meth:`dealer.seat.SeatProtocol.queue_line`)."""
-    pending: list[str] = protocol._pending
+    pending: list[str] = io.pending
     pending.append(text)
-    if len(pending) > protocol.MAX_QUEUED_LINES:
-        flush_lines(protocol)
+    if len(pending) > io.max_queued_lines:
+        flush_lines(io)
 
 
-def flush_lines(protocol: Connection) -> None:
+def flush_lines(io: SeatIO) -> None:
     """Send the queued lines, if any (:meth:`dealer.seat.SeatProtocol.flush_lines`)."""
-    pending: list[str] = protocol._pending
+    pending: list[str] = io.pending
     if pending:
         text = "\r\n".join(pending)
         pending.clear()
-        send(protocol, text)
+        send(io, text)
 
 
-def send_line(protocol: Connection, text: str) -> None:
+def send_line(io: SeatIO, text: str) -> None:
     """Send the queued lines and ``text`` after them, in one send
     (:meth:`dealer.seat.SeatProtocol.send_line`)."""
-    if not write_line(protocol, text):
-        check_unsent(protocol)
+    if not write_line(io, text):
+        check_unsent(io)
 
 
-def write_line(protocol: Connection, text: str) -> bool:
+def write_line(io: SeatIO, text: str) -> bool:
     """:func:`send_line` without the check of the unsent output (:func:`check_unsent`);
     True when the socket took every byte."""
-    pending: list[str] = protocol._pending
+    pending: list[str] = io.pending
     if pending:
         pending.append(text)
         text = "\r\n".join(pending)
         pending.clear()
-    return write(protocol, text)
+    return write(io, text)
 
 
-def send(protocol: Connection, text: str) -> None:
+def send(io: SeatIO, text: str) -> None:
     """Send ``text`` (one or more lines), ending it with ``\\r\\n``.
 
     When nothing is queued on a TCP transport the bytes go straight to the
@@ -375,23 +411,49 @@ def send(protocol: Connection, text: str) -> None:
     back-pressure are unchanged. Past ``BotBudget.max_unsent_bytes`` of
     unsent output the bot is dropped.
     """
-    if not write(protocol, text):
-        check_unsent(protocol)
+    if not write(io, text):
+        check_unsent(io)
 
 
-def write(protocol: Connection, text: str) -> bool:
+def write(io: SeatIO, text: str) -> bool:
     """Write ``text`` and ``\\r\\n`` (:func:`send` without the check of the unsent
-    output); True when the socket took every byte (or there is no transport)."""
-    transport = protocol.transport
-    return transport is None or write_now(transport, (text + "\r\n").encode("ascii"))
+    output); True when the socket took every byte (or there is no transport).
+
+    What :func:`acpc_lbr.runtime.reactor.write_now` does, without its Python call
+    while ``direct_socket`` is set: the last write went straight to the socket
+    whole, and only this function writes to the seat's transport, so nothing of
+    ours waits in Twisted's buffers and these bytes may go to the socket too.
+    When the socket does not take them all, the rest goes through the
+    transport's ``write`` and ``direct_socket`` is cleared until a
+    ``write_now`` finds the buffers empty again.
+    """
+    transport = io.protocol.transport
+    if transport is None:
+        return True
+    data = (text + "\r\n").encode("ascii")
+    sock = io.direct_socket
+    if sock is not None and transport.connected and not transport.disconnecting:
+        try:
+            sent: int = sock.send(data)
+        except OSError:  # BlockingIOError included: write() queues it, or meets the error
+            sent = 0
+        if sent == len(data):
+            return True
+        io.direct_socket = None
+        transport.write(data[sent:])
+        return False
+    if write_now(transport, data):  # True only on a TCP transport, its socket taking it all
+        io.direct_socket = transport.socket
+        return True
+    return False
 
 
-def check_unsent(protocol: Connection) -> None:
+def check_unsent(io: SeatIO) -> None:
     """Drop the bot if its unsent output is over ``BotBudget.max_unsent_bytes``."""
-    limit: int = protocol.budget.max_unsent_bytes
-    if protocol.accepted and not protocol.refused:
-        unsent = unsent_bytes(protocol.transport)
+    limit: int = io.budget.max_unsent_bytes
+    if io.accepted and not io.refused:
+        unsent = unsent_bytes(io.protocol.transport)
         if unsent > limit:
-            protocol.refused = True
-            protocol.listener.seat_not_reading(protocol.seat, unsent, limit)
-            protocol.abort()
+            io.refused = True
+            io.listener.seat_not_reading(io.seat, unsent, limit)
+            io.protocol.abort()

@@ -37,7 +37,6 @@ from dealer.config import MatchAborted, MatchConfig
 from dealer.events import Cause
 from dealer.interfaces import Clock, DelayedCall
 from dealer.relay import QueryRelay
-from dealer.seat import SeatProtocol
 from dealer.seats import Seat
 from protocol.rules import Action, State
 from protocol.wire import HandLines
@@ -90,6 +89,8 @@ class TurnPolicy:
                  abort: Callable[[MatchAborted], None]) -> None:
         self.clock = clock
         self.relay = relay
+        #: The relay's list, read on every action (a native attribute here; it changes in place).
+        self._ever_paused: list[bool] = relay.ever_paused
         self.busy_poll = busy_poll
         self.trace_messages = trace_messages
         self.abort = abort
@@ -127,13 +128,19 @@ class TurnPolicy:
         index = seat.index
         # The earliest of deadline()'s limits (which one it is matters only if it passes).
         charged = turn.charged_to
-        deadline = min(turn.sent + self.t_response, charged + (self.t_hand - seat.hand_time),
-                       charged + (self.t_match - seat.match_time))
+        # (Compared by hand: the builtin min of three floats is a generic call here.)
+        deadline = turn.sent + self.t_response
+        hand_end = charged + (self.t_hand - seat.hand_time)
+        if hand_end < deadline:
+            deadline = hand_end
+        match_end = charged + (self.t_match - seat.match_time)
+        if match_end < deadline:
+            deadline = match_end
         idle_s = self.idle_s
         if idle_s is not None and turn.heard + idle_s < deadline:
             deadline = turn.heard + idle_s
-        relay = self.relay
-        if relay.ever_paused[index]:
+        if self._ever_paused[index]:
+            relay = self.relay
             now = self.clock.seconds()
             self._wait_paused = relay.paused(index, now)
             deadline += self._wait_paused - turn.paused_at_send
@@ -209,8 +216,7 @@ class TurnPolicy:
             MatchAborted: the seat is over ``t_hand`` or its match budget (``out_of_time``).
         """
         seat = turn.seat
-        relay = self.relay
-        paused_now = relay.paused(seat.index, now) if relay.ever_paused[seat.index] else 0.0
+        paused_now = self.relay.paused(seat.index, now) if self._ever_paused[seat.index] else 0.0
         elapsed = now - turn.charged_to - (paused_now - turn.paused_mark)
         turn.charged_to = now
         turn.paused_mark = paused_now
@@ -247,8 +253,14 @@ class TurnPolicy:
                 and not self.trace_messages and True not in self.relay.queryable)
 
 
+def _io_of(seat: Seat) -> seatio.SeatIO | None:
+    """The per-line state of the seat's connection (None: no connection)."""
+    protocol = seat.protocol
+    return None if protocol is None else protocol.io
+
+
 def next_send(state: State, lines: HandLines, seat_of: list[int], seats: list[Seat],
-              opener: Opener | None) -> tuple[SeatProtocol | None, str]:
+              opener: Opener | None) -> tuple[seatio.SeatIO | None, str]:
     """The next send of the match if the hand goes on as ``state`` (a copy of its state,
     one action on): the connection and the lines, or (None, "") when there is none to
     make ready.
@@ -260,11 +272,11 @@ def next_send(state: State, lines: HandLines, seat_of: list[int], seats: list[Se
     """
     if not state.finished:
         position = state.current_player
-        return seats[seat_of[position]].protocol, lines.text_after(state, position)
+        return _io_of(seats[seat_of[position]]), lines.text_after(state, position)
     if opener is None:
         return None, ""
     seat, position, first_line = opener
-    return seat.protocol, lines.text_after(state, position) + "\r\n" + first_line
+    return _io_of(seat), lines.text_after(state, position) + "\r\n" + first_line
 
 
 def make_ahead(turn: Turn, state: State, lines: HandLines, seat_of: list[int], seats: list[Seat],
@@ -288,13 +300,13 @@ def make_ahead(turn: Turn, state: State, lines: HandLines, seat_of: list[int], s
     if opener is not None and state.can_fold() and state.fold_leaves_one():
         seat, position, first_line = opener
         head, tail = lines.around_next_action(state, position)
-        ahead.fold_to, ahead.fold_text = seat.protocol, head + "f" + tail + "\r\n" + first_line
+        ahead.fold_to, ahead.fold_text = _io_of(seat), head + "f" + tail + "\r\n" + first_line
     sizes = state.raise_range()
     if sizes is not None:
         # A raise never ends the round; the player to act next is the same for
         # every size (tests/protocol/test_fast_paths.py checks both on random play).
         position = state.next_to_act_after(turn.position)
-        target = seats[seat_of[position]].protocol
+        target = _io_of(seats[seat_of[position]])
         if target is not None:
             ahead.raise_to = target
             if is_limit:

@@ -28,6 +28,7 @@ from typing import Any
 from protocol._variant import record_reduce
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
+from protocol.rules import game_table
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,11 @@ class Deal:
     @property
     def board_cards(self) -> tuple[int, ...]:
         """All board cards of the hand, in dealing order."""
-        return tuple(chain.from_iterable(self.board))
+        # A loop, not itertools.chain: compiled, this is a few C calls (once per hand).
+        cards: list[int] = []
+        for round_cards in self.board:
+            cards.extend(round_cards)
+        return tuple(cards)
 
     def text(self) -> str:
         """Cards as a log line shows them: ``hole|hole/flop/turn/river``.
@@ -108,12 +113,13 @@ class DealSource:
 
     def deal(self, game: GameDef) -> Deal:
         """Deal the next hand of ``game``."""
-        deck = list(game.deck)
+        table = game_table(game)  # native attributes, not the Python GameDef's (once per hand)
+        deck = list(table.deck)
         left = len(deck)
-        hole_cards = game.num_hole_cards
-        num_players = game.num_players
+        hole_cards = table.num_hole_cards
+        num_players = table.num_players
         cards = []
-        for output in self.draws(hole_cards * num_players + game.total_board_cards):
+        for output in self.draws(hole_cards * num_players + table.total_board_cards):
             slot = output % left
             cards.append(deck[slot])
             left -= 1
@@ -122,7 +128,7 @@ class DealSource:
                       for i in range(0, hole_cards * num_players, hole_cards)])
         board = []
         start = hole_cards * num_players
-        for count in game.num_board_cards:
+        for count in table.num_board_cards:
             board.append(tuple(cards[start : start + count]))
             start += count
         self.hands_dealt += 1

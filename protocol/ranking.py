@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import index
-from typing import SupportsIndex
+from typing import Final, SupportsIndex
 
 CATEGORIES = (
     "high card",
@@ -32,13 +32,13 @@ CATEGORIES = (
     "quads",
     "straight flush",
 )
-_WHEEL = (12, 3, 2, 1, 0)
+_WHEEL: Final = (12, 3, 2, 1, 0)
 
 
-_WHEEL_MASK = sum(1 << r for r in _WHEEL)
+_WHEEL_MASK: Final = sum(1 << r for r in _WHEEL)
 #: (top rank, rank bit mask) of every straight, best first, the wheel last.
-_STRAIGHTS = tuple((top, 0b11111 << (top - 4)) for top in range(12, 3, -1)) + ((3, _WHEEL_MASK),)
-_RANKS_DESC = tuple(range(12, -1, -1))
+_STRAIGHTS: Final = tuple((top, 0b11111 << (top - 4)) for top in range(12, 3, -1)) + ((3, _WHEEL_MASK),)
+_RANKS_DESC: Final = tuple(range(12, -1, -1))
 
 
 def _straight_top(ranks: set[int]) -> int:
@@ -76,7 +76,8 @@ def rank_hand(cards: Iterable[SupportsIndex]) -> int:
     counts = [0] * 13
     by_suit: list[list[int]] = [[], [], [], []]
     for given in cards:
-        card = index(given)
+        # A plain int as it is (the dealer's cards); anything else through operator.index.
+        card = given if isinstance(given, int) else index(given)
         rank = card >> 2
         counts[rank] += 1
         by_suit[card & 3].append(rank)

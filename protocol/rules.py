@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import FrozenInstanceError, dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, final
+from typing import Any, ClassVar, Final, final
 
 from protocol._variant import record_reduce
 from protocol.errors import IllegalActionError
@@ -29,7 +29,7 @@ from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 
 #: The reference's bound on actions per round (``MAX_NUM_ACTIONS``).
-MAX_NUM_ACTIONS = 64
+MAX_NUM_ACTIONS: Final = 64
 
 
 class ActionType(Enum):
@@ -119,19 +119,66 @@ class Action:
 
 
 #: Raise records by size (:meth:`Action.raise_to`): a match sees a few hundred sizes.
-_RAISES_TO: dict[int, Action] = {}
-_RAISES_TO_MAX = 1 << 14
+_RAISES_TO: Final[dict[int, Action]] = {}
+_RAISES_TO_MAX: Final = 1 << 14
 
 Action.FOLD = Action(ActionType.FOLD)
 Action.CALL = Action(ActionType.CALL)
 Action.RAISE = Action(ActionType.RAISE)
 
-_FOLD = ActionType.FOLD
-_CALL = ActionType.CALL
-_RAISE = ActionType.RAISE
+# Final: compiled, a static read, not a lookup in the module's dictionary (per action).
+_FOLD: Final = ActionType.FOLD
+_CALL: Final = ActionType.CALL
+_RAISE: Final = ActionType.RAISE
 
 
-@dataclass(slots=True)
+@final
+class GameTable:
+    """The facts of a game that the rules read on every action (and a deal), as native attributes.
+
+    :class:`protocol.gamedef.GameDef` is a Python class (a frozen dataclass with
+    cached properties): each of its attributes read from this compiled module
+    is a dictionary lookup, about a twentieth of the dealer's instructions per
+    hand when :class:`State` read them there. A table is made once per game
+    (:func:`game_table`) and shared by its states.
+    """
+
+    def __init__(self, game: GameDef) -> None:
+        self.num_players: int = game.num_players
+        self.num_rounds: int = game.num_rounds
+        self.stack: tuple[int, ...] = game.stack
+        self.blind: tuple[int, ...] = game.blind
+        self.max_blind: int = max(game.blind)
+        self.raise_size: tuple[int, ...] = game.raise_size
+        self.first_player: tuple[int, ...] = game.first_player
+        self.max_raises: tuple[int, ...] = game.max_raises
+        self.is_limit: bool = game.is_limit
+        # What a deal reads (protocol.deal.DealSource.deal).
+        self.deck: tuple[int, ...] = game.deck
+        self.num_hole_cards: int = game.num_hole_cards
+        self.num_board_cards: tuple[int, ...] = game.num_board_cards
+        self.total_board_cards: int = game.total_board_cards
+
+
+#: Each game's table, by ``id`` of the game (kept with it, so that the id stays its own).
+_TABLES: Final[dict[int, tuple[GameDef, GameTable]]] = {}
+#: A process plays a few games; past this many, the tables are made again.
+_TABLES_MAX: Final = 256
+
+
+def game_table(game: GameDef) -> GameTable:
+    """The :class:`GameTable` of ``game`` (made on first use)."""
+    entry = _TABLES.get(id(game))
+    if entry is not None and entry[0] is game:
+        return entry[1]
+    if len(_TABLES) >= _TABLES_MAX:
+        _TABLES.clear()
+    table = GameTable(game)
+    _TABLES[id(game)] = (game, table)
+    return table
+
+
+@dataclass(slots=True, init=False)
 class State:
     """The public state of one hand (betting only; cards live in a ``Deal``).
 
@@ -145,40 +192,69 @@ class State:
     """
 
     game: GameDef
-    hand_id: int = 0
-    round: int = 0
-    finished: bool = False
-    spent: list[int] = field(default_factory=list)
-    folded: list[bool] = field(default_factory=list)
-    max_spent: int = 0
-    min_raise_to: int = 0
+    hand_id: int
+    round: int
+    finished: bool
+    spent: list[int]
+    folded: list[bool]
+    max_spent: int
+    min_raise_to: int
     #: Actions of each round reached, and who made them.
-    actions: list[list[Action]] = field(default_factory=list)
-    actors: list[list[int]] = field(default_factory=list)
+    actions: list[list[Action]]
+    actors: list[list[int]]
     # The betting string, built one token at a time by apply (the dealer
     # prints it in every MATCHSTATE line), and the shape of ``actions`` it
     # was built for: (number of rounds, actions in the last round).
-    _betting: str = field(default="", init=False, repr=False, compare=False)
-    _betting_shape: tuple[int, int] = field(
-        default=(1, 0), init=False, repr=False, compare=False
-    )
+    _betting: str = field(init=False, repr=False, compare=False)
+    _betting_shape: tuple[int, int] = field(init=False, repr=False, compare=False)
+    #: The game's facts the rules read (:func:`game_table`).
+    table: GameTable = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        game = self.game
-        if not self.spent:
+    # Written out, not made by the dataclass: a dataclass's generated __init__ is Python
+    # code even in the compiled module, and the dealer makes a state per hand.
+    def __init__(self, game: GameDef, hand_id: int = 0, round: int = 0, finished: bool = False,
+                 spent: list[int] | None = None, folded: list[bool] | None = None,
+                 max_spent: int = 0, min_raise_to: int = 0,
+                 actions: list[list[Action]] | None = None,
+                 actors: list[list[int]] | None = None,
+                 betting: tuple[str, tuple[int, int]] | None = None) -> None:
+        # ``betting``: the betting string and the shape of ``actions`` it was built for, when
+        # the caller has them (:meth:`clone`); else it is built from ``actions``.
+        self.game = game
+        self.hand_id = hand_id
+        self.round = round
+        self.finished = finished
+        table = self.table = game_table(game)
+        self._betting = ""
+        self._betting_shape = (1, 0)
+        if not spent:
             # A new hand (the dealer makes one per hand): the betting string
             # and its shape keep their defaults ("" for one empty round).
-            self.spent = list(game.blind)
-            self.folded = [False] * game.num_players
-            self.max_spent = max_spent = max(game.blind)
-            if game.is_limit:
+            self.spent = list(table.blind)
+            self.folded = [False] * table.num_players
+            self.max_spent = max_spent = table.max_blind
+            if table.is_limit:
                 self.min_raise_to = 0
             else:
                 self.min_raise_to = 2 * max_spent if max_spent else 1
             self.actions = [[]]
             self.actors = [[]]
             return
-        self._rebuild_betting()
+        self.spent = spent
+        self.folded = [] if folded is None else folded
+        self.max_spent = max_spent
+        self.min_raise_to = min_raise_to
+        self.actions = [] if actions is None else actions
+        self.actors = [] if actors is None else actors
+        if betting is None:
+            self._rebuild_betting()
+        else:
+            self._betting, self._betting_shape = betting
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Rebuilt from its arguments: compiled, the default protocol would call __init__ without them.
+        return State, (self.game, self.hand_id, self.round, self.finished, self.spent, self.folded,
+                       self.max_spent, self.min_raise_to, self.actions, self.actors)
 
     def _rebuild_betting(self) -> None:
         actions = self.actions
@@ -189,24 +265,15 @@ class State:
 
     def clone(self) -> State:
         """An independent copy (sharing only the frozen game definition)."""
-        copy = State.__new__(State)
-        copy.game = self.game
-        copy.hand_id = self.hand_id
-        copy.round = self.round
-        copy.finished = self.finished
-        copy.spent = self.spent.copy()
-        copy.folded = self.folded.copy()
-        copy.max_spent = self.max_spent
-        copy.min_raise_to = self.min_raise_to
-        copy.actions = [acts.copy() for acts in self.actions]
-        copy.actors = [acts.copy() for acts in self.actors]
-        copy._betting = self._betting
-        copy._betting_shape = self._betting_shape
-        return copy
+        # Through __init__ (compiled, ``State.__new__`` runs it too), with the betting string.
+        return State(self.game, self.hand_id, self.round, self.finished, self.spent.copy(),
+                     self.folded.copy(), self.max_spent, self.min_raise_to,
+                     [acts.copy() for acts in self.actions], [acts.copy() for acts in self.actors],
+                     (self._betting, self._betting_shape))
 
     @property
     def num_players(self) -> int:
-        return self.game.num_players
+        return self.table.num_players
 
     def fold_leaves_one(self) -> bool:
         """Whether a fold by the player to act would leave one player in: the hand
@@ -218,7 +285,7 @@ class State:
         >>> State(load_game("holdem.limit.3p")).fold_leaves_one()
         False
         """
-        return self.num_folded + 2 >= self.game.num_players
+        return self.num_folded + 2 >= self.table.num_players
 
     def next_to_act_after(self, position: int) -> int:
         """The first position after ``position`` (in turn order) that has not folded
@@ -233,8 +300,8 @@ class State:
         return self._next_player(position)
 
     def _next_player(self, p: int) -> int:
-        n = self.game.num_players
-        folded, spent, stack = self.folded, self.spent, self.game.stack
+        n = self.table.num_players
+        folded, spent, stack = self.folded, self.spent, self.table.stack
         for _ in range(n):
             p += 1
             if p >= n:
@@ -255,16 +322,21 @@ class State:
         actors = self.actors[self.round]
         if actors:
             return self._next_player(actors[-1])
-        return self._next_player(self.game.first_player[self.round] - 1)
+        return self._next_player(self.table.first_player[self.round] - 1)
 
     @property
     def num_folded(self) -> int:
-        return sum(self.folded)
+        # A loop, not the builtin sum: compiled, a few C steps rather than a generic call.
+        folded = 0
+        for flag in self.folded:
+            if flag:
+                folded += 1
+        return folded
 
     @property
     def num_active(self) -> int:
         """Players who have neither folded nor gone all-in."""
-        folded, spent, stack = self.folded, self.spent, self.game.stack
+        folded, spent, stack = self.folded, self.spent, self.table.stack
         active = 0
         for p in range(len(spent)):
             if not folded[p] and spent[p] < stack[p]:
@@ -282,7 +354,7 @@ class State:
     def amount_to_call(self) -> int:
         """Chips the player to act must add to call (0 when checking)."""
         p = self.current_player
-        return min(self.max_spent, self.game.stack[p]) - self.spent[p]
+        return min(self.max_spent, self.table.stack[p]) - self.spent[p]
 
     def can_fold(self) -> bool:
         """Folding is legal only when facing a bet (and not all-in)."""
@@ -292,7 +364,7 @@ class State:
 
     def _can_fold(self, p: int) -> bool:
         spent = self.spent[p]
-        return spent < self.max_spent and spent < self.game.stack[p]
+        return spent < self.max_spent and spent < self.table.stack[p]
 
     def raise_range(self) -> tuple[int, int] | None:
         """The smallest and largest legal raise-to, or None if no raise is legal.
@@ -305,7 +377,7 @@ class State:
 
     def _raise_range(self, p: int) -> tuple[int, int] | None:
         """:meth:`raise_range` for a live hand whose player to act is ``p``."""
-        game = self.game
+        game = self.table
         round_actions = self.actions[self.round]
         cap = game.max_raises[self.round]
         # A round has no more raises than actions: count them only near the cap.
@@ -375,7 +447,7 @@ class State:
             bounds = self._raise_range(p)
             if bounds is None:
                 raise IllegalActionError("no raise is allowed here", action.text())
-            if self.game.is_limit:
+            if self.table.is_limit:
                 if action.size:
                     raise IllegalActionError("a limit raise has no size", action.text())
             elif not bounds[0] <= action.size <= bounds[1]:
@@ -398,7 +470,7 @@ class State:
         # (two calls per action, not four), and a call's check (it is always
         # legal in a live hand) is left out. tests/protocol/test_fast_paths.py holds the slow
         # twin (the rules as written in acpc.md) and compares them.
-        game = self.game
+        game = self.table
         round_ = self.round
         round_actors = self.actors[round_]
         n = game.num_players
@@ -442,7 +514,7 @@ class State:
     def _close_round_if_done(self, round_actions: list[Action], round_actors: list[int]) -> None:
         """After an action: end the hand if one player is left, the round if
         everyone who can act has called the last raise (or checked)."""
-        folded, spent, stack = self.folded, self.spent, self.game.stack
+        folded, spent, stack = self.folded, self.spent, self.table.stack
         n = len(spent)
         if folded.count(True) + 1 >= n:
             self.finished = True
@@ -470,11 +542,12 @@ class State:
     def _end_round(self, active: int) -> None:
         """Every player who can act has called the last raise (or checked): the
         next round begins, or the hand ends; ``active`` players can still act."""
-        game = self.game
+        game = self.table
         if active > 1:
             if self.round + 1 < game.num_rounds:
                 self._next_round()
-                self.min_raise_to = max(max(game.blind), 1) + self.max_spent
+                max_blind = game.max_blind
+                self.min_raise_to = (max_blind if max_blind > 1 else 1) + self.max_spent
             else:
                 self.finished = True
         else:

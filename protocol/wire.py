@@ -33,7 +33,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from protocol._variant import record_reduce
 from protocol.cards import CARD_TEXT, DECK_SIZE, cards_to_text
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 #: The prefix of every state line the dealer sends.
-PREFIX = "MATCHSTATE:"
+PREFIX: Final = "MATCHSTATE:"
 _LOG_PREFIX = "STATE:"
 _SCORE_PREFIX = "SCORE:"
 
@@ -85,26 +85,26 @@ INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 
 # ASCII digits only: ``\d`` and ``str.isdigit`` also accept other scripts' digits.
-_UNSIGNED = re.compile(r"[0-9]+")
+_UNSIGNED: Final = re.compile(r"[0-9]+")
 # Betting letters are read as the reference's readAction reads them, through
 # the same table as replies: case-insensitive, with k = c and b = r.
-_ACTION_TOKEN = re.compile(r"([fcrkbFCRKB])([0-9]*)")
-_BETTING_ROUND = re.compile(r"(?:[fcrkbFCRKB][0-9]*)*")
+_ACTION_TOKEN: Final = re.compile(r"([fcrkbFCRKB])([0-9]*)")
+_BETTING_ROUND: Final = re.compile(r"(?:[fcrkbFCRKB][0-9]*)*")
 # ``scanf("%d")``: optional C white space, an optional sign, then digits.
-_SCANF_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
-_CHIPS = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_SCANF_INT: Final = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_CHIPS: Final = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 # The reference's action letters (readAction): f, c or k, r or b, in either case, as
 # shared records (they are frozen; a no-limit raise then reads its size).
-_SIMPLE_REPLY_ACTIONS = {
+_SIMPLE_REPLY_ACTIONS: Final[dict[str, Action]] = {
     letter: action
     for letters, action in (("fF", Action.FOLD), ("cCkK", Action.CALL), ("rRbB", Action.RAISE))
     for letter in letters
 }
 
 # Card text by index; a lookup fails (rather than wraps) off the deck.
-_CARD_TEXT_OF = dict(enumerate(CARD_TEXT))
+_CARD_TEXT_OF: Final[dict[int, str]] = dict(enumerate(CARD_TEXT))
 # Card text as card_from_text reads it (rank and suit letters in either case).
-_CARD_BY_TEXT = {
+_CARD_BY_TEXT: Final[dict[str, int]] = {
     rank + suit: card
     for card, text in enumerate(CARD_TEXT)
     for rank in {text[0], text[0].lower()}
@@ -226,9 +226,9 @@ def parse_betting(text: str, game: GameDef, line: str | None = None) -> Betting:
 
 
 #: parse_betting keeps the parses of texts up to this long, up to this many of them.
-_SHORT_BETTING = 12
-_SHORT_BETTINGS_KEPT = 4096
-_SHORT_BETTINGS: dict[tuple[bool, str], Betting] = {}
+_SHORT_BETTING: Final = 12
+_SHORT_BETTINGS_KEPT: Final = 4096
+_SHORT_BETTINGS: Final[dict[tuple[bool, str], Betting]] = {}
 
 
 def parse_action(text: str, game: GameDef, line: str | None = None) -> Action:
@@ -285,7 +285,7 @@ def _replay(betting: Betting, game: GameDef, hand_id: int, line: str) -> State:
 #: ReplayCache looks this many actions back for a prefix it has seen, and keeps
 #: the states after this many last actions of a betting (a hand's betting has
 #: fewer actions than this; hostile betting, as many as its line has room for).
-_REPLAY_LOOK_BACK = 64
+_REPLAY_LOOK_BACK: Final = 64
 
 
 class ReplayCache:
@@ -616,8 +616,8 @@ class _DealText:
 
 # Rendered deals by id(); each entry keeps its deal alive, so ids are not
 # reused while cached. Small and bounded: a match needs only its current hand.
-_DEAL_TEXTS: dict[int, _DealText] = {}
-_DEAL_TEXTS_MAX = 64
+_DEAL_TEXTS: Final[dict[int, _DealText]] = {}
+_DEAL_TEXTS_MAX: Final = 64
 
 
 _last_deal_text: _DealText | None = None
@@ -662,7 +662,7 @@ def _fast_matchstate_text(state: State, deal: Deal, position: int) -> str | None
     """:func:`matchstate_text`, or None for input it does not cover (position off the table)."""
     texts = _deal_text(deal)
     own = texts.own
-    if not 0 <= position < len(own) or len(own) != state.game.num_players:
+    if not 0 <= position < len(own) or len(own) != state.table.num_players:
         return None
     if state.finished and state.is_showdown:
         folded = state.folded
@@ -712,8 +712,8 @@ class HandLines:
         texts = _deal_text(deal)
         #: The tails of each round, built when the hand (or a look ahead,
         #: :meth:`text_after`) first reaches it: most hands end before the last round.
-        self._tails: list[list[str] | None] = [None] * state.game.num_rounds
-        if len(texts.own) != state.game.num_players:
+        self._tails: list[list[str] | None] = [None] * state.table.num_rounds
+        if len(texts.own) != state.table.num_players:
             self._heads: list[str] = []  # odd input: every line the plain way
             return
         hand_id = state.hand_id
@@ -734,9 +734,11 @@ class HandLines:
         state = self._state
         heads = self._heads
         if not heads or (state.finished and state.is_showdown):
-            return [matchstate_text(state, self._deal, p) for p in range(state.game.num_players)]
+            return [matchstate_text(state, self._deal, p) for p in range(state.table.num_players)]
         betting = state.betting_string()
-        return [head + betting + tail for head, tail in zip(heads, self._tails_of(state.round))]
+        tails = self._tails_of(state.round)
+        # By index, not zip: compiled, a zip is a generic iterator of tuples (once per action).
+        return [heads[p] + betting + tails[p] for p in range(len(heads))]
 
     def text(self, position: int) -> str:
         """The line for ``position`` now (``matchstate_text`` of the hand's state)."""

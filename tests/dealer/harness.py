@@ -131,7 +131,7 @@ class MemoryTable:
             piece = raw[i : i + step]
             ahead = protocol.ahead
             if self.read_step and ahead is not None:
-                seatio.answer_ahead(protocol, ahead, piece)
+                seatio.answer_ahead(protocol.io, ahead, piece)
                 self.sent_ahead += ahead.sent_to is not None
             protocol.dataReceived(piece)
         self.run_holds(seat)

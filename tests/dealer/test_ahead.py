@@ -187,7 +187,7 @@ def test_a_seat_found_not_reading_by_a_send_ahead_ends_the_match_as_without_it(i
         # Seat 1 acts first in hand 1, so the fold's next send is its: from now on every
         # send to it is over its limit (a StringTransport holds what it is sent).
         ahead = table.protocols[1].ahead
-        assert (ahead is not None and ahead.fold_to is table.protocols[0]) == read_step
+        assert (ahead is not None and ahead.fold_to is table.protocols[0].io) == read_step
         table.protocols[0].budget = dataclasses.replace(table.protocols[0].budget,
                                                         max_unsent_bytes=-1)
         before = table.sent_ahead
@@ -335,7 +335,7 @@ def test_the_read_step_sends_the_state_made_ready_before_the_line_is_handled(
     other_transport = StringTransport()
     other.makeConnection(other_transport)
     other.accepted = True
-    seatio.queue_line(other, "MATCHSTATE:0:0::Kh|")
+    seatio.queue_line(other.io, "MATCHSTATE:0:0::Kh|")
 
     class _Clock:
         @staticmethod
@@ -343,7 +343,7 @@ def test_the_read_step_sends_the_state_made_ready_before_the_line_is_handled(
             return 10.0
 
     ahead = seatio.Ahead(b"MATCHSTATE:1:0::|Qs:", 20.0, _Clock())
-    ahead.call_to, ahead.call_text = other, "MATCHSTATE:0:0:c:Kh|"
+    ahead.call_to, ahead.call_text = other.io, "MATCHSTATE:0:0:c:Kh|"
     acting.ahead = ahead
     sent_before_line: list[bytes] = []
     listener.seat_line = lambda seat, line: sent_before_line.append(other_transport.value())  # type: ignore[method-assign]
@@ -351,7 +351,7 @@ def test_the_read_step_sends_the_state_made_ready_before_the_line_is_handled(
     _wait_readable(dealer_a)
     seatio.read_ready(_Reactor(), _Transport(dealer_a, acting))
     assert sent_before_line == [b"MATCHSTATE:0:0::Kh|\r\nMATCHSTATE:0:0:c:Kh|\r\n"]
-    assert ahead.sent_to is other and ahead.heard == 10.0
+    assert ahead.sent_to is other.io and ahead.heard == 10.0
 
 
 def _hostile_reply(line: str, state: State, rng: random.Random) -> tuple[bytes, int, float]:

@@ -152,3 +152,69 @@ def test_an_exception_is_logged_and_closes_the_connection(pair: tuple[socket.soc
     [(kind, selectable, why)] = reactor.calls
     assert (kind, selectable) == ("disconnect", transport)
     assert isinstance(why, RuntimeError)
+
+
+class _Socket:
+    """Takes at most ``room`` bytes per send."""
+
+    def __init__(self, room: int) -> None:
+        self.room, self.sent = room, b""
+
+    def send(self, data: bytes) -> int:
+        taken = data[: self.room]
+        self.sent += taken
+        return len(taken)
+
+
+def _tcp_connection(sock: _Socket) -> Any:
+    """A TCP connection object without a reactor, whose ``write`` keeps the bytes in its
+    buffer (as Twisted's does until the socket is writable)."""
+    from twisted.internet import tcp
+
+    connection: Any = tcp.Connection.__new__(tcp.Connection)
+    connection.socket = sock
+    connection.connected = True
+    connection.disconnecting = False
+    connection.dataBuffer = b""
+    connection._tempDataBuffer = []
+    connection._tempDataLen = 0
+    connection.offset = 0
+
+    def write(data: bytes) -> None:
+        connection.dataBuffer += data
+
+    connection.write = write
+    return connection
+
+
+def test_sends_go_straight_to_the_socket_only_while_nothing_waits_in_twisted() -> None:
+    """After a send the socket took whole, the next goes to it directly (``direct_socket``);
+    after one it did not, the rest and every later line wait in Twisted's buffer, in order,
+    until a send finds the buffer empty again."""
+    protocol, _ = _seat()
+    sock = _Socket(room=100)
+    connection = protocol.transport = _tcp_connection(sock)
+    seatio.send(protocol.io, "MATCHSTATE:0:0::Ah2c|")
+    assert sock.sent == b"MATCHSTATE:0:0::Ah2c|\r\n" and protocol.direct_socket is sock
+    sock.room = 4
+    seatio.send(protocol.io, "MATCHSTATE:0:0:c:Ah2c|")
+    assert protocol.direct_socket is None and connection.dataBuffer == b"HSTATE:0:0:c:Ah2c|\r\n"
+    sock.room = 100
+    seatio.send(protocol.io, "MATCHSTATE:0:0:cc/:Ah2c|/2d3d4d")  # behind the buffered bytes
+    assert connection.dataBuffer == b"HSTATE:0:0:c:Ah2c|\r\nMATCHSTATE:0:0:cc/:Ah2c|/2d3d4d\r\n"
+    assert protocol.direct_socket is None
+    connection.dataBuffer = b""  # Twisted wrote it out
+    seatio.send(protocol.io, "MATCHSTATE:0:0:cc/c:Ah2c|/2d3d4d")
+    assert sock.sent.endswith(b"MATCHSTATE:0:0:cc/c:Ah2c|/2d3d4d\r\n") and protocol.direct_socket is sock
+    connection.disconnecting = True  # closing: Twisted's write decides
+    seatio.send(protocol.io, "x")
+    assert connection.dataBuffer == b"x\r\n"
+
+
+def test_other_transports_never_send_directly() -> None:
+    """A transport that is not a TCP connection (a test's StringTransport) gets every line by
+    its ``write``; ``direct_socket`` stays unset."""
+    protocol, _ = _seat()
+    seatio.send(protocol.io, "a")
+    seatio.send(protocol.io, "b")
+    assert protocol.transport.value() == b"a\r\nb\r\n" and protocol.direct_socket is None

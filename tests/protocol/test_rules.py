@@ -252,3 +252,25 @@ def test_leduc_legal_actions_and_sizes() -> None:
     assert flop.round == 1 and flop.legal_actions() == [C, R]
     assert flop.raise_range() == (5 + 4, 5 + 4)
     assert play("leduc", "rrc/rrc").finished
+
+
+def test_a_state_is_made_again_from_its_fields_with_its_betting() -> None:
+    """``State``'s ``__init__`` is written out (not the dataclass's): a state rebuilt from its
+    fields (``dataclasses.replace``, pickling, ``clone``) is equal, with the same betting
+    string and facts, and plays on independently after a clone."""
+    import dataclasses
+    import pickle
+
+    game = load_game("nolimit")
+    state = State(game, 3)
+    state.apply(Action.raise_to(300))
+    state.apply(Action.CALL)
+    state.apply(Action.raise_to(900))
+    for copy in (dataclasses.replace(state), pickle.loads(pickle.dumps(state)), state.clone()):
+        assert copy == state and copy.betting_string() == "r300c/r900"
+        assert copy.table.stack == state.table.stack and copy.current_player == state.current_player
+    moved = dataclasses.replace(state, hand_id=4)
+    assert moved.hand_id == 4 and moved.betting_string() == "r300c/r900"
+    clone = state.clone()
+    clone.apply(Action.CALL)
+    assert state.betting_string() == "r300c/r900" and clone.betting_string() == "r300c/r900c/"
