@@ -119,7 +119,7 @@ class _SourceSeat(_Seat):
     (the compiled build runs it as machine code: tests/work.py)."""
 
     def dataReceived(self, data: bytes) -> None:
-        source_module("dealer.seatio").data_received(self, data)
+        source_module("dealer.seatio").data_received(self.io, data)
 
 
 def _drip(size: int, piece: int, join_each_read: bool = False) -> Work:
