@@ -6,8 +6,8 @@ process, must not grow (issue 32). A match is played in memory
 the ``.log``, the events file, the results attached for the query log beside
 the ``.log`` (no document asked for) -- and the memory blocks Python holds
 (``sys.getallocatedblocks``, after a collection; no tracemalloc, whose cost
-would make this a slow test) are read after a few hundred hands and again
-some hundreds later. A control match leaks one small object a hand, to show
+would make this a slow test) are read after 100 hands, 200 and 300: the
+smaller growth of the two stretches counts. A control match leaks one small object a hand, to show
 that the reading sees a leak that small. The slow twin with tracemalloc,
 over the results pipeline with and without a document:
 ``tests/dealer/test_results.py::test_memory_stays_flat_in_hands_played``.
@@ -30,7 +30,7 @@ from protocol.wire import MatchState
 from tests.dealer.bots import TestBot
 from tests.dealer.harness import MemoryRun, make_config
 
-FIRST, LAST = 100, 300
+FIRST, MIDDLE, LAST = 100, 200, 300
 
 
 def varied_play(seed: int) -> Any:
@@ -81,7 +81,7 @@ def test_plain_dealer_memory_is_flat_in_hands(in_tmp: Path, leak: bool) -> None:
         async def read(state: State, deal: Any, seat_of: Any) -> None:
             if leak:
                 leaked.append((state.hand_id, -state.hand_id))
-            if state.hand_id + 1 in (FIRST, LAST):
+            if state.hand_id + 1 in (FIRST, MIDDLE, LAST):
                 match.events.flush()  # the batched event lines (up to BATCH_BYTES) are not growth
                 empty_bounded_caches()
                 gc.collect()
@@ -95,8 +95,11 @@ def test_plain_dealer_memory_is_flat_in_hands(in_tmp: Path, leak: bool) -> None:
     result = MemoryRun().play(config, bots, prepare=prepare)
     assert result.completed and result.hands_played == LAST
     assert Path("flat.events.jsonl").stat().st_size > 0 and Path("flat.log").stat().st_size > 0
-    grown = readings[LAST] - readings[FIRST]
-    hands = LAST - FIRST
+    # Growth over each of two stretches of 100 hands, and the smaller counts: a leak grows in
+    # both, while what happens once (a lazy import, a first flush by time: 99 blocks in one
+    # CI run of the whole suite, which no run of this file alone showed) falls in one at most.
+    grown = min(readings[MIDDLE] - readings[FIRST], readings[LAST] - readings[MIDDLE])
+    hands = MIDDLE - FIRST
     if leak:  # a tuple a hand is one block: the reading sees it
         assert grown >= hands, grown
     else:
