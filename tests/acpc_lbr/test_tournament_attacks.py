@@ -91,6 +91,19 @@ def escaping_bot(folder: Path) -> Path:
     return path
 
 
+def hanging_bot_started(folder: Path) -> bool:
+    """Whether a seating has started the escaping bot, which then hangs (so the event is under way:
+    the driver itself, and the reaper it starts before its signal handlers, also name the folder)."""
+    for pid in survivors(folder):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if handle.read().endswith(b"\0waiting\0"):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def survivors(marker: Path) -> list[int]:
     """Processes whose command line names ``marker`` (the test's own helpers)."""
     found = []
@@ -137,7 +150,7 @@ def test_sigkill_of_the_driver_then_resume_leaves_no_process_of_the_first_run(tm
     command = [*ACPC_LBR, "--game", "kuhn", "--entrant", "r=random", "--entrant", f"esc={bot} {{host}} {{port}}",
                "--matches", "1", "--hands", "20", "--start-timeout", "60000", "--out", str(tmp_path / "event"), "-q"]
     driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    assert wait_for(lambda: len(survivors(tmp_path)) >= 2, 60)  # its bot hangs, its helper escaped
+    assert wait_for(lambda: hanging_bot_started(tmp_path), 60)  # its bot hangs, its helper escaped
     driver.kill()  # the driver alone: its dealers and bots are orphans now
     driver.wait()
     first = survivors(tmp_path)
@@ -156,7 +169,7 @@ def test_sigint_stops_the_event_with_one_line_and_every_process_gone(tmp_path: P
                                "--matches", "1", "--hands", "20", "--start-timeout", "60000",
                                "--out", str(tmp_path / "event"), "-q"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert wait_for(lambda: len(survivors(tmp_path)) >= 2, 60)
+    assert wait_for(lambda: hanging_bot_started(tmp_path), 60)  # the driver is in its event loop
     driver.send_signal(signal.SIGINT)
     _, stderr = driver.communicate(timeout=60)
     assert driver.returncode == 1
