@@ -143,6 +143,24 @@ class MemoryTable:
         while self.transports[seat].producerState == "paused" and not self.done.called:
             self.clock.advance(hold)
 
+    def play_turns(self, reply: Callable[[int, str, Any], str], rounds: int = 10_000) -> None:
+        """Until no seat moves: each seat whose turn its last MATCHSTATE shows is fed
+        ``reply(seat, that line, its parsed view)`` (a seat whose transport closes stops)."""
+        game = self.match.game
+        for _ in range(rounds):
+            moved = False
+            for seat in range(len(self.transports)):
+                lines = [line for line in self.take(seat) if line.startswith("MATCHSTATE:")]
+                if not lines or self.transports[seat].disconnecting:
+                    continue
+                view = parse_matchstate(lines[-1], game)
+                state = view.to_state(game)
+                if not state.finished and state.current_player == view.position:
+                    self.feed(seat, reply(seat, lines[-1], view))
+                    moved = True
+            if not moved:
+                return
+
     def take(self, seat: int) -> list[str]:
         """The lines sent to ``seat`` since the last call (each sent with CRLF)."""
         data = self.transports[seat].value()

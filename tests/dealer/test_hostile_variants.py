@@ -13,7 +13,7 @@ from pathlib import Path
 
 from acpc_lbr.runtime.exit_codes import EXIT_OK
 from dealer.budget import BotBudget
-from protocol.wire import parse_matchstate
+from protocol.wire import MatchState
 from tests.dealer.harness import MemoryTable, make_config
 from tests.dealer.test_hostile import candidate, ended, started
 
@@ -65,26 +65,16 @@ def test_refused_queries_just_under_both_budgets_play_on_a_few_logged_per_hand(i
     hand holds the agent's next line back (its own time, not the process's)."""
     budget = BotBudget()
     t = started(events=True, hands=6)
-    game = t.match.game
     sent: dict[int, int] = {}
-    for _ in range(1000):
-        moved = False
-        for seat in range(2):
-            lines = [line for line in t.take(seat) if line.startswith("MATCHSTATE:")]
-            if not lines or t.transports[seat].disconnecting:
-                continue
-            view = parse_matchstate(lines[-1], game)
-            state = view.to_state(game)
-            if state.finished or state.current_player != view.position:
-                continue
-            extra = 0
-            if seat == 1:
-                extra = min(budget.max_unusable_decision - 1, budget.max_unusable_hand - 1 - sent.get(view.hand_id, 0))
-                sent[view.hand_id] = sent.get(view.hand_id, 0) + extra
-            t.feed(seat, f"QUERY:a1:1:{view.hand_id + 1000}::|:c\r\n" * extra + f"{lines[-1]}:c\r\n")
-            moved = True
-        if not moved:
-            break
+
+    def reply(seat: int, line: str, view: MatchState) -> str:
+        extra = 0
+        if seat == 1:
+            extra = min(budget.max_unusable_decision - 1, budget.max_unusable_hand - 1 - sent.get(view.hand_id, 0))
+            sent[view.hand_id] = sent.get(view.hand_id, 0) + extra
+        return f"QUERY:a1:1:{view.hand_id + 1000}::|:c\r\n" * extra + f"{line}:c\r\n"
+
+    t.play_turns(reply, 1000)
     result = ended(t)
     assert result.exit_code == EXIT_OK and len(sent) == 6
     # Four decisions of 63 a hand (always-call): 252, within 4 of the hand's budget too.

@@ -17,7 +17,6 @@ import pytest
 
 from acpc_lbr.runtime.exit_codes import EXIT_OK
 from dealer.budget import BotBudget, Charge, LineCosts, LineKind
-from protocol.wire import parse_matchstate
 from tests.dealer.harness import MemoryTable, make_config
 from tests.dealer.test_hostile import ended, started
 from tests.dealer.test_hostile_io import IoTable, answer, row
@@ -64,20 +63,7 @@ def test_a_flood_of_refused_queries_ends_the_agents_match_at_the_decision_budget
 
 def _play_with_junk(t: MemoryTable, junk: int, rounds: int = 10_000) -> None:
     """Both seats call; seat 2 sends ``junk`` unparsable lines before each of its replies."""
-    game = t.match.game
-    for _ in range(rounds):
-        moved = False
-        for seat in range(2):
-            lines = [line for line in t.take(seat) if line.startswith("MATCHSTATE:")]
-            if not lines or t.transports[seat].disconnecting:
-                continue
-            view = parse_matchstate(lines[-1], game)
-            state = view.to_state(game)
-            if not state.finished and state.current_player == view.position:
-                t.feed(seat, ("junk\r\n" * junk if seat == 1 else "") + f"{lines[-1]}:c\r\n")
-                moved = True
-        if not moved:
-            return
+    t.play_turns(lambda seat, line, view: ("junk\r\n" * junk if seat == 1 else "") + f"{line}:c\r\n", rounds)
 
 
 def test_ignored_lines_within_the_budgets_are_logged_a_few_per_hand(in_tmp: Path) -> None:
