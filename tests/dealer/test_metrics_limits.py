@@ -16,7 +16,6 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 import pytest_twisted
@@ -312,15 +311,18 @@ def test_free_descriptors_are_counted() -> None:
         assert fds.free_fds() == before - 1
 
 
-def _metrics_line(err: IO[str], seconds: float) -> str:
-    """The dealer's ``METRICS`` line on its stderr: it may come just after the port line."""
+def _metrics_line(err: Path, proc: subprocess.Popen[str], seconds: float) -> str:
+    """The dealer's ``METRICS`` line on its stderr (the file ``err``): it may come just after
+    the port line. Read by path: a handle shared with the child would share its offset, and a
+    seek here would move where the dealer writes next."""
     deadline = time.monotonic() + seconds
     while True:
-        err.seek(0)
-        found = [line for line in err.read().splitlines() if line.startswith("METRICS ")]
+        text = err.read_text()
+        found = [line for line in text.splitlines() if line.startswith("METRICS http")]
         if found:
             return found[0]
-        assert time.monotonic() < deadline, "the dealer printed no METRICS line"
+        assert time.monotonic() < deadline and proc.poll() is None, (
+            f"the dealer printed no METRICS line in {seconds} s (exit {proc.poll()}): {text!r}")
         time.sleep(0.05)
 
 
@@ -330,14 +332,14 @@ def dealer_at_256_files(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str],
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
-    err = open(tmp_path / "dealer.err", "w+")  # noqa: SIM115
+    err = open(tmp_path / "dealer.err", "a")  # noqa: SIM115  (O_APPEND: the dealer's writes go to the end)
     proc = subprocess.Popen([str(ACPC_LBR), "dealer", "m", "nolimit", "5", "1", "a", "b", "-q",
                              "--metrics-port", "0", "--metrics-grace", "0", "--start_timeout", "20000"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=limit)
     try:
         assert proc.stdout is not None
         seats = [int(p) for p in proc.stdout.readline().split()]
-        metrics = _metrics_line(err, seconds=20)
+        metrics = _metrics_line(tmp_path / "dealer.err", proc, seconds=20)
         yield proc, seats, int(metrics.rsplit(":", 1)[1].split("/")[0])
     finally:
         if proc.poll() is None:

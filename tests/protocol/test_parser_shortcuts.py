@@ -145,9 +145,12 @@ BETTING_CHARS = st.sampled_from(list("fcrkbFCRKB0123456789//x :٣"))
 
 def _canonical(text: str) -> str:
     """Betting text as the spec prints what it reads: lower case, k as c, b as r, sizes
-    without leading zeros."""
+    without leading zeros. A no-limit raise to 0 reads, as the reference's reader reads it,
+    as a raise of size 0, which no rule allows (the rules refuse it, as the reference's
+    do); an Action keeps "no size" as 0, so it prints as a bare ``r``."""
     text = text.lower().replace("k", "c").replace("b", "r")
-    return re.sub(r"[0-9]+", lambda digits: str(int(digits.group())), text)
+    text = re.sub(r"[0-9]+", lambda digits: str(int(digits.group())), text)
+    return re.sub(r"r0(?![0-9])", "r", text)
 
 
 @given(st.text(BETTING_CHARS, max_size=40), bundled)
