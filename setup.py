@@ -121,7 +121,9 @@ class BuildNative(build_ext):
             # An editable install (of an extra, say) with the sources the modules were built from.
             _say(f"reusing the compiled {', '.join(VARIANT.GROUP)}: their sources are unchanged "
                  f"since they were built ({VARIANT.MANIFEST} records each SHA-256)")
-            self._write_manifest(self.reused, inplace=False)  # the build tree's copy; the source's stays
+            # The sources were just hashed unchanged: their sizes and times now are the ones a
+            # start compares (a checkout may have touched them; an older manifest has none).
+            self._write_manifest({**self.reused, "stats": VARIANT.source_stats(ROOT)}, inplace=True)
             return
         # setuptools clears inplace while it builds, and leaves it cleared when the build fails.
         inplace = bool(self.inplace)
@@ -136,6 +138,7 @@ class BuildNative(build_ext):
                 "compiled": True,
                 "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
                 "sources": VARIANT.source_hashes(ROOT),
+                "stats": VARIANT.source_stats(ROOT),
             }
             _say(f"compiled {', '.join(VARIANT.GROUP)} with mypyc "
                  f"in {time.monotonic() - self.start:.0f} s")

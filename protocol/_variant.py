@@ -8,7 +8,10 @@ are built from them. The build records each source's SHA-256 in
 :mod:`dealer` imports :mod:`protocol` first thing), before any module of the
 group is: the compiled modules are used only if the manifest says they were
 built, every one of them is there for this interpreter, and every source still
-has the hash it was built from. Otherwise the whole group is loaded from its
+has the hash it was built from (a source whose size and modification time are the
+ones the build recorded is taken as unchanged without being hashed, as Python's own
+bytecode caches are checked: hashing meant loading OpenSSL at every start, about a
+tenth of a plain dealer's start-up). Otherwise the whole group is loaded from its
 sources -- never a mix, since the modules of one mypyc group share native
 classes -- and a stale or partial build says so in one line on stderr.
 ``ACPC_LBR_PURE=1`` forces the sources.
@@ -18,7 +21,6 @@ Nothing here imports a module of the group; setup.py loads this file by path.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -44,7 +46,8 @@ LABEL = "protocol core + dealer hot path"
 GROUP_NAME = "protocol._native"
 SHARED_LIB = "protocol._native__mypyc"
 #: The build's record, in protocol/: {"compiled": bool, "ext_suffix": str,
-#: "sources": {module: sha256}} or {"compiled": false, "reason": str}.
+#: "sources": {module: sha256}, "stats": {module: [size, mtime_ns]}} or
+#: {"compiled": false, "reason": str}. ("stats" may be missing: builds before it hash every source.)
 MANIFEST = "_native_build.json"
 #: Set (to anything but "" or "0") to load the pure sources.
 PURE_ENV = "ACPC_LBR_PURE"
@@ -73,10 +76,39 @@ def manifest_dir(root: Path) -> Path:
 
 def source_hashes(root: Path) -> dict[str, str]:
     """The SHA-256 of each group module's source, by dotted module name."""
+    import hashlib  # lazy: OpenSSL takes milliseconds to load, and a start with unchanged stats needs none
+
     return {
         name: hashlib.sha256(source_path(root, name).read_bytes()).hexdigest()
         for name in GROUP
     }
+
+
+def source_stats(root: Path) -> dict[str, list[int]]:
+    """The size and modification time (ns) of each group module's source, by dotted module name."""
+    stats = {}
+    for name in GROUP:
+        stat = os.stat(source_path(root, name))
+        stats[name] = [stat.st_size, stat.st_mtime_ns]
+    return stats
+
+
+def changed_sources(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """The group's sources that differ from the ones the build compiled (by name).
+
+    A source with the size and modification time the build recorded is the one it
+    compiled; only the others are hashed and compared with the recorded SHA-256
+    (a checkout that rewrote a file with the same text is unchanged).
+
+    Raises:
+        OSError: a source cannot be read.
+    """
+    built = manifest.get("sources", {})
+    recorded = manifest.get("stats", {})
+    current = source_stats(root)
+    if all(recorded.get(name) == current[name] for name in GROUP):
+        return []
+    return [name for name, digest in source_hashes(root).items() if built.get(name) != digest]
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
@@ -101,9 +133,8 @@ def compiled_problem(root: Path, manifest: dict[str, Any]) -> str | None:
     missing = [n for n in (*GROUP, SHARED_LIB) if not compiled_path(root, n, suffix).is_file()]
     if missing:
         return f"compiled module(s) missing: {', '.join(missing)}"
-    built = manifest.get("sources", {})
     try:
-        changed = [n for n, h in source_hashes(root).items() if built.get(n) != h]
+        changed = changed_sources(root, manifest)
     except OSError as error:
         return f"a source cannot be read ({error})"
     if changed:

@@ -646,3 +646,34 @@ def test_a_stray_compiled_file_never_shadows_its_source(package_copy: Path) -> N
     assert done.stdout.strip() == str(_variant.source_path(package_copy, "dealer.match"))
     strays = [line for line in done.stderr.splitlines() if "no longer compiled" in line]
     assert len(strays) == 1 and "dealer.match" in strays[0], done.stderr
+
+
+def test_an_edit_that_keeps_the_size_is_seen_and_unchanged_stats_skip_the_hashing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source with the recorded size and modification time is not hashed (no OpenSSL at
+    start-up); a source edited to the same size has a new time, so it is hashed and found
+    changed; a source rewritten with the same text (a checkout) is hashed and found unchanged."""
+    for name in _variant.GROUP:
+        source = _variant.source_path(tmp_path, name)
+        source.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(_variant.source_path(_variant.ROOT, name), source)
+    manifest = {"sources": _variant.source_hashes(tmp_path), "stats": _variant.source_stats(tmp_path)}
+    hashed: list[Path] = []
+    real_hashes = _variant.source_hashes
+
+    def counting_hashes(root: Path) -> dict[str, str]:
+        hashed.append(root)
+        return real_hashes(root)
+
+    monkeypatch.setattr(_variant, "source_hashes", counting_hashes)
+    assert _variant.changed_sources(tmp_path, manifest) == [] and hashed == []
+    first = _variant.source_path(tmp_path, _variant.GROUP[0])
+    text = first.read_text()
+    os.utime(first, ns=(1, 1))  # the same text, another time: hashed, unchanged
+    assert _variant.changed_sources(tmp_path, manifest) == [] and len(hashed) == 1
+    first.write_text(text.replace("a", "b", 1))  # the same size, another text
+    os.utime(first, ns=(2, 2))
+    assert first.stat().st_size == manifest["stats"][_variant.GROUP[0]][0]
+    assert _variant.changed_sources(tmp_path, manifest) == [_variant.GROUP[0]]
+    del manifest["stats"]  # a build before the stats: every source is hashed
+    assert _variant.changed_sources(tmp_path, manifest) == [_variant.GROUP[0]] and len(hashed) == 3
