@@ -57,7 +57,7 @@ not be written mid-match, or an interrupted dealer.
 
 from __future__ import annotations
 
-import socket
+import _socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -177,7 +177,7 @@ class Match:
 
     # -- listening ---------------------------------------------------------
 
-    def listen(self, bound: Sequence[socket.socket] = ()) -> list[int]:
+    def listen(self, bound: Sequence[_socket.socket] = ()) -> list[int]:
         """Open one listening port per seat and return the port numbers.
 
         Args:

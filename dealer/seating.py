@@ -20,7 +20,7 @@ compiled (:mod:`dealer.seatio`). Tests drive it with ``task.Clock`` and
 from __future__ import annotations
 
 import re
-import socket
+import _socket
 from collections.abc import Callable, Sequence
 
 from twisted.internet import defer
@@ -226,7 +226,7 @@ class Seating:
         self.factories = [SeatFactory(seat, self) for seat in self.seats]
         self._all_seated: defer.Deferred[None] = defer.Deferred()
 
-    def listen(self, ports: Sequence[int], bind: str, bound: Sequence[socket.socket] = ()) -> list[int]:
+    def listen(self, ports: Sequence[int], bind: str, bound: Sequence[_socket.socket] = ()) -> list[int]:
         """Open one listening port per seat (0 or missing: any free port); returns their numbers.
 
         Args:
@@ -263,7 +263,7 @@ class Seating:
         self.events.emit(ev.Listening(ports=tuple(numbers), bind=bind))
         return numbers
 
-    def _adopt(self, listener: socket.socket, factory: SeatFactory) -> ListeningPort:
+    def _adopt(self, listener: _socket.socket, factory: SeatFactory) -> ListeningPort:
         """Listen on ``listener`` with the reactor, which takes a copy of its descriptor;
         ``listener`` itself is closed."""
         reactor = self.reactor

@@ -5,7 +5,8 @@ reads the dealer's port line, and a tournament starts thousands of dealers, so t
 line comes as soon as the run is known to go ahead. Importing Twisted and its
 asyncio reactor takes about 0.2 s of CPU, which is most of a dealer's start-up;
 so :func:`prepare` binds every seat's listening socket with the standard
-library's ``socket`` and opens every file the matches write, the command prints
+library's ``_socket`` (the C module under ``socket``, without the enum classes
+that module builds at import, a few ms) and opens every file the matches write, the command prints
 the port lines, and only then is Twisted loaded and given the sockets
 (:meth:`dealer.seating.Seating.listen`, ``adoptStreamPort``). A bot that
 connects in between waits in the kernel's backlog, as it does with the
@@ -22,10 +23,10 @@ before the port line).
 
 from __future__ import annotations
 
+import _socket
 import argparse
 import errno
 import os
-import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -49,17 +50,17 @@ class StartupRefused(Exception):
         self.message = message
 
 
-def address_family(bind: str) -> socket.AddressFamily:
+def address_family(bind: str) -> int:
     """The family of a listening address, as Twisted's ``listenTCP`` picks it: IPv6 for an
     IPv6 literal (a scope ``%eth0`` allowed), else IPv4 (a host name is resolved by ``bind``)."""
     try:
-        socket.inet_pton(socket.AF_INET6, bind.partition("%")[0])
+        _socket.inet_pton(_socket.AF_INET6, bind.partition("%")[0])
     except (OSError, ValueError):
-        return socket.AF_INET
-    return socket.AF_INET6
+        return _socket.AF_INET
+    return _socket.AF_INET6
 
 
-def bind_seats(config: MatchConfig) -> list[socket.socket]:
+def bind_seats(config: MatchConfig) -> list[_socket.socket]:
     """One listening socket per seat of ``config`` (its ``ports``; 0 or missing: any free port),
     on ``config.bind``, non-blocking.
 
@@ -68,12 +69,12 @@ def bind_seats(config: MatchConfig) -> list[socket.socket]:
     """
     wanted = list(config.ports) + [0] * (len(config.names) - len(config.ports))
     family = address_family(config.bind)
-    sockets: list[socket.socket] = []
+    sockets: list[_socket.socket] = []
     for index, port in enumerate(wanted):
-        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener = _socket.socket(family, _socket.SOCK_STREAM)
         try:
             # As Twisted's port: a port left in TIME_WAIT by the last match can be listened on again.
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
             listener.bind((config.bind, port))
             listener.listen(SEAT_BACKLOG)
             listener.setblocking(False)
@@ -95,7 +96,7 @@ def port_line(ports: Sequence[Sequence[int]]) -> str:
     return " ".join(map(str, ports[0]))
 
 
-def port_number(listener: socket.socket) -> int:
+def port_number(listener: _socket.socket) -> int:
     """The port a listening socket is bound to."""
     port: int = listener.getsockname()[1]
     return port
@@ -167,7 +168,7 @@ class DealerStartup:
 
     def __init__(self, groups: Sequence[Sequence[MatchConfig]]) -> None:
         self.groups = groups
-        self.sockets: dict[str, list[socket.socket]] = {}
+        self.sockets: dict[str, list[_socket.socket]] = {}
         self.files = OpenedFiles()
         self.ports: dict[str, list[int]] = {}
 
@@ -175,7 +176,7 @@ class DealerStartup:
         """The port line of each group (:func:`port_line`)."""
         return [port_line([self.ports[c.name] for c in group]) for group in self.groups]
 
-    def take_sockets(self, name: str) -> list[socket.socket]:
+    def take_sockets(self, name: str) -> list[_socket.socket]:
         """The listening sockets of match ``name``, handed over (the caller closes them)."""
         return self.sockets.pop(name)
 

@@ -30,6 +30,7 @@ interrupted dealer. With several matches the highest code is returned.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import signal
 import sys
@@ -65,10 +66,45 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, with the terminal's width read once per process.
+
+    argparse makes a formatter for every option it adds (to check its metavar),
+    and each asks ``shutil`` for the width: the import of ``shutil`` and its
+    compression modules, and a failing ioctl per option when the output is not a
+    terminal, on the way to a dealer's port line. The width is found as shutil
+    finds it: ``COLUMNS``, else the standard output's terminal, else 80.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _help_width() if width is None else width)
+
+
+def _help_width() -> int:
+    """Columns for help text (as argparse: the terminal's, less 2)."""
+    global _HELP_WIDTH
+    if _HELP_WIDTH is None:
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):
+                columns = 80
+        _HELP_WIDTH = (columns if columns > 0 else 80) - 2
+    return _HELP_WIDTH
+
+
+_HELP_WIDTH: int | None = None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The dealer's argument parser."""
     parser = _Parser(
         prog="acpc-lbr dealer",
+        formatter_class=_Formatter,
         description="Run an ACPC dealer (a drop-in for the reference dealer).",
         epilog="Exit codes: 0 full match(es); 1 bad arguments/startup; "
         "3 a match ended early because of a bot; 4 internal error/interrupted.",
