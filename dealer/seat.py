@@ -38,6 +38,7 @@ that bot until it reads; past ``BotBudget.max_unsent_bytes`` the bot is dropped
 
 from __future__ import annotations
 
+import functools
 import socket
 from collections.abc import Callable
 from typing import Any, Protocol, cast
@@ -103,8 +104,9 @@ class SeatProtocol(twisted_protocol.Protocol):
     """
 
     delimiter = b"\n"
-    #: The reactor's read step for this connection (acpc_lbr.runtime.reactor.LeanAsyncioReactor).
-    read_ready = staticmethod(seatio.read_ready)
+    #: The reactor's read step for this connection (acpc_lbr.runtime.reactor.LeanAsyncioReactor);
+    #: each connection's own is bound to its ``io`` in ``__init__``.
+    read_ready: Callable[[Any, Any], None] = staticmethod(seatio.read_ready)
     #: The end of a :meth:`hold` (an IDelayedCall), while one lasts.
     _held: Any = None
     #: :meth:`lineReceived` is this class's own, so the compiled framing hands each line to
@@ -131,6 +133,9 @@ class SeatProtocol(twisted_protocol.Protocol):
         self.io = seatio.SeatIO(self, listener, seat, max_length,
                                 budget if budget is not None else BotBudget(),
                                 self.MAX_QUEUED_LINES, self.direct_lines)
+        #: The reactor's read step, bound to this connection's ``io`` (the reactor calls it
+        #: with itself and the transport).
+        self.read_ready = functools.partial(seatio.read_io_ready, self.io)
         #: The dealer stopped reading because output for this bot piled up.
         self.reading_paused = False
         #: A pending handshake deadline, set by the seat's factory.
@@ -268,6 +273,7 @@ class SeatProtocol(twisted_protocol.Protocol):
         self.handshake_timer = None
 
     def connectionLost(self, reason: Failure = connectionDone) -> None:
+        seatio.closed(self.io)
         self.cancel_handshake_timer()
         if self._held is not None and self._held.active():
             self._held.cancel()
@@ -355,6 +361,7 @@ class SeatProtocol(twisted_protocol.Protocol):
     def close(self) -> None:
         """Send what is queued, then close the connection once writes are out."""
         self.flush_lines()
+        seatio.closed(self.io)
         transport: Any = self.transport
         if transport is not None:
             _unregister(transport)  # else loseConnection waits for us forever
@@ -362,6 +369,7 @@ class SeatProtocol(twisted_protocol.Protocol):
 
     def abort(self) -> None:
         """Drop the connection now, unsent output and all."""
+        seatio.closed(self.io)
         transport: Any = self.transport
         if transport is not None:
             _unregister(transport)

@@ -94,8 +94,15 @@ class SeatIO:
         self.paused = False
         #: The next state made ready for this seat's likely replies (:class:`Ahead`).
         self.ahead: Ahead | None = None
-        #: The TCP socket while nothing of ours waits in Twisted's buffers (:func:`write`).
+        #: The TCP socket, and its ``send``, while nothing of ours waits in Twisted's buffers
+        #: and the connection is open (:func:`write`).
         self.direct_socket: Any = None
+        self.direct_send: Any = None
+        #: The socket's ``recv`` and Twisted's read size (:func:`read_io_ready`), kept at the
+        #: first read; ``closed`` once the connection is closed or lost (:func:`closed`).
+        self.recv: Any = None
+        self.read_size = 0
+        self.closed = False
         #: Bytes read after the last complete line (or held while paused); inside
         #: :func:`data_received` (a line's handler may feed more data in); more of the
         #: partial line, read since, not yet joined to it, and their bytes.
@@ -119,13 +126,29 @@ def read_ready(reactor: Any, transport: Any) -> None:
     compiled step -- read once, hand the bytes to :func:`data_received`, and
     on an error, the end of the stream or an exception close the connection
     as they would (through :mod:`acpc_lbr.runtime.reactor`, the one module that
-    touches Twisted's private names).
+    touches Twisted's private names). The connection's protocol registers
+    :func:`read_io_ready` bound to its ``io`` (no lookups through the transport).
     """
-    if transport.fileno() == -1:  # closed under us: Twisted's own path says so
-        read_by_twisted(reactor, transport)
-        return
+    read_io_ready(transport.protocol.io, reactor, transport)
+
+
+def read_io_ready(io: SeatIO, reactor: Any, transport: Any) -> None:
+    """:func:`read_ready` of the connection whose per-line state is ``io``.
+
+    The socket's ``recv`` and Twisted's read size are kept in ``io`` at the
+    first read (each read of them through the transport is a dictionary
+    lookup on a Python object, several per line); once the connection is
+    closed (``io.closed``: by us, or lost) Twisted's own read step takes it.
+    """
+    recv = io.recv
+    if recv is None or io.closed:
+        if io.closed or transport.fileno() == -1:  # closed under us: Twisted's own path says so
+            read_by_twisted(reactor, transport)
+            return
+        recv = io.recv = transport.socket.recv
+        io.read_size = transport.bufferSize
     try:
-        data: bytes = transport.socket.recv(transport.bufferSize)
+        data: bytes = recv(io.read_size)
     except BlockingIOError:
         return
     except OSError:
@@ -134,7 +157,6 @@ def read_ready(reactor: Any, transport: Any) -> None:
     if not data:
         disconnect_reader(reactor, transport, main.CONNECTION_DONE)
         return
-    io: SeatIO = transport.protocol.io
     ahead: Ahead | None = io.ahead
     if ahead is not None:
         answer_ahead(io, ahead, data)
@@ -427,25 +449,36 @@ def write(io: SeatIO, text: str) -> bool:
     transport's ``write`` and ``direct_socket`` is cleared until a
     ``write_now`` finds the buffers empty again.
     """
-    transport = io.protocol.transport
-    if transport is None:
-        return True
     data = (text + "\r\n").encode("ascii")
-    sock = io.direct_socket
-    if sock is not None and transport.connected and not transport.disconnecting:
+    send = io.direct_send
+    if send is not None:  # cleared when the connection closes (:func:`closed`)
         try:
-            sent: int = sock.send(data)
+            sent: int = send(data)
         except OSError:  # BlockingIOError included: write() queues it, or meets the error
             sent = 0
         if sent == len(data):
             return True
-        io.direct_socket = None
-        transport.write(data[sent:])
+        io.direct_socket = io.direct_send = None
+        io.protocol.transport.write(data[sent:])
+        return False
+    transport = io.protocol.transport
+    if transport is None:
+        return True
+    if io.closed:  # Twisted's write drops it, or sends it before the close it was asked for
+        transport.write(data)
         return False
     if write_now(transport, data):  # True only on a TCP transport, its socket taking it all
         io.direct_socket = transport.socket
+        io.direct_send = io.direct_socket.send
         return True
     return False
+
+
+def closed(io: SeatIO) -> None:
+    """The connection is closing or lost: writes and reads go through Twisted from now on
+    (it drops or refuses them as a closed transport does)."""
+    io.closed = True
+    io.direct_socket = io.direct_send = None
 
 
 def check_unsent(io: SeatIO) -> None:

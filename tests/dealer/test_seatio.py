@@ -34,6 +34,12 @@ class _Listener:
     def seat_line(self, seat: int, line: str) -> None:
         self.lines.append(line)
 
+    def candidate_lost(self, protocol: SeatProtocol) -> None:
+        self.lines.append("(lost)")
+
+    def seat_lost(self, seat: int, reason: object) -> None:
+        self.lines.append("(lost)")
+
     def seat_line_too_long(self, seat: int, length: int, limit: int) -> None:
         raise RuntimeError("a bug while handling a long line")
 
@@ -206,9 +212,30 @@ def test_sends_go_straight_to_the_socket_only_while_nothing_waits_in_twisted() -
     connection.dataBuffer = b""  # Twisted wrote it out
     seatio.send(protocol.io, "MATCHSTATE:0:0:cc/c:Ah2c|/2d3d4d")
     assert sock.sent.endswith(b"MATCHSTATE:0:0:cc/c:Ah2c|/2d3d4d\r\n") and protocol.direct_socket is sock
-    connection.disconnecting = True  # closing: Twisted's write decides
+    protocol.connectionLost()  # closed: Twisted's write decides from now on
     seatio.send(protocol.io, "x")
-    assert connection.dataBuffer == b"x\r\n"
+    assert connection.dataBuffer == b"x\r\n" and protocol.direct_socket is None
+
+
+@pytest.mark.parametrize("how", ["close", "abort", "lost"])
+def test_a_closing_connection_is_never_written_or_read_directly(how: str) -> None:
+    """Closing by the dealer (``close``, ``abort``) or a lost connection ends the direct
+    sends and reads: the transport's own ``write`` and read step take over, as they do for
+    a closed connection (Twisted sets ``disconnecting`` only in those calls)."""
+    protocol, _ = _seat()
+    sock = _Socket(room=100)
+    connection = protocol.transport = _tcp_connection(sock)
+    connection.producer = None
+    connection.loseConnection = connection.abortConnection = lambda: None
+    seatio.send(protocol.io, "a")
+    assert protocol.direct_socket is sock
+    {"close": protocol.close, "abort": protocol.abort, "lost": protocol.connectionLost}[how]()
+    seatio.send(protocol.io, "b")
+    assert sock.sent == b"a\r\n" and connection.dataBuffer == b"b\r\n"
+    reactor = _Reactor()
+    connection.protocol = protocol
+    seatio.read_ready(reactor, connection)  # Twisted's read step, not the socket's recv
+    assert [call[0] for call in reactor.calls] == ["readOrWrite"], reactor.calls
 
 
 def test_other_transports_never_send_directly() -> None:
