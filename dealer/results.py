@@ -77,6 +77,7 @@ from acpc_lbr.results.outcomes import (
 )
 from acpc_lbr.results.querylog import AivatRows, QueryLog
 from acpc_lbr.results.table import format_table
+from dealer.coreload import ThreadRunner, load_equity_function
 from dealer.events import Cause, EventHook, EventRecord, MatchEnded, RangeInconsistency
 from dealer.interfaces import Clock, ListeningPort
 from dealer.match import Match, MatchResult
@@ -131,6 +132,9 @@ class MatchResults:
         keep_outcomes: also keep every outcome in :attr:`outcomes` (for tests and
             callers that read them; a live dealer does not, so that its memory does
             not grow with the hands played: the sink has them).
+        load_in_thread: runs a function in a worker thread (the reactor's pool): the
+            compute core's first load goes there (:func:`load_equity_function`); None:
+            it loads where it is first used.
     """
 
     def __init__(
@@ -148,6 +152,7 @@ class MatchResults:
         aivat: bool = False,
         seed: int = 0,
         keep_outcomes: bool = False,
+        load_in_thread: ThreadRunner | None = None,
     ) -> None:
         if game.num_players != 2 and (ask is not None or aivat):
             raise ValueError("IO and AIVAT are computed for heads-up matches only")
@@ -176,6 +181,9 @@ class MatchResults:
         self._query_log_path = query_log
         self._query_log: QueryLog | None = None
         self._append = append
+        #: Runs the compute core's first load in a worker thread (:func:`load_equity_function`);
+        #: None: it loads on first use, where it is used.
+        self.load_in_thread = load_in_thread
 
     def record_answer(self, state: MatchState, actions: Sequence[Action], rows: FloatArray) -> None:
         """An answer the dealer relayed during the hand (reused after it)."""
@@ -225,6 +233,8 @@ class MatchResults:
         can_ask = self.will_ask(opponent_seat)
         if can_ask:
             self._log()  # a match with IO has a query log, even before its first showdown
+            if self.load_in_thread is not None and self.accountant.needs_compute_core():
+                self.accountant.equity = await load_equity_function(self.game, self.load_in_thread)
         aivat: AivatRows | None = None
         asked: set[tuple[int, str, str]] = set()
         if can_ask and self.aivat:
@@ -483,6 +493,8 @@ class ResultsGroup:
         document: a results document will be asked for (:meth:`document`); without
             one nothing is kept per hand for it.
         live: something reads the running figures (metrics, a progress display).
+        load_in_thread: runs the compute core's first load in a worker thread
+            (:mod:`dealer.coreload`); None: it loads where it is first used.
     """
 
     def __init__(
@@ -498,6 +510,7 @@ class ResultsGroup:
         keep_outcomes: bool = False,
         document: bool = True,
         live: bool = True,
+        load_in_thread: ThreadRunner | None = None,
     ) -> None:
         first = matches[0]
         self.matches = list(matches)
@@ -527,6 +540,7 @@ class ResultsGroup:
                 ask=match.relay.ask_all if io else None, queryable=queryable,
                 notify=match.events.notify, sink=self.live.add, append=config.resume,
                 aivat=aivat, seed=config.seed, keep_outcomes=keep_outcomes,
+                load_in_thread=load_in_thread,
             )
             self.results.append(part)
             match.hand_hooks.append(self._hand_hook(match, part))
@@ -631,6 +645,17 @@ class ResultsGroup:
             part.close()
 
 
+def worker_threads(reactor: Clock) -> ThreadRunner | None:
+    """The reactor's worker threads (``deferToThreadPool``), or None for a clock without any
+    (the tests' ``task.Clock``: the compute core then loads where it is first used)."""
+    get_pool = getattr(reactor, "getThreadPool", None)
+    if get_pool is None:
+        return None
+    from twisted.internet import threads  # lazy: only with results
+
+    return lambda function: threads.deferToThreadPool(reactor, get_pool(), function)  # type: ignore[arg-type]
+
+
 class DealerResults:
     """Results and metrics of every match of a dealer process (``dealer/cli.py``): every estimator
     of a heads-up match, each player's raw result of a match of more players.
@@ -682,7 +707,8 @@ class DealerResults:
         self.groups = [
             ResultsGroup(group, measure, self.metrics, lbr, io=io or aivat, aivat=aivat,
                          document=table or results_json is not None,
-                         live=live or self.metrics is not None)
+                         live=live or self.metrics is not None,
+                         load_in_thread=worker_threads(reactor))
             for group in matches
         ]
         self.listening: ListeningPort | None = None

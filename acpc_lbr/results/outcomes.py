@@ -328,6 +328,12 @@ class HandAccountant:
         self.tally.showdowns += showdown
         return HandOutcome(hand_id, self.half, chips, None, seated=self.seated)
 
+    def needs_compute_core(self) -> bool:
+        """Whether the hands' IO or AIVAT values will first load the compute core (numba, about
+        a second: :func:`acpc_lbr.lbr.equity_function` of hold'em), not loaded yet by this accountant."""
+        return (self.equity is None and (self.aivat or (self.io and self.io_equity))
+                and has_fast_equity(self.game))
+
     def equity_function(self) -> EquityFunction:
         """LBR's equity function of the game (one per process: the LBR agents' cache)."""
         if self.equity is None:
