@@ -107,9 +107,19 @@ class DealSource:
         self.hands_dealt = 0
 
     def draws(self, count: int) -> list[int]:
-        """Return the next ``count`` raw 32-bit outputs of the stream."""
-        bits = self._rng.getrandbits
-        return [bits(32) for _ in range(count)]
+        """Return the next ``count`` raw 32-bit outputs of the stream.
+
+        In one call: ``getrandbits(32 * count)`` is ``count`` outputs, the first in
+        the lowest 32 bits (CPython fills its words from the least significant, on
+        either byte order; tests/protocol/test_fast_paths.py checks the stream).
+        """
+        outputs: list[int] = []
+        while count > 0:  # in pieces of up to 16 (a shift of a long integer costs its length)
+            piece = min(count, 16)
+            bits = self._rng.getrandbits(32 * piece)
+            outputs.extend([(bits >> shift) & 0xFFFFFFFF for shift in range(0, 32 * piece, 32)])
+            count -= piece
+        return outputs
 
     def deal(self, game: GameDef) -> Deal:
         """Deal the next hand of ``game``."""
