@@ -35,7 +35,7 @@ from typing import Literal, NotRequired, TypedDict
 import numpy as np
 
 from acpc_lbr.stats import CheckMean, LiveMean, MeanFigures, RunningMean, SeatedMean
-from acpc_lbr.trajectory import Trajectory
+from acpc_lbr.trajectory import NoTrajectory, Trajectory
 from protocol.gamedef import GameDef
 from protocol.ranking import rank_hand
 from protocol.rules import showdown_values
@@ -240,7 +240,7 @@ class MatchEstimates:
         """Estimators that keep only the running (Welford) figures: for live displays, read with
         ``live()`` after every hand (:class:`~acpc_lbr.stats.LiveMean`; exact figures are refused).
         ``pairs``: see :attr:`pairs`."""
-        estimates = cls(pairs=pairs)
+        estimates = cls(pairs=pairs, trajectory=NoTrajectory())  # a document's figures have one
         for name in (*ESTIMATORS, *CHECKS, *PAIR_CHECKS.values()):
             setattr(estimates, name, LiveMean())
         return estimates

@@ -209,6 +209,14 @@ class Trajectory:
         return cls(max(int(data.get("stride", 1)), 1), points)
 
 
+class NoTrajectory(Trajectory):
+    """A trajectory that takes no points: for running figures nothing plots (a live display's,
+    read after every hand), whose snapshots would cost a copy of every estimator a hand."""
+
+    def observe(self, hands: int, stats: Callable[[], Stats]) -> None:
+        return
+
+
 def _seat_columns(series: list[RunningMean]) -> SeatColumns | None:
     """The seats' columns of an estimator over hands whose every point knows its units' seats; else None."""
     if not any(isinstance(stat, SeatedMean) for stat in series):

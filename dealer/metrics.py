@@ -19,13 +19,16 @@ exported sample name.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.metrics_core import HistogramMetricFamily
+from prometheus_client.utils import floatToGoString
 from twisted.internet.interfaces import IAddress, IProtocol, IProtocolFactory
 from twisted.internet.protocol import connectionDone
 from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
@@ -61,6 +64,81 @@ def _interval_gauges(registry: CollectorRegistry) -> tuple[Gauge, Gauge]:
                   ["match", "estimator"], registry=registry))
 
 
+class LatencyHistogram:
+    """A histogram family over :data:`LATENCY_BUCKETS`, kept as plain counts and exported when the
+    registry is read (a collector of the registry, under the same names and text as
+    prometheus_client's ``Histogram``: ``_bucket``, ``_count``, ``_sum``).
+
+    Every action of a match is one observation. prometheus_client's ``Histogram``
+    walks its buckets in Python and takes a lock per update, several microseconds an
+    action: with metrics on, that was a third of the dealer's own work per hand. Here
+    an observation is a bisection and two additions, on the reactor thread, which is
+    also the thread the registry is read on (:class:`MetricsPage`).
+    """
+
+    def __init__(self, name: str, documentation: str, labelnames: tuple[str, ...],
+                 registry: CollectorRegistry) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = labelnames
+        self._children: dict[tuple[str, ...], LatencyCounts] = {}
+        registry.register(self)
+
+    def labels(self, *values: str) -> LatencyCounts:
+        """The counts of one series (made at first use)."""
+        child = self._children.get(values)
+        if child is None:
+            if len(values) != len(self.labelnames):
+                raise ValueError(f"{self.name}: {len(self.labelnames)} label values expected, got {values!r}")
+            child = self._children[values] = LatencyCounts()
+        return child
+
+    def remove(self, *values: str) -> None:
+        """Drop one series (KeyError if there is none, as prometheus_client's families)."""
+        del self._children[values]
+
+    def describe(self) -> list[HistogramMetricFamily]:
+        return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+
+    def collect(self) -> list[HistogramMetricFamily]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, child in self._children.items():
+            cumulative, buckets = 0, []
+            for bound, count in zip(_LATENCY_LE, child.counts):
+                cumulative += count
+                buckets.append((bound, float(cumulative)))
+            family.add_metric(list(values), buckets, child.sum)
+        return [family]
+
+
+class LatencyCounts:
+    """One series of a :class:`LatencyHistogram`: how many observations fell in each bucket
+    (the last is above the largest bound), and their sum."""
+
+    __slots__ = ("counts", "sum")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1  # a bucket holds values <= its bound
+        self.sum += seconds
+
+
+def _latency_histograms(registry: CollectorRegistry) -> tuple[LatencyHistogram, LatencyHistogram]:
+    """The seats' response times and their range queries' answer times."""
+    return (LatencyHistogram("acpc_response_seconds",
+                             "Time from sending a state to a seat until its action arrived",
+                             ("match", "seat"), registry),
+            LatencyHistogram("acpc_query_seconds", "Time a seat took to answer a range query",
+                             ("match", "seat"), registry))
+
+
+#: The ``le`` label of each bucket, as prometheus_client writes it.
+_LATENCY_LE = (*(floatToGoString(bound) for bound in LATENCY_BUCKETS), "+Inf")  # type: ignore[no-untyped-call]
+
+
 class DealerMetrics:
     """The metric families of one dealer process, on an injectable registry.
 
@@ -71,6 +149,11 @@ class DealerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        #: Called before every read of the registry (a scrape, ``get_sample_value``): the
+        #: figures that are costly to keep current after every hand are brought up to date
+        #: then (:meth:`MatchMetrics.estimates_changed`). Registered first, so it runs first.
+        self.before_collect: list[Callable[[], None]] = []
+        r.register(_BeforeCollect(self.before_collect))
         self.hands = Counter("acpc_hands", "Hands finished", ["match"], registry=r)
         self.seat_chips = Gauge(
             "acpc_seat_chips", "Net chips won so far by each seat", ["match", "seat"], registry=r
@@ -94,20 +177,7 @@ class DealerMetrics:
             ["match", "estimator"],
             registry=r,
         )
-        self.response_seconds = Histogram(
-            "acpc_response_seconds",
-            "Time from sending a state to a seat until its action arrived",
-            ["match", "seat"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
-        )
-        self.query_seconds = Histogram(
-            "acpc_query_seconds",
-            "Time a seat took to answer a range query",
-            ["match", "seat"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
-        )
+        self.response_seconds, self.query_seconds = _latency_histograms(r)
         self.queries = Counter("acpc_queries", "Range queries sent to a seat", ["match", "seat"], registry=r)
         self.query_errors = Counter(
             "acpc_query_errors", "Range queries that ended in QUERYERROR", ["match", "seat"], registry=r
@@ -134,6 +204,19 @@ class DealerMetrics:
         return MatchMetrics(self, name, list(seats))
 
 
+class _BeforeCollect:
+    """A collector with no samples of its own, which runs the registry's ``before_collect``
+    hooks when the registry is read (prometheus_client reads its collectors in order)."""
+
+    def __init__(self, hooks: list[Callable[[], None]]) -> None:
+        self.hooks = hooks
+
+    def collect(self) -> list[HistogramMetricFamily]:  # no samples of its own
+        for hook in list(self.hooks):
+            hook()
+        return []
+
+
 class MatchMetrics:
     """The labelled children of one match; call :meth:`retire` to drop them."""
 
@@ -144,12 +227,18 @@ class MatchMetrics:
         for seat in seats:
             for family in self._seat_families():
                 family.labels(name, seat)
-        metrics.hands.labels(name)
+        #: Labelled children kept (a ``labels`` look-up takes a lock and builds a key: ~10 a hand).
+        self._hands = metrics.hands.labels(name)
+        self._chips = {seat: metrics.seat_chips.labels(name, seat) for seat in seats}
+        self._response = {seat: metrics.response_seconds.labels(name, seat) for seat in seats}
         metrics.range_inconsistencies.labels(name)
         self._totals = [0.0] * len(seats)
         self.running = False
+        #: The running estimates to publish at the next read of the registry (None: published).
+        self._estimates: tuple[MatchEstimates, int] | None = None
+        metrics.before_collect.append(self.publish_pending)
 
-    def _seat_families(self) -> list[MetricWrapperBase]:
+    def _seat_families(self) -> list[MetricWrapperBase | LatencyHistogram]:
         m = self.metrics
         return [
             m.seat_chips, m.response_seconds, m.query_seconds, m.queries, m.query_errors,
@@ -158,9 +247,26 @@ class MatchMetrics:
 
     def hand_finished(self, seat_totals: dict[str, float]) -> None:
         """Count a hand and publish each seat's running total."""
-        self.metrics.hands.labels(self.name).inc()
+        self._hands.inc()
         for seat, total in seat_totals.items():
-            self.metrics.seat_chips.labels(self.name, seat).set(total)
+            chips = self._chips.get(seat)
+            if chips is None:
+                chips = self._chips[seat] = self.metrics.seat_chips.labels(self.name, seat)
+            chips.set(total)
+
+    def estimates_changed(self, estimates: MatchEstimates, big_blind: int) -> None:
+        """The running estimates moved (a hand was accounted for): they are published at the
+        next read of the registry, not now. Their printed intervals take a third of a
+        millisecond to compute, more than the dealer's own work per hand, and Prometheus
+        reads them once every few seconds."""
+        self._estimates = (estimates, big_blind)
+
+    def publish_pending(self) -> None:
+        """Publish the running estimates if they moved since they were last published."""
+        pending = self._estimates
+        if pending is not None:
+            self._estimates = None
+            self.publish_estimates(*pending)
 
     def publish_estimate(self, estimator: str, mean: float, half_width: float, units: int,
                          interval: tuple[float, float] = (math.nan, math.nan)) -> None:
@@ -203,7 +309,7 @@ class MatchMetrics:
         if isinstance(event, ev.ActionPlayed):
             label = self._label(event.seat)
             if label is not None:
-                m.response_seconds.labels(self.name, label).observe(event.seconds)
+                self._response[label].observe(event.seconds)
                 if event.corrected:
                     m.invalid_actions.labels(self.name, label).inc()
         elif isinstance(event, ev.HandFinished):
@@ -244,6 +350,9 @@ class MatchMetrics:
     def retire(self) -> None:
         """Remove every series of this match."""
         m = self.metrics
+        self._estimates = None
+        if self.publish_pending in m.before_collect:
+            m.before_collect.remove(self.publish_pending)
         for seat in self.seats:
             for family in self._seat_families():
                 try:

@@ -591,8 +591,8 @@ class ResultsGroup:
         return after_hand
 
     def _publish(self, name: str, estimates: MatchEstimates) -> None:
-        if self.match_metrics:  # the group's estimate lives on its first match
-            self.match_metrics[0].publish_estimates(estimates, self.game.big_blind)
+        if self.match_metrics:  # the group's estimate lives on its first match (published when read)
+            self.match_metrics[0].estimates_changed(estimates, self.game.big_blind)
 
     def document(self, outcomes: Sequence[MatchResult], timings: dict[str, float] | None = None) -> ResultsDocument:
         """The results document (``outcomes``: each match's :class:`~dealer.match.MatchResult`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import urllib.request
+from typing import Any
 
 import pytest_twisted
 from prometheus_client.parser import text_string_to_metric_families
@@ -198,3 +199,65 @@ def test_live_estimates_publish_the_documents_interval() -> None:
         assert samples[("acpc_estimate_high_95_mbb_per_game", labels)] == pytest.approx(figures["high_95"], rel=1e-9)
         assert samples[("acpc_estimate_half_width_mbb_per_game", labels)] == pytest.approx(figures["half_width_95"],
                                                                                            rel=1e-9)
+
+
+def test_running_estimates_are_computed_when_read_not_after_every_hand(monkeypatch: Any) -> None:
+    """The running estimates (their intervals: a third of a millisecond, more than the dealer's
+    own work per hand) are published when the registry is read -- a scrape, a sample read --
+    once for all the hands since the last read, with the figures of the last hand; a retired
+    match is no longer published."""
+    from prometheus_client.exposition import generate_latest
+
+    from acpc_lbr.estimators import HandOutcome, MatchEstimates
+    from dealer.metrics import MatchMetrics
+
+    published: list[int] = []
+    original = MatchMetrics.publish_estimates
+
+    def counting(self: MatchMetrics, estimates: MatchEstimates, big_blind: int, min_units: int = 1) -> None:
+        published.append(estimates.estimator("raw").n)
+        original(self, estimates, big_blind, min_units)
+
+    monkeypatch.setattr(MatchMetrics, "publish_estimates", counting)
+    metrics = DealerMetrics()
+    match = metrics.match("m", ["lbr", "bot"])
+    live = MatchEstimates.live_only()
+    for deal in range(50):
+        live.add(HandOutcome(deal, 0, float(deal % 3) * 100.0))
+        match.estimates_changed(live, 100)
+    assert published == []
+    text = generate_latest(metrics.registry).decode()
+    assert published == [50] and 'acpc_estimate_units{estimator="raw",match="m"} 50.0' in text
+    assert metrics.registry.get_sample_value("acpc_estimate_units", {"match": "m", "estimator": "raw"}) == 50
+    assert published == [50]  # nothing new: not computed again
+    live.add(HandOutcome(50, 0, 100.0))
+    match.estimates_changed(live, 100)
+    match.retire()
+    generate_latest(metrics.registry)
+    assert published == [50] and metrics.before_collect == []
+
+
+def test_latency_histograms_export_what_prometheus_clients_histogram_would() -> None:
+    """The dealer's plain-count histograms (dealer.metrics.LatencyHistogram) give the same
+    exposition, text and OpenMetrics, as prometheus_client's Histogram fed the same values:
+    values on a bucket's bound, between bounds, above the largest, and two series."""
+    from prometheus_client import CollectorRegistry, Histogram
+    from prometheus_client.exposition import generate_latest
+    from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+
+    from dealer.metrics import LATENCY_BUCKETS, LatencyHistogram
+
+    theirs_registry, ours_registry = CollectorRegistry(), CollectorRegistry()
+    theirs = Histogram("acpc_x_seconds", "help text", ["match", "seat"], buckets=LATENCY_BUCKETS,
+                       registry=theirs_registry)
+    ours = LatencyHistogram("acpc_x_seconds", "help text", ("match", "seat"), ours_registry)
+    values = [*LATENCY_BUCKETS, 0.0, 3e-5, 0.0007, 0.3, 10.000001, 42.0, 1e-4]
+    for index, seconds in enumerate(values):
+        seat = "ab"[index % 2]
+        theirs.labels("m", seat).observe(seconds)
+        ours.labels("m", seat).observe(seconds)
+    for generate in (generate_latest, generate_openmetrics):
+        assert generate(ours_registry) == generate(theirs_registry)
+    ours.remove("m", "a")
+    theirs.remove("m", "a")
+    assert generate_latest(ours_registry) == generate_latest(theirs_registry)
