@@ -100,7 +100,8 @@ def test_plain_dealer_memory_is_flat_in_hands(in_tmp: Path, leak: bool) -> None:
     # CI run of the whole suite, which no run of this file alone showed) falls in one at most.
     grown = min(readings[MIDDLE] - readings[FIRST], readings[LAST] - readings[MIDDLE])
     hands = MIDDLE - FIRST
-    if leak:  # a tuple a hand is one block: the reading sees it
-        assert grown >= hands, grown
+    if leak:  # a tuple a hand is one block: the reading sees it (less what the rest of the
+        # process happened to free meanwhile: one CI run of the whole suite saw 90 for 100)
+        assert grown >= hands // 2, grown
     else:
         assert grown < hands // 4, f"{grown} memory blocks more after {hands} more hands"
