@@ -143,13 +143,15 @@ class MemoryTable:
         while self.transports[seat].producerState == "paused" and not self.done.called:
             self.clock.advance(hold)
 
-    def play_turns(self, reply: Callable[[int, str, Any], str], rounds: int = 10_000) -> None:
-        """Until no seat moves: each seat whose turn its last MATCHSTATE shows is fed
-        ``reply(seat, that line, its parsed view)`` (a seat whose transport closes stops)."""
+    def play_turns(self, reply: Callable[[int, str, Any], str], rounds: int = 10_000,
+                   seats: Sequence[int] | None = None) -> None:
+        """Until no seat moves: each seat (of ``seats``, default all) whose turn its last
+        MATCHSTATE shows is fed ``reply(seat, that line, its parsed view)`` (a seat whose
+        transport closes stops); the other seats' lines are left unread."""
         game = self.match.game
         for _ in range(rounds):
             moved = False
-            for seat in range(len(self.transports)):
+            for seat in range(len(self.transports)) if seats is None else seats:
                 lines = [line for line in self.take(seat) if line.startswith("MATCHSTATE:")]
                 if not lines or self.transports[seat].disconnecting:
                     continue

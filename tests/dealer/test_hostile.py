@@ -30,7 +30,7 @@ from dealer.budget import BotBudget
 from dealer.config import LARGEST_MAX_LINE
 from dealer.events import RecordFile, WriteFailed
 from dealer.match import Match, MatchResult
-from protocol.wire import parse_log_state, parse_matchstate
+from protocol.wire import parse_log_state
 from tests.dealer.bots import TestBot, connect
 from tests.dealer.harness import MemoryTable, call_bots, log_lines, make_config, play
 from tests.dealer.test_relay import bot_calls, rows, table
@@ -40,21 +40,7 @@ from tests.dealer.test_relay import bot_calls, rows, table
 
 def autoplay(t: MemoryTable, seats: range | None = None, rounds: int = 10_000) -> None:
     """Play always-call for ``seats`` (default: all) of an in-memory table until nothing moves."""
-    seats = seats if seats is not None else range(len(t.protocols))
-    game = t.match.game
-    for _ in range(rounds):
-        moved = False
-        for seat in seats:
-            lines = [line for line in t.take(seat) if line.startswith("MATCHSTATE:")]
-            if not lines or t.transports[seat].disconnecting:
-                continue
-            view = parse_matchstate(lines[-1], game)
-            state = view.to_state(game)
-            if not state.finished and state.current_player == view.position:
-                t.feed(seat, f"{lines[-1]}:c\r\n")
-                moved = True
-        if not moved:
-            return
+    t.play_turns(lambda seat, line, view: f"{line}:c\r\n", rounds, seats)
 
 
 def started(config_name: str = "m", **options: Any) -> MemoryTable:
