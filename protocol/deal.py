@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import chain
 from random import Random
-from typing import Any
+from struct import Struct
+from typing import Any, Final
 
 from protocol._variant import record_reduce
 from protocol.cards import cards_to_text
@@ -67,6 +68,10 @@ class Deal:
 
 #: MT19937's state: 624 words of 32 bits.
 _MT_WORDS = 624
+#: Outputs drawn in one ``getrandbits`` call, at most (a long integer's shift costs its length).
+_PIECE = 16
+#: ``n`` little-endian 32-bit words, for n up to :data:`_PIECE`: one C call splits a piece.
+_WORDS: Final = tuple(Struct(f"<{n}I") for n in range(_PIECE + 1))
 
 
 def init_genrand(seed: int) -> tuple[int, ...]:
@@ -111,13 +116,14 @@ class DealSource:
 
         In one call: ``getrandbits(32 * count)`` is ``count`` outputs, the first in
         the lowest 32 bits (CPython fills its words from the least significant, on
-        either byte order; tests/protocol/test_fast_paths.py checks the stream).
+        either byte order; tests/protocol/test_fast_paths.py checks the stream); its
+        little-endian bytes are those words in order, unpacked by one ``struct`` call.
         """
         outputs: list[int] = []
-        while count > 0:  # in pieces of up to 16 (a shift of a long integer costs its length)
-            piece = min(count, 16)
+        while count > 0:
+            piece = min(count, _PIECE)
             bits = self._rng.getrandbits(32 * piece)
-            outputs.extend([(bits >> shift) & 0xFFFFFFFF for shift in range(0, 32 * piece, 32)])
+            outputs.extend(_WORDS[piece].unpack(bits.to_bytes(4 * piece, "little")))
             count -= piece
         return outputs
 

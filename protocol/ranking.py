@@ -72,7 +72,148 @@ def rank_hand(cards: Iterable[SupportsIndex]) -> int:
     """Return an integer rank of the best hand in ``cards``; higher is better.
 
     Cards are any integers, numpy's included (the compiled module checks types).
+    Distinct cards of a 52-card deck (every dealt hand) are ranked on bit masks
+    (:func:`_rank_distinct`); anything else by :func:`_rank_general`, the same
+    values (tests/protocol/test_ranking.py checks the two agree).
     """
+    if not isinstance(cards, (list, tuple)):
+        cards = list(cards)  # read twice if it goes the general way
+    # One 13-bit rank mask per suit; a repeated or out-of-deck card goes the general way.
+    spades = hearts = diamonds = clubs = 0
+    seen = 0
+    flush_suit = -1  # the first suit (in suit order) to reach five cards
+    in_suit = [0, 0, 0, 0]
+    for given in cards:
+        card = given if isinstance(given, int) else index(given)
+        if card < 0 or card >= 52 or seen >> card & 1:
+            return _rank_general(cards)
+        seen |= 1 << card
+        suit = card & 3
+        bit = 1 << (card >> 2)
+        if suit == 0:
+            clubs |= bit
+        elif suit == 1:
+            diamonds |= bit
+        elif suit == 2:
+            hearts |= bit
+        else:
+            spades |= bit
+        in_suit[suit] += 1
+    for suit in range(4):
+        if in_suit[suit] >= 5:
+            flush_suit = suit
+            break
+    return _rank_distinct(clubs, diamonds, hearts, spades, flush_suit)
+
+
+#: The highest rank of each non-empty 13-bit rank mask (a table: ``int.bit_length`` is a method
+#: call in the compiled module).
+_HIGHEST: Final = tuple(mask.bit_length() - 1 for mask in range(1 << 13))
+
+
+def _high(mask: int) -> int:
+    """The highest rank in a non-empty rank ``mask``."""
+    return _HIGHEST[mask]
+
+
+def _push(value: int, mask: int, count: int) -> tuple[int, int]:
+    """``value`` with up to ``count`` more kicker digits, the highest ranks of ``mask``; and how
+    many were added (fewer when ``mask`` has fewer ranks)."""
+    added = 0
+    while added < count and mask:
+        rank = _HIGHEST[mask]
+        value = value * 14 + rank + 1
+        mask ^= 1 << rank
+        added += 1
+    return value, added
+
+
+def _value(category: int, first: int, rest: int, count: int) -> int:
+    """:func:`_encode` of ``category``, the kicker ``first`` (-1: none) and up to ``count``
+    kickers from the rank mask ``rest``, highest first."""
+    value, digits = category, 0
+    if first >= 0:
+        value, digits = category * 14 + first + 1, 1
+    value, added = _push(value, rest, count)
+    for _ in range(digits + added, 5):
+        value *= 14
+    return value
+
+
+def _count(mask: int) -> int:
+    """The number of ranks in a rank ``mask``."""
+    count = 0
+    while mask:
+        mask &= mask - 1
+        count += 1
+    return count
+
+
+def _straight_top_bits(mask: int) -> int:
+    """:func:`_straight_top_of_mask` by shifts: the top rank of the highest run of five, else the
+    wheel's 3, else -1."""
+    runs = mask & (mask << 1) & (mask << 2) & (mask << 3) & (mask << 4) & 0x1FFF
+    if runs:
+        return _HIGHEST[runs]
+    return 3 if mask & _WHEEL_MASK == _WHEEL_MASK else -1
+
+
+def _rank_distinct(clubs: int, diamonds: int, hearts: int, spades: int, flush_suit: int) -> int:
+    """:func:`rank_hand` of distinct cards given as the rank mask of each suit (suit 0 first), and
+    the first suit with five or more of them (-1: none)."""
+    flush = -1
+    if flush_suit >= 0:
+        flush = (clubs, diamonds, hearts, spades)[flush_suit]
+        # More than one suit of five or more needs ten cards; the general order then is each in turn.
+        for suited in (clubs, diamonds, hearts, spades)[flush_suit:]:
+            if _count(suited) >= 5:
+                top = _straight_top_bits(suited)
+                if top >= 0:
+                    return _value(8, top, 0, 0)
+    present = clubs | diamonds | hearts | spades
+    two_up = (clubs & diamonds) | (clubs & hearts) | (clubs & spades) | (diamonds & hearts) \
+        | (diamonds & spades) | (hearts & spades)
+    three_up = (clubs & diamonds & hearts) | (clubs & diamonds & spades) \
+        | (clubs & hearts & spades) | (diamonds & hearts & spades)
+    quads = clubs & diamonds & hearts & spades
+    trips = three_up & ~quads
+    pairs = two_up & ~three_up
+    if quads:
+        quad = _high(quads)
+        return _value(7, quad, present & ~(1 << quad), 1)
+    if trips and (trips & (trips - 1) or pairs):
+        trip = _high(trips)
+        return _value(6, trip, (trips & ~(1 << trip)) | pairs, 1)
+    if flush >= 0:
+        return _value(5, -1, flush, 5)
+    top = _straight_top_bits(present)
+    if top >= 0:
+        return _value(4, top, 0, 0)
+    if trips:
+        trip = _high(trips)
+        return _value(3, trip, present & ~(1 << trip), 2)
+    if pairs & (pairs - 1):
+        high = _high(pairs)
+        low = _high(pairs & ~(1 << high))
+        return _two_pair(high, low, present)
+    if pairs:
+        pair = _high(pairs)
+        return _value(1, pair, present & ~(1 << pair), 3)
+    return _value(0, -1, present, 5)
+
+
+def _two_pair(high: int, low: int, present: int) -> int:
+    """:func:`_value` of two pair: ``high`` and ``low``, and one kicker from the other ranks."""
+    value = (2 * 14 + high + 1) * 14 + low + 1
+    value, added = _push(value, present & ~(1 << high) & ~(1 << low), 1)
+    for _ in range(2 + added, 5):
+        value *= 14
+    return value
+
+
+def _rank_general(cards: Iterable[SupportsIndex]) -> int:
+    """:func:`rank_hand` by lists of ranks: any cards, repeated ones included (the slow twin of
+    :func:`_rank_distinct`, and what it falls back to)."""
     counts = [0] * 13
     by_suit: list[list[int]] = [[], [], [], []]
     for given in cards:

@@ -40,10 +40,14 @@ import asyncio
 import errno
 from typing import Any
 
-from twisted.internet import abstract, tcp  # not the reactor: importing it installs none
-from twisted.python.failure import Failure
+from acpc_lbr.runtime.lazyimports import defer_unused_stdlib
 
-from acpc_lbr.runtime.eventloop import event_loop_choice
+defer_unused_stdlib()  # before the first Twisted import: http.cookiejar and the like load on use
+
+from twisted.internet import abstract, tcp  # noqa: E402  (not the reactor: importing it installs none)
+from twisted.python.failure import Failure  # noqa: E402
+
+from acpc_lbr.runtime.eventloop import event_loop_choice  # noqa: E402
 
 #: Every private name of Twisted this module uses, by the class that has it (the test checks
 #: each still exists): the asyncio reactor's, its poller's, and a TCP connection's (a FileDescriptor's).

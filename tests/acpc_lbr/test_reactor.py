@@ -201,6 +201,27 @@ def test_an_unknown_event_loop_is_a_one_line_error() -> None:
     assert done.stderr.strip() == "error: ACPC_LBR_EVENT_LOOP must be uvloop or asyncio, not 'trio'"
 
 
+def test_twisted_s_unused_stdlib_imports_wait_until_used() -> None:
+    """Installing the reactor loads Twisted without executing http.cookiejar (and urllib.request,
+    http.client, email under it), which Twisted imports for a deprecated alias; a caller that
+    reads the module still gets all of it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from acpc_lbr.runtime.reactor import install_asyncio_reactor\n"
+        "install_asyncio_reactor(True)\n"
+        "from twisted.internet import reactor, tcp, defer, protocol\n"
+        "print(sorted(m for m in ('urllib.request', 'http.client', 'email.parser') if m in sys.modules))\n"
+        "import http.cookiejar\n"
+        "print(http.cookiejar.CookieJar.__name__, 'urllib.request' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["[]", "CookieJar True"]
+
+
 def test_only_a_command_that_asks_gets_uvloop() -> None:
     """Without prefer_uvloop (commands that start processes) the loop is the standard
     library's, whatever ACPC_LBR_EVENT_LOOP says; the dealer's CLI asks for uvloop."""

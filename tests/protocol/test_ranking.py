@@ -135,3 +135,43 @@ def test_category_landmarks() -> None:
     quads = rank_hand(cards_from_text("AsAdAhAcKs"))
     assert quads < steel_wheel < royal
     assert rank_hand(cards_from_text("AsKdQh9c7s")) == rank_hand(cards_from_text("AdKhQc9s7d"))
+
+
+@pytest.mark.parametrize("size", range(1, 11))
+def test_bit_mask_ranker_gives_the_general_rankers_values(size: int) -> None:
+    """rank_hand's bit-mask path (distinct cards) gives exactly the values of the list-based
+    path it falls back to (repeated cards), hand by hand, on random hands and on hands built to
+    hold each category (quads, full houses from two trips, flushes beside straights)."""
+    from protocol.ranking import _rank_general
+
+    rng = random.Random(7000 + size)
+    hands = [rng.sample(range(52), size) for _ in range(3000)]
+    # Crowded ranks: cards from few ranks, so that pairs, trips and quads are common.
+    for _ in range(1000):
+        ranks = rng.sample(range(13), max(1, min(13, size // 2)))
+        pool = [4 * r + s for r in ranks for s in range(4)]
+        hands.append(rng.sample(pool, min(size, len(pool))))
+    # Crowded suits and runs: flushes, straights and straight flushes (the wheel included).
+    for _ in range(1000):
+        suit = rng.randrange(4)
+        start = rng.randrange(-1, 9)
+        run = [4 * (r % 13) + (suit if rng.random() < 0.7 else rng.randrange(4)) for r in range(start, start + 6)]
+        rest = [c for c in range(52) if c not in run]
+        cards = list(dict.fromkeys(run))[:size]
+        hands.append(cards + rng.sample(rest, size - len(cards)))
+    for hand in hands:
+        assert rank_hand(hand) == _rank_general(hand), hand
+        assert rank_hand(iter(hand)) == _rank_general(hand), hand
+
+
+def test_repeated_and_numpy_cards_take_the_general_path() -> None:
+    """A repeated card (tests and tools pass such hands) and numpy integers rank as before."""
+    import numpy as np
+
+    from protocol.ranking import _rank_general
+
+    repeated = [48, 48, 49, 44, 40, 36]
+    assert rank_hand(repeated) == _rank_general(repeated)
+    assert rank_hand(np.array([51, 47, 43, 39, 35], dtype=np.int64)) == rank_hand([51, 47, 43, 39, 35])
+    with pytest.raises(IndexError):
+        rank_hand([60, 1, 2])
