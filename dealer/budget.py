@@ -63,9 +63,14 @@ class BotBudget:
         unusable_line_hold_s: past those first few, the dealer reads nothing more
             from the seat for this long after each such line (the rest waits in
             its buffer). A dealer serves all its matches from one thread: held
-            back so, one bot's unusable lines take at most a few percent of it
-            (a line costs tens of microseconds), and slow its own match, on its
-            own clock, instead of the others (issue 33: at most 10%).
+            back so, one bot's unusable lines take at most a few percent of it,
+            and slow its own match, on its own clock, instead of the others
+            (issue 33: at most 10%). A line's instructions are few (about 47 k,
+            15-25 us), but each hold also costs the process wake-ups, a timer and
+            two changes of what the loop polls: at 5 ms (200 lines a second) the
+            honest match beside bots just under the budgets ran 1.11-1.18x slower
+            than beside the same bots without the lines (7 runs); at 20 ms,
+            0.98-1.06x (docs/reliability.md, round four).
         query_seconds_match: the most wall time a bot may spend answering range
             queries (time with at least one query out to it) in one match; past it
             the match ends, charged to it. Default one hour: a bot that answers
@@ -89,7 +94,7 @@ class BotBudget:
     max_unusable_decision: int = 64
     max_unusable_hand: int = 256
     logged_per_hand: int = 5
-    unusable_line_hold_s: float = 0.005
+    unusable_line_hold_s: float = 0.02
     query_seconds_match: float = 3600.0
 
 
