@@ -609,8 +609,38 @@ def showdown_values(spent: Sequence[int], ranks: Sequence[int]) -> tuple[float, 
     """Split side pots among the best ranks; a folded player's rank is -1.
 
     One pot per distinct commitment level, shared equally among the
-    best-ranked live players who reached that level.
+    best-ranked live players who reached that level. Heads-up (every showdown
+    of a heads-up match) by :func:`_heads_up_values`, the same sums in the same
+    order; tests/protocol/test_rules.py checks the two agree.
     """
+    if len(spent) == 2:
+        return _heads_up_values(spent[0], spent[1], ranks[0], ranks[1])
+    return _showdown_values_general(spent, ranks)
+
+
+def _heads_up_values(spent_a: int, spent_b: int, rank_a: int, rank_b: int) -> tuple[float, ...]:
+    """:func:`_showdown_values_general` of two players: the pot both reached, then the larger
+    commitment's excess, which only its own player can win back."""
+    won_a = won_b = 0.0
+    low = spent_a if spent_a < spent_b else spent_b
+    if low and (rank_a >= 0 or rank_b >= 0):
+        size = 2 * low
+        if rank_a > rank_b:
+            won_a += size
+        elif rank_b > rank_a:
+            won_b += size
+        else:
+            won_a += size / 2
+            won_b += size / 2
+    if spent_a > low and rank_a >= 0:
+        won_a += spent_a - low
+    elif spent_b > low and rank_b >= 0:
+        won_b += spent_b - low
+    return (won_a - spent_a, won_b - spent_b)
+
+
+def _showdown_values_general(spent: Sequence[int], ranks: Sequence[int]) -> tuple[float, ...]:
+    """:func:`showdown_values` for any number of players."""
     n = len(spent)
     won = [0.0] * n
     previous = 0

@@ -274,3 +274,23 @@ def test_a_state_is_made_again_from_its_fields_with_its_betting() -> None:
     clone = state.clone()
     clone.apply(Action.CALL)
     assert state.betting_string() == "r300c/r900" and clone.betting_string() == "r300c/r900c/"
+
+
+def test_heads_up_showdown_values_are_the_general_split_bit_for_bit() -> None:
+    """The heads-up path of showdown_values gives exactly the general side-pot split's floats:
+    equal and unequal commitments (a short all-in, either way round), zero commitments, ties,
+    a folded player (rank -1) on either side, and both."""
+    import random
+
+    from protocol.rules import _showdown_values_general
+
+    rng = random.Random(33)
+    cases = [([100, 100], [5, 5]), ([0, 0], [1, 2]), ([50, 20000], [-1, 3]), ([20000, 50], [3, -1]),
+             ([300, 300], [-1, -1]), ([0, 700], [4, -1]), ([1, 2], [7, 7])]
+    for _ in range(5000):
+        spent = [rng.choice([0, 1, 50, 100, rng.randrange(20001)]) for _ in range(2)]
+        ranks = [rng.choice([-1, 0, 5, 5, rng.randrange(10**6)]) for _ in range(2)]
+        cases.append((spent, ranks))
+    for spent, ranks in cases:
+        fast, general = showdown_values(spent, ranks), _showdown_values_general(spent, ranks)
+        assert fast == general and all(type(v) is float for v in fast), (spent, ranks, fast, general)
