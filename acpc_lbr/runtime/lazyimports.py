@@ -8,8 +8,14 @@ dealer imports after its port line, for a name nothing of ours reads. Before
 the first Twisted import, :func:`defer_unused_stdlib` puts such modules in
 ``sys.modules`` as the standard library's lazy modules
 (``importlib.util.LazyLoader``, the documented recipe): the import binds the
-module, and it is executed when an attribute of it is first read, by whoever
-reads it. Nothing changes for a caller that does use one.
+module, and it is executed when an attribute of it is first read, or when a
+plain ``import http.cookiejar`` reads its spec, by whoever does so. Nothing
+changes for a caller that does use one, with one caveat of Python 3.11's lazy
+modules (later versions lock the load): threads that read a lazy module's
+attributes for the first time *at the same moment* can see an ``AttributeError``.
+Nothing in the dealer's process reads these modules (its worker threads load
+numba, which does not import them), so none race; a plugin that imports one in a
+thread should import it on the main thread first.
 
 >>> import sys
 >>> defer_unused_stdlib()
