@@ -938,9 +938,10 @@ class LiveMean(RunningMean):
         moments = self._moments
         spread = max(moments.m2, 0.0) / moments.n
         std = math.sqrt(max(moments.m2, 0.0) / (moments.n - 1))
-        if not spread > 0.0:
+        scale, square = spread**1.5, spread * spread
+        if not (scale > 0.0 and square > 0.0):  # no spread, or one so small its powers underflow: as none
             return std, 0.0, 3.0
-        return std, moments.m3 / moments.n / spread**1.5, moments.m4 / moments.n / (spread * spread)
+        return std, moments.m3 / moments.n / scale, moments.m4 / moments.n / square
 
     def live(self) -> tuple[float, float]:
         """(mean, 1.96 × the mean's standard error): cheap, for live metrics (no interval: :meth:`interval`)."""
