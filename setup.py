@@ -45,6 +45,10 @@ VARIANT = _variant()
 #: Stands for the mypyc extensions until build_ext makes them: it marks the
 #: distribution as having extensions (a platform wheel, build_ext runs).
 PLACEHOLDER = Extension(VARIANT.SHARED_LIB, sources=[])
+#: The deal's per-hand loops in plain C (protocol/_dealnative.c), built with the group and
+#: used when it imports (protocol/deal.py and protocol/wire.py fall back to their own loops).
+DEAL_NATIVE = Extension("protocol._dealnative", sources=["protocol/_dealnative.c"],
+                        extra_compile_args=["-O2"])
 
 
 def _why(error: BaseException) -> str:
@@ -55,6 +59,12 @@ def _why(error: BaseException) -> str:
 
 def _say(message: str) -> None:
     print(f"acpc-lbr build: {message}", file=sys.stderr, flush=True)
+
+
+def _built_in_place(extension: Extension) -> bool:
+    """True when ``extension`` was built next to its source for this Python."""
+    *package, name = extension.name.split(".")
+    return ROOT.joinpath(*package, f"{name}{sysconfig.get_config_var('EXT_SUFFIX')}").is_file()
 
 
 class BuildNative(build_ext):
@@ -71,6 +81,8 @@ class BuildNative(build_ext):
         self.reused = None
         if (self.editable_mode or self.inplace) and not VARIANT.pure_forced():
             self.reused = VARIANT.reusable_build(ROOT, sysconfig.get_config_var("EXT_SUFFIX"))
+            if self.reused is not None and not _built_in_place(DEAL_NATIVE):
+                self.reused = None  # a build from before the C helper: build it with the group
         self.problem = None if self.reused is not None else self._generate()
         super().finalize_options()
         if self.problem is not None or self.reused is not None:
@@ -99,11 +111,11 @@ class BuildNative(build_ext):
             # modules the group imports stay Python; mypy reads them for their
             # types but reports only the group's errors (tests/test_typing.py
             # checks everything with all the types).
-            self.distribution.ext_modules = mypycify(
+            self.distribution.ext_modules = [*mypycify(
                 ["--no-site-packages", "--ignore-missing-imports", "--follow-imports=silent",
                  "--no-warn-unused-ignores", *sources],
                 opt_level="3", group_name=VARIANT.GROUP_NAME,
-            )
+            ), DEAL_NATIVE]
         except (Exception, SystemExit) as error:  # noqa: BLE001 - any failure means: pure
             return _why(error)
         finally:

@@ -232,6 +232,19 @@ def select(root: Path = ROOT) -> tuple[bool, str]:
     return compiled, why
 
 
+def native_helper(name: str) -> Any:
+    """The plain C helper module ``name`` (built beside the group by setup.py), or None: not
+    built, or the pure sources asked for (``ACPC_LBR_PURE``). Each caller keeps its own loop as
+    the helper's slow twin; a helper holds no state, so using it with either variant of the
+    group is the same."""
+    if pure_forced():
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
 def record_reduce(record: Any) -> tuple[Any, tuple[Any, ...]]:
     """``__reduce__`` for a frozen dataclass of the group: rebuild it from its init fields.
 

@@ -26,10 +26,10 @@ from random import Random
 from struct import Struct
 from typing import Any, Final
 
-from protocol._variant import record_reduce
+from protocol._variant import native_helper, record_reduce
 from protocol.cards import cards_to_text
 from protocol.gamedef import GameDef
-from protocol.rules import game_table
+from protocol.rules import GameTable, game_table
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,11 @@ _MT_WORDS = 624
 _PIECE = 16
 #: ``n`` little-endian 32-bit words, for n up to :data:`_PIECE`: one C call splits a piece.
 _WORDS: Final = tuple(Struct(f"<{n}I") for n in range(_PIECE + 1))
+
+
+#: protocol/_dealnative.c's ``deal_cards`` (the loop of :meth:`DealSource.deal` in C), or None:
+#: not built, or the pure variant asked for (``ACPC_LBR_PURE``). The loop below is its slow twin.
+_NATIVE: Any = native_helper("protocol._dealnative")
 
 
 def init_genrand(seed: int) -> tuple[int, ...]:
@@ -130,6 +135,17 @@ class DealSource:
     def deal(self, game: GameDef) -> Deal:
         """Deal the next hand of ``game``."""
         table = game_table(game)  # native attributes, not the Python GameDef's (once per hand)
+        if _NATIVE is not None:
+            count = table.num_hole_cards * table.num_players + table.total_board_cards
+            words = self._rng.getrandbits(32 * count).to_bytes(4 * count, "little")
+            hole, board = _NATIVE.deal_cards(words, table.deck, table.num_hole_cards,
+                                             table.num_players, table.num_board_cards)
+            self.hands_dealt += 1
+            return Deal(hole=hole, board=board)
+        return self._deal_slowly(table)
+
+    def _deal_slowly(self, table: GameTable) -> Deal:
+        """:meth:`deal` in Python: the C loop's slow twin (tests/protocol/test_dealnative.py)."""
         deck = list(table.deck)
         left = len(deck)
         hole_cards = table.num_hole_cards

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from protocol._variant import record_reduce
+from protocol._variant import native_helper, record_reduce
 from protocol.cards import CARD_TEXT, DECK_SIZE, cards_to_text
 from protocol.deal import Deal
 from protocol.errors import IllegalActionError, ParseError
@@ -581,6 +581,21 @@ def matchstate_for(state: State, deal: Deal, position: int) -> MatchState:
     return view
 
 
+#: protocol/_dealnative.c's ``cards_texts``, or None (not built, or ``ACPC_LBR_PURE``);
+#: :func:`_slow_card_texts` is its slow twin.
+_NATIVE: Any = native_helper("protocol._dealnative")
+
+
+def _slow_card_texts(deal: Deal) -> tuple[list[str], list[str]]:
+    """The texts of each position's hole cards and of each round's board cards."""
+    try:
+        return (["".join([_CARD_TEXT_OF[c] for c in cards]) for cards in deal.hole],
+                ["".join([_CARD_TEXT_OF[c] for c in cards]) for cards in deal.board])
+    except (KeyError, TypeError):  # off the deck: cards_to_text raises its usual error
+        return ([cards_to_text(cards) for cards in deal.hole],
+                [cards_to_text(cards) for cards in deal.board])
+
+
 class _DealText:
     """The card fields of one deal's ``MATCHSTATE`` lines, rendered once.
 
@@ -593,12 +608,15 @@ class _DealText:
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal  # held so that id(deal) stays this deal's key
-        try:
-            self.hole = ["".join([_CARD_TEXT_OF[c] for c in cards]) for cards in deal.hole]
-            boards = ["".join([_CARD_TEXT_OF[c] for c in cards]) for cards in deal.board]
-        except (KeyError, TypeError):  # off the deck: cards_to_text raises its usual error
-            self.hole = [cards_to_text(cards) for cards in deal.hole]
-            boards = [cards_to_text(cards) for cards in deal.board]
+        hole_texts = boards_texts = None
+        if _NATIVE is not None:  # None back: a card off the deck or not an int, said below
+            hole_texts = _NATIVE.cards_texts(deal.hole)
+            boards_texts = _NATIVE.cards_texts(deal.board)
+        if hole_texts is not None and boards_texts is not None:
+            self.hole = hole_texts
+            boards = boards_texts
+        else:
+            self.hole, boards = _slow_card_texts(deal)
         hole = self.hole
         #: own[p]: the hole fields as position p sees them before a showdown.
         if len(hole) == 2:
@@ -738,7 +756,7 @@ class HandLines:
         betting = state.betting_string()
         tails = self._tails_of(state.round)
         # By index, not zip: compiled, a zip is a generic iterator of tuples (once per action).
-        return [heads[p] + betting + tails[p] for p in range(len(heads))]
+        return [f"{heads[p]}{betting}{tails[p]}" for p in range(len(heads))]
 
     def text(self, position: int) -> str:
         """The line for ``position`` now (``matchstate_text`` of the hand's state)."""
@@ -751,7 +769,7 @@ class HandLines:
         heads = self._heads
         if not 0 <= position < len(heads) or (state.finished and state.is_showdown):
             return matchstate_text(state, self._deal, position)
-        return heads[position] + state.betting_string() + self._tails_of(state.round)[position]
+        return f"{heads[position]}{state.betting_string()}{self._tails_of(state.round)[position]}"
 
     def around_next_action(self, state: State, position: int) -> tuple[str, str]:
         """The line for ``position`` cut where the next action's token goes: ``head +

@@ -239,6 +239,7 @@ def _honest_p_values(matches: int, hands: int) -> list[float]:
     return p_values
 
 
+@pytest.mark.slow
 def test_honest_bots_are_rarely_flagged() -> None:
     """60 honest matches: none flagged at p < 0.001, though a few fall below 0.05 (the old 5% rule
     would have flagged them: issue 13's false alarms)."""

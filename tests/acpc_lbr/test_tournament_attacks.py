@@ -235,7 +235,7 @@ def test_a_disqualification_gives_the_same_document_at_any_concurrency(tmp_path:
     # The broken bot fails slowly: at --concurrency 4 its next matches start before its
     # first is given up. The schedule's order, not the clock, says what counts.
     slow_crash = tmp_path / "slow_crash.sh"
-    slow_crash.write_text("#!/bin/sh\nsleep 3\necho 'no model file' >&2\nexit 1\n")
+    slow_crash.write_text("#!/bin/sh\nsleep 1.5\necho 'no model file' >&2\nexit 1\n")
     slow_crash.chmod(0o755)
     common = ["--game", "kuhn", "--entrant", "r=random", "--entrant", "cr=call-raise",
               "--entrant", f"x={slow_crash} {{host}} {{port}}", "--matches", "1", "--hands", "10",

@@ -1,0 +1,239 @@
+/* The deal's two per-hand loops in C: drawing the cards, and their text.
+ *
+ * protocol/deal.py (DealSource.deal) and protocol/wire.py (_DealText) call
+ * these when the module was built, and their own loops otherwise: those loops
+ * are the slow twins that tests/protocol/test_dealnative.py compares these
+ * with, hand by hand. Nothing here keeps state; the random stream stays
+ * Python's MT19937 (random.Random.getrandbits), which hands us its words.
+ *
+ * deal_cards(words, deck, hole_cards, num_players, board_counts)
+ *     words: the little-endian 32-bit outputs of the stream, as bytes, one per
+ *     card; a draw with k cards left takes slot output % k and moves the last
+ *     card into the hole (the reference dealer's dealCards).
+ *     Returns (hole, board): a tuple of hole-card tuples per position and a
+ *     tuple of board-card tuples per round, as protocol.deal.Deal holds them.
+ *
+ * cards_texts(groups)
+ *     groups: a sequence of sequences of card indices (exact ints 0..51).
+ *     Returns a list of str, one per group: its cards' texts run together
+ *     ("AsKd"). Returns None when a card is not an exact int in 0..51: the
+ *     caller's own path then says what is wrong, in its own error.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#define DECK_MAX 52
+
+static const char RANKS[] = "23456789TJQKA";
+static const char SUITS[] = "cdhs";
+
+/* The card index objects 0..51, made once: a deal's tuples hold these. */
+static PyObject *card_objects[DECK_MAX];
+
+static PyObject *
+deal_cards(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer words;
+    long deck[DECK_MAX];
+    Py_ssize_t deck_size, hole_cards, num_players, rounds, total, needed;
+    PyObject *deck_obj, *counts_obj, *hole = NULL, *board = NULL, *result = NULL;
+    long cards[DECK_MAX];
+    (void)module;
+
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "deal_cards takes 5 arguments");
+        return NULL;
+    }
+    deck_obj = args[1];
+    counts_obj = args[4];
+    if (!PyTuple_Check(deck_obj) || !PyTuple_Check(counts_obj)) {
+        PyErr_SetString(PyExc_TypeError, "deal_cards: deck and board_counts are tuples");
+        return NULL;
+    }
+    hole_cards = PyLong_AsSsize_t(args[2]);
+    num_players = PyLong_AsSsize_t(args[3]);
+    if ((hole_cards == -1 || num_players == -1) && PyErr_Occurred())
+        return NULL;
+    deck_size = PyTuple_GET_SIZE(deck_obj);
+    rounds = PyTuple_GET_SIZE(counts_obj);
+    if (hole_cards < 0 || num_players < 0 || deck_size > DECK_MAX) {
+        PyErr_SetString(PyExc_ValueError, "deal_cards: a negative count or a deck over 52 cards");
+        return NULL;
+    }
+    total = hole_cards * num_players;
+    for (Py_ssize_t r = 0; r < rounds; r++) {
+        Py_ssize_t count = PyLong_AsSsize_t(PyTuple_GET_ITEM(counts_obj, r));
+        if (count == -1 && PyErr_Occurred())
+            return NULL;
+        if (count < 0) {
+            PyErr_SetString(PyExc_ValueError, "deal_cards: a negative board count");
+            return NULL;
+        }
+        total += count;
+        if (total > DECK_MAX)
+            break;
+    }
+    if (total > deck_size) {
+        PyErr_SetString(PyExc_ValueError, "deal_cards: more cards than the deck holds");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < deck_size; i++) {
+        long card = PyLong_AsLong(PyTuple_GET_ITEM(deck_obj, i));
+        if (card == -1 && PyErr_Occurred())
+            return NULL;
+        if (card < 0 || card >= DECK_MAX) {
+            PyErr_SetString(PyExc_ValueError, "deal_cards: a deck card off 0..51");
+            return NULL;
+        }
+        deck[i] = card;
+    }
+    if (PyObject_GetBuffer(args[0], &words, PyBUF_SIMPLE) < 0)
+        return NULL;
+    needed = 4 * total;
+    if (words.len != needed) {
+        PyErr_Format(PyExc_ValueError, "deal_cards: %zd bytes of words for %zd cards", words.len, total);
+        PyBuffer_Release(&words);
+        return NULL;
+    }
+    {
+        const unsigned char *bytes = (const unsigned char *)words.buf;
+        Py_ssize_t left = deck_size;
+        for (Py_ssize_t i = 0; i < total; i++) {
+            const unsigned char *w = bytes + 4 * i;
+            uint32_t output = (uint32_t)w[0] | ((uint32_t)w[1] << 8) | ((uint32_t)w[2] << 16)
+                              | ((uint32_t)w[3] << 24);
+            Py_ssize_t slot = (Py_ssize_t)(output % (uint32_t)left);
+            cards[i] = deck[slot];
+            left -= 1;
+            deck[slot] = deck[left];
+        }
+    }
+    PyBuffer_Release(&words);
+
+    hole = PyTuple_New(num_players);
+    board = PyTuple_New(rounds);
+    if (hole == NULL || board == NULL)
+        goto fail;
+    {
+        Py_ssize_t next = 0;
+        for (Py_ssize_t p = 0; p < num_players; p++) {
+            PyObject *group = PyTuple_New(hole_cards);
+            if (group == NULL)
+                goto fail;
+            for (Py_ssize_t c = 0; c < hole_cards; c++) {
+                PyObject *card = card_objects[cards[next++]];
+                Py_INCREF(card);
+                PyTuple_SET_ITEM(group, c, card);
+            }
+            PyTuple_SET_ITEM(hole, p, group);
+        }
+        for (Py_ssize_t r = 0; r < rounds; r++) {
+            Py_ssize_t count = PyLong_AsSsize_t(PyTuple_GET_ITEM(counts_obj, r));
+            PyObject *group = PyTuple_New(count);
+            if (group == NULL)
+                goto fail;
+            for (Py_ssize_t c = 0; c < count; c++) {
+                PyObject *card = card_objects[cards[next++]];
+                Py_INCREF(card);
+                PyTuple_SET_ITEM(group, c, card);
+            }
+            PyTuple_SET_ITEM(board, r, group);
+        }
+    }
+    result = PyTuple_Pack(2, hole, board);
+fail:
+    Py_XDECREF(hole);
+    Py_XDECREF(board);
+    return result;
+}
+
+static PyObject *
+cards_texts(PyObject *module, PyObject *groups)
+{
+    PyObject *seq, *out;
+    Py_ssize_t n;
+    (void)module;
+
+    seq = PySequence_Fast(groups, "cards_texts takes a sequence of card groups");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t g = 0; g < n; g++) {
+        PyObject *cards = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, g), "a card group is a sequence");
+        PyObject *text;
+        Py_ssize_t count;
+        char buffer[2 * DECK_MAX];
+        if (cards == NULL)
+            goto fail;
+        count = PySequence_Fast_GET_SIZE(cards);
+        if (count > DECK_MAX) {
+            Py_DECREF(cards);
+            goto off_deck;
+        }
+        for (Py_ssize_t c = 0; c < count; c++) {
+            PyObject *card = PySequence_Fast_GET_ITEM(cards, c);
+            long index;
+            int overflow;
+            if (!PyLong_CheckExact(card)) {  /* bool, numpy ints, ...: the caller's path */
+                Py_DECREF(cards);
+                goto off_deck;
+            }
+            index = PyLong_AsLongAndOverflow(card, &overflow);
+            if (overflow || index < 0 || index >= DECK_MAX) {
+                Py_DECREF(cards);
+                goto off_deck;
+            }
+            buffer[2 * c] = RANKS[index / 4];
+            buffer[2 * c + 1] = SUITS[index % 4];
+        }
+        Py_DECREF(cards);
+        text = PyUnicode_FromStringAndSize(buffer, 2 * count);
+        if (text == NULL)
+            goto fail;
+        PyList_SET_ITEM(out, g, text);
+    }
+    Py_DECREF(seq);
+    return out;
+off_deck:
+    Py_DECREF(seq);
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"deal_cards", (PyCFunction)(void (*)(void))deal_cards, METH_FASTCALL,
+     "deal_cards(words, deck, hole_cards, num_players, board_counts) -> (hole, board)"},
+    {"cards_texts", cards_texts, METH_O,
+     "cards_texts(groups) -> list of each group's card texts run together, or None off the deck"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "protocol._dealnative",
+    "The deal's per-hand loops in C (protocol/_dealnative.c says what and why).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__dealnative(void)
+{
+    for (int i = 0; i < DECK_MAX; i++) {
+        if (card_objects[i] == NULL) {
+            card_objects[i] = PyLong_FromLong(i);
+            if (card_objects[i] == NULL)
+                return NULL;
+        }
+    }
+    return PyModule_Create(&module_def);
+}
