@@ -45,9 +45,9 @@ VARIANT = _variant()
 #: Stands for the mypyc extensions until build_ext makes them: it marks the
 #: distribution as having extensions (a platform wheel, build_ext runs).
 PLACEHOLDER = Extension(VARIANT.SHARED_LIB, sources=[])
-#: The deal's per-hand loops in plain C (protocol/_dealnative.c), built with the group and
+#: The deal's per-hand loops in plain C (protocol/_handnative.c), built with the group and
 #: used when it imports (protocol/deal.py and protocol/wire.py fall back to their own loops).
-DEAL_NATIVE = Extension("protocol._dealnative", sources=["protocol/_dealnative.c"],
+DEAL_NATIVE = Extension("protocol._handnative", sources=["protocol/_handnative.c"],
                         extra_compile_args=["-O2"])
 
 

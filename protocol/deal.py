@@ -74,9 +74,9 @@ _PIECE = 16
 _WORDS: Final = tuple(Struct(f"<{n}I") for n in range(_PIECE + 1))
 
 
-#: protocol/_dealnative.c's ``deal_cards`` (the loop of :meth:`DealSource.deal` in C), or None:
+#: protocol/_handnative.c's ``deal_cards`` (the loop of :meth:`DealSource.deal` in C), or None:
 #: not built, or the pure variant asked for (``ACPC_LBR_PURE``). The loop below is its slow twin.
-_NATIVE: Any = native_helper("protocol._dealnative")
+_NATIVE: Any = native_helper("protocol._handnative")
 
 
 def init_genrand(seed: int) -> tuple[int, ...]:
@@ -145,7 +145,7 @@ class DealSource:
         return self._deal_slowly(table)
 
     def _deal_slowly(self, table: GameTable) -> Deal:
-        """:meth:`deal` in Python: the C loop's slow twin (tests/protocol/test_dealnative.py)."""
+        """:meth:`deal` in Python: the C loop's slow twin (tests/protocol/test_handnative.py)."""
         deck = list(table.deck)
         left = len(deck)
         hole_cards = table.num_hole_cards

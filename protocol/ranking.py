@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import index
-from typing import Final, SupportsIndex
+from typing import Any, Final, SupportsIndex
+
+from protocol._variant import native_helper
 
 CATEGORIES = (
     "high card",
@@ -33,6 +35,8 @@ CATEGORIES = (
     "straight flush",
 )
 _WHEEL: Final = (12, 3, 2, 1, 0)
+#: protocol/_handnative.c's ``rank_cards``, or None (not built, or ``ACPC_LBR_PURE``).
+_NATIVE: Any = native_helper("protocol._handnative")
 
 
 _WHEEL_MASK: Final = sum(1 << r for r in _WHEEL)
@@ -72,12 +76,22 @@ def rank_hand(cards: Iterable[SupportsIndex]) -> int:
     """Return an integer rank of the best hand in ``cards``; higher is better.
 
     Cards are any integers, numpy's included (the compiled module checks types).
-    Distinct cards of a 52-card deck (every dealt hand) are ranked on bit masks
-    (:func:`_rank_distinct`); anything else by :func:`_rank_general`, the same
-    values (tests/protocol/test_ranking.py checks the two agree).
+    Distinct cards of a 52-card deck (every dealt hand) are ranked on bit masks, in C
+    (protocol/_handnative.c) where it was built, else by :func:`_rank_distinct`; anything else
+    by :func:`_rank_general`, the same values (tests/protocol/test_ranking.py and
+    tests/protocol/test_handnative.py check they agree).
     """
-    if not isinstance(cards, (list, tuple)):
-        cards = list(cards)  # read twice if it goes the general way
+    given: list[SupportsIndex] | tuple[SupportsIndex, ...] = (
+        cards if isinstance(cards, (list, tuple)) else list(cards))  # read twice if it goes the general way
+    if _NATIVE is not None:
+        value: int = _NATIVE.rank_cards(given)  # -1: not distinct cards of the deck as ints
+        if value >= 0:
+            return value
+    return _rank_cards(given)
+
+
+def _rank_cards(cards: list[SupportsIndex] | tuple[SupportsIndex, ...]) -> int:
+    """:func:`rank_hand` in Python: the C ranker's slow twin (tests/protocol/test_handnative.py)."""
     # One 13-bit rank mask per suit; a repeated or out-of-deck card goes the general way.
     spades = hearts = diamonds = clubs = 0
     seen = 0

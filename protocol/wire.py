@@ -581,9 +581,9 @@ def matchstate_for(state: State, deal: Deal, position: int) -> MatchState:
     return view
 
 
-#: protocol/_dealnative.c's ``cards_texts``, or None (not built, or ``ACPC_LBR_PURE``);
+#: protocol/_handnative.c's ``cards_texts``, or None (not built, or ``ACPC_LBR_PURE``);
 #: :func:`_slow_card_texts` is its slow twin.
-_NATIVE: Any = native_helper("protocol._dealnative")
+_NATIVE: Any = native_helper("protocol._handnative")
 
 
 def _slow_card_texts(deal: Deal) -> tuple[list[str], list[str]]:
@@ -751,12 +751,23 @@ class HandLines:
         """The line of every position now, in position order."""
         state = self._state
         heads = self._heads
-        if not heads or (state.finished and state.is_showdown):
+        if not heads:
             return [matchstate_text(state, self._deal, p) for p in range(state.table.num_players)]
+        if state.finished and state.is_showdown:
+            return self._showdown_texts(state, heads)
         betting = state.betting_string()
         tails = self._tails_of(state.round)
         # By index, not zip: compiled, a zip is a generic iterator of tuples (once per action).
         return [f"{heads[p]}{betting}{tails[p]}" for p in range(len(heads))]
+
+    def _showdown_texts(self, state: State, heads: list[str]) -> list[str]:
+        """:meth:`texts` at a showdown: when no one folded, every position sees every hand, so
+        the cards field is the same in every line (``matchstate_text`` of each otherwise)."""
+        if True in state.folded:
+            return [matchstate_text(state, self._deal, p) for p in range(len(heads))]
+        texts = _deal_text(self._deal)
+        cards = f"{state.betting_string()}:{'|'.join(texts.hole)}{texts.boards[state.round]}"
+        return [f"{head}{cards}" for head in heads]
 
     def text(self, position: int) -> str:
         """The line for ``position`` now (``matchstate_text`` of the hand's state)."""

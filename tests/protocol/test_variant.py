@@ -147,7 +147,7 @@ PURE_TWIN_RUN = [
     "tests/protocol/test_rules.py",
     "tests/protocol/test_wire.py",
     "tests/protocol/test_parser_shortcuts.py",
-    "tests/protocol/test_dealnative.py",
+    "tests/protocol/test_handnative.py",
     "tests/protocol/test_variant.py",
     *(_variant.source_path(Path(), name).as_posix() for name in _variant.GROUP
       if name.startswith("protocol.")),  # pytest collects doctests under protocol/ only

@@ -1,4 +1,5 @@
-"""protocol/_dealnative.c against its slow twins: the deal's loop and the card texts, hand by hand.
+"""protocol/_handnative.c against its slow twins: the deal's loop, the card texts and the showdown
+ranks, hand by hand.
 
 The C module is built beside the compiled group (setup.py). In a tree where it was not built
 these tests skip, except where the group itself is compiled: a build that compiled the group
@@ -21,16 +22,17 @@ from protocol import wire
 from protocol.cards import DECK_SIZE
 from protocol.deal import Deal, DealSource
 from protocol.gamedef import bundled_games, load_game
+from protocol.ranking import _rank_cards, _rank_general, rank_hand
 from protocol.rules import game_table
 
 
 def _helper() -> Any:
     try:
-        return importlib.import_module("protocol._dealnative")
+        return importlib.import_module("protocol._handnative")
     except ImportError:
         if protocol.COMPILED:
-            pytest.fail("the group is compiled but protocol._dealnative was not built beside it")
-        pytest.skip("protocol._dealnative is not built here (a source tree)")
+            pytest.fail("the group is compiled but protocol._handnative was not built beside it")
+        pytest.skip("protocol._handnative is not built here (a source tree)")
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +155,36 @@ def test_the_match_state_lines_are_the_same_with_either_texts() -> None:
         entry = wire._DealText(deal)
         assert entry.hole == hole
         assert entry.boards == ["/".join(boards[:r + 1]) for r in range(len(boards))]
+
+
+def test_c_ranks_are_the_general_rankers_values(native: Any) -> None:
+    """Every size of hand from 0 to 10 cards, random and crowded into few ranks or suits (straights,
+    flushes, the wheel, two suits of five): the C rank equals both Python rankers'."""
+    rng = random.Random(11)
+    for size in range(11):
+        for trial in range(3000):
+            if trial % 3 == 0:  # crowded: a few ranks, all suits
+                ranks = rng.sample(range(13), rng.randint(1, 5))
+                pool = [r * 4 + s for r in ranks for s in range(4)]
+            elif trial % 3 == 1:  # crowded: two suits, neighbouring ranks
+                low = rng.randint(-1, 8)
+                pool = [(r % 13) * 4 + s for r in range(low, low + 6) for s in rng.sample(range(4), 2)]
+            else:
+                pool = list(range(DECK_SIZE))
+            cards = rng.sample(pool, min(size, len(pool)))
+            expected = _rank_general(cards)
+            assert native.rank_cards(cards) == expected, cards
+            assert native.rank_cards(tuple(cards)) == expected
+            assert _rank_cards(cards) == expected
+            assert rank_hand(iter(cards)) == expected
+
+
+@pytest.mark.parametrize("cards", [[0, 0], [52], [-1], [2**70], [True, 5], [1.0], ["As"], [None]])
+def test_c_ranks_leave_what_is_not_distinct_deck_cards_to_python(native: Any, cards: list[Any]) -> None:
+    assert native.rank_cards(cards) == -1
+    assert native.rank_cards(tuple(cards)) == -1
+
+
+def test_c_ranks_leave_other_containers_to_python(native: Any) -> None:
+    assert native.rank_cards(iter([1, 2])) == -1
+    assert native.rank_cards({1, 2}) == -1

@@ -1,8 +1,10 @@
-/* The deal's two per-hand loops in C: drawing the cards, and their text.
+/* The per-hand loops of a deal in C: drawing the cards, their text, and the
+ * showdown's ranks.
  *
- * protocol/deal.py (DealSource.deal) and protocol/wire.py (_DealText) call
- * these when the module was built, and their own loops otherwise: those loops
- * are the slow twins that tests/protocol/test_dealnative.py compares these
+ * protocol/deal.py (DealSource.deal), protocol/wire.py (_DealText) and
+ * protocol/ranking.py (rank_hand) call these when the module was built, and
+ * their own loops otherwise: those loops
+ * are the slow twins that tests/protocol/test_handnative.py compares these
  * with, hand by hand. Nothing here keeps state; the random stream stays
  * Python's MT19937 (random.Random.getrandbits), which hands us its words.
  *
@@ -18,6 +20,12 @@
  *     Returns a list of str, one per group: its cards' texts run together
  *     ("AsKd"). Returns None when a card is not an exact int in 0..51: the
  *     caller's own path then says what is wrong, in its own error.
+ *
+ * rank_cards(cards)
+ *     cards: a list or tuple of distinct exact ints 0..51. Returns
+ *     protocol.ranking.rank_hand's value of them, or -1 for anything else (a
+ *     repeated card, one off the deck, another type): the general ranker then
+ *     ranks it, or says what is wrong.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -211,22 +219,155 @@ fail:
     return NULL;
 }
 
+/* -- showdown ranks ------------------------------------------------------
+ * protocol/ranking.py's _rank_distinct on the four suits' 13-bit rank masks:
+ * the same values (category, then up to five kickers, base 14). */
+
+static int highest(unsigned mask) { return 31 - __builtin_clz(mask); }
+
+static long push_kickers(long value, unsigned mask, int count, int *added)
+{
+    *added = 0;
+    while (*added < count && mask) {
+        int rank = highest(mask);
+        value = value * 14 + rank + 1;
+        mask ^= 1u << rank;
+        (*added)++;
+    }
+    return value;
+}
+
+static long encode(int category, int first, unsigned rest, int count)
+{
+    long value = category;
+    int digits = 0, added;
+    if (first >= 0) {
+        value = (long)category * 14 + first + 1;
+        digits = 1;
+    }
+    value = push_kickers(value, rest, count, &added);
+    for (int i = digits + added; i < 5; i++)
+        value *= 14;
+    return value;
+}
+
+static int straight_top(unsigned mask)
+{
+    const unsigned wheel = (1u << 12) | 0xFu;
+    unsigned runs = mask & (mask << 1) & (mask << 2) & (mask << 3) & (mask << 4) & 0x1FFFu;
+    if (runs)
+        return highest(runs);
+    return (mask & wheel) == wheel ? 3 : -1;
+}
+
+static long rank_masks(const unsigned suits[4])
+{
+    unsigned clubs = suits[0], diamonds = suits[1], hearts = suits[2], spades = suits[3];
+    long flush = -1;
+    for (int s = 0; s < 4; s++) {
+        if (__builtin_popcount(suits[s]) >= 5) {
+            int top = straight_top(suits[s]);
+            if (top >= 0)
+                return encode(8, top, 0, 0);
+            if (flush < 0)
+                flush = suits[s];
+        }
+    }
+    unsigned present = clubs | diamonds | hearts | spades;
+    unsigned two_up = (clubs & diamonds) | (clubs & hearts) | (clubs & spades) | (diamonds & hearts)
+                      | (diamonds & spades) | (hearts & spades);
+    unsigned three_up = (clubs & diamonds & hearts) | (clubs & diamonds & spades)
+                        | (clubs & hearts & spades) | (diamonds & hearts & spades);
+    unsigned quads = clubs & diamonds & hearts & spades;
+    unsigned trips = three_up & ~quads;
+    unsigned pairs = two_up & ~three_up;
+    if (quads) {
+        int quad = highest(quads);
+        return encode(7, quad, present & ~(1u << quad), 1);
+    }
+    if (trips && ((trips & (trips - 1)) || pairs)) {
+        int trip = highest(trips);
+        return encode(6, trip, (trips & ~(1u << trip)) | pairs, 1);
+    }
+    if (flush >= 0)
+        return encode(5, -1, (unsigned)flush, 5);
+    int top = straight_top(present);
+    if (top >= 0)
+        return encode(4, top, 0, 0);
+    if (trips) {
+        int trip = highest(trips);
+        return encode(3, trip, present & ~(1u << trip), 2);
+    }
+    if (pairs & (pairs - 1)) {
+        int high = highest(pairs);
+        int low = highest(pairs & ~(1u << high));
+        int added;
+        long value = (2L * 14 + high + 1) * 14 + low + 1;
+        value = push_kickers(value, present & ~(1u << high) & ~(1u << low), 1, &added);
+        for (int i = 2 + added; i < 5; i++)
+            value *= 14;
+        return value;
+    }
+    if (pairs) {
+        int pair = highest(pairs);
+        return encode(1, pair, present & ~(1u << pair), 3);
+    }
+    return encode(0, -1, present, 5);
+}
+
+/* rank_cards(cards): the rank of distinct cards 0..51 given as a list or tuple of exact
+ * ints, or -1 for anything else (a repeated card, one off the deck, another type): the
+ * caller's general ranker then ranks it (or says what is wrong). */
+static PyObject *
+rank_cards(PyObject *module, PyObject *cards)
+{
+    unsigned suits[4] = {0, 0, 0, 0};
+    uint64_t seen = 0;
+    Py_ssize_t n;
+    PyObject **items;
+    (void)module;
+
+    if (PyList_CheckExact(cards)) {
+        n = PyList_GET_SIZE(cards);
+        items = ((PyListObject *)cards)->ob_item;
+    } else if (PyTuple_CheckExact(cards)) {
+        n = PyTuple_GET_SIZE(cards);
+        items = ((PyTupleObject *)cards)->ob_item;
+    } else {
+        return PyLong_FromLong(-1);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int overflow;
+        long card;
+        if (!PyLong_CheckExact(items[i]))
+            return PyLong_FromLong(-1);
+        card = PyLong_AsLongAndOverflow(items[i], &overflow);
+        if (overflow || card < 0 || card >= DECK_MAX || (seen >> card & 1))
+            return PyLong_FromLong(-1);
+        seen |= (uint64_t)1 << card;
+        suits[card & 3] |= 1u << (card >> 2);
+    }
+    return PyLong_FromLong(rank_masks(suits));
+}
+
 static PyMethodDef methods[] = {
     {"deal_cards", (PyCFunction)(void (*)(void))deal_cards, METH_FASTCALL,
      "deal_cards(words, deck, hole_cards, num_players, board_counts) -> (hole, board)"},
+    {"rank_cards", rank_cards, METH_O,
+     "rank_cards(cards) -> protocol.ranking.rank_hand's value of distinct cards 0..51, or -1"},
     {"cards_texts", cards_texts, METH_O,
      "cards_texts(groups) -> list of each group's card texts run together, or None off the deck"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "protocol._dealnative",
-    "The deal's per-hand loops in C (protocol/_dealnative.c says what and why).", -1, methods,
+    PyModuleDef_HEAD_INIT, "protocol._handnative",
+    "The per-hand loops of a deal in C (protocol/_handnative.c says what and why).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
-PyInit__dealnative(void)
+PyInit__handnative(void)
 {
     for (int i = 0; i < DECK_MAX; i++) {
         if (card_objects[i] == NULL) {
