@@ -45,10 +45,9 @@ VARIANT = _variant()
 #: Stands for the mypyc extensions until build_ext makes them: it marks the
 #: distribution as having extensions (a platform wheel, build_ext runs).
 PLACEHOLDER = Extension(VARIANT.SHARED_LIB, sources=[])
-#: The deal's per-hand loops in plain C (protocol/_handnative.c), built with the group and
-#: used when it imports (protocol/deal.py and protocol/wire.py fall back to their own loops).
-DEAL_NATIVE = Extension("protocol._handnative", sources=["protocol/_handnative.c"],
-                        extra_compile_args=["-O2"])
+#: The per-hand loops of a deal in plain C (protocol/_handnative.c), built with the group and
+#: used when it imports (protocol/deal.py, wire.py and ranking.py fall back to their own loops).
+HAND_NATIVE = Extension("protocol._handnative", sources=["protocol/_handnative.c"])
 
 
 def _why(error: BaseException) -> str:
@@ -59,12 +58,6 @@ def _why(error: BaseException) -> str:
 
 def _say(message: str) -> None:
     print(f"acpc-lbr build: {message}", file=sys.stderr, flush=True)
-
-
-def _built_in_place(extension: Extension) -> bool:
-    """True when ``extension`` was built next to its source for this Python."""
-    *package, name = extension.name.split(".")
-    return ROOT.joinpath(*package, f"{name}{sysconfig.get_config_var('EXT_SUFFIX')}").is_file()
 
 
 class BuildNative(build_ext):
@@ -81,16 +74,15 @@ class BuildNative(build_ext):
         self.reused = None
         if (self.editable_mode or self.inplace) and not VARIANT.pure_forced():
             self.reused = VARIANT.reusable_build(ROOT, sysconfig.get_config_var("EXT_SUFFIX"))
-            if self.reused is not None and not _built_in_place(DEAL_NATIVE):
-                self.reused = None  # a build from before the C helper: build it with the group
         self.problem = None if self.reused is not None else self._generate()
         super().finalize_options()
         if self.problem is not None or self.reused is not None:
             # The placeholder stays in the distribution, so that setuptools
             # still runs this command (an editable install skips it when there
             # are no extensions) and run() records why nothing was compiled;
-            # there is nothing to build.
-            self.extensions = []
+            # there is nothing to build but the C helper, when the group is reused (its build
+            # is quick, and setuptools skips it when its module is newer than its source).
+            self.extensions = [HAND_NATIVE] if self.reused is not None else []
 
     def _generate(self) -> str | None:
         """Generate the C code and set the extensions; why not, or None."""
@@ -115,7 +107,7 @@ class BuildNative(build_ext):
                 ["--no-site-packages", "--ignore-missing-imports", "--follow-imports=silent",
                  "--no-warn-unused-ignores", *sources],
                 opt_level="3", group_name=VARIANT.GROUP_NAME,
-            ), DEAL_NATIVE]
+            ), HAND_NATIVE]
         except (Exception, SystemExit) as error:  # noqa: BLE001 - any failure means: pure
             return _why(error)
         finally:
@@ -136,6 +128,12 @@ class BuildNative(build_ext):
             # The sources were just hashed unchanged: their sizes and times now are the ones a
             # start compares (a checkout may have touched them; an older manifest has none).
             self._write_manifest({**self.reused, "stats": VARIANT.source_stats(ROOT)}, inplace=True)
+            try:
+                super().run()  # the C helper, if its source changed
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - its Python twins stand in
+                _say(f"protocol._handnative NOT rebuilt ({_why(error)}); its Python twins will be used")
+                for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                    VARIANT.compiled_path(ROOT, HAND_NATIVE.name, suffix).unlink(missing_ok=True)
             return
         # setuptools clears inplace while it builds, and leaves it cleared when the build fails.
         inplace = bool(self.inplace)

@@ -21,6 +21,11 @@
  *     ("AsKd"). Returns None when a card is not an exact int in 0..51: the
  *     caller's own path then says what is wrong, in its own error.
  *
+ * deal_fields(hole, board)
+ *     protocol/wire.py's _DealText fields of a deal: (hole texts, each
+ *     position's own view of the hole field, the board field of each round), or
+ *     None where cards_texts gives None or for more than 16 positions or rounds.
+ *
  * rank_cards(cards)
  *     cards: a list or tuple of distinct exact ints 0..51. Returns
  *     protocol.ranking.rank_hand's value of them, or -1 for anything else (a
@@ -31,11 +36,30 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #define DECK_MAX 52
 
 static const char RANKS[] = "23456789TJQKA";
 static const char SUITS[] = "cdhs";
+
+/* An ASCII str of ``length`` bytes: made directly (PyUnicode_FromStringAndSize decodes UTF-8). */
+static PyObject *
+ascii_text(const char *bytes, Py_ssize_t length)
+{
+    PyObject *text = PyUnicode_New(length, 127);
+    if (text != NULL && length > 0)
+        memcpy(PyUnicode_DATA(text), bytes, (size_t)length);
+    return text;
+}
+
+/* The bytes of an ASCII str made by ascii_text. */
+static const char *
+ascii_of(PyObject *text, Py_ssize_t *size)
+{
+    *size = PyUnicode_GET_LENGTH(text);
+    return (const char *)PyUnicode_DATA(text);
+}
 
 /* The card index objects 0..51, made once: a deal's tuples hold these. */
 static PyObject *card_objects[DECK_MAX];
@@ -202,7 +226,7 @@ cards_texts(PyObject *module, PyObject *groups)
             buffer[2 * c + 1] = SUITS[index % 4];
         }
         Py_DECREF(cards);
-        text = PyUnicode_FromStringAndSize(buffer, 2 * count);
+        text = ascii_text(buffer, 2 * count);
         if (text == NULL)
             goto fail;
         PyList_SET_ITEM(out, g, text);
@@ -217,6 +241,99 @@ fail:
     Py_DECREF(seq);
     Py_DECREF(out);
     return NULL;
+}
+
+/* deal_fields(hole, board): protocol/wire.py's _DealText fields of a deal, or None where
+ * cards_texts gives None (or for more than MAX_GROUPS positions or rounds):
+ * (hole_texts, own, boards), lists of str: each position's hole cards; the
+ * hole field as position p sees it before a showdown (its own cards, the others'
+ * empty, joined by '|'); the board field of rounds 0..r ('flop/turn/...'). */
+#define MAX_GROUPS 16
+
+static PyObject *
+deal_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *hole = NULL, *board = NULL, *own = NULL, *boards = NULL, *result = NULL;
+    Py_ssize_t players, rounds;
+    char buffer[2 * DECK_MAX + 2 * MAX_GROUPS];
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "deal_fields takes 2 arguments");
+        return NULL;
+    }
+    hole = cards_texts(module, args[0]);
+    if (hole == NULL || hole == Py_None)
+        return hole;
+    board = cards_texts(module, args[1]);
+    if (board == NULL || board == Py_None) {
+        Py_DECREF(hole);
+        return board;
+    }
+    players = PyList_GET_SIZE(hole);
+    rounds = PyList_GET_SIZE(board);
+    if (players > MAX_GROUPS || rounds > MAX_GROUPS) {
+        Py_DECREF(hole);
+        Py_DECREF(board);
+        Py_RETURN_NONE;
+    }
+    own = PyList_New(players);
+    boards = PyList_New(rounds);
+    if (own == NULL || boards == NULL)
+        goto done;
+    for (Py_ssize_t p = 0; p < players; p++) {
+        Py_ssize_t length = 0, size;
+        const char *text;
+        PyObject *field;
+        for (Py_ssize_t q = 0; q < players; q++) {
+            if (q > 0)
+                buffer[length++] = '|';
+            if (q == p) {
+                text = ascii_of(PyList_GET_ITEM(hole, q), &size);
+                if (text == NULL)
+                    goto done;
+                if (length + size + players > (Py_ssize_t)sizeof(buffer)) {
+                    Py_INCREF(Py_None);
+                    result = Py_None;
+                    goto done;
+                }
+                memcpy(buffer + length, text, (size_t)size);
+                length += size;
+            }
+        }
+        field = ascii_text(buffer, length);
+        if (field == NULL)
+            goto done;
+        PyList_SET_ITEM(own, p, field);
+    }
+    {
+        Py_ssize_t length = 0, size;
+        for (Py_ssize_t r = 0; r < rounds; r++) {
+            const char *text = ascii_of(PyList_GET_ITEM(board, r), &size);
+            PyObject *field;
+            if (text == NULL)
+                goto done;
+            if (length + 1 + size > (Py_ssize_t)sizeof(buffer)) {  /* odd input: Python's path */
+                Py_INCREF(Py_None);
+                result = Py_None;
+                goto done;
+            }
+            if (r > 0)
+                buffer[length++] = '/';
+            memcpy(buffer + length, text, (size_t)size);
+            length += size;
+            field = ascii_text(buffer, length);
+            if (field == NULL)
+                goto done;
+            PyList_SET_ITEM(boards, r, field);
+        }
+    }
+    result = PyTuple_Pack(3, hole, own, boards);
+done:
+    Py_XDECREF(hole);
+    Py_XDECREF(board);
+    Py_XDECREF(own);
+    Py_XDECREF(boards);
+    return result;
 }
 
 /* -- showdown ranks ------------------------------------------------------
@@ -355,6 +472,8 @@ static PyMethodDef methods[] = {
      "deal_cards(words, deck, hole_cards, num_players, board_counts) -> (hole, board)"},
     {"rank_cards", rank_cards, METH_O,
      "rank_cards(cards) -> protocol.ranking.rank_hand's value of distinct cards 0..51, or -1"},
+    {"deal_fields", (PyCFunction)(void (*)(void))deal_fields, METH_FASTCALL,
+     "deal_fields(hole, board) -> (hole_texts, own, boards) of protocol.wire._DealText, or None"},
     {"cards_texts", cards_texts, METH_O,
      "cards_texts(groups) -> list of each group's card texts run together, or None off the deck"},
     {NULL, NULL, 0, NULL},

@@ -581,8 +581,8 @@ def matchstate_for(state: State, deal: Deal, position: int) -> MatchState:
     return view
 
 
-#: protocol/_handnative.c's ``cards_texts``, or None (not built, or ``ACPC_LBR_PURE``);
-#: :func:`_slow_card_texts` is its slow twin.
+#: protocol/_handnative.c's ``deal_fields``, or None (not built, or ``ACPC_LBR_PURE``);
+#: :func:`_slow_deal_fields` is its slow twin.
 _NATIVE: Any = native_helper("protocol._handnative")
 
 
@@ -608,28 +608,31 @@ class _DealText:
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal  # held so that id(deal) stays this deal's key
-        hole_texts = boards_texts = None
+        fields: Any = None
         if _NATIVE is not None:  # None back: a card off the deck or not an int, said below
-            hole_texts = _NATIVE.cards_texts(deal.hole)
-            boards_texts = _NATIVE.cards_texts(deal.board)
-        if hole_texts is not None and boards_texts is not None:
-            self.hole = hole_texts
-            boards = boards_texts
-        else:
-            self.hole, boards = _slow_card_texts(deal)
-        hole = self.hole
-        #: own[p]: the hole fields as position p sees them before a showdown.
-        if len(hole) == 2:
-            self.own = [hole[0] + "|", "|" + hole[1]]
-        else:
-            self.own = [
-                "|".join([text if p == position else "" for p, text in enumerate(hole)])
-                for position in range(len(hole))
-            ]
-        #: boards[r]: the board fields of rounds 0..r (``board0/board1/...``).
-        self.boards = [boards[0]] if boards else []
-        for text in boards[1:]:
-            self.boards.append(f"{self.boards[-1]}/{text}")
+            fields = _NATIVE.deal_fields(deal.hole, deal.board)
+        #: hole[p]: position p's cards; own[p]: the hole fields as position p sees them
+        #: before a showdown; boards[r]: the board fields of rounds 0..r (``board0/board1/...``).
+        if fields is None:
+            fields = _slow_deal_fields(deal)
+        self.hole: list[str] = fields[0]
+        self.own: list[str] = fields[1]
+        self.boards: list[str] = fields[2]
+
+
+def _slow_deal_fields(deal: Deal) -> tuple[list[str], list[str], list[str]]:
+    """:class:`_DealText`'s fields in Python: the C helper's slow twin (it raises the usual
+    ``ParseError`` for a card off the deck)."""
+    hole, board = _slow_card_texts(deal)
+    if len(hole) == 2:
+        own = [hole[0] + "|", "|" + hole[1]]
+    else:
+        own = ["|".join([text if p == position else "" for p, text in enumerate(hole)])
+               for position in range(len(hole))]
+    boards = [board[0]] if board else []
+    for text in board[1:]:
+        boards.append(f"{boards[-1]}/{text}")
+    return hole, own, boards
 
 
 # Rendered deals by id(); each entry keeps its deal alive, so ids are not

@@ -145,6 +145,35 @@ def test_card_texts_refuse_what_is_not_groups(native: Any) -> None:
         native.cards_texts([5])
 
 
+def test_deal_fields_are_the_python_fields(native: Any) -> None:
+    """Every bundled game's deals, and random groups of 0 to 16 positions and rounds (empty
+    groups, whole decks): the C fields equal the Python ones; beyond what its buffer holds,
+    or past 16 positions or rounds, it leaves the deal to Python."""
+    for name in bundled_games():
+        game, source = load_game(name), DealSource(5)
+        for _ in range(300):
+            deal = source.deal(game)
+            assert native.deal_fields(deal.hole, deal.board) == wire._slow_deal_fields(deal)
+    rng = random.Random(9)
+    for _ in range(3000):
+        hole = tuple(tuple(rng.sample(range(DECK_SIZE), rng.choice([0, 1, 2, 4, 52])))
+                     for _ in range(rng.randint(0, 16)))
+        board = tuple(tuple(rng.sample(range(DECK_SIZE), rng.choice([0, 1, 3, 5])))
+                      for _ in range(rng.randint(0, 16)))
+        deal = Deal(hole=hole, board=board)
+        fields = native.deal_fields(hole, board)
+        if fields is None:
+            assert sum(map(len, board)) * 2 + len(board) > 2 * DECK_SIZE + 32
+        else:
+            assert fields == wire._slow_deal_fields(deal)
+    assert native.deal_fields(((0,),) * 17, ()) is None
+    assert native.deal_fields((), ((0,),) * 17) is None
+    assert native.deal_fields(((52,),), ()) is None
+    assert native.deal_fields((), ((0,), (True,))) is None
+    with pytest.raises(TypeError):
+        native.deal_fields((), 5)
+
+
 def test_the_match_state_lines_are_the_same_with_either_texts() -> None:
     """The lines a deal gives, through whatever texts this variant renders, equal the slow texts'."""
     game = load_game("holdem.nolimit.3p")
