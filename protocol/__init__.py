@@ -23,3 +23,11 @@ def variant() -> str:
     """Which variant of the compiled core (protocol core + dealer hot path) runs, and why:
     ``'compiled (mypyc)'``, ``'pure (not built)'``, ..."""
     return f"{'compiled' if COMPILED else 'pure'} ({_WHY})"
+
+
+def helper() -> str:
+    """Whether the plain C helper of the per-hand loops (``protocol/_handnative.c``) is in use:
+    ``'in use'``, ``'not built'`` or ``'off (ACPC_LBR_PURE is set)'``."""
+    if _variant.pure_forced():
+        return f"off ({_variant.PURE_ENV} is set)"
+    return "in use" if _variant.native_helper("protocol._handnative") is not None else "not built"

@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         description="ACPC poker dealer and Local Best Response exploitability measurement.",
         epilog="Run 'acpc-lbr COMMAND --help' for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"acpc-lbr {__version__}; {_variant.LABEL}: {protocol.variant()}")
+    parser.add_argument("--version", action="version", version=f"acpc-lbr {__version__}; {_variant.LABEL}: {protocol.variant()}; "
+                                                                    f"C helper: {protocol.helper()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in SUBCOMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)

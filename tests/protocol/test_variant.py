@@ -483,6 +483,9 @@ def test_version_names_the_compiled_core() -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     expected = "compiled (mypyc)" if protocol.COMPILED else "pure ("
     assert f"protocol core + dealer hot path: {expected}" in done.stdout, done.stdout + done.stderr
+    # A build that compiled the group built the C helper beside it (setup.py).
+    helper = "in use" if protocol.COMPILED else ("off (" if _variant.pure_forced() else "")
+    assert f"; C helper: {helper}" in " ".join(done.stdout.split()), done.stdout  # argparse wraps it
 
 
 def test_protocol_bench_compares_the_variants() -> None:
