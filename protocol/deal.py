@@ -32,7 +32,7 @@ from protocol.gamedef import GameDef
 from protocol.rules import GameTable, game_table
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Deal:
     """The cards of one hand.
 
@@ -43,6 +43,12 @@ class Deal:
 
     hole: tuple[tuple[int, ...], ...]
     board: tuple[tuple[int, ...], ...]
+
+    def __init__(self, hole: tuple[tuple[int, ...], ...], board: tuple[tuple[int, ...], ...]) -> None:
+        # Written out: compiled, the __init__ that dataclass generates for a frozen class runs as
+        # interpreted Python (about 4 k instructions, once per hand); this one is compiled.
+        object.__setattr__(self, "hole", hole)
+        object.__setattr__(self, "board", board)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return record_reduce(self)
