@@ -423,6 +423,21 @@ def compile_project() -> None:
         compileall.compile_dir(root / package, quiet=1)
 
 
+def install_variant(venv: Path) -> str:
+    """What another install runs, as its ``acpc-lbr --version`` says (compiled or pure, and why),
+    said on stderr at once when it is not the compiled core: a baseline that runs the pure
+    sources (an old or broken build) measures the compiler, not the change."""
+    done = subprocess.run([str(venv / "bin" / "acpc-lbr"), "--version"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    text = " ".join(done.stdout.split())
+    variant = text.split(f"{_variant.LABEL}: ", 1)[-1] if f"{_variant.LABEL}: " in text else text
+    variant = variant or f"unknown ({' '.join(done.stderr.split())[:160]})"
+    if not variant.startswith("compiled"):
+        print(f"bench_dealer: the baseline at {venv} does not run the compiled core: {variant}",
+              file=sys.stderr, flush=True)
+    return variant
+
+
 def main() -> int:
     """Run the benchmark and print the figures."""
     if sys.argv[1:2] == ["--profile-dealer"]:  # the dealer process of --profile
@@ -490,6 +505,7 @@ def main() -> int:
     if options.baseline is not None and not (options.baseline / "bin" / "acpc-lbr").is_file():
         parser.error(f"--baseline {options.baseline}: no bin/acpc-lbr there (a virtual "
                      "environment with the project installed)")
+    baseline_variant = None if options.baseline is None else install_variant(options.baseline)
     compile_project()
     # (label, dealer, flags of ours, matches at once): played in this order in each run.
     variants: list[tuple[str, str, list[str] | None, int]] = []
@@ -563,7 +579,8 @@ def main() -> int:
     if options.variants:
         print(f"  ours compiled / pure, hands/s: {ratio('ours', 'pure')}")
     if options.baseline is not None:
-        print(f"  ours / baseline ({options.baseline}), hands/s: {ratio('ours', 'baseline')}")
+        print(f"  ours / baseline ({options.baseline}; {baseline_variant}), hands/s: "
+              f"{ratio('ours', 'baseline')}")
     if options.no_poll:
         print(f"  busy polling on / off, hands/s: {ratio('ours', 'no poll')}")
         if options.reference is not None:
