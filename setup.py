@@ -47,7 +47,9 @@ VARIANT = _variant()
 PLACEHOLDER = Extension(VARIANT.SHARED_LIB, sources=[])
 #: The per-hand loops of a deal in plain C (protocol/_handnative.c), built with the group and
 #: used when it imports (protocol/deal.py, wire.py and ranking.py fall back to their own loops).
-HAND_NATIVE = Extension("protocol._handnative", sources=["protocol/_handnative.c"])
+#: Optional: a failure to build it leaves the group compiled and the helper out (setuptools then
+#: skips it); every in-place build removes the old one first, so a stale one is never imported.
+HAND_NATIVE = Extension("protocol._handnative", sources=["protocol/_handnative.c"], optional=True)
 
 
 def _why(error: BaseException) -> str:
@@ -80,9 +82,8 @@ class BuildNative(build_ext):
             # The placeholder stays in the distribution, so that setuptools
             # still runs this command (an editable install skips it when there
             # are no extensions) and run() records why nothing was compiled;
-            # there is nothing to build but the C helper, when the group is reused (its build
-            # is quick, and setuptools skips it when its module is newer than its source).
-            self.extensions = [HAND_NATIVE] if self.reused is not None else []
+            # there is nothing to build but the C helper (quick), unless the sources are forced.
+            self.extensions = [] if VARIANT.pure_forced() else [HAND_NATIVE]
 
     def _generate(self) -> str | None:
         """Generate the C code and set the extensions; why not, or None."""
@@ -121,6 +122,10 @@ class BuildNative(build_ext):
                 for suffix in importlib.machinery.EXTENSION_SUFFIXES:
                     VARIANT.compiled_path(ROOT, name, suffix).unlink(missing_ok=True)
                 _say(f"removed the compiled file of {name}, no longer in the group")
+            # The helper's old module goes first: built again below, or its Python twins run
+            # (it is optional: a failed build leaves no file, and a stale one would be imported).
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                VARIANT.compiled_path(ROOT, HAND_NATIVE.name, suffix).unlink(missing_ok=True)
         if self.reused is not None:
             # An editable install (of an extra, say) with the sources the modules were built from.
             _say(f"reusing the compiled {', '.join(VARIANT.GROUP)}: their sources are unchanged "
@@ -128,12 +133,7 @@ class BuildNative(build_ext):
             # The sources were just hashed unchanged: their sizes and times now are the ones a
             # start compares (a checkout may have touched them; an older manifest has none).
             self._write_manifest({**self.reused, "stats": VARIANT.source_stats(ROOT)}, inplace=True)
-            try:
-                super().run()  # the C helper, if its source changed
-            except (Exception, SystemExit) as error:  # noqa: BLE001 - its Python twins stand in
-                _say(f"protocol._handnative NOT rebuilt ({_why(error)}); its Python twins will be used")
-                for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                    VARIANT.compiled_path(ROOT, HAND_NATIVE.name, suffix).unlink(missing_ok=True)
+            self._build_helper_alone()
             return
         # setuptools clears inplace while it builds, and leaves it cleared when the build fails.
         inplace = bool(self.inplace)
@@ -142,6 +142,8 @@ class BuildNative(build_ext):
                 super().run()
             except (Exception, SystemExit) as error:  # noqa: BLE001 - compiler failed: pure
                 self.problem = _why(error)
+        else:
+            self._build_helper_alone()
         manifest: dict[str, Any]
         if self.problem is None:
             manifest = {
@@ -156,6 +158,16 @@ class BuildNative(build_ext):
             manifest = {"compiled": False, "reason": self.problem}
             _say(f"NOT compiled ({self.problem}); the pure-Python {VARIANT.LABEL} will be used")
         self._write_manifest(manifest, inplace)
+
+    def _build_helper_alone(self) -> None:
+        """Build the C helper without the group (reused, or not compiled); its Python twins run if
+        it cannot be built."""
+        if not self.extensions:
+            return
+        try:
+            super().run()
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - its Python twins stand in
+            _say(f"{HAND_NATIVE.name} not built ({_why(error)}); its Python twins will be used")
 
     def _write_manifest(self, manifest: dict[str, Any], inplace: bool) -> None:
         """Next to the built modules (the wheel's tree), and the sources' for an in-place build."""

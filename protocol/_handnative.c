@@ -70,6 +70,7 @@ deal_cards(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_buffer words;
     long deck[DECK_MAX];
     Py_ssize_t deck_size, hole_cards, num_players, rounds, total, needed;
+    Py_ssize_t counts[DECK_MAX];
     PyObject *deck_obj, *counts_obj, *hole = NULL, *board = NULL, *result = NULL;
     long cards[DECK_MAX];
     (void)module;
@@ -94,6 +95,12 @@ deal_cards(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "deal_cards: a negative count or a deck over 52 cards");
         return NULL;
     }
+    /* Every count at most 52 before any product or sum: nothing here can overflow. */
+    if (hole_cards > DECK_MAX || num_players > DECK_MAX || rounds > DECK_MAX
+            || hole_cards * num_players > DECK_MAX) {
+        PyErr_SetString(PyExc_ValueError, "deal_cards: more cards than the deck holds");
+        return NULL;
+    }
     total = hole_cards * num_players;
     for (Py_ssize_t r = 0; r < rounds; r++) {
         Py_ssize_t count = PyLong_AsSsize_t(PyTuple_GET_ITEM(counts_obj, r));
@@ -103,9 +110,12 @@ deal_cards(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyErr_SetString(PyExc_ValueError, "deal_cards: a negative board count");
             return NULL;
         }
+        if (count > DECK_MAX - total) {
+            PyErr_SetString(PyExc_ValueError, "deal_cards: more cards than the deck holds");
+            return NULL;
+        }
+        counts[r] = count;
         total += count;
-        if (total > DECK_MAX)
-            break;
     }
     if (total > deck_size) {
         PyErr_SetString(PyExc_ValueError, "deal_cards: more cards than the deck holds");
@@ -162,7 +172,7 @@ deal_cards(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyTuple_SET_ITEM(hole, p, group);
         }
         for (Py_ssize_t r = 0; r < rounds; r++) {
-            Py_ssize_t count = PyLong_AsSsize_t(PyTuple_GET_ITEM(counts_obj, r));
+            Py_ssize_t count = counts[r];
             PyObject *group = PyTuple_New(count);
             if (group == NULL)
                 goto fail;
@@ -188,17 +198,23 @@ cards_texts(PyObject *module, PyObject *groups)
     Py_ssize_t n;
     (void)module;
 
-    seq = PySequence_Fast(groups, "cards_texts takes a sequence of card groups");
+    /* A tuple of its own: turning a group into a sequence may run Python code (its
+     * __iter__), which must not change what is iterated here. */
+    if (!PyList_Check(groups) && !PyTuple_Check(groups)) {
+        PyErr_SetString(PyExc_TypeError, "cards_texts takes a list or tuple of card groups");
+        return NULL;
+    }
+    seq = PySequence_Tuple(groups);
     if (seq == NULL)
         return NULL;
-    n = PySequence_Fast_GET_SIZE(seq);
+    n = PyTuple_GET_SIZE(seq);
     out = PyList_New(n);
     if (out == NULL) {
         Py_DECREF(seq);
         return NULL;
     }
     for (Py_ssize_t g = 0; g < n; g++) {
-        PyObject *cards = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, g), "a card group is a sequence");
+        PyObject *cards = PySequence_Fast(PyTuple_GET_ITEM(seq, g), "a card group is a sequence");
         PyObject *text;
         Py_ssize_t count;
         char buffer[2 * DECK_MAX];
@@ -340,7 +356,22 @@ done:
  * protocol/ranking.py's _rank_distinct on the four suits' 13-bit rank masks:
  * the same values (category, then up to five kickers, base 14). */
 
-static int highest(unsigned mask) { return 31 - __builtin_clz(mask); }
+/* Plain loops, not compiler builtins (MSVC has neither): the masks have 13 bits. */
+static int highest(unsigned mask)
+{
+    int rank = 12;
+    while (!(mask >> rank & 1u))
+        rank--;
+    return rank;
+}
+
+static int count_ranks(unsigned mask)
+{
+    int count = 0;
+    for (; mask; mask &= mask - 1)
+        count++;
+    return count;
+}
 
 static long push_kickers(long value, unsigned mask, int count, int *added)
 {
@@ -382,7 +413,7 @@ static long rank_masks(const unsigned suits[4])
     unsigned clubs = suits[0], diamonds = suits[1], hearts = suits[2], spades = suits[3];
     long flush = -1;
     for (int s = 0; s < 4; s++) {
-        if (__builtin_popcount(suits[s]) >= 5) {
+        if (count_ranks(suits[s]) >= 5) {
             int top = straight_top(suits[s]);
             if (top >= 0)
                 return encode(8, top, 0, 0);

@@ -162,8 +162,7 @@ class DealSource:
             cards.append(deck[slot])
             left -= 1
             deck[slot] = deck[left]  # the last card still in the deck fills the hole
-        hole = tuple([tuple(cards[i : i + hole_cards])
-                      for i in range(0, hole_cards * num_players, hole_cards)])
+        hole = tuple([tuple(cards[p * hole_cards : (p + 1) * hole_cards]) for p in range(num_players)])
         board = []
         start = hole_cards * num_players
         for count in table.num_board_cards:

@@ -120,6 +120,44 @@ def test_the_c_deal_refuses_what_is_not_a_deal(native: Any, args: tuple[Any, ...
         native.deal_cards(*args)
 
 
+@pytest.mark.parametrize("args", [
+    (b"", (), 0, 0, (50, 2**63 - 50, 2**63 - 1, 1)),  # board counts whose sum wraps
+    (b"", tuple(range(52)), 3 * 2**61, 2, ()),  # a product that wraps
+    (b"", tuple(range(52)), 53, 1, ()),
+    (b"", tuple(range(52)), 1, 53, ()),
+    (b"", tuple(range(52)), 0, 0, (0,) * 53),
+])
+def test_the_c_deal_refuses_counts_past_the_deck_before_any_arithmetic(native: Any,
+                                                                        args: tuple[Any, ...]) -> None:
+    """Found by a review under ASan and UBSan: counts that overflowed a sum or a product read
+    memory off the deal's arrays. Each is refused before it is added or multiplied."""
+    with pytest.raises((ValueError, OverflowError)):
+        native.deal_cards(*args)
+
+
+def test_card_texts_survive_a_group_that_changes_the_list_being_read(native: Any) -> None:
+    """Found by the same review: a group that is no list or tuple is turned into one by its own
+    __iter__, which may empty or shorten the list of groups; the helper reads a copy."""
+    groups: list[Any] = []
+
+    class Clearing:
+        def __iter__(self) -> Any:
+            groups.clear()
+            return iter([0])
+
+    class Shortening:
+        def __iter__(self) -> Any:
+            del groups[1:]
+            return iter([0])
+
+    groups[:] = [Clearing(), [1], [2]]
+    assert native.cards_texts(groups) == ["2c", "2d", "2h"]
+    groups[:] = [Shortening()] + [[i] for i in range(1, 8)]
+    assert native.cards_texts(groups) == ["2c", "2d", "2h", "2s", "3c", "3d", "3h", "3s"]
+    with pytest.raises(TypeError):
+        native.cards_texts(iter([[0]]))
+
+
 def test_card_texts_are_the_python_texts(native: Any) -> None:
     rng = random.Random(7)
     for _ in range(3000):
