@@ -3,9 +3,8 @@
  *
  * protocol/deal.py (DealSource.deal), protocol/wire.py (_DealText) and
  * protocol/ranking.py (rank_hand) call these when the module was built, and
- * their own loops otherwise: those loops
- * are the slow twins that tests/protocol/test_handnative.py compares these
- * with, hand by hand. Nothing here keeps state; the random stream stays
+ * their own loops otherwise: those loops are the slow twins that
+ * tests/protocol/test_handnative.py compares these with, hand by hand. Nothing here keeps state; the random stream stays
  * Python's MT19937 (random.Random.getrandbits), which hands us its words.
  *
  * deal_cards(words, deck, hole_cards, num_players, board_counts)
@@ -16,7 +15,7 @@
  *     tuple of board-card tuples per round, as protocol.deal.Deal holds them.
  *
  * cards_texts(groups)
- *     groups: a sequence of sequences of card indices (exact ints 0..51).
+ *     groups: a list or tuple of sequences of card indices (exact ints 0..51).
  *     Returns a list of str, one per group: its cards' texts run together
  *     ("AsKd"). Returns None when a card is not an exact int in 0..51: the
  *     caller's own path then says what is wrong, in its own error.
@@ -24,7 +23,8 @@
  * deal_fields(hole, board)
  *     protocol/wire.py's _DealText fields of a deal: (hole texts, each
  *     position's own view of the hole field, the board field of each round), or
- *     None where cards_texts gives None or for more than 16 positions or rounds.
+ *     None where cards_texts gives None, for more than 16 positions or rounds,
+ *     or when a field would outgrow its buffer (the Python path then renders it).
  *
  * rank_cards(cards)
  *     cards: a list or tuple of distinct exact ints 0..51. Returns
