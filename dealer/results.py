@@ -712,6 +712,8 @@ class DealerResults:
             for group in matches
         ]
         self.listening: ListeningPort | None = None
+        #: Matches of this process that have ended (:meth:`_on_finish`).
+        self._finished = 0
         if self.metrics is not None:
             for group in self.groups:
                 for match, observer in zip(group.matches, group.match_metrics):
@@ -736,9 +738,15 @@ class DealerResults:
         return self.metrics_grace
 
     def _on_finish(self, observer: MatchMetrics) -> EventHook:
+        """A finished match's series go a grace after its end while other matches of the process
+        still play; the last match's stay until the process ends (its report, its SCORE line, then
+        :meth:`linger`): a grace counted from the match's end could run out before the one the
+        process announces after its SCORE line (found when a test scraped a few seconds late)."""
         def hook(event: EventRecord) -> None:
             if isinstance(event, MatchEnded):
-                self.reactor.callLater(self.metrics_grace, observer.retire)
+                self._finished += 1
+                if self._finished < sum(len(group.matches) for group in self.groups):
+                    self.reactor.callLater(self.metrics_grace, observer.retire)
 
         return hook
 

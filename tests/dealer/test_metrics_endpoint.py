@@ -261,3 +261,35 @@ def test_latency_histograms_export_what_prometheus_clients_histogram_would() -> 
     ours.remove("m", "a")
     theirs.remove("m", "a")
     assert generate_latest(ours_registry) == generate_latest(theirs_registry)
+
+
+def test_the_last_match_s_series_stay_until_the_process_ends() -> None:
+    """A finished match's series go a grace after its end while another match of the process
+    still plays; the last one's stay, so the grace the process announces after its SCORE line
+    (``linger``) cannot outlast them. (A live test scraped 3.3 s after the last match ended, with
+    a 3 s grace, and found its series gone while the endpoint still served.)"""
+    from types import SimpleNamespace
+
+    from twisted.internet.task import Clock
+
+    from dealer.events import MatchFinished
+    from dealer.results import DealerResults
+
+    clock = Clock()
+    results = object.__new__(DealerResults)  # only what the hook reads: two matches, a clock
+    results.reactor, results.metrics_grace, results._finished = clock, 3.0, 0
+    results.groups = [SimpleNamespace(matches=["first", "second"])]
+    retired: list[str] = []
+    observers = {name: SimpleNamespace(retire=lambda name=name: retired.append(name))
+                 for name in ("first", "second")}
+    ended = MatchFinished(score="SCORE:0|0:a|b", hands=1, corrections=(0, 0),
+                          ignored=(0, 0), exit_code=0, totals={})
+    hooks = {name: results._on_finish(observer) for name, observer in observers.items()}  # type: ignore[arg-type]
+    hooks["first"](ended)
+    clock.advance(2.9)
+    assert retired == []
+    hooks["second"](ended)
+    clock.advance(0.2)
+    assert retired == ["first"]
+    clock.advance(3600)
+    assert retired == ["first"], "the last match's series were removed before the process ended"
