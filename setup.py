@@ -49,7 +49,7 @@ PLACEHOLDER = Extension(VARIANT.SHARED_LIB, sources=[])
 #: used when it imports (protocol/deal.py, wire.py and ranking.py fall back to their own loops).
 #: Optional: a failure to build it leaves the group compiled and the helper out (setuptools then
 #: skips it); every in-place build removes the old one first, so a stale one is never imported.
-HAND_NATIVE = Extension("protocol._handnative", sources=["protocol/_handnative.c"], optional=True)
+HAND_NATIVE = Extension(VARIANT.HELPER, sources=["protocol/_handnative.c"], optional=True)
 
 
 def _why(error: BaseException) -> str:

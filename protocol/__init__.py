@@ -30,4 +30,4 @@ def helper() -> str:
     ``'in use'``, ``'not built'`` or ``'off (ACPC_LBR_PURE is set)'``."""
     if _variant.pure_forced():
         return f"off ({_variant.PURE_ENV} is set)"
-    return "in use" if _variant.native_helper("protocol._handnative") is not None else "not built"
+    return "in use" if _variant.native_helper() is not None else "not built"

@@ -64,6 +64,21 @@ ascii_of(PyObject *text, Py_ssize_t *size)
 /* The card index objects 0..51, made once: a deal's tuples hold these. */
 static PyObject *card_objects[DECK_MAX];
 
+/* A tuple of the card objects of ``count`` card indices. */
+static PyObject *
+card_group(const long *cards, Py_ssize_t count)
+{
+    PyObject *group = PyTuple_New(count);
+    if (group == NULL)
+        return NULL;
+    for (Py_ssize_t c = 0; c < count; c++) {
+        PyObject *card = card_objects[cards[c]];
+        Py_INCREF(card);
+        PyTuple_SET_ITEM(group, c, card);
+    }
+    return group;
+}
+
 static PyObject *
 deal_cards(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -160,27 +175,16 @@ deal_cards(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto fail;
     {
         Py_ssize_t next = 0;
-        for (Py_ssize_t p = 0; p < num_players; p++) {
-            PyObject *group = PyTuple_New(hole_cards);
+        for (Py_ssize_t p = 0; p < num_players; p++, next += hole_cards) {
+            PyObject *group = card_group(cards + next, hole_cards);
             if (group == NULL)
                 goto fail;
-            for (Py_ssize_t c = 0; c < hole_cards; c++) {
-                PyObject *card = card_objects[cards[next++]];
-                Py_INCREF(card);
-                PyTuple_SET_ITEM(group, c, card);
-            }
             PyTuple_SET_ITEM(hole, p, group);
         }
-        for (Py_ssize_t r = 0; r < rounds; r++) {
-            Py_ssize_t count = counts[r];
-            PyObject *group = PyTuple_New(count);
+        for (Py_ssize_t r = 0; r < rounds; next += counts[r], r++) {
+            PyObject *group = card_group(cards + next, counts[r]);
             if (group == NULL)
                 goto fail;
-            for (Py_ssize_t c = 0; c < count; c++) {
-                PyObject *card = card_objects[cards[next++]];
-                Py_INCREF(card);
-                PyTuple_SET_ITEM(group, c, card);
-            }
             PyTuple_SET_ITEM(board, r, group);
         }
     }

@@ -232,15 +232,19 @@ def select(root: Path = ROOT) -> tuple[bool, str]:
     return compiled, why
 
 
-def native_helper(name: str) -> Any:
-    """The plain C helper module ``name`` (built beside the group by setup.py), or None: not
-    built, or the pure sources asked for (``ACPC_LBR_PURE``). Each caller keeps its own loop as
+#: The plain C helper of the per-hand loops (protocol/_handnative.c; setup.py builds it).
+HELPER = "protocol._handnative"
+
+
+def native_helper() -> Any:
+    """The plain C helper module (:data:`HELPER`), or None: not built, or the pure sources
+    asked for (``ACPC_LBR_PURE``). Each caller keeps its own loop as
     the helper's slow twin; a helper holds no state, so using it with either variant of the
     group is the same."""
     if pure_forced():
         return None
     try:
-        return importlib.import_module(name)
+        return importlib.import_module(HELPER)
     except ImportError:
         return None
 

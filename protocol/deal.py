@@ -82,7 +82,7 @@ _WORDS: Final = tuple(Struct(f"<{n}I") for n in range(_PIECE + 1))
 
 #: protocol/_handnative.c's ``deal_cards`` (the loop of :meth:`DealSource.deal` in C), or None:
 #: not built, or the pure variant asked for (``ACPC_LBR_PURE``). The loop below is its slow twin.
-_NATIVE: Any = native_helper("protocol._handnative")
+_NATIVE: Any = native_helper()
 
 
 def init_genrand(seed: int) -> tuple[int, ...]:

@@ -36,7 +36,7 @@ CATEGORIES = (
 )
 _WHEEL: Final = (12, 3, 2, 1, 0)
 #: protocol/_handnative.c's ``rank_cards``, or None (not built, or ``ACPC_LBR_PURE``).
-_NATIVE: Any = native_helper("protocol._handnative")
+_NATIVE: Any = native_helper()
 
 
 _WHEEL_MASK: Final = sum(1 << r for r in _WHEEL)

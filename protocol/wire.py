@@ -583,7 +583,7 @@ def matchstate_for(state: State, deal: Deal, position: int) -> MatchState:
 
 #: protocol/_handnative.c's ``deal_fields``, or None (not built, or ``ACPC_LBR_PURE``);
 #: :func:`_slow_deal_fields` is its slow twin.
-_NATIVE: Any = native_helper("protocol._handnative")
+_NATIVE: Any = native_helper()
 
 
 def _slow_card_texts(deal: Deal) -> tuple[list[str], list[str]]:

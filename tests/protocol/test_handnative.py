@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import protocol
+from protocol import _variant
 from protocol import deal as deal_module
 from protocol import wire
 from protocol.cards import DECK_SIZE
@@ -28,7 +29,7 @@ from protocol.rules import game_table
 
 def _helper() -> Any:
     try:
-        return importlib.import_module("protocol._handnative")
+        return importlib.import_module(_variant.HELPER)
     except ImportError:
         if protocol.COMPILED:
             pytest.fail("the group is compiled but protocol._handnative was not built beside it")
@@ -43,7 +44,6 @@ def native() -> Any:
 def test_the_variants_use_the_helper_exactly_when_built_and_not_pure(native: Any) -> None:
     """In the compiled variant the deal and the texts go through the C helper; ACPC_LBR_PURE keeps
     them out (tests/protocol/test_variant.py runs this file's twins on the pure sources too)."""
-    from protocol import _variant
 
     expected = None if _variant.pure_forced() else native
     assert deal_module._NATIVE is expected
