@@ -17,21 +17,31 @@ backtracking regex): the parsers of bot text use only patterns without nested
 repetition for that reason. A module of the compiled group runs no bytecode, so its
 source is loaded afresh with :func:`source_module` and counted there: the
 compiled build is the same algorithm.
+
+tracemalloc counts the whole process, so every count runs in a forked child, where the
+counting thread is the only thread: a thread an earlier test left behind on the same test
+worker (two CI runs saw one churn 50 MB a second through every count) cannot add to it.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import os
+import pickle
 import sys
+import traceback
 import tracemalloc
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
+
+Measured = TypeVar("Measured")
 
 
 @dataclass(frozen=True)
@@ -49,20 +59,54 @@ class Work:
 
 
 def work_of(function: Callable[[], object], repeats: int = 3) -> Work:
-    """Count the steps and allocated bytes of ``function()`` (its result is dropped). It is
-    called once before, untraced, so that what a first call does once (an import, a cache
-    filled) is not counted; the counting's own allocations are taken off.
+    """Count the steps and allocated bytes of ``function()`` (its result is dropped), in a
+    forked child where no other thread runs (the module's docstring). It is called once
+    before, untraced, so that what a first call does once (an import, a cache filled) is not
+    counted; the counting's own allocations are taken off. Of ``repeats`` counts the fewest
+    bytes is kept (a thread ``function`` starts itself may allocate beside it); the steps
+    are per thread (sys.settrace) and the same each time."""
+    return in_a_fork(lambda: _work_here(function, repeats))
 
-    tracemalloc sees every thread of the process, and a full test run leaves threads behind
-    (Twisted's pool, a reader of a child's pipe): their allocations can land inside a count
-    (one CI run saw 880 KB where the call allocates 204 KB). They only ever add, so the
-    fewest bytes over ``repeats`` counts is the call's own; the steps are per thread
-    (sys.settrace) and the same each time."""
+
+def _work_here(function: Callable[[], object], repeats: int) -> Work:
     function()
     counts = [_counted(function) for _ in range(repeats)]
     steps = min(steps for steps, _ in counts)
     allocated = min(allocated for _, allocated in counts)
     return Work(steps, max(allocated - round(_counting_bytes_per_step() * steps), 0))
+
+
+def in_a_fork(run: Callable[[], Measured]) -> Measured:
+    """``run()`` in a forked child of this process, its result (picklable) sent back through a
+    pipe; where the system cannot fork, here. For any process-wide measurement (tracemalloc,
+    the garbage collector's objects) that another thread must not reach."""
+    if not hasattr(os, "fork"):
+        return run()
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():  # 3.12 warns of forking a process with threads: the child runs none
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: only this thread exists here
+        try:
+            os.close(read_end)
+            try:
+                payload = pickle.dumps((True, run()))
+            except BaseException:
+                payload = pickle.dumps((False, traceback.format_exc()))
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(payload)
+        finally:
+            os._exit(0)  # no exit handlers, no flushed buffers of the parent's: they are the parent's
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        raise AssertionError(f"the counting child died (wait status {status}) before it answered")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise AssertionError(f"the counted function failed in the counting child:\n{value}")
+    return value  # type: ignore[no-any-return]
 
 
 @functools.cache
