@@ -31,8 +31,16 @@ BATCH_BYTES: Final = 4096
 BATCH_SECONDS: Final = 1.0
 
 
-#: The last second stamped and its text (``isoformat`` costs more than the rest of a line).
-_stamped_second: Final[list[Any]] = [-1, ""]
+class _Stamped:
+    """The last second stamped and its text (``isoformat`` costs more than the rest of a
+    line). Native attributes: compiled, a list's items would be compared as objects."""
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.text = ""
+
+
+_STAMPED: Final = _Stamped()
 
 
 def utc_stamp(now_ns: int) -> str:
@@ -40,16 +48,16 @@ def utc_stamp(now_ns: int) -> str:
     writes it: ``datetime.isoformat()`` with ``Z`` for ``+00:00`` (no fraction at .000000)."""
     micros = now_ns // 1000
     second = micros // 1_000_000
-    stamped = _stamped_second
-    if second != stamped[0]:
-        stamped[1] = datetime.datetime.fromtimestamp(second, datetime.timezone.utc).strftime(
+    stamped = _STAMPED
+    if second != stamped.second:
+        stamped.text = datetime.datetime.fromtimestamp(second, datetime.timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%S")
-        stamped[0] = second
-    # The microseconds, six digits: the last six of ``micros`` (a str() costs less than a format).
-    fraction = str(micros)[-6:] if second else f"{micros:06d}"
-    return f"{stamped[1]}.{fraction}Z" if fraction != "000000" else f"{stamped[1]}Z"
-
-
+        stamped.second = second
+    fraction = micros - second * 1_000_000
+    if not fraction:
+        return f"{stamped.text}Z"
+    # Six digits: a seventh, leading 1 keeps the zeros a plain str() would drop (cheaper than a format).
+    return f"{stamped.text}.{str(fraction + 1_000_000)[1:]}Z"
 
 
 def _json_fallback(value: object) -> object:
@@ -97,6 +105,19 @@ def _json_values(values: tuple[float, ...]) -> str:
     return text
 
 
+def _whole_text(value: object) -> str | None:
+    """``json.dumps(value)`` for a whole, nonzero float below 2**53 in magnitude (its integer
+    and ``.0``), else None. (Zero is not: -0.0 is written with its sign.)"""
+    if type(value) is not float:
+        return None
+    number: float = value  # unboxed once the type is known: the comparisons below are C's
+    if number and -_WHOLE_EXACT < number < _WHOLE_EXACT:
+        whole = int(number)
+        if whole == number:
+            return f"{whole}.0"
+    return None
+
+
 #: The JSON text of the hands' values met so far (at most :data:`_VALUES_TEXTS` of them).
 _VALUES_TEXT: Final[dict[tuple[float, ...], str]] = {}
 _VALUES_TEXTS: Final = 4096
@@ -108,11 +129,9 @@ _WHOLE_EXACT: Final = 2.0**53
 
 def _json_number(value: object) -> str:
     """One number as json.dumps writes it."""
-    # Chip counts are whole: their text from the integer costs a tenth of a float's repr.
-    # (Not zero: -0.0 is written with its sign.)
-    if (isinstance(value, float) and value and -_WHOLE_EXACT < value < _WHOLE_EXACT
-            and value == int(value)):
-        return f"{int(value)}.0"
+    whole = _whole_text(value)  # chip counts: a tenth of a float's repr
+    if whole is not None:
+        return whole
     if _ENCODE is None:
         return json.dumps(value)
     return "".join(_ENCODE(value, 0))

@@ -85,3 +85,17 @@ def test_numbers_are_written_as_json_dumps_writes_them() -> None:
     values += [float(rng.randint(-(2**60), 2**60)) for _ in range(200)]
     for value in values:
         assert eventlines._json_number(value) == json.dumps(value), value
+
+
+def test_values_are_written_as_json_dumps_writes_them() -> None:
+    """A hand's values, whole chip counts or not, mixed with zeros, ints, huge or odd numbers:
+    json.dumps's text of the list, whichever path writes it."""
+    import random
+
+    rng = random.Random(5)
+    odd = [0.0, -0.0, 0.5, 1e21, -1e21, 2.0**53, 9007199254740993.0, float("inf"), float("nan"), 7, True]
+    for _ in range(3000):
+        size = rng.choice([2, 2, 3, 6])
+        values = tuple(float(rng.randint(-20000, 20000)) if rng.random() < 0.9 else rng.choice(odd)
+                       for _ in range(size))
+        assert eventlines._json_values(values) == json.dumps(list(values)), values
