@@ -15,7 +15,7 @@ the acting seat's likely reply (:class:`Ahead`), before the line is framed
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from twisted.internet import main
 
@@ -23,6 +23,12 @@ from acpc_lbr.runtime.reactor import disconnect_reader, log_failure, read_by_twi
 from acpc_lbr.runtime.reactor import unsent_bytes as twisted_unsent_bytes
 from dealer.budget import BotBudget
 from dealer.interfaces import Clock
+
+#: The most one read takes (Twisted reads up to 64 KiB). ``recv`` allocates the whole size and
+#: gives back the rest; freeing a remainder of 64 KiB or more makes glibc's malloc merge its
+#: free lists (``malloc_consolidate``), once per read: 1% of a dealer's cycles. A bot's line is
+#: about 50 bytes; a range query's answer, up to 1 MiB, takes more reads of this size.
+READ_SIZE: Final = 16384
 
 
 class LineListener(Protocol):
@@ -146,7 +152,7 @@ def read_io_ready(io: SeatIO, reactor: Any, transport: Any) -> None:
             read_by_twisted(reactor, transport)
             return
         recv = io.recv = transport.socket.recv
-        io.read_size = transport.bufferSize
+        io.read_size = min(transport.bufferSize, READ_SIZE)
     try:
         data: bytes = recv(io.read_size)
     except BlockingIOError:
