@@ -94,9 +94,16 @@ def _json_values(values: tuple[float, ...]) -> str:
     ones in a match, so each tuple's text is made once (:data:`_VALUES_TEXT`; a float's
     ``repr`` costs more than the rest of the line)."""
     text = _VALUES_TEXT.get(values)
+    # As objects: compiled, a float-typed loop variable would turn an int into a float.
+    items: tuple[object, ...] = values
+    if text is not None:
+        # Kept only for floats; an int or bool tuple equal to one, (7, -7) or (True, -1.0),
+        # has its own text.
+        for value in items:
+            if type(value) is not float:
+                text = None
+                break
     if text is None:
-        # As objects: compiled, a float-typed loop variable would turn an int into a float.
-        items: tuple[object, ...] = values
         text = f"[{', '.join([_json_number(value) for value in items])}]"
         # Not with a zero (0.0 and -0.0 are equal keys with two texts), nor NaN or an int.
         if (len(_VALUES_TEXT) < _VALUES_TEXTS and 0.0 not in items

@@ -29,6 +29,7 @@ import functools
 import importlib.util
 import os
 import pickle
+import signal
 import sys
 import traceback
 import tracemalloc
@@ -98,12 +99,23 @@ def in_a_fork(run: Callable[[], Measured]) -> Measured:
         finally:
             os._exit(0)  # no exit handlers, no flushed buffers of the parent's: they are the parent's
     os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(pid, 0)
+    data = b""
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+    finally:
+        if not data:  # interrupted here (a test's timeout), or the child died: it goes too
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(pid, 0)
     if not data:
         raise AssertionError(f"the counting child died (wait status {status}) before it answered")
-    ok, value = pickle.loads(data)
+    try:
+        ok, value = pickle.loads(data)
+    except Exception as error:  # noqa: BLE001 (said as the helper's own failure)
+        raise AssertionError(f"the counting child's answer does not read: {error!r}") from error
     if not ok:
         raise AssertionError(f"the counted function failed in the counting child:\n{value}")
     return value  # type: ignore[no-any-return]

@@ -99,3 +99,7 @@ def test_values_are_written_as_json_dumps_writes_them() -> None:
         values = tuple(float(rng.randint(-20000, 20000)) if rng.random() < 0.9 else rng.choice(odd)
                        for _ in range(size))
         assert eventlines._json_values(values) == json.dumps(list(values)), values
+    # A tuple equal to a kept one, but of ints or bools, is not given the floats' text.
+    for kept, equal in [((7.0, -7.0), (7, -7)), ((1.0, -1.0), (True, -1.0))]:
+        assert eventlines._json_values(kept) == json.dumps(list(kept))
+        assert eventlines._json_values(equal) == json.dumps(list(equal)), equal

@@ -112,6 +112,41 @@ def test_lines_read_go_to_the_protocol(pair: tuple[socket.socket, socket.socket]
     assert listener.lines[-1] == "MATCHSTATE:0:0::Kh|:f"
 
 
+def test_a_line_longer_than_a_read_arrives_whole(pair: tuple[socket.socket, socket.socket]) -> None:
+    """A read takes at most ``seatio.READ_SIZE`` bytes (not Twisted's 64 KiB): a range query's
+    answer of nearly 1 MiB comes over many reads, whole, between the lines around it."""
+    import threading
+
+    dealer, bot = pair
+    protocol, listener = _seat(limit=1 << 20)
+    reactor, transport = _Reactor(), _Transport(dealer, protocol)
+    sizes: list[int] = []
+    recv = dealer.recv
+
+    class _CountedSocket:  # a socket's recv cannot be replaced: the reads go through this
+        def recv(self, size: int) -> bytes:
+            sizes.append(size)
+            return recv(size)
+
+        def fileno(self) -> int:
+            return dealer.fileno()
+
+    transport.socket = _CountedSocket()
+    answer = "RANGE:" + "".join(chr(65 + i % 26) for i in range((1 << 20) - 8))
+    sender = threading.Thread(target=bot.sendall, args=(
+        f"VERSION:2.0.0\r\n{answer}\r\nMATCHSTATE:0:0::Kh|:c\n".encode(),))
+    sender.start()
+    try:
+        while len(listener.lines) < 3:
+            _wait_readable(dealer)
+            seatio.read_ready(reactor, transport)
+    finally:
+        sender.join()
+    assert listener.lines == ["VERSION:2.0.0", answer, "MATCHSTATE:0:0::Kh|:c"]
+    assert max(sizes) == seatio.READ_SIZE and len(sizes) >= (1 << 20) // seatio.READ_SIZE, sizes[:3]
+    assert reactor.calls == []
+
+
 def _end_stream(bot: socket.socket) -> None:
     bot.shutdown(socket.SHUT_WR)
 

@@ -474,7 +474,8 @@ def test_another_threads_allocations_do_not_count_as_the_readers() -> None:
     churner = threading.Thread(target=churn, daemon=True)
     churner.start()
     try:
-        beside_a_churner = work_of(reads)  # counted in this process, not a child: 11-13x the bytes
+        # (Counted in this process instead of a child, this was 11-13x the bytes alone.)
+        beside_a_churner = work_of(reads)
     finally:
         stop.set()
         churner.join()
