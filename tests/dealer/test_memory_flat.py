@@ -16,10 +16,8 @@ over the results pipeline with and without a document:
 from __future__ import annotations
 
 import gc
-import json
 import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,9 +30,9 @@ from protocol.rules import State
 from protocol.wire import MatchState
 from tests.dealer.bots import TestBot
 from tests.dealer.harness import MemoryRun, make_config
+from tests.work import in_a_fork
 
 FIRST, MIDDLE, LAST = 100, 200, 300
-REPO = Path(__file__).resolve().parents[2]
 
 
 def varied_play(seed: int) -> Any:
@@ -74,16 +72,15 @@ class ForgetfulBot(TestBot):
 
 @pytest.mark.parametrize("leak", [False, True], ids=["plain", "control-leaking-one-object-a-hand"])
 def test_plain_dealer_memory_is_flat_in_hands(tmp_path: Path, leak: bool) -> None:
-    """Measured in a fresh interpreter: the blocks Python holds are the whole process's, and on a
-    test worker that ran other tests before (pytest -n 2) their threads and leftovers moved the
-    reading (34 blocks in one CI run, none of this match's)."""
-    done = subprocess.run(
-        [sys.executable, "-c", "import json, sys; from tests.dealer.test_memory_flat import readings; "
-         f"print(json.dumps(readings({leak!r})))"],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-        timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    measured = {int(hands): blocks for hands, blocks in json.loads(done.stdout.splitlines()[-1]).items()}
+    """Measured in a forked child (tests/work.py ``in_a_fork``): the blocks Python holds are the
+    whole process's, and on a test worker that ran other tests before (pytest -n 2) their
+    threads moved the reading (34 blocks in one CI run, none of this match's)."""
+
+    def in_tmp() -> dict[int, int]:
+        os.chdir(tmp_path)
+        return readings(leak)
+
+    measured = in_a_fork(in_tmp)
     # Growth over each of two stretches of 100 hands, and the smaller counts: a leak grows in
     # both, while what happens once (a lazy import, a first flush by time: 99 blocks in one
     # CI run of the whole suite, which no run of this file alone showed) falls in one at most.
