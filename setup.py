@@ -77,13 +77,17 @@ class BuildNative(build_ext):
         if (self.editable_mode or self.inplace) and not VARIANT.pure_forced():
             self.reused = VARIANT.reusable_build(ROOT, sysconfig.get_config_var("EXT_SUFFIX"))
         self.problem = None if self.reused is not None else self._generate()
+        nothing_of_the_group = self.problem is not None or self.reused is not None
+        if nothing_of_the_group and not VARIANT.pure_forced():
+            # Nothing to build but the C helper (quick). It goes in before setuptools prepares
+            # the extensions (their stub and file names), which it does only in finalize_options.
+            self.distribution.ext_modules = [HAND_NATIVE]
         super().finalize_options()
-        if self.problem is not None or self.reused is not None:
+        if nothing_of_the_group and VARIANT.pure_forced():
             # The placeholder stays in the distribution, so that setuptools
             # still runs this command (an editable install skips it when there
-            # are no extensions) and run() records why nothing was compiled;
-            # there is nothing to build but the C helper (quick), unless the sources are forced.
-            self.extensions = [] if VARIANT.pure_forced() else [HAND_NATIVE]
+            # are no extensions) and run() records why nothing was compiled.
+            self.extensions = []
 
     def _generate(self) -> str | None:
         """Generate the C code and set the extensions; why not, or None."""
