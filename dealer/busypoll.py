@@ -36,7 +36,9 @@ dealer follows the machine it runs on, and a change of load, within one cycle.
 
 What it costs. At most ``budget_s`` of CPU per wait it polls for. Every match
 of a process shares one poller, and it does not poll while several play.
-``--busy_poll 0`` turns it off.
+``--busy_poll 0`` turns it off. (The next state made ready ahead of a reply,
+:func:`dealer.turns.make_ahead`, does not depend on it: it is made whenever one
+match plays, polling or not.)
 """
 
 from __future__ import annotations
@@ -53,6 +55,20 @@ MAX_BUDGET_US = 1000
 REQUIRED_GAIN = 0.1
 
 
+class MatchesPlaying:
+    """How many matches of one dealer process are playing now (:class:`dealer.match.Match`
+    counts its own in and out). The dealer's time while a bot thinks is its own only while
+    one is: with several, it is the other matches'. The busy poll (:meth:`BusyPoll.worth_it`)
+    and the next state made ready ahead of a reply
+    (:meth:`dealer.turns.TurnPolicy.ahead_wanted`) use that time only then; the matches
+    of a process share one count, polling or not."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class BusyPoll:
     """Keep an event loop polling, without sleeping, until a moving deadline,
     and find out whether doing so pays.
@@ -65,6 +81,7 @@ class BusyPoll:
         block: waits per exploration block (polled, then not, in turn).
         explore_blocks: blocks in an exploration (even: as many of each).
         cycle_blocks: blocks in a cycle, the exploration included.
+        playing: the process's count of matches playing (its own when not given).
     """
 
     __slots__ = (
@@ -90,7 +107,8 @@ class BusyPoll:
 
     def __init__(self, call_soon: Callable[[Callable[[], None]], object], budget_s: float,
                  clock: Callable[[], float] = time.perf_counter, block: int = 32,
-                 explore_blocks: int = 4, cycle_blocks: int = 32) -> None:
+                 explore_blocks: int = 4, cycle_blocks: int = 32,
+                 playing: MatchesPlaying | None = None) -> None:
         if budget_s <= 0.0:
             raise ValueError(f"the busy-poll budget must be positive, not {budget_s}")
         if block < 1 or explore_blocks < 2 or explore_blocks % 2 or cycle_blocks <= explore_blocks:
@@ -104,9 +122,8 @@ class BusyPoll:
         #: explorations concluded so far.
         self.polling = False
         self.conclusions = 0
-        #: Matches of the process (sharing this poll) playing now: the dealer's spare
-        #: time while a bot thinks is its own only when one is (dealer.match.Match).
-        self.playing = 0
+        #: Matches of the process (sharing this poll) playing now.
+        self.playing = playing if playing is not None else MatchesPlaying()
         self._call_soon = call_soon
         self._clock = clock
         self._block = block
@@ -127,7 +144,7 @@ class BusyPoll:
         seat, while at most one match of the process plays. With several, the loop's spare
         time is the other matches' and a spin takes a processor from their bots (four
         matches on two cores: 8,511 against 9,290 hands/s without polling, docs/dealer.md)."""
-        return self.playing <= 1 and last_reply_s <= self.budget_s
+        return self.playing.count <= 1 and last_reply_s <= self.budget_s
 
     def decide(self) -> bool:
         """Whether to poll for this wait (for a seat :meth:`worth_it`); counts the wait."""

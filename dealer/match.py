@@ -65,7 +65,7 @@ from twisted.internet import defer
 
 from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from dealer import events as ev
-from dealer.busypoll import BusyPoll
+from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.config import DEFAULT_START_TIMEOUT_MS, MatchAborted, MatchConfig, MatchResult
 from dealer.events import Cause, Opener, Trace, WriteFailed, open_record_file
 from dealer.handloop import HandHook, HandLoop
@@ -102,6 +102,8 @@ class Match:
         opener: opens the log files (tests give files that fail).
         busy_poll: keeps the event loop polling while a fast seat is to act
             (dealer/busypoll.py; shared by the matches of a process).
+        playing: the count of the process's matches playing, shared by them (the busy
+            poll's when not given, else the match's own).
 
     Attributes:
         seats: the :class:`dealer.seats.Seat` of each seat.
@@ -124,9 +126,13 @@ class Match:
         console: bool = True,
         opener: Opener = open_record_file,
         busy_poll: BusyPoll | None = None,
+        playing: MatchesPlaying | None = None,
     ) -> None:
         self.config = config
         self.busy_poll = busy_poll
+        if playing is None:
+            playing = busy_poll.playing if busy_poll is not None else MatchesPlaying()
+        self.playing = playing
         self.game = config.game
         self.reactor = reactor
         self.clock: Clock = clock if clock is not None else reactor
@@ -153,7 +159,7 @@ class Match:
         config, clock = self.config, self.clock
         self.writers = MatchWriters(config, self.opener, self.trace, self.events)
         self.policy = TurnPolicy(config, self.seats, clock, self.relay, self.busy_poll,
-                                 self.trace.messages, self.abort)
+                                 self.trace.messages, self.abort, self.playing)
         self.hand_loop = HandLoop(config, self.seats, self.policy, self.writers, self.relay,
                                   self.events, self.trace, clock, self.result, self.hand_hooks,
                                   self.abort)
@@ -249,8 +255,8 @@ class Match:
             self.writers.close()
             raise
         finally:
-            if loop.started and self.busy_poll is not None:
-                self.busy_poll.playing -= 1
+            if loop.started:
+                self.playing.count -= 1
         self._finish()
         return self.result
 
@@ -265,8 +271,7 @@ class Match:
         start_hand, pending = self._resume() if config.resume else (0, None)
         await self.seating.wait(config.start_timeout_ms)
         loop.started = True
-        if self.busy_poll is not None:
-            self.busy_poll.playing += 1
+        self.playing.count += 1
         self.trace.progress(f"STARTED at {self.clock.seconds():.6f}")
         self.trace.flush()
         self.events.emit(ev.MatchStarted(hands=config.hands, seed=config.seed,

@@ -23,7 +23,7 @@ from twisted.internet.error import CannotListenError, ReactorNotRunning
 from acpc_lbr.runtime.exit_codes import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from acpc_lbr.runtime.progress import Progress, best_estimate
 from acpc_lbr.runtime.reactor import event_loop_of
-from dealer.busypoll import BusyPoll
+from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.events import Cause, EventRecord, HandFinished, open_record_file
 from dealer.match import (
     Match,
@@ -166,15 +166,18 @@ def _listen_groups(groups: list[list[MatchConfig]], matches: list[list[Match]], 
     ``startup``, the matches listen on its sockets and write to its files."""
     stderr = progress.proxy(sys.stderr)  # on a terminal, console lines go above the bar
     port_lines = []
-    # One poller for the process: several matches poll no more than one does.
+    # One count of the matches playing and one poller for the process: several matches poll
+    # no more than one does, and make no state ready ahead while another plays.
+    playing = MatchesPlaying()
     busy_poll = None
     if options is not None and options.busy_poll > 0:
-        busy_poll = BusyPoll(event_loop_of(reactor).call_soon, options.busy_poll / 1e6)
+        busy_poll = BusyPoll(event_loop_of(reactor).call_soon, options.busy_poll / 1e6,
+                             playing=playing)
     console = options is None or not (options.quiet or options.silent) or options.console
     for group in groups:
         built = [
             Match(c, reactor, stderr=stderr, trace_prefix=f"[{c.name}] " if several else "",
-                  console=console, busy_poll=busy_poll,
+                  console=console, busy_poll=busy_poll, playing=playing,
                   opener=startup.files if startup is not None else open_record_file)
             for c in group
         ]

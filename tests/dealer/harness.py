@@ -12,7 +12,7 @@ from twisted.internet.testing import StringTransport
 from twisted.test import iosim
 
 from dealer import seatio
-from dealer.busypoll import BusyPoll
+from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.events import Opener, open_record_file
 from dealer.match import Match, MatchConfig, MatchResult
 from dealer.seat import SeatProtocol
@@ -100,17 +100,21 @@ class MemoryTable:
     does (:func:`dealer.seatio.read_ready`): the state made ready for the reply is
     sent first (:func:`dealer.seatio.answer_ahead`), then the bytes go to the
     framing; ``sent_ahead`` counts the replies answered that way. The match
-    then polls (:class:`AlwaysPoll`, unless ``busy_poll`` is given) for every
-    wait, so it makes them ready.
+    then polls (:class:`AlwaysPoll`, unless ``busy_poll`` is given or ``poll`` is
+    False) for every wait. ``playing``: a count of matches playing shared with other
+    tables (a process's matches share one).
     """
 
     def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file,
-                 read_step: bool = False, busy_poll: BusyPoll | None = None) -> None:
+                 read_step: bool = False, busy_poll: BusyPoll | None = None, poll: bool = True,
+                 playing: MatchesPlaying | None = None) -> None:
         self.read_step = read_step
         self.sent_ahead = 0
         self.clock = task.Clock()
+        if busy_poll is None and read_step and poll:
+            busy_poll = AlwaysPoll()
         self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener,
-                           busy_poll=busy_poll or (AlwaysPoll() if read_step else None))
+                           busy_poll=busy_poll, playing=playing)
         self.done = self.match.start()
         OPEN_MATCHES.append(self.match)
         self.protocols: list[SeatProtocol] = []

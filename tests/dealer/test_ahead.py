@@ -3,8 +3,8 @@
 The CLI reactor's read step sends it before the reply goes through the framing
 and the rules; in memory, MemoryTable(read_step=True) delivers bytes the same
 way. What the bots receive, and what is logged, must be the same as without it,
-and only exact, canonical replies may be answered ahead. It is done for the waits
-the busy poll polls for.
+and only exact, canonical replies may be answered ahead. It is done while the match is the
+process's only one playing, polling or not.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from twisted.internet.testing import StringTransport
 
 from acpc_lbr.runtime.exit_codes import EXIT_INTERNAL, EXIT_OK
 from dealer import seatio
+from dealer.busypoll import MatchesPlaying
 from dealer.match import MatchConfig
 from dealer.seat import SeatProtocol
 from protocol.rules import Action, ActionType, State
@@ -187,7 +188,8 @@ def test_a_seat_found_not_reading_by_a_send_ahead_ends_the_match_as_without_it(i
         # Seat 1 acts first in hand 1, so the fold's next send is its: from now on every
         # send to it is over its limit (a StringTransport holds what it is sent).
         ahead = table.protocols[1].ahead
-        assert (ahead is not None and ahead.fold_to is table.protocols[0].io) == read_step
+        # Made ready either way (the only match playing); only the read step sends it.
+        assert ahead is not None and ahead.fold_to is table.protocols[0].io
         table.protocols[0].budget = dataclasses.replace(table.protocols[0].budget,
                                                         max_unsent_bytes=-1)
         before = table.sent_ahead
@@ -236,14 +238,34 @@ def test_nothing_is_left_ready_once_the_match_is_aborted(in_tmp: Path) -> None:
     assert table.sent_ahead == 0
 
 
-def test_no_state_is_made_ready_for_a_wait_not_polled_for(in_tmp: Path) -> None:
-    """Without polling (a slow bot, a busy machine, --busy_poll 0) the processor time
-    is not spent on it."""
-    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2")))
+def test_a_state_is_made_ready_without_polling_too(in_tmp: Path) -> None:
+    """Without polling (--busy_poll 0, or a slow bot) the dealer sleeps until the reply, and
+    the state made ready keeps the rules off the path from the reply to the next send."""
+    table = MemoryTable(make_config("m", hands=1, seed=42, names=("p1", "p2")), read_step=True,
+                        busy_poll=None, poll=False)
     table.feed(0, b"VERSION:2.0.0\n")
     table.feed(1, b"VERSION:2.0.0\n")
-    assert table.match.busy_poll is None
-    assert [protocol.ahead for protocol in table.protocols] == [None, None]
+    assert table.match.busy_poll is None and table.match.playing.count == 1
+    assert table.protocols[1].ahead is not None
+    table.take(0)
+    [state] = table.take(1)
+    table.feed(1, state + ":c\n")
+    assert table.sent_ahead == 1
+    assert table.protocols[0].ahead is not None  # and for the next wait
+
+
+def test_matches_without_polling_share_the_count_of_matches_playing(in_tmp: Path) -> None:
+    """The process's matches share one count with polling off (dealer/process.py): no
+    state is made ready while another match plays."""
+    playing = MatchesPlaying()
+    first, second = (MemoryTable(make_config(f"m{i}", hands=1, seed=42, names=("p1", "p2")),
+                                 read_step=True, poll=False, playing=playing) for i in range(2))
+    for table in (first, second):
+        table.feed(0, b"VERSION:2.0.0\n")
+        table.feed(1, b"VERSION:2.0.0\n")
+    assert playing.count == 2 and first.match.busy_poll is None
+    assert first.protocols[1].ahead is not None  # made ready while it played alone
+    assert [p.ahead for p in second.protocols] == [None, None]
 
 
 def test_no_state_is_made_ready_while_another_match_of_the_process_plays(in_tmp: Path) -> None:
@@ -254,10 +276,10 @@ def test_no_state_is_made_ready_while_another_match_of_the_process_plays(in_tmp:
                                  read_step=True, busy_poll=poll) for i in range(2))
     first.feed(0, b"VERSION:2.0.0\n")
     first.feed(1, b"VERSION:2.0.0\n")
-    assert poll.playing == 1 and first.protocols[1].ahead is not None  # alone: made ready
+    assert poll.playing.count == 1 and first.protocols[1].ahead is not None  # alone: made ready
     second.feed(0, b"VERSION:2.0.0\n")
     second.feed(1, b"VERSION:2.0.0\n")
-    assert poll.playing == 2 and [p.ahead for p in second.protocols] == [None, None]
+    assert poll.playing.count == 2 and [p.ahead for p in second.protocols] == [None, None]
     first.take(0)
     [state] = first.take(1)
     first.feed(1, state + ":r300\n")
@@ -265,7 +287,7 @@ def test_no_state_is_made_ready_while_another_match_of_the_process_plays(in_tmp:
     assert [p.ahead for p in first.protocols] == [None, None]  # not now
     [state] = first.take(0)
     first.feed(0, state + ":f\n")  # the first match's only hand ends
-    assert first.done.called and poll.playing == 1
+    assert first.done.called and poll.playing.count == 1
     second.take(0)
     [state] = second.take(1)
     second.feed(1, state + ":r300\n")
@@ -297,7 +319,7 @@ def test_a_seat_that_announces_range_queries_while_a_state_is_ready_gets_every_s
         table.take(0), table.take(1)
         table.feed(1, b"MATCHSTATE:1:0::|2hAc:r300\n")
         assert table.take(0) == ["MATCHSTATE:0:0:r300:7d3d|"]
-        assert (table.protocols[0].ahead is not None) is read_step
+        assert table.protocols[0].ahead is not None  # made ready either way; sent by the read step
         table.feed(1, b"# range-query 2\n")
         assert table.take(1) == ["MATCHSTATE:1:0:r300:|2hAc", "# range-query-version 2"]
         table.feed(0, b"MATCHSTATE:0:0:r300:7d3d|:c\n")

@@ -69,7 +69,7 @@ def test_it_is_not_worth_polling_while_several_matches_play() -> None:
     """The loop's spare time is then the other matches', and a spin takes a processor from their bots."""
     poll = BusyPoll(FakeLoop().call_soon, 100e-6)
     for playing, worth in ((0, True), (1, True), (2, False), (4, False)):
-        poll.playing = playing
+        poll.playing.count = playing
         assert poll.worth_it(0.0) is worth, playing
 
 

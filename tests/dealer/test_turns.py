@@ -96,7 +96,7 @@ def test_a_fast_seat_is_polled_for_and_gets_its_next_state_made_ready() -> None:
     and no trace, the next state is made ready; the answer time is recorded."""
     parts = Parts(make_config("t"))
     poll = Polling()
-    poll.playing = 1
+    poll.playing.count = 1
     policy = parts.policy(poll)
     turn = _turn(parts)
     policy.wait(turn)
@@ -104,8 +104,8 @@ def test_a_fast_seat_is_polled_for_and_gets_its_next_state_made_ready() -> None:
     parts.clock.advance(0.25)
     policy.answered(turn, parts.clock.seconds())
     assert parts.seats[0].last_reply_s == pytest.approx(0.25)
-    poll.playing = 2  # another match plays: its time, not ours
+    poll.playing.count = 2  # another match plays: its time, not ours
     assert not policy.ahead_wanted(turn)
     traced = Parts(make_config("t"), trace=True).policy(poll)
-    poll.playing = 1
+    poll.playing.count = 1
     assert not traced.ahead_wanted(turn)
