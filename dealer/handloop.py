@@ -469,9 +469,12 @@ class HandLoop:
         texts = hand.lines.texts()
         text = texts[actor]
         ahead = self._ahead
+        sent_at = 0.0
         if ahead is not None:  # the read step sent this state already
             self._ahead = None
             self._sent_ahead(ahead, hand, actor, texts)
+            # The seat's clock starts at that send, not now: the reply was played since.
+            sent_at = ahead.sent_at
         # A hand's first states go to every seat at once; with range queries in
         # play, every state does (queries and answers are about them).
         elif hand.first_turn or True in self._queryable:
@@ -488,7 +491,7 @@ class HandLoop:
                     else:
                         seatio.queue_line(protocol.io, texts[position])
         seat = self.seats[hand.seat_of[actor]]
-        sent = self._now()
+        sent = sent_at if ahead is not None else self._now()
         paused = 0.0
         if self._ever_paused[seat.index]:
             relay = self.relay

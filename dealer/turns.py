@@ -263,6 +263,7 @@ class TurnPolicy:
         return (self.playing.count == 1 and not self.trace_messages
                 and True not in self.relay.queryable)
 
+
 def _io_of(seat: Seat) -> seatio.SeatIO | None:
     """The per-line state of the seat's connection (None: no connection)."""
     protocol = seat.protocol

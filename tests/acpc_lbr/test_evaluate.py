@@ -83,6 +83,30 @@ async def test_every_duplicate_pair_against_always_fold_is_worth_750_mbb(tmp_pat
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_seatings_share_one_count_that_counts_the_agent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both seatings of an evaluation in one process share one count of matches playing, which
+    starts at one for the LBR agent playing in the process: the time it thinks is its own, and
+    no match makes the next state ready ahead of its reply (dealer/turns.py)."""
+    from acpc_lbr.app.evaluate import run
+    from dealer.match import Match
+
+    built: list[Match] = []
+
+    class Recorded(Match):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            built.append(self)
+
+    monkeypatch.setattr(run, "Match", Recorded)
+    evaluation = await evaluate(config(tmp_path, "always-fold", hands=4), split=False)
+    assert evaluation.exit_code == 0 and len(built) == 2
+    playing = built[0].playing
+    assert built[1].playing is playing and playing.count == 1  # the agent's, once both ended
+    assert all(match.policy.playing is playing for match in built)
+
+
+@pytest_twisted.ensureDeferred
 async def test_fold_call_wins_nothing_against_always_call(tmp_path: Path) -> None:
     """LBR with fc never raises: against always-call, every hand is checked down; 0 is in the interval."""
     evaluation = await evaluate(config(tmp_path, "always-call", bets="fc", rounds="1-4", hands=150))

@@ -325,3 +325,16 @@ def test_any_message_is_read_or_refused(body: bytes) -> None:
         assert refusal.status == 400 and refusal.message
     else:
         assert set(message) <= set(ACT_SHAPE)
+
+
+def test_every_table_counts_its_matches_in_the_servers_one_count(browser: Browser) -> None:
+    """The tables' matches play in one process, with opponents that may play in it too: one
+    count of matches playing for the server, started at one, so no match spends the time an
+    opponent thinks making the next state ready ahead of its reply (dealer/turns.py)."""
+    playing = browser.tables.playing
+    assert playing.count == 1
+    tables = [browser.sit_down()[0] for _ in range(2)]
+    sessions = [browser.tables.tables[number].session for number in tables]
+    matches = [m for s in sessions for m in (s.match, s.base_match) if m is not None]
+    assert len(matches) >= 2 and all(match.playing is playing for match in matches)
+    assert all(match.policy.playing is playing for match in matches)  # a playing one makes it 2 or more

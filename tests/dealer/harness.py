@@ -101,18 +101,26 @@ class MemoryTable:
     sent first (:func:`dealer.seatio.answer_ahead`), then the bytes go to the
     framing; ``sent_ahead`` counts the replies answered that way. The match
     then polls (:class:`AlwaysPoll`, unless ``busy_poll`` is given or ``poll`` is
-    False) for every wait. ``playing``: a count of matches playing shared with other
-    tables (a process's matches share one).
+    False) for every wait. Without ``read_step`` nothing would send a state made
+    ready, and the match makes none (its count of matches playing starts at one, as
+    if another played): the usual path alone, what the read-step runs are compared
+    with. ``playing``: a count of matches playing shared with other tables (a
+    process's matches share one).
     """
 
     def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file,
                  read_step: bool = False, busy_poll: BusyPoll | None = None, poll: bool = True,
                  playing: MatchesPlaying | None = None) -> None:
         self.read_step = read_step
+        #: (A test may turn ``read_step`` off later, on a match that makes states ready.)
+        self.built_without_read_step = not read_step
         self.sent_ahead = 0
         self.clock = task.Clock()
         if busy_poll is None and read_step and poll:
             busy_poll = AlwaysPoll()
+        if playing is None and not read_step:
+            playing = MatchesPlaying()
+            playing.count = 1
         self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener,
                            busy_poll=busy_poll, playing=playing)
         self.done = self.match.start()
@@ -137,6 +145,9 @@ class MemoryTable:
             if self.read_step and ahead is not None:
                 seatio.answer_ahead(protocol.io, ahead, piece)
                 self.sent_ahead += ahead.sent_to is not None
+            elif self.built_without_read_step:
+                # The usual path alone: the runs the read step's are compared with.
+                assert ahead is None, "a state was made ready for a match without the read step"
             protocol.dataReceived(piece)
         self.run_holds(seat)
 

@@ -188,8 +188,7 @@ def test_a_seat_found_not_reading_by_a_send_ahead_ends_the_match_as_without_it(i
         # Seat 1 acts first in hand 1, so the fold's next send is its: from now on every
         # send to it is over its limit (a StringTransport holds what it is sent).
         ahead = table.protocols[1].ahead
-        # Made ready either way (the only match playing); only the read step sends it.
-        assert ahead is not None and ahead.fold_to is table.protocols[0].io
+        assert (ahead is not None and ahead.fold_to is table.protocols[0].io) == read_step
         table.protocols[0].budget = dataclasses.replace(table.protocols[0].budget,
                                                         max_unsent_bytes=-1)
         before = table.sent_ahead
@@ -319,7 +318,7 @@ def test_a_seat_that_announces_range_queries_while_a_state_is_ready_gets_every_s
         table.take(0), table.take(1)
         table.feed(1, b"MATCHSTATE:1:0::|2hAc:r300\n")
         assert table.take(0) == ["MATCHSTATE:0:0:r300:7d3d|"]
-        assert table.protocols[0].ahead is not None  # made ready either way; sent by the read step
+        assert (table.protocols[0].ahead is not None) is read_step
         table.feed(1, b"# range-query 2\n")
         assert table.take(1) == ["MATCHSTATE:1:0:r300:|2hAc", "# range-query-version 2"]
         table.feed(0, b"MATCHSTATE:0:0:r300:7d3d|:c\n")
@@ -447,3 +446,82 @@ def test_hostile_replies_give_what_they_give_without_the_read_step(in_tmp: Path,
         assert played[1][4] == 0
         ahead += played[0][4]
     assert ahead > 0
+
+
+def test_the_next_seat_clock_starts_at_the_send_made_ahead(in_tmp: Path) -> None:
+    """The read step sent seat 1 its state before the reply was played; the dealer's time
+    playing it (here a subscriber that takes 0.25 s) is seat 1's to think, and its clock
+    starts at that send, as it starts right after a send of the match's own."""
+    table, state = _at_a_raise_decision(in_tmp)
+
+    def slow_subscriber(event: Any) -> None:
+        table.clock.advance(0.25)
+
+    table.match.events.subscribe(slow_subscriber)
+    sent_at = table.clock.seconds()
+    table.feed(1, state + ":r300\n")
+    assert table.sent_ahead == 1
+    turn = table.match.policy.wait_turn
+    assert turn is not None and turn.seat.index == 0
+    assert turn.sent == sent_at  # not 0.25 s later, when the reply had been played
+    [line] = table.take(0)
+    table.feed(0, line + ":c\n")
+    assert table.match.seats[0].hand_time == pytest.approx(0.25)
+
+
+def test_the_dealer_gives_its_matches_one_count_of_matches_playing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """dealer/process.py builds every match of the process with one shared count, with busy
+    polling on or off (two --match groups: no state is made ready while both play)."""
+    import argparse
+
+    from dealer import process
+
+    built: list[dict[str, Any]] = []
+
+    class Recorder:
+        def __init__(self, config: MatchConfig, reactor: Any, **kwargs: Any) -> None:
+            self.config = config
+            built.append(kwargs)
+
+        def listen(self, sockets: Any) -> list[int]:
+            return [0, 0]
+
+    class NoProgress:
+        def proxy(self, stream: Any) -> Any:
+            return stream
+
+    monkeypatch.setattr(process, "Match", Recorder)
+    monkeypatch.setattr(process, "port_line", lambda ports: "")
+    monkeypatch.setattr(process, "event_loop_of", lambda reactor: type("Loop", (), {"call_soon": print})())
+    for busy_poll in (0, 100):
+        built.clear()
+        options = argparse.Namespace(busy_poll=busy_poll, quiet=True, silent=False, console=False)
+        groups = [[make_config(f"m{i}", hands=1, seed=i)] for i in range(2)]
+        process._listen_groups(groups, [], None, options, NoProgress(), True)
+        assert len(built) == 2
+        playing = built[0]["playing"]
+        assert built[1]["playing"] is playing and playing.count == 0, busy_poll
+        poll = built[0]["busy_poll"]
+        assert (poll is None) == (busy_poll == 0) and (poll is None or poll.playing is playing)
+
+
+def test_a_match_counts_itself_out_when_it_ends_and_never_in_when_seating_fails(in_tmp: Path) -> None:
+    """The count of matches playing goes back when a match is aborted mid-hand (a bot gone),
+    and a match whose seats never fill is never counted: neither leaves the process
+    thinking another match plays."""
+    playing = MatchesPlaying()
+    aborted = MemoryTable(make_config("a", hands=3, seed=1, names=("p1", "p2")), read_step=True,
+                          poll=False, playing=playing)
+    aborted.feed(0, b"VERSION:2.0.0\n")
+    aborted.feed(1, b"VERSION:2.0.0\n")
+    assert playing.count == 1
+    aborted.transports[1].loseConnection()
+    aborted.protocols[1].connectionLost(None)  # type: ignore[arg-type]
+    aborted.clock.advance(1000)
+    assert aborted.done.called and playing.count == 0
+    unseated = MemoryTable(make_config("b", hands=3, seed=1, names=("p1", "p2"), start_timeout_ms=100),
+                           read_step=True, poll=False, playing=playing)
+    unseated.feed(0, b"VERSION:2.0.0\n")
+    unseated.clock.advance(1)
+    assert unseated.done.called and playing.count == 0

@@ -52,6 +52,7 @@ from agents.bots import BOTS
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.lbr import LbrAgent, LbrTiming
 from dealer.budget import BotBudget
+from dealer.busypoll import MatchesPlaying
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.interfaces import ListeningPort
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
@@ -99,7 +100,12 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
                     progress_every or max(config.hands * halves // 10, 1), _shorter(config))
     config.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    matches = [_seating(config, reactor, evaluation, bar, half, halves) for half in here]
+    # One count of the process's matches playing, started at one: the LBR agent plays in this
+    # process, so the time it thinks is its own, not the dealer's to spend making the next
+    # state ready ahead of its reply (dealer.turns.TurnPolicy.ahead_wanted).
+    playing = MatchesPlaying()
+    playing.count = 1
+    matches = [_seating(config, reactor, evaluation, bar, half, halves, playing) for half in here]
     processes: list[OpponentProcess] = []
     shutdown_trigger = reactor.addSystemEventTrigger(
         "before", "shutdown", _interrupter(matches, processes, remote))
@@ -201,7 +207,7 @@ def _metrics_endpoint(config: EvaluationConfig, progress: TextIO | None,
 
 
 def _seating(config: EvaluationConfig, reactor: EvaluateReactor, evaluation: Evaluation, bar: EvaluationProgress,
-             half: int, halves: int) -> Match:
+             half: int, halves: int, playing: MatchesPlaying) -> Match:
     """The match of one seating (LBR first in half 0, second in half 1), its hands counted."""
     opponent = config.opponent_name
     names = ("lbr", opponent) if half == 0 else (opponent, "lbr")
@@ -213,7 +219,7 @@ def _seating(config: EvaluationConfig, reactor: EvaluateReactor, evaluation: Eva
         t_query_ms=config.t_query_ms, t_response_ms=config.t_response_ms, start_timeout_ms=START_TIMEOUT_MS,
         budget=BotBudget(query_seconds_match=config.t_query_match_ms / 1000.0),
     )
-    match = Match(match_config, reactor, stderr=None)
+    match = Match(match_config, reactor, stderr=None, playing=playing)
 
     def on_event(event: EventRecord) -> None:
         if not isinstance(event, HandFinished):

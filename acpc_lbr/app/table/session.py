@@ -42,6 +42,7 @@ from acpc_lbr.runtime.exit_codes import EXIT_OK
 from acpc_lbr.stats import RunningMean, SeatedMean
 from agents.client import AcpcClient, BotFactory, StrategyBot, seeded_rng
 from agents.sdk import Strategy
+from dealer.busypoll import MatchesPlaying
 from dealer.events import Cause, EventRecord, HandFinished
 from dealer.match import Match, MatchAborted, MatchConfig, MatchResult
 from dealer.metrics import DealerMetrics, MatchMetrics
@@ -128,11 +129,15 @@ class TableSession:
         reactor: the running reactor.
         out: the folder of the logs.
         changed: called when the page should be sent a new snapshot.
+        playing: the count of the process's matches playing (dealer.busypoll.MatchesPlaying),
+            shared by every table of the server (its own when not given).
     """
 
     def __init__(self, number: int, spec: TableSpec, reactor: EvaluateReactor, out: Path,
-                 changed: Callable[[], None], metrics: DealerMetrics | None = None) -> None:
+                 changed: Callable[[], None], metrics: DealerMetrics | None = None,
+                 playing: MatchesPlaying | None = None) -> None:
         self.number = number
+        self.playing = playing if playing is not None else MatchesPlaying()
         self.spec = spec
         self.reactor = reactor
         self.changed = changed
@@ -172,7 +177,7 @@ class TableSession:
             t_hand_ms=limit_ms * 50, t_per_hand_ms=limit_ms * 10, trace_messages=False,
             start_timeout_ms=start_timeout_ms,
         )
-        return Match(config, self.reactor, stderr=None)
+        return Match(config, self.reactor, stderr=None, playing=self.playing)
 
     # -- start and end ------------------------------------------------------
 

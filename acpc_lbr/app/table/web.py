@@ -43,6 +43,7 @@ from twisted.web import http, resource, server
 from acpc_lbr.app.evaluate.processes import EvaluateReactor
 from acpc_lbr.app.table.seat import Refusal
 from acpc_lbr.app.table.session import GameChoice, Player, Status, TableSession, TableSpec
+from dealer.busypoll import MatchesPlaying
 from dealer.interfaces import DelayedCall
 from dealer.metrics import DealerMetrics
 
@@ -244,7 +245,7 @@ class Table:
         #: Since when no tab shows the table (None: one does).
         self.alone_since: float | None = None
         self.session = TableSession(number, spec, tables.reactor, tables.out, lambda: tables.changed(self),
-                                    tables.metrics)
+                                    tables.metrics, tables.playing)
 
 
 class TableServer(resource.Resource):
@@ -269,6 +270,12 @@ class TableServer(resource.Resource):
         self.games, self.players, self.reactor, self.out = games, players, reactor, out
         self.limits, self.key, self.seed, self.metrics = limits, key, seed, metrics
         self.tables: dict[int, Table] = {}
+        #: The matches of every table play in this process: one count of them, started at one
+        #: because the opponents may play in this process too (their time to think is then
+        #: theirs, not the dealer's to spend making the next state ready ahead of a reply:
+        #: dealer.turns.TurnPolicy.ahead_wanted).
+        self.playing = MatchesPlaying()
+        self.playing.count = 1
         self.addresses: dict[str, TokenBucket] = {}
         self.sit_downs = TokenBucket(limits.sit_down_rate, limits.sit_down_burst, reactor.seconds)
         self.page = resources.files("acpc_lbr.app.table").joinpath("page.html").read_bytes()
