@@ -61,12 +61,13 @@ class MatchesPlaying:
     one is: with several, it is the other matches'. The busy poll (:meth:`BusyPoll.worth_it`)
     and the next state made ready ahead of a reply
     (:meth:`dealer.turns.TurnPolicy.ahead_wanted`) use that time only then; the matches
-    of a process share one count, polling or not."""
+    of a process share one count, polling or not. ``count``: where it starts (one for a
+    process whose bots play in it too: the time they think is theirs)."""
 
     __slots__ = ("count",)
 
-    def __init__(self) -> None:
-        self.count = 0
+    def __init__(self, count: int = 0) -> None:
+        self.count = count
 
 
 class BusyPoll:

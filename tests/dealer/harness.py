@@ -119,8 +119,7 @@ class MemoryTable:
         if busy_poll is None and read_step and poll:
             busy_poll = AlwaysPoll()
         if playing is None and not read_step:
-            playing = MatchesPlaying()
-            playing.count = 1
+            playing = MatchesPlaying(count=1)
         self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener,
                            busy_poll=busy_poll, playing=playing)
         self.done = self.match.start()

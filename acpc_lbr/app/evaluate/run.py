@@ -100,11 +100,7 @@ async def run_evaluation(config: EvaluationConfig, reactor: EvaluateReactor,
                     progress_every or max(config.hands * halves // 10, 1), _shorter(config))
     config.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    # One count of the process's matches playing, started at one: the LBR agent plays in this
-    # process, so the time it thinks is its own, not the dealer's to spend making the next
-    # state ready ahead of its reply (dealer.turns.TurnPolicy.ahead_wanted).
-    playing = MatchesPlaying()
-    playing.count = 1
+    playing = MatchesPlaying(count=1)  # the LBR agent plays here too (see _seating)
     matches = [_seating(config, reactor, evaluation, bar, half, halves, playing) for half in here]
     processes: list[OpponentProcess] = []
     shutdown_trigger = reactor.addSystemEventTrigger(
@@ -208,7 +204,11 @@ def _metrics_endpoint(config: EvaluationConfig, progress: TextIO | None,
 
 def _seating(config: EvaluationConfig, reactor: EvaluateReactor, evaluation: Evaluation, bar: EvaluationProgress,
              half: int, halves: int, playing: MatchesPlaying) -> Match:
-    """The match of one seating (LBR first in half 0, second in half 1), its hands counted."""
+    """The match of one seating (LBR first in half 0, second in half 1), its hands counted.
+
+    ``playing``: the count of matches playing that the seatings of this process share, started
+    at one for the LBR agent that plays in it: the time it thinks is its own, not the dealer's
+    to make the next state ready ahead of its reply (dealer.turns.TurnPolicy.ahead_wanted)."""
     opponent = config.opponent_name
     names = ("lbr", opponent) if half == 0 else (opponent, "lbr")
     lbr_seat = names.index("lbr")

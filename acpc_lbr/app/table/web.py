@@ -274,8 +274,7 @@ class TableServer(resource.Resource):
         #: because the opponents may play in this process too (their time to think is then
         #: theirs, not the dealer's to spend making the next state ready ahead of a reply:
         #: dealer.turns.TurnPolicy.ahead_wanted).
-        self.playing = MatchesPlaying()
-        self.playing.count = 1
+        self.playing = MatchesPlaying(count=1)
         self.addresses: dict[str, TokenBucket] = {}
         self.sit_downs = TokenBucket(limits.sit_down_rate, limits.sit_down_burst, reactor.seconds)
         self.page = resources.files("acpc_lbr.app.table").joinpath("page.html").read_bytes()
