@@ -132,6 +132,8 @@ class Match:
         self.busy_poll = busy_poll
         if playing is None:
             playing = busy_poll.playing if busy_poll is not None else MatchesPlaying()
+        elif busy_poll is not None and busy_poll.playing is not playing:
+            raise ValueError("a match's busy poll must count the matches playing with it")
         self.playing = playing
         self.game = config.game
         self.reactor = reactor

@@ -525,3 +525,16 @@ def test_a_match_counts_itself_out_when_it_ends_and_never_in_when_seating_fails(
     unseated.feed(0, b"VERSION:2.0.0\n")
     unseated.clock.advance(1)
     assert unseated.done.called and playing.count == 0
+
+
+def test_a_match_refuses_a_busy_poll_that_counts_other_matches(in_tmp: Path) -> None:
+    """The poll and the match must read one count, or the poll would go on polling while
+    several matches play (its worth_it) and the match count itself alone."""
+    from dealer.match import Match
+
+    poll = AlwaysPoll()
+    with pytest.raises(ValueError, match="count the matches playing"):
+        Match(make_config("m", hands=1, seed=1), reactor=None, busy_poll=poll,
+              playing=MatchesPlaying())
+    assert Match(make_config("n", hands=1, seed=1), reactor=None, busy_poll=poll,
+                 playing=poll.playing).playing is poll.playing
