@@ -469,12 +469,9 @@ class HandLoop:
         texts = hand.lines.texts()
         text = texts[actor]
         ahead = self._ahead
-        sent_at = 0.0
         if ahead is not None:  # the read step sent this state already
             self._ahead = None
             self._sent_ahead(ahead, hand, actor, texts)
-            # The seat's clock starts at that send, not now: the reply was played since.
-            sent_at = ahead.sent_at
         # A hand's first states go to every seat at once; with range queries in
         # play, every state does (queries and answers are about them).
         elif hand.first_turn or True in self._queryable:
@@ -491,7 +488,11 @@ class HandLoop:
                     else:
                         seatio.queue_line(protocol.io, texts[position])
         seat = self.seats[hand.seat_of[actor]]
-        sent = sent_at if ahead is not None else self._now()
+        # The seat's clock starts now, when the dealer is done with the reply, also when the
+        # read step sent this state before the reply was played: the dealer's own work (the
+        # rules, the writes) is never charged to a bot, which may think meanwhile, uncharged,
+        # as at a hand's start (_next_hand_begun). So a match ends the same either way.
+        sent = self._now()
         paused = 0.0
         if self._ever_paused[seat.index]:
             relay = self.relay

@@ -214,16 +214,13 @@ class Ahead:
         self.raise_tail = ""
         self.raise_min = 0
         self.raise_max = 0
-        #: Once it was used: the connection sent to, the lines sent, when the
-        #: reply was read and when the send was made (the next turn's clock starts
-        #: there, as after a send of the match's own); ``error`` is what the send
-        #: raised, for the match to raise;
+        #: Once it was used: the connection sent to, the lines sent and when the
+        #: reply was read; ``error`` is what the send raised, for the match to raise;
         #: ``given``: the lines the rules have given that connection since (the
         #: match's check, :meth:`dealer.handloop.HandLoop.check_ahead`).
         self.sent_to: SeatIO | None = None
         self.sent_text = ""
         self.heard = 0.0
-        self.sent_at = 0.0
         self.error: Exception | None = None
         #: The socket did not take all of it: the match checks the seat's unsent
         #: output (:func:`check_unsent`) when it comes to that send.
@@ -285,7 +282,6 @@ def answer_ahead(io: SeatIO, ahead: Ahead, data: bytes) -> None:
         ahead.held = not write_line(target, text)
     except Exception as error:  # noqa: BLE001 (raised by the match, as a send of its own would be)
         ahead.error = error
-    ahead.sent_at = ahead.clock.seconds()
 
 
 def data_received(io: SeatIO, data: bytes) -> None:

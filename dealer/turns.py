@@ -258,7 +258,7 @@ class TurnPolicy:
         Without polling too: the dealer sleeps until the reply and wakes on cold caches,
         and the path from the reply to the next send is then most of its share of a round
         trip. Made ready, that path is a comparison and a send. With ``--busy_poll 0`` and
-        the C example players: 1.13 times the hands/s of the install before, for 8% more
+        the C example players: 1.13 times the hands/s of the install before, for 5-8% more
         dealer CPU a hand (docs/dealer.md, "The next state ready before the reply")."""
         return (self.playing.count == 1 and not self.trace_messages
                 and True not in self.relay.queryable)

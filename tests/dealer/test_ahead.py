@@ -448,25 +448,36 @@ def test_hostile_replies_give_what_they_give_without_the_read_step(in_tmp: Path,
     assert ahead > 0
 
 
-def test_the_next_seat_clock_starts_at_the_send_made_ahead(in_tmp: Path) -> None:
+def test_the_dealers_work_on_a_reply_is_not_charged_to_the_next_seat(in_tmp: Path) -> None:
     """The read step sent seat 1 its state before the reply was played; the dealer's time
-    playing it (here a subscriber that takes 0.25 s) is seat 1's to think, and its clock
-    starts at that send, as it starts right after a send of the match's own."""
-    table, state = _at_a_raise_decision(in_tmp)
+    playing it (a subscriber that takes 0.25 s, as a slow disk would) is not charged to
+    seat 1, as it is not without the read step: its clock starts when the dealer is done,
+    the match ends the same either way (here t_hand 0.2 s would end it)."""
+    outcomes = []
+    for read_step in (True, False):
+        config = make_config(f"m{read_step}", hands=1, seed=42, names=("p1", "p2"), t_hand_ms=200)
+        table = MemoryTable(config, read_step=read_step)
+        table.feed(0, b"VERSION:2.0.0\n")
+        table.feed(1, b"VERSION:2.0.0\n")
+        table.take(0)
+        [state] = table.take(1)
 
-    def slow_subscriber(event: Any) -> None:
-        table.clock.advance(0.25)
+        def slow_subscriber(event: Any, table: MemoryTable = table) -> None:
+            table.clock.advance(0.25)
 
-    table.match.events.subscribe(slow_subscriber)
-    sent_at = table.clock.seconds()
-    table.feed(1, state + ":r300\n")
-    assert table.sent_ahead == 1
-    turn = table.match.policy.wait_turn
-    assert turn is not None and turn.seat.index == 0
-    assert turn.sent == sent_at  # not 0.25 s later, when the reply had been played
-    [line] = table.take(0)
-    table.feed(0, line + ":c\n")
-    assert table.match.seats[0].hand_time == pytest.approx(0.25)
+        table.match.events.subscribe(slow_subscriber)
+        done_at = table.clock.seconds() + 0.25
+        table.feed(1, state + ":r300\n")
+        assert table.sent_ahead == read_step
+        turn = table.match.policy.wait_turn
+        assert turn is not None and turn.seat.index == 0 and turn.sent == done_at
+        [line] = table.take(0)
+        table.match.events.hooks.clear()
+        table.feed(0, line + ":c\n")
+        outcomes.append((table.match.seats[0].hand_time, table.done.called, table.take(0), table.take(1)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == 0.0 and not outcomes[0][1]
+
 
 
 def test_the_dealer_gives_its_matches_one_count_of_matches_playing(
