@@ -4,7 +4,7 @@ The CLI reactor's read step sends it before the reply goes through the framing
 and the rules; in memory, MemoryTable(read_step=True) delivers bytes the same
 way. What the bots receive, and what is logged, must be the same as without it,
 and only exact, canonical replies may be answered ahead. It is done while the match is the
-process's only one playing, polling or not.
+process's only one playing: for the waits the busy poll polls for, or every wait without a poll.
 """
 
 from __future__ import annotations

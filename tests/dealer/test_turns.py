@@ -109,3 +109,29 @@ def test_a_fast_seat_is_polled_for_and_gets_its_next_state_made_ready() -> None:
     traced = Parts(make_config("t"), trace=True).policy(poll)
     poll.playing.count = 1
     assert not traced.ahead_wanted(turn)
+
+
+def test_with_a_busy_poll_a_state_is_made_ready_only_for_a_wait_it_polls_for() -> None:
+    """The poll polls where it measured the dealer's spare time is there; a wait it does not
+    poll for (a slow seat, or polling measured not to pay) spends none on the next state.
+    Without a poll (--busy_poll 0) every wait does, while one match plays."""
+    parts = Parts(make_config("t"))
+
+    class NotPolling(Polling):
+        def decide(self) -> bool:
+            return False
+
+    poll = NotPolling()
+    poll.playing.count = 1
+    policy = parts.policy(poll)
+    turn = _turn(parts)
+    policy.wait(turn)
+    assert turn.polled is False and not policy.ahead_wanted(turn)
+    unpolled = Parts(make_config("u"))
+    without = unpolled.policy(None)
+    without.playing.count = 1
+    turn = _turn(unpolled)
+    without.wait(turn)
+    assert turn.polled is None and without.ahead_wanted(turn)
+    without.playing.count = 2
+    assert not without.ahead_wanted(turn)
