@@ -4,7 +4,7 @@ The CLI reactor's read step sends it before the reply goes through the framing
 and the rules; in memory, MemoryTable(read_step=True) delivers bytes the same
 way. What the bots receive, and what is logged, must be the same as without it,
 and only exact, canonical replies may be answered ahead. It is done while the match is the
-process's only one playing: for the waits the busy poll polls for, or every wait without a poll.
+process's only one playing, for every wait, polled for or not.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from twisted.internet.testing import StringTransport
 
 from acpc_lbr.runtime.exit_codes import EXIT_INTERNAL, EXIT_OK
 from dealer import seatio
-from dealer.busypoll import MatchesPlaying
+from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.match import MatchConfig
 from dealer.seat import SeatProtocol
 from protocol.rules import Action, ActionType, State
@@ -549,3 +549,38 @@ def test_a_match_refuses_a_busy_poll_that_counts_other_matches(in_tmp: Path) -> 
               playing=MatchesPlaying())
     assert Match(make_config("n", hands=1, seed=1), reactor=None, busy_poll=poll,
                  playing=poll.playing).playing is poll.playing
+
+
+@pytest.mark.parametrize("game", ["nolimit", "limit"])
+def test_a_poll_that_explores_leaves_the_play_and_the_states_made_ready_alone(
+        in_tmp: Path, game: str) -> None:
+    """A real busy poll exploring in small blocks (polled for, then not, in turn): every seat
+    gets the reference's lines, the .log is the one without a poll, and as many replies are
+    answered ahead as without one (the state is made ready whether the wait is polled for
+    or not, so the exploration compares the spin alone)."""
+
+    class Exploring(BusyPoll):
+        def __init__(self) -> None:
+            super().__init__(lambda _: None, 1.0, clock=lambda: 0.0, block=3,
+                             explore_blocks=2, cycle_blocks=4)
+            self.decisions: list[bool] = []
+
+        def decide(self) -> bool:
+            decision = super().decide()
+            self.decisions.append(decision)
+            return decision
+
+    logs, sent = [], []
+    for exploring in (True, False):
+        config = make_config(f"m{exploring}", game=game, hands=60, seed=3)
+        poll = Exploring() if exploring else None
+        table = MemoryTable(config, read_step=True, busy_poll=poll, poll=exploring)
+        received = _play_out(table, _example_mix(9))
+        assert table.done.result.exit_code == EXIT_OK
+        assert received == _reference_lines(config, _example_mix(9))
+        logs.append(Path(config.log_path).read_text().splitlines()[1:])
+        sent.append(table.sent_ahead)
+        if poll is not None:
+            assert True in poll.decisions and False in poll.decisions
+    assert logs[0] == logs[1]
+    assert sent[0] == sent[1] > 60

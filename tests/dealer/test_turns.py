@@ -111,27 +111,25 @@ def test_a_fast_seat_is_polled_for_and_gets_its_next_state_made_ready() -> None:
     assert not traced.ahead_wanted(turn)
 
 
-def test_with_a_busy_poll_a_state_is_made_ready_only_for_a_wait_it_polls_for() -> None:
-    """The poll polls where it measured the dealer's spare time is there; a wait it does not
-    poll for (a slow seat, or polling measured not to pay) spends none on the next state.
-    Without a poll (--busy_poll 0) every wait does, while one match plays."""
-    parts = Parts(make_config("t"))
+def test_a_state_is_made_ready_for_a_wait_polled_for_or_not() -> None:
+    """Polled for, not polled for (a block of the poll's exploration, or polling measured
+    not to pay), a seat too slow to poll for, or no poll at all (--busy_poll 0): the same
+    answer while one match plays, so the poll's exploration compares the spin alone."""
 
     class NotPolling(Polling):
         def decide(self) -> bool:
             return False
 
-    poll = NotPolling()
-    poll.playing.count = 1
-    policy = parts.policy(poll)
-    turn = _turn(parts)
-    policy.wait(turn)
-    assert turn.polled is False and not policy.ahead_wanted(turn)
-    unpolled = Parts(make_config("u"))
-    without = unpolled.policy(None)
-    without.playing.count = 1
-    turn = _turn(unpolled)
-    without.wait(turn)
-    assert turn.polled is None and without.ahead_wanted(turn)
-    without.playing.count = 2
-    assert not without.ahead_wanted(turn)
+    seen = []
+    for poll, slow in ((Polling(), False), (NotPolling(), False), (Polling(), True), (None, False)):
+        parts = Parts(make_config("t"))
+        policy = parts.policy(poll)
+        policy.playing.count = 1
+        turn = _turn(parts)
+        if slow:
+            turn.seat.last_reply_s = 10.0  # over the poll's budget: not worth polling for
+        policy.wait(turn)
+        seen.append((turn.polled, policy.ahead_wanted(turn)))
+        policy.playing.count = 2
+        assert not policy.ahead_wanted(turn)
+    assert seen == [(True, True), (False, True), (None, True), (None, True)]
