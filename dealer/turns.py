@@ -83,20 +83,17 @@ class TurnPolicy:
         trace_messages: the TO/FROM trace is on (no state is then sent ahead).
         abort: ends the match when a wait passes its deadline.
         playing: the count of the process's matches playing (shared by them; the busy
-            poll's, if any).
+            poll's, if any: :class:`dealer.match.Match` gives it).
     """
 
     def __init__(self, config: MatchConfig, seats: list[Seat], clock: Clock, relay: QueryRelay,
                  busy_poll: BusyPoll | None, trace_messages: bool,
-                 abort: Callable[[MatchAborted], None],
-                 playing: MatchesPlaying | None = None) -> None:
+                 abort: Callable[[MatchAborted], None], playing: MatchesPlaying) -> None:
         self.clock = clock
         self.relay = relay
         #: The relay's list, read on every action (a native attribute here; it changes in place).
         self._ever_paused: list[bool] = relay.ever_paused
         self.busy_poll = busy_poll
-        if playing is None:
-            playing = busy_poll.playing if busy_poll is not None else MatchesPlaying()
         self.playing = playing
         self.trace_messages = trace_messages
         self.abort = abort

@@ -14,7 +14,7 @@ from typing import Any
 
 from twisted.internet import task
 
-from dealer.busypoll import BusyPoll
+from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.config import MatchAborted, MatchConfig, MatchResult
 from dealer.events import EventLog, RecordFile, Trace
 from dealer.relay import QueryRelay
@@ -86,5 +86,6 @@ class Parts:
         self.result = MatchResult(config.name, config.names, [0.0] * len(self.seats))
 
     def policy(self, busy_poll: BusyPoll | None = None) -> TurnPolicy:
+        playing = busy_poll.playing if busy_poll is not None else MatchesPlaying()
         return TurnPolicy(self.config, self.seats, self.clock, self.relay, busy_poll,
-                          self.trace.messages, self.aborts)
+                          self.trace.messages, self.aborts, playing)

@@ -7,6 +7,7 @@ from typing import Any
 
 from twisted.internet.testing import StringTransport
 
+from dealer.busypoll import MatchesPlaying
 from dealer.config import MatchAborted
 from dealer.events import Cause
 from dealer.handloop import HandLoop
@@ -35,8 +36,9 @@ class _Loop:
         self.opener = MemoryOpener()
         self.writers = MatchWriters(parts.config, self.opener, parts.trace, parts.events)
         self.writers.open()
+        # No match counts itself in (count 0): no state is made ready ahead.
         self.policy = TurnPolicy(parts.config, parts.seats, parts.clock, parts.relay, None,
-                                 parts.trace.messages, self.abort)
+                                 parts.trace.messages, self.abort, MatchesPlaying())
         self.loop = HandLoop(parts.config, parts.seats, self.policy, self.writers, parts.relay,
                              parts.events, parts.trace, parts.clock, parts.result, [], self.abort)
         self.transports: list[StringTransport] = []

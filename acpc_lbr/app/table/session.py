@@ -130,14 +130,16 @@ class TableSession:
         out: the folder of the logs.
         changed: called when the page should be sent a new snapshot.
         playing: the count of the process's matches playing (dealer.busypoll.MatchesPlaying),
-            shared by every table of the server (its own when not given).
+            shared by every table of the server; when not given, its own, started at one
+            because the opponent may play in this process (the time it thinks is then its
+            own, not the dealer's to make the next state ready ahead of its reply).
     """
 
     def __init__(self, number: int, spec: TableSpec, reactor: EvaluateReactor, out: Path,
                  changed: Callable[[], None], metrics: DealerMetrics | None = None,
                  playing: MatchesPlaying | None = None) -> None:
         self.number = number
-        self.playing = playing if playing is not None else MatchesPlaying()
+        self.playing = playing if playing is not None else MatchesPlaying(count=1)
         self.spec = spec
         self.reactor = reactor
         self.changed = changed

@@ -270,10 +270,8 @@ class TableServer(resource.Resource):
         self.games, self.players, self.reactor, self.out = games, players, reactor, out
         self.limits, self.key, self.seed, self.metrics = limits, key, seed, metrics
         self.tables: dict[int, Table] = {}
-        #: The matches of every table play in this process: one count of them, started at one
-        #: because the opponents may play in this process too (their time to think is then
-        #: theirs, not the dealer's to spend making the next state ready ahead of a reply:
-        #: dealer.turns.TurnPolicy.ahead_wanted).
+        #: The matches of every table play in this process: one count of them, started at
+        #: one as a table's own (TableSession says why).
         self.playing = MatchesPlaying(count=1)
         self.addresses: dict[str, TokenBucket] = {}
         self.sit_downs = TokenBucket(limits.sit_down_rate, limits.sit_down_burst, reactor.seconds)
