@@ -14,7 +14,7 @@ Usage::
 
     .venv/bin/python bench/bench_dealer.py [--hands 5000] [--runs 3] [-q] [-l]
         [--bots random|always-call|example] [--reference DIR] [--game nolimit]
-        [--no-events] [--matches N] [--variants compiled,pure] [--baseline VENV] [--no-poll]
+        [--no-events] [--matches N] [--variants compiled,pure] [--baseline VENV] [--no-poll] [--send-states]
         [--costs] [--memory HANDS | --rss-hands HANDS] [--starts N] [--profile FILE] [--sample FILE]
 
 Bots (the same bots play against both dealers):
@@ -45,6 +45,10 @@ each run. The header names the variant "ours" runs.
 REV``, ``python -m venv DIR/.venv``, ``DIR/.venv/bin/pip install -e DIR``; then
 ``--baseline DIR/.venv``), alternating with ours, and prints the ratio ours /
 baseline of each run: a change's effect measured in one run.
+``--send-states`` also plays ours with each fixed way of sending the states of the seats
+not to act (``--send_states on_turn``, one send per action, and ``--send_states at_once``,
+as the reference; "ours" measures which is faster, its default) and prints the ratio of
+each to ours and to the reference (with ``--busy-poll 0``, without polling too).
 ``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
 docs/dealer.md) and prints the ratio on / off of each run; ``--no-events`` also
 plays ours without the events file (``--no_events``) and prints what the file
@@ -478,6 +482,8 @@ def main() -> int:
                         help="our dealer's --busy_poll (default: the dealer's default)")
     parser.add_argument("--no-poll", dest="no_poll", action="store_true",
                         help="also play ours with busy polling off (--busy_poll 0) in each run")
+    parser.add_argument("--send-states", dest="send_states", action="store_true",
+                        help="also play ours with --send_states on_turn and at_once in each run")
     parser.add_argument("--costs", action="store_true",
                         help="also run ours with nothing switched off but one per-hand extra "
                              "(.log, events, trace) at a time and report what each costs")
@@ -522,6 +528,9 @@ def main() -> int:
         variants.append(("no poll", "ours", [*dealer_flags(options), "--busy_poll", "0"], 1))
     if options.no_events:
         variants.append(("no events", "ours", [*dealer_flags(options), "--no_events"], 1))
+    if options.send_states:
+        variants += [(way.replace("_", " "), "ours", [*dealer_flags(options), "--send_states", way], 1)
+                     for way in ("on_turn", "at_once")]
     if options.costs:
         base = ["-q", "-l", "--no_events"]
         variants += [("all off", "ours", base, 1),
@@ -586,6 +595,12 @@ def main() -> int:
         if options.reference is not None:
             print(f"  ratio ours without busy polling/reference, hands/s: "
                   f"{ratio('no poll', 'reference')}")
+    if options.send_states:
+        print(f"  every state at once / one send per action, hands/s: {ratio('at once', 'on turn')}")
+        for way in ("on turn", "at once"):
+            print(f"  ours (measured) / {way}, hands/s: {ratio('ours', way)}")
+            if options.reference is not None:
+                print(f"  ratio {way}/reference, hands/s: {ratio(way, 'reference')}")
     if options.no_events:
         per_run = [a / b for a, b in zip(figures["ours"]["cpu"], figures["no events"]["cpu"])]
         print(f"  events file, dealer CPU per hand with / without: median "

@@ -92,6 +92,7 @@ class BusyPoll:
         "_call_soon",
         "_clock",
         "_cycle",
+        "_deciding",
         "_explore",
         "_exploring",
         "_queued",
@@ -132,6 +133,8 @@ class BusyPoll:
         self._cycle = block * cycle_blocks
         self._trials = 0
         self._exploring = False
+        #: Whether it decided the last wait (:meth:`decide`, :meth:`pass_wait`).
+        self._deciding = False
         #: The times to an answer seen while exploring: [not polled, polled].
         self._samples: tuple[list[float], list[float]] = ([], [])
         #: The wall time of each exploration block: [not polled, polled]; and when this one began.
@@ -139,6 +142,18 @@ class BusyPoll:
         self._block_start = 0.0
         self._queued = False
         self._until = 0.0
+
+    @property
+    def busy(self) -> bool:
+        """Whether the waits are its own now: it decided the last one (its seat is fast,
+        :meth:`worth_it`) and it explores, or polls after exploring
+        (:class:`dealer.sendstates.SendStates` stands aside meanwhile)."""
+        return self._deciding and (self._exploring or self.polling)
+
+    def pass_wait(self) -> None:
+        """A wait it does not decide (a slow seat, several matches playing): the dealer
+        sleeps through it, whatever the last exploration concluded."""
+        self._deciding = False
 
     def worth_it(self, last_reply_s: float) -> bool:
         """Whether polling can help for a seat whose last action took ``last_reply_s``: a fast
@@ -149,6 +164,7 @@ class BusyPoll:
 
     def decide(self) -> bool:
         """Whether to poll for this wait (for a seat :meth:`worth_it`); counts the wait."""
+        self._deciding = True
         phase = self._trials % self._cycle
         self._trials += 1
         if phase <= self._explore and phase % self._block == 0:  # a block of the exploration ends or begins

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.budget import BotBudget
+from dealer.sendstates import MEASURED
+from dealer.sendstates import MODES as SEND_MODES
 from protocol.gamedef import GameDef
 
 if TYPE_CHECKING:
@@ -71,6 +73,9 @@ class MatchConfig:
         t_query_ms: a bot's time limit per range query (dealer/relay.py).
         queryable: names of players that answer range queries without
             announcing it (``--queryable``).
+        send_states: when a decision point's states go to the seats not to act
+            (``--send_states``, :mod:`dealer.sendstates`): ``measured``, ``on_turn``
+            (with their next send) or ``at_once`` (as the reference).
         budget: what one bot may cost the dealer (dealer/budget.py).
     """
 
@@ -97,6 +102,7 @@ class MatchConfig:
     events: bool = True
     t_query_ms: int = DEFAULT_T_QUERY_MS
     queryable: tuple[str, ...] = ()
+    send_states: str = MEASURED
     budget: BotBudget = field(default_factory=BotBudget)
     keep_hand_values: bool = True
 
@@ -109,6 +115,9 @@ class MatchConfig:
             raise ValueError(f"the number of hands must be positive, got {self.hands}")
         if not 0 <= self.seed < 2**32:
             raise ValueError(f"the seed must be an unsigned 32-bit integer, got {self.seed}")
+        if self.send_states not in SEND_MODES:
+            raise ValueError(f"send_states must be one of {', '.join(SEND_MODES)}, "
+                             f"got {self.send_states!r}")
 
     @property
     def log_path(self) -> Path:
@@ -185,6 +194,8 @@ class MatchResult:
 
     def score_line(self) -> str:
         """The ``SCORE:`` line over the finished hands."""
-        from protocol.wire import Score  # lazy: the wire formats load after the port line (dealer/startup.py)
+        from protocol.wire import (
+            Score,  # lazy: the wire formats load after the port line (dealer/startup.py)
+        )
 
         return Score(tuple(self.totals), self.names).text()

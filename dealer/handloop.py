@@ -43,6 +43,7 @@ from dealer.interfaces import Clock
 from dealer.relay import QueryRelay
 from dealer.seat import SeatProtocol
 from dealer.seats import Seat
+from dealer.sendstates import AT_ONCE, MEASURED, SendStates
 from dealer.turns import Opener, Turn, TurnPolicy, make_ahead, next_send
 from dealer.writers import MatchWriters, TlogRecord
 from protocol.deal import Deal, DealSource
@@ -117,12 +118,13 @@ class HandLoop:
         result: where the totals, the hand values and the finished count go.
         hand_hooks: awaited between hands (the match's list, shared).
         abort: ends the match (the match's ``abort``, which calls :meth:`fail`).
+        send_states: when the states of the seats not to act are sent (``--send_states``).
     """
 
     def __init__(self, config: MatchConfig, seats: list[Seat], policy: TurnPolicy,
                  writers: MatchWriters, relay: QueryRelay, events: EventLog, trace: Trace,
                  clock: Clock, result: MatchResult, hand_hooks: list[HandHook],
-                 abort: Callable[[MatchAborted], None]) -> None:
+                 abort: Callable[[MatchAborted], None], send_states: SendStates) -> None:
         self.game: GameDef = config.game
         self.hands = config.hands
         self.fixed_seats = config.fixed_seats
@@ -145,6 +147,10 @@ class HandLoop:
         # (A match built without a clock, and never played, has none: some tests build one.)
         self._now: Callable[[], float] = getattr(clock, "seconds", _no_clock)
         self._queryable: list[bool] = relay.queryable
+        #: When the states of the seats not to act go (--send_states): asked at every
+        #: decision point when measured; else fixed, every state at once or not.
+        self._send_ways: SendStates | None = send_states if send_states.mode == MEASURED else None
+        self._always_at_once = send_states.mode == AT_ONCE
         self._ever_paused: list[bool] = relay.ever_paused
         self._trace_messages: bool = trace.messages
         #: The events file's pending lines (compiled: dealer/eventlines.py) and the event
@@ -462,20 +468,29 @@ class HandLoop:
         the dealer a system call and a bot that is not to act a wake-up per
         action. A hand's first states go to every seat at once, and so does
         every state while range queries are in play (a seat announced them,
-        or ``--queryable``), as from the reference.
+        or ``--queryable``), as from the reference; so do all the others when
+        :class:`dealer.sendstates.SendStates` says so (``--send_states``: asked
+        for, or measured faster on this machine).
         """
         state = hand.state
         actor = state.current_player
         texts = hand.lines.texts()
         text = texts[actor]
+        # A hand's first states go to every seat at once; with range queries in play,
+        # every state does (queries and answers are about them; a seat may have announced
+        # them while a state was made ready); the others when the way of sending says so.
+        at_once = hand.first_turn or True in self._queryable
+        ways = self._send_ways
+        if ways is not None:  # measured: asked at every decision point, its round trips timed
+            at_once = ways.at_once(at_once)
+        elif self._always_at_once:
+            at_once = True
+        hand.first_turn = False
         ahead = self._ahead
         if ahead is not None:  # the read step sent this state already
             self._ahead = None
-            self._sent_ahead(ahead, hand, actor, texts)
-        # A hand's first states go to every seat at once; with range queries in
-        # play, every state does (queries and answers are about them).
-        elif hand.first_turn or True in self._queryable:
-            hand.first_turn = False
+            self._sent_ahead(ahead, hand, actor, texts, at_once)
+        elif at_once:
             self._send_states(hand, texts, actor, defer_others=False)
         elif self._trace_messages:
             self._send_states(hand, texts, actor, defer_others=True)
@@ -502,18 +517,16 @@ class HandLoop:
             paused = relay.paused(seat.index, sent)
         return Turn(seat, actor, text + ":", sent, paused)
 
-    def _sent_ahead(self, ahead: seatio.Ahead, hand: Hand, actor: int, texts: list[str]) -> None:
+    def _sent_ahead(self, ahead: seatio.Ahead, hand: Hand, actor: int, texts: list[str],
+                    at_once: bool) -> None:
         """:meth:`_begin_turn` when the read step sent the acting seat its state already:
-        check it, then send (or queue) the other seats theirs."""
+        check it, then send (``at_once``) or queue the other seats theirs."""
         self.check_ahead(ahead, hand.seat_of[actor], texts[actor])
         if ahead.error is not None:
             raise ahead.error
         sent_to = ahead.sent_to
         if ahead.held and sent_to is not None:  # the check the send would have made here
             seatio.check_unsent(sent_to)
-        # As below (a seat may have announced range queries while the state was ready).
-        at_once = hand.first_turn or True in self._queryable
-        hand.first_turn = False
         for seat, position in hand.ordered:
             protocol = seat.protocol
             if protocol is not None and position != actor:

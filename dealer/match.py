@@ -74,6 +74,7 @@ from dealer.relay import QueryFailed, QueryRelay
 from dealer.seat import SeatProtocol
 from dealer.seating import Seating
 from dealer.seats import Seat
+from dealer.sendstates import SendStates
 from dealer.turns import TurnPolicy
 from dealer.writers import MatchWriters, open_event_log
 from protocol.deal import Deal
@@ -104,6 +105,8 @@ class Match:
             (dealer/busypoll.py; shared by the matches of a process).
         playing: the count of the process's matches playing, shared by them (the busy
             poll's when not given, else the match's own).
+        send_states: when the states of the seats not to act are sent (dealer/sendstates.py;
+            by default ``config.send_states``, measured with this match's busy poll and count).
 
     Attributes:
         seats: the :class:`dealer.seats.Seat` of each seat.
@@ -127,6 +130,7 @@ class Match:
         opener: Opener = open_record_file,
         busy_poll: BusyPoll | None = None,
         playing: MatchesPlaying | None = None,
+        send_states: SendStates | None = None,
     ) -> None:
         self.config = config
         self.busy_poll = busy_poll
@@ -135,6 +139,12 @@ class Match:
         elif busy_poll is not None and busy_poll.playing is not playing:
             raise ValueError("a match's busy poll must count the matches playing with it")
         self.playing = playing
+        if send_states is None:
+            send_states = SendStates(config.send_states, playing, busy_poll)
+        elif send_states.playing is not playing or send_states.busy_poll is not busy_poll:
+            raise ValueError("a match's way of sending states must measure with its busy poll "
+                             "and its count of matches playing")
+        self.send_states = send_states
         self.game = config.game
         self.reactor = reactor
         self.clock: Clock = clock if clock is not None else reactor
@@ -164,7 +174,7 @@ class Match:
                                  self.trace.messages, self.abort, self.playing)
         self.hand_loop = HandLoop(config, self.seats, self.policy, self.writers, self.relay,
                                   self.events, self.trace, clock, self.result, self.hand_hooks,
-                                  self.abort)
+                                  self.abort, self.send_states)
         # A connection must send VERSION within the handshake limit (or --idle_timeout if shorter).
         handshake_s = config.budget.handshake_s
         if config.idle_timeout_ms is not None:

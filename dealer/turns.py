@@ -153,10 +153,13 @@ class TurnPolicy:
         self.wait_turn = turn
         self.wait_deadline = deadline
         busy_poll = self.busy_poll
-        if busy_poll is not None and turn.polled is None and busy_poll.worth_it(seat.last_reply_s):
-            turn.polled = polled = busy_poll.decide()
-            if polled:
-                busy_poll.arm()
+        if busy_poll is not None and turn.polled is None:
+            if busy_poll.worth_it(seat.last_reply_s):
+                turn.polled = polled = busy_poll.decide()
+                if polled:
+                    busy_poll.arm()
+            else:
+                busy_poll.pass_wait()
         # One watchdog timer, not one per wait: replies come in microseconds,
         # so the timer is left armed and re-armed only when it fires early or
         # when this wait must end sooner than it is set for. (_timer is None

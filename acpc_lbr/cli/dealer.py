@@ -44,6 +44,8 @@ from acpc_lbr.runtime.exit_codes import EXIT_FAILED
 from dealer.budget import BotBudget
 from dealer.busypoll import DEFAULT_BUDGET_US, MAX_BUDGET_US
 from dealer.config import DEFAULT_START_TIMEOUT_MS, DEFAULT_T_QUERY_MS, LARGEST_MAX_LINE, MatchConfig
+from dealer.sendstates import MEASURED
+from dealer.sendstates import MODES as SEND_MODES
 from dealer.startup import StartupRefused, prepare, results_before_port_line
 from protocol.errors import GameDefError
 from protocol.gamedef import load_game
@@ -159,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{int(BotBudget.query_seconds_match * 1000)}: an hour)")
     parser.add_argument("--queryable", default="", metavar="NAME[,NAME]",
                         help="players that answer range queries without announcing it")
+    parser.add_argument("--send_states", choices=SEND_MODES, default=MEASURED,
+                        help="when a decision point's states go to the seats not to act: with "
+                        "their next send (on_turn), at once as from the reference (at_once), or "
+                        "whichever is measured faster on this machine (measured, the default; "
+                        "see docs/dealer.md)")
     parser.add_argument("--t_handshake", type=int, default=int(BotBudget.handshake_s * 1000), metavar="MS",
                         help="a connection must send VERSION within MS or is closed "
                         f"(default {int(BotBudget.handshake_s * 1000)})")
@@ -227,6 +234,7 @@ def _config_from_words(words: Sequence[str], options: argparse.Namespace, ports:
             max_ignored=options.max_ignored, events=options.events,
             t_query_ms=options.t_query,
             queryable=tuple(n for n in options.queryable.split(",") if n),
+            send_states=options.send_states,
             budget=BotBudget(handshake_s=options.t_handshake / 1000.0, max_queries=options.max_queries,
                              query_seconds_match=options.t_query_match / 1000.0),
             # Only the DUPLICATE line and a match of more than two players (each

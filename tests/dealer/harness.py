@@ -16,6 +16,7 @@ from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.events import Opener, open_record_file
 from dealer.match import Match, MatchConfig, MatchResult
 from dealer.seat import SeatProtocol
+from dealer.sendstates import SendStates
 from protocol.gamedef import load_game
 from protocol.wire import parse_matchstate
 from tests.dealer.bots import TestBot, connect
@@ -105,12 +106,15 @@ class MemoryTable:
     ready, and the match makes none (its count of matches playing starts at one, as
     if another played): the usual path alone, what the read-step runs are compared
     with. ``playing``: a count of matches playing shared with other tables (a
-    process's matches share one).
+    process's matches share one). ``send_states``: made from the match's busy poll and
+    count (:class:`dealer.sendstates.SendStates`; the match's own by default).
     """
 
     def __init__(self, config: MatchConfig, stderr: Any = None, opener: Opener = open_record_file,
                  read_step: bool = False, busy_poll: BusyPoll | None = None, poll: bool = True,
-                 playing: MatchesPlaying | None = None) -> None:
+                 playing: MatchesPlaying | None = None,
+                 send_states: Callable[[MatchesPlaying, BusyPoll | None], SendStates] | None = None,
+                 ) -> None:
         self.read_step = read_step
         #: (A test may turn ``read_step`` off later, on a match that makes states ready.)
         self.built_without_read_step = not read_step
@@ -120,8 +124,11 @@ class MemoryTable:
             busy_poll = AlwaysPoll()
         if playing is None and not read_step:
             playing = MatchesPlaying(count=1)
+        if playing is None:
+            playing = busy_poll.playing if busy_poll is not None else MatchesPlaying()
         self.match = Match(config, reactor=None, clock=self.clock, stderr=stderr, opener=opener,
-                           busy_poll=busy_poll, playing=playing)
+                           busy_poll=busy_poll, playing=playing,
+                           send_states=None if send_states is None else send_states(playing, busy_poll))
         self.done = self.match.start()
         OPEN_MATCHES.append(self.match)
         self.protocols: list[SeatProtocol] = []

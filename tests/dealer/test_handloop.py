@@ -12,6 +12,7 @@ from dealer.config import MatchAborted
 from dealer.events import Cause
 from dealer.handloop import HandLoop
 from dealer.seat import SeatProtocol
+from dealer.sendstates import SendStates
 from dealer.turns import TurnPolicy
 from dealer.writers import MatchWriters
 from protocol.deal import DealSource
@@ -40,7 +41,9 @@ class _Loop:
         self.policy = TurnPolicy(parts.config, parts.seats, parts.clock, parts.relay, None,
                                  parts.trace.messages, self.abort, MatchesPlaying())
         self.loop = HandLoop(parts.config, parts.seats, self.policy, self.writers, parts.relay,
-                             parts.events, parts.trace, parts.clock, parts.result, [], self.abort)
+                             parts.events, parts.trace, parts.clock, parts.result, [], self.abort,
+                             SendStates(parts.config.send_states, self.policy.playing,
+                                        self.policy.busy_poll))
         self.transports: list[StringTransport] = []
         for seat in parts.seats:
             protocol = SeatProtocol(_Seated(), self.loop, seat.index)  # type: ignore[arg-type]

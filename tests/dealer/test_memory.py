@@ -45,7 +45,7 @@ def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int) -> Non
 def test_states_of_a_seat_not_to_act_come_with_its_turn(in_tmp: Path, chunk: int) -> None:
     """Without range queries each seat gets the reference's lines, in order; after a hand's
     first states, a seat that is not to act gets its states with its next turn (or at the end)."""
-    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2")))
+    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2"), send_states="on_turn"))
     table.feed(0, b"VERSION:2.0.0\r\n", chunk)
     table.feed(1, b"VERSION:2.0.0\n", chunk)
     assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
@@ -115,7 +115,7 @@ def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
     """Always-call hold'em: 8 actions a hand, 9 sends a hand (both seats at the hand's first
     decision, then the seat to act), and each seat still receives every state of every
     hand, in order, as the reference sends them."""
-    config = make_config("m", hands=3, seed=5)
+    config = make_config("m", hands=3, seed=5, send_states="on_turn")
     table = MemoryTable(config)
     writes = _log_writes(table)
     received = _play_out(table, lambda state: Action.CALL)
@@ -125,6 +125,50 @@ def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
     # send to the seat to act; the last hand's final states go out when the
     # match closes (one send per seat). The reference: 2 sends per decision point.
     assert len(writes) == 9 * config.hands + 2
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 7])
+def test_with_send_states_at_once_every_seat_gets_every_state_as_it_is_made(
+        in_tmp: Path, chunk: int) -> None:
+    """``--send_states at_once``: the reference's traffic step for step, without range queries."""
+    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2"),
+                                    send_states="at_once"))
+    table.feed(0, b"VERSION:2.0.0\r\n", chunk)
+    table.feed(1, b"VERSION:2.0.0\n", chunk)
+    assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
+    assert table.take(1) == ["MATCHSTATE:1:0::|2hAc"]
+    table.feed(1, b"MATCHSTATE:1:0::|2hAc:r14085\r\n", chunk)
+    assert table.take(0) == ["MATCHSTATE:0:0:r14085:7d3d|"]
+    assert table.take(1) == ["MATCHSTATE:1:0:r14085:|2hAc"]
+    table.feed(0, b"MATCHSTATE:0:0:r14085:7d3d|:f\n", chunk)
+    assert table.take(0) == ["MATCHSTATE:0:0:r14085f:7d3d|"]
+    assert table.take(1) == ["MATCHSTATE:1:0:r14085f:|2hAc"]
+    assert table.done.result.exit_code == EXIT_OK
+    assert Path("nl.log").read_text().splitlines()[4] == "STATE:0:r14085f:7d3d|2hAc:-100|100:p1|p2"
+
+
+@pytest.mark.parametrize("read_step", [False, True])
+def test_send_states_at_once_sends_to_every_seat_at_every_decision(in_tmp: Path, read_step: bool) -> None:
+    """Always-call hold'em with ``--send_states at_once``: 16 sends a hand, one per seat per
+    decision point, as from the reference (against 9 without it), the same lines in the
+    same order and the same .log, with or without the read step sending the state made
+    ready ahead of a reply."""
+    logs = []
+    for at_once in (True, False):
+        config = make_config(f"m{at_once}", hands=3, seed=5,
+                             send_states="at_once" if at_once else "on_turn")
+        table = MemoryTable(config, read_step=read_step)
+        writes = _log_writes(table)
+        received = _play_out(table, lambda state: Action.CALL)
+        assert table.done.result.exit_code == EXIT_OK
+        assert received == _reference_lines(config, lambda state: Action.CALL)
+        # A hand's final states go out with the next hand's first; the last hand's
+        # when the match closes (one send per seat).
+        assert len(writes) == (16 if at_once else 9) * config.hands + 2
+        if read_step:
+            assert table.sent_ahead > 0
+        logs.append(Path(config.log_path).read_text().splitlines()[1:])
+    assert logs[0] == logs[1]
 
 
 def test_seat_to_act_gets_the_first_state_first_and_deals_stay_in_order(in_tmp: Path) -> None:

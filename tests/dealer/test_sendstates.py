@@ -1,0 +1,261 @@
+"""When the states of the seats not to act are sent (dealer/sendstates.py): one send per
+action or every state at once, fixed when asked, else measured on the machine at hand from
+the round trips of each way; and either way the bots get the same lines and the logs are
+the same."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from acpc_lbr.cli.dealer import _UsageError, parse_configs
+from acpc_lbr.runtime.exit_codes import EXIT_OK
+from dealer.busypoll import BusyPoll, MatchesPlaying
+from dealer.config import MatchConfig
+from dealer.sendstates import AT_ONCE, MEASURED, MODES, ON_TURN, REQUIRED_GAIN, SendStates, typical
+from tests.dealer.harness import MemoryTable, make_config
+from tests.dealer.test_ahead import _example_mix
+from tests.dealer.test_memory import _log_writes, _play_out, _reference_lines
+
+
+class Clock:
+    """A clock the test moves on."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def decide(ways: SendStates, clock: Clock, points: int, cost_s: Callable[[bool], float],
+           hand: int = 0, hand_end_s: Callable[[bool], float] = lambda at_once: 0.0) -> list[bool]:
+    """``points`` decision points decided by ``ways``, each round trip taking
+    ``cost_s(at_once)``; with ``hand``, every ``hand``-th one is a hand's first (forced),
+    reached after ``hand_end_s`` of the way before."""
+    decided = []
+    last = False
+    for i in range(points):
+        first = hand > 0 and i % hand == 0
+        if first and i:
+            clock.now += hand_end_s(last)
+        at_once = ways.at_once(first)
+        if not first:
+            decided.append(at_once)
+        clock.now += cost_s(at_once)
+        last = at_once
+    return decided
+
+
+def measured(clock: Clock, playing: MatchesPlaying | None = None, poll: BusyPoll | None = None,
+             **shape: int) -> SendStates:
+    shape = {"block": 4, "explore_blocks": 4, "cycle_blocks": 10, **shape}
+    return SendStates(MEASURED, playing or MatchesPlaying(1), poll, clock=clock, **shape)
+
+
+def by_way(on_turn_s: float, at_once_s: float) -> Callable[[bool], float]:
+    return lambda at_once: at_once_s if at_once else on_turn_s
+
+
+@pytest.mark.parametrize(("on_turn_s", "at_once_s", "chosen"),
+                         [(70e-6, 55e-6, True),    # wake-ups are dear: the reference's way pays
+                          (50e-6, 60e-6, False),   # cheap wake-ups: one send per action
+                          (60e-6, 60e-6 * (1 - REQUIRED_GAIN) + 1e-7, False)])  # a gain too small
+def test_every_state_goes_at_once_after_an_exploration_only_if_its_round_trips_were_shorter(
+        on_turn_s: float, at_once_s: float, chosen: bool) -> None:
+    clock = Clock()
+    ways = measured(clock)
+    decided = decide(ways, clock, 40, by_way(on_turn_s, at_once_s))
+    # Each cycle of 40: 16 exploring (4 one send per action, 4 at once, twice), then 24 decided.
+    assert decided[:16] == ([False] * 4 + [True] * 4) * 2
+    assert decided[16:] == [chosen] * 24
+    assert ways.conclusions == 1 and ways.at_once_chosen is chosen
+
+
+def test_a_hands_end_and_first_decision_count_for_neither_way() -> None:
+    """Round trips that end a hand are not counted, and a hand's first decision point
+    (every state at once anyway) is not a trial: a dear hand's end after blocks sent at
+    once does not make that way look slower."""
+    clock = Clock()
+    ways = measured(clock)
+    decided = decide(ways, clock, 60, by_way(70e-6, 55e-6), hand=5,
+                     hand_end_s=lambda at_once: 5e-3 if at_once else 0.0)
+    assert decided[:16] == ([False] * 4 + [True] * 4) * 2
+    assert ways.conclusions == 1 and ways.at_once_chosen
+    assert decided[16:40] == [True] * 24 and decided[40:] == [False] * 4 + [True] * 4
+
+
+def test_a_bots_slow_answers_are_left_out_with_the_slowest_tenth() -> None:
+    assert typical([5.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]) == 1.0
+    assert typical([2.0, 1.0]) == 1.5
+    clock = Clock()
+    ways = measured(clock, block=10, explore_blocks=2, cycle_blocks=4)
+    slow = iter([1.0] + [0.0] * 100)  # one slow answer in the blocks sent at once
+
+    def cost_s(at_once: bool) -> float:
+        return 55e-6 + (next(slow) if at_once else 0.0) if at_once else 70e-6
+
+    decide(ways, clock, 21, cost_s)
+    assert ways.conclusions == 1 and ways.at_once_chosen
+
+
+def test_each_cycle_measures_again_and_follows_a_change_of_machine() -> None:
+    clock = Clock()
+    ways = measured(clock, explore_blocks=2, cycle_blocks=5)
+    first = decide(ways, clock, 20, by_way(70e-6, 50e-6))
+    assert first[8:] == [True] * 12
+    second = decide(ways, clock, 20, by_way(50e-6, 70e-6))
+    assert second[:8] == [False] * 4 + [True] * 4 and second[8:] == [False] * 12
+    assert ways.conclusions == 2
+
+
+def test_it_stands_aside_while_several_matches_play_and_counts_nothing_meanwhile() -> None:
+    """With several matches of the process playing, one send per action, and no round trip
+    counted (their time is partly the other matches'); then the exploration goes on."""
+    clock, playing = Clock(), MatchesPlaying(1)
+    ways = measured(clock, playing)
+    cost_s = by_way(70e-6, 50e-6)
+    decide(ways, clock, 6, cost_s)  # into the exploration's second block (at once)
+    playing.count = 2
+    assert decide(ways, clock, 50, lambda at_once: 1.0) == [False] * 50  # a slow stretch, unmeasured
+    playing.count = 1
+    decided = decide(ways, clock, 34, cost_s)
+    assert decided[:10] == [True] * 2 + [False] * 4 + [True] * 4 and decided[10:] == [True] * 24
+    assert ways.conclusions == 1
+
+
+def test_it_stands_aside_only_while_the_busy_poll_decides_the_waits_and_explores_or_polls() -> None:
+    """A busy poll measures its own waits, and a dealer that spins pays no wake-up: one send
+    per action meanwhile. Its waits for a slow seat, which it does not decide, the dealer
+    sleeps through: those are measured."""
+    clock = Clock()
+    poll = BusyPoll(lambda callback: None, 100e-6, clock=lambda: 0.0, block=2, explore_blocks=2,
+                    cycle_blocks=3)
+    ways = measured(clock, poll=poll)
+    cost_s = by_way(70e-6, 50e-6)
+    decided = []
+    for _ in range(4):  # the poll explores (no gain from polling)
+        poll.record(poll.decide(), 60e-6)
+        decided += decide(ways, clock, 1, cost_s)
+    assert decided == [False] * 4 and poll.busy
+    poll.decide()  # it concludes: no polling for the rest of its cycle
+    assert not poll.polling and not poll.busy
+    assert decide(ways, clock, 16, cost_s)[8:] == [False] * 4 + [True] * 4  # measured from here on
+    polling = BusyPoll(lambda callback: None, 100e-6, clock=lambda: 0.0, block=1, explore_blocks=2,
+                       cycle_blocks=64)
+    for polled_s in (20e-6, 60e-6, 20e-6):  # it explores and concludes to poll
+        poll_decided = polling.decide()
+        polling.record(poll_decided, polled_s if poll_decided else 60e-6)
+    assert polling.polling and polling.busy
+    assert decide(measured(clock, poll=polling), clock, 40, cost_s) == [False] * 40
+    polling.pass_wait()  # a slow seat's waits: the dealer sleeps
+    assert not polling.busy
+    assert decide(measured(clock, poll=polling), clock, 16, cost_s)[:8] == [False] * 4 + [True] * 4
+
+
+@pytest.mark.parametrize("mode", [ON_TURN, AT_ONCE])
+def test_a_fixed_way_is_kept(mode: str) -> None:
+    clock = Clock()
+    ways = SendStates(mode, MatchesPlaying(1), clock=clock, block=1, explore_blocks=2, cycle_blocks=3)
+    slower = by_way(1e-6, 1.0) if mode == AT_ONCE else by_way(1.0, 1e-6)
+    assert decide(ways, clock, 20, slower, hand=4) == [mode == AT_ONCE] * 15
+    assert ways.conclusions == 0
+
+
+def test_a_way_must_be_known_and_the_cycle_sound() -> None:
+    with pytest.raises(ValueError, match="one of measured, on_turn, at_once"):
+        SendStates("sometimes", MatchesPlaying())
+    with pytest.raises(ValueError, match="even explore_blocks"):
+        SendStates(MEASURED, MatchesPlaying(), explore_blocks=3)
+    with pytest.raises(ValueError, match="send_states must be one of"):
+        make_config("m", send_states="sometimes")
+    assert MatchConfig.__dataclass_fields__["send_states"].default == MEASURED
+    assert MODES == (MEASURED, ON_TURN, AT_ONCE)
+
+
+def test_the_command_line_chooses_the_way() -> None:
+    words = ["m", "kuhn", "10", "1", "a", "b"]
+    assert parse_configs(words)[0][0][0].send_states == MEASURED
+    for way in (ON_TURN, AT_ONCE):
+        assert parse_configs([*words, "--send_states", way])[0][0][0].send_states == way
+    with pytest.raises((_UsageError, SystemExit)):
+        parse_configs([*words, "--send_states", "sometimes"])
+
+
+class TimedSendStates(SendStates):
+    """Measured on small blocks, on a clock that each decision point moves on by what its
+    way costs (every state at once the faster)."""
+
+    __slots__ = ("test_clock",)
+    made: ClassVar[list[TimedSendStates]] = []
+
+    def __init__(self, playing: MatchesPlaying, busy_poll: BusyPoll | None) -> None:
+        self.test_clock = Clock()
+        super().__init__(MEASURED, playing, busy_poll, clock=self.test_clock, block=4,
+                         explore_blocks=2, cycle_blocks=8)
+        TimedSendStates.made.append(self)
+
+    def at_once(self, forced: bool) -> bool:
+        decided = super().at_once(forced)
+        self.test_clock.now += 50e-6 if decided else 70e-6
+        return decided
+
+
+@pytest.mark.parametrize("game", ["nolimit", "limit"])
+def test_a_measured_match_that_turns_to_every_state_at_once_gives_the_same_lines_and_log(
+        in_tmp: Path, game: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole match, the process's only one, whose measure finds every state at once
+    faster: it explores, then sends at once (more sends than one per action, fewer than
+    at once throughout), the read step still sends the states made ready, and every seat
+    gets the reference's lines in order, with the same .log as either fixed way."""
+    monkeypatch.setattr(TimedSendStates, "made", [])
+    logs, sends = [], []
+    for way in (MEASURED, ON_TURN, AT_ONCE):
+        config = make_config(f"m{way}", game=game, hands=40, seed=3, send_states=way)
+        table = MemoryTable(config, read_step=True, poll=False, playing=MatchesPlaying(),
+                            send_states=TimedSendStates if way == MEASURED else None)
+        writes = _log_writes(table)
+        received = _play_out(table, _example_mix(9))
+        assert table.done.result.exit_code == EXIT_OK
+        assert received == _reference_lines(config, _example_mix(9))
+        assert table.sent_ahead > 0
+        logs.append(Path(config.log_path).read_text().splitlines()[1:])
+        sends.append(len(writes))
+    assert logs[0] == logs[1] == logs[2]
+    (ways,) = TimedSendStates.made
+    assert ways.conclusions >= 3 and ways.at_once_chosen
+    assert sends[1] < sends[0] < sends[2]
+
+
+def test_a_match_with_a_real_busy_poll_measures_once_the_poll_stands_down(in_tmp: Path) -> None:
+    """With the process's busy poll (answers in memory come at once, so polling gains nothing
+    and the poll concludes not to poll), the ways are measured after its exploration, and the
+    match gives the reference's lines."""
+    poll = BusyPoll(lambda callback: None, 100e-6, block=8, explore_blocks=2, cycle_blocks=64)
+    made: list[SendStates] = []
+
+    def ways(playing: MatchesPlaying, busy_poll: BusyPoll | None) -> SendStates:
+        made.append(SendStates(MEASURED, playing, busy_poll, block=4, explore_blocks=2,
+                               cycle_blocks=8))
+        return made[-1]
+
+    config = make_config("m", hands=40, seed=3)
+    table = MemoryTable(config, read_step=True, busy_poll=poll, send_states=ways)
+    assert _play_out(table, _example_mix(9)) == _reference_lines(config, _example_mix(9))
+    assert table.done.result.exit_code == EXIT_OK
+    assert made[0].busy_poll is poll and made[0].playing is poll.playing
+    assert poll.conclusions >= 1 and not poll.polling
+    assert made[0].conclusions >= 1
+
+
+def test_a_match_measures_with_its_busy_poll_and_count_and_refuses_others(in_tmp: Path) -> None:
+    poll = BusyPoll(lambda callback: None, 100e-6)
+    table = MemoryTable(make_config("m", hands=1, send_states=ON_TURN), read_step=True, busy_poll=poll)
+    ways = table.match.send_states
+    assert (ways.mode, ways.busy_poll, ways.playing) == (ON_TURN, poll, poll.playing)
+    with pytest.raises(ValueError, match="must measure with its busy poll"):
+        MemoryTable(make_config("n", hands=1), read_step=True, busy_poll=poll,
+                    send_states=lambda playing, busy_poll: SendStates(MEASURED, playing, None))
