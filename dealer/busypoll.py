@@ -150,6 +150,14 @@ class BusyPoll:
         (:class:`dealer.sendstates.SendStates` stands aside meanwhile)."""
         return self._deciding and (self._exploring or self.polling)
 
+    def takes(self, last_reply_s: float) -> bool:
+        """Whether it will decide the next wait, for a seat whose last action took
+        ``last_reply_s``, and explore or may poll in it (the wait that ends an exploration
+        counts as taken: what the exploration concludes is not known before it)."""
+        if not self.worth_it(last_reply_s):
+            return False
+        return self._trials % self._cycle <= self._explore or self.polling
+
     def pass_wait(self) -> None:
         """A wait it does not decide (a slow seat, several matches playing): the dealer
         sleeps through it, whatever the last exploration concluded."""

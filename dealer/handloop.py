@@ -482,7 +482,7 @@ class HandLoop:
         at_once = hand.first_turn or True in self._queryable
         ways = self._send_ways
         if ways is not None:  # measured: asked at every decision point, its round trips timed
-            at_once = ways.at_once(at_once)
+            at_once = ways.at_once(at_once, self.seats[hand.seat_of[actor]].last_reply_s)
         elif self._always_at_once:
             at_once = True
         hand.first_turn = False

@@ -21,9 +21,10 @@ same hand, which holds the bots' work and the dealer's, so what a woken bot cost
 others is in it -- took at least :data:`REQUIRED_GAIN` less time on average, the
 slowest tenth of each way left out (a bot's slow answer is not the way's doing). A
 round trip that ends a hand is not counted (the hand's end is the same either way).
-It stands aside, one send per action and nothing counted, while the busy poll explores
-or polls for the waits (its own measure; a dealer that spins pays no wake-up) and while
-several matches of the process play (their time would be in the round trips).
+It stands aside, one send per action and nothing counted, for a wait the busy poll
+takes to explore or poll (its own measure; a dealer that spins pays no wake-up: a fast
+seat's, when polling pays) and while several matches of the process play (their time
+would be in the round trips).
 ``on_turn`` and ``at_once`` fix the way.
 
 The bots get the same lines in the same order either way, and the logs are the same.
@@ -98,22 +99,25 @@ class SendStates:
         self._last: int | None = None
         self._last_at = 0.0
 
-    def at_once(self, forced: bool) -> bool:
+    def at_once(self, forced: bool, last_reply_s: float) -> bool:
         """Whether this decision point's states go to every seat now. ``forced``: they do
         anyway (a hand's first decision point, range queries in play); its round trip is
-        not counted, nor the one that led to it."""
+        not counted, nor the one that led to it. ``last_reply_s``: how long the seat to
+        act took last time (whether the busy poll will take its wait)."""
         mode = self.mode
         if mode != MEASURED:
             return forced or mode == AT_ONCE
-        now = self._clock()
+        poll = self.busy_poll
         last = self._last
-        if last is not None and not forced:
-            self._samples[last].append(now - self._last_at)
-        self._last, self._last_at = None, now
+        if last is not None:
+            # The round trip that led here, unless it ended a hand or the busy poll took
+            # its wait after all (the poll decides a wait after this choice, at the wait).
+            if not forced and (poll is None or not poll.busy):
+                self._samples[last].append(self._clock() - self._last_at)
+            self._last = None
         if forced:
             return True
-        poll = self.busy_poll
-        if self.playing.count > 1 or (poll is not None and poll.busy):
+        if self.playing.count > 1 or (poll is not None and poll.takes(last_reply_s)):
             return False
         phase = self._trials % self._cycle
         self._trials += 1
@@ -121,7 +125,7 @@ class SendStates:
             self._conclude()
         if phase < self._explore:
             way = (phase // self._block) % 2
-            self._last = way
+            self._last, self._last_at = way, self._clock()
             return way == 1
         return self.at_once_chosen
 

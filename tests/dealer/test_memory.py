@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -147,17 +148,18 @@ def test_with_send_states_at_once_every_seat_gets_every_state_as_it_is_made(
     assert Path("nl.log").read_text().splitlines()[4] == "STATE:0:r14085f:7d3d|2hAc:-100|100:p1|p2"
 
 
-@pytest.mark.parametrize("read_step", [False, True])
-def test_send_states_at_once_sends_to_every_seat_at_every_decision(in_tmp: Path, read_step: bool) -> None:
+@pytest.mark.parametrize(("read_step", "trace"), [(False, False), (True, False), (False, True)])
+def test_send_states_at_once_sends_to_every_seat_at_every_decision(
+        in_tmp: Path, read_step: bool, trace: bool) -> None:
     """Always-call hold'em with ``--send_states at_once``: 16 sends a hand, one per seat per
     decision point, as from the reference (against 9 without it), the same lines in the
     same order and the same .log, with or without the read step sending the state made
-    ready ahead of a reply."""
+    ready ahead of a reply, and with the trace."""
     logs = []
     for at_once in (True, False):
-        config = make_config(f"m{at_once}", hands=3, seed=5,
+        config = make_config(f"m{at_once}", hands=3, seed=5, trace_messages=trace,
                              send_states="at_once" if at_once else "on_turn")
-        table = MemoryTable(config, read_step=read_step)
+        table = MemoryTable(config, read_step=read_step, stderr=io.StringIO() if trace else None)
         writes = _log_writes(table)
         received = _play_out(table, lambda state: Action.CALL)
         assert table.done.result.exit_code == EXIT_OK
@@ -165,8 +167,7 @@ def test_send_states_at_once_sends_to_every_seat_at_every_decision(in_tmp: Path,
         # A hand's final states go out with the next hand's first; the last hand's
         # when the match closes (one send per seat).
         assert len(writes) == (16 if at_once else 9) * config.hands + 2
-        if read_step:
-            assert table.sent_ahead > 0
+        assert (table.sent_ahead > 0) == read_step
         logs.append(Path(config.log_path).read_text().splitlines()[1:])
     assert logs[0] == logs[1]
 

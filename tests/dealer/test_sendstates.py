@@ -42,7 +42,7 @@ def decide(ways: SendStates, clock: Clock, points: int, cost_s: Callable[[bool],
         first = hand > 0 and i % hand == 0
         if first and i:
             clock.now += hand_end_s(last)
-        at_once = ways.at_once(first)
+        at_once = ways.at_once(first, 10.0)  # a seat too slow for the busy poll
         if not first:
             decided.append(at_once)
         clock.now += cost_s(at_once)
@@ -127,33 +127,47 @@ def test_it_stands_aside_while_several_matches_play_and_counts_nothing_meanwhile
     assert ways.conclusions == 1
 
 
-def test_it_stands_aside_only_while_the_busy_poll_decides_the_waits_and_explores_or_polls() -> None:
+def test_it_stands_aside_for_the_waits_the_busy_poll_takes() -> None:
     """A busy poll measures its own waits, and a dealer that spins pays no wake-up: one send
-    per action meanwhile. Its waits for a slow seat, which it does not decide, the dealer
-    sleeps through: those are measured."""
+    per action for a wait it takes (a fast seat's, while it explores or polls), nothing of
+    it counted. The waits of a slow seat, which it does not decide, the dealer sleeps
+    through: those are measured. In the hand loop's order: the way is chosen at the
+    decision point, then the poll decides the wait (TurnPolicy.wait)."""
+    def play(ways: SendStates, poll: BusyPoll, clock: Clock, seats: list[float],
+             polled_s: float) -> list[bool]:
+        decided = []
+        for last_reply_s in seats:
+            at_once = ways.at_once(False, last_reply_s)
+            if poll.worth_it(last_reply_s):
+                polled = poll.decide()
+                poll.record(polled, polled_s if polled else 60e-6)
+            else:
+                poll.pass_wait()
+            # A round trip the poll took would make at once look slow, were it counted.
+            clock.now += 1.0 if poll.busy else (50e-6 if at_once else 70e-6)
+            decided.append(at_once)
+        return decided
+
     clock = Clock()
     poll = BusyPoll(lambda callback: None, 100e-6, clock=lambda: 0.0, block=2, explore_blocks=2,
-                    cycle_blocks=3)
+                    cycle_blocks=64)
     ways = measured(clock, poll=poll)
-    cost_s = by_way(70e-6, 50e-6)
-    decided = []
-    for _ in range(4):  # the poll explores (no gain from polling)
-        poll.record(poll.decide(), 60e-6)
-        decided += decide(ways, clock, 1, cost_s)
-    assert decided == [False] * 4 and poll.busy
-    poll.decide()  # it concludes: no polling for the rest of its cycle
-    assert not poll.polling and not poll.busy
-    assert decide(ways, clock, 16, cost_s)[8:] == [False] * 4 + [True] * 4  # measured from here on
-    polling = BusyPoll(lambda callback: None, 100e-6, clock=lambda: 0.0, block=1, explore_blocks=2,
-                       cycle_blocks=64)
-    for polled_s in (20e-6, 60e-6, 20e-6):  # it explores and concludes to poll
-        poll_decided = polling.decide()
-        polling.record(poll_decided, polled_s if poll_decided else 60e-6)
-    assert polling.polling and polling.busy
-    assert decide(measured(clock, poll=polling), clock, 40, cost_s) == [False] * 40
-    polling.pass_wait()  # a slow seat's waits: the dealer sleeps
-    assert not polling.busy
-    assert decide(measured(clock, poll=polling), clock, 16, cost_s)[:8] == [False] * 4 + [True] * 4
+    # Two fast seats: the poll explores 4 waits, finds no gain at the fifth (taken too: what
+    # it concludes is not known before), and stops polling.
+    decided = play(ways, poll, clock, [0.0] * 24, polled_s=60e-6)
+    assert decided[:5] == [False] * 5 and not poll.polling and poll.conclusions == 1
+    assert decided[5:21] == ([False] * 4 + [True] * 4) * 2 and decided[21:] == [True] * 3
+    assert ways.conclusions == 1 and ways.at_once_chosen
+    # A fast seat and a slow one (the LBR agent's case), polling paying for the fast one:
+    # its waits stand aside, the slow seat's are measured.
+    clock = Clock()
+    poll = BusyPoll(lambda callback: None, 100e-6, clock=lambda: 0.0, block=2, explore_blocks=2,
+                    cycle_blocks=64)
+    ways = measured(clock, poll=poll)
+    decided = play(ways, poll, clock, [0.0, 10.0] * 24, polled_s=20e-6)
+    assert poll.polling and not any(decided[0::2])
+    assert decided[1:33:2] == ([False] * 4 + [True] * 4) * 2
+    assert ways.conclusions == 1 and ways.at_once_chosen and decided[33::2] == [True] * 8
 
 
 @pytest.mark.parametrize("mode", [ON_TURN, AT_ONCE])
@@ -198,8 +212,8 @@ class TimedSendStates(SendStates):
                          explore_blocks=2, cycle_blocks=8)
         TimedSendStates.made.append(self)
 
-    def at_once(self, forced: bool) -> bool:
-        decided = super().at_once(forced)
+    def at_once(self, forced: bool, last_reply_s: float) -> bool:
+        decided = super().at_once(forced, last_reply_s)
         self.test_clock.now += 50e-6 if decided else 70e-6
         return decided
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dealer.busypoll import BusyPoll
 from dealer.config import MatchAborted
 from dealer.events import Cause
 from dealer.turns import Turn
@@ -133,3 +134,20 @@ def test_a_state_is_made_ready_for_a_wait_polled_for_or_not() -> None:
         policy.playing.count = 2
         assert not policy.ahead_wanted(turn)
     assert seen == [(True, True), (False, True), (None, True), (None, True)]
+
+
+def test_a_wait_the_busy_poll_does_not_decide_is_passed_to_it() -> None:
+    """A fast seat's wait is the poll's (it explores: ``busy``, and the way of sending states
+    stands aside); a slow seat's it does not decide, and is told, so that ``busy`` is not
+    left over from the wait before (the dealer sleeps through this one)."""
+    parts = Parts(make_config("t"))
+    poll = BusyPoll(lambda callback: None, 100e-6)
+    poll.playing.count = 1
+    policy = parts.policy(poll)
+    fast = _turn(parts)
+    policy.wait(fast)
+    assert fast.polled is not None and poll.busy
+    slow = _turn(parts, 1)
+    slow.seat.last_reply_s = 10.0
+    policy.wait(slow)
+    assert slow.polled is None and not poll.busy
