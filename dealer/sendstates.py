@@ -20,7 +20,9 @@ way's round trips -- from a decision point's sends to the next decision point of
 same hand, which holds the bots' work and the dealer's, so what a woken bot costs the
 others is in it -- took at least :data:`REQUIRED_GAIN` less time on average, the
 slowest tenth of each way left out (a bot's slow answer is not the way's doing). A
-round trip that ends a hand is not counted (the hand's end is the same either way).
+round trip that ends a hand is not counted (the hand's end is the same either way). A
+way found again makes the next cycle twice as long, up to :data:`LONGEST_CYCLE` times the
+first: on a steady machine the blocks sent the slower way cost less and less.
 It stands aside, one send per action and nothing counted, for a wait the busy poll
 takes to explore or poll (its own measure; a dealer that spins pays no wake-up: a fast
 seat's, when polling pays) and while several matches of the process play (their time
@@ -40,6 +42,8 @@ from dealer.busypoll import BusyPoll, MatchesPlaying
 
 #: Every state to every seat at once only if its round trips took this share less time.
 REQUIRED_GAIN: Final = 0.05
+#: The most a cycle grows, in first cycles, while explorations keep finding the same way.
+LONGEST_CYCLE: Final = 8
 #: The ways (``--send_states``).
 MEASURED: Final = "measured"
 ON_TURN: Final = "on_turn"
@@ -65,13 +69,14 @@ class SendStates:
         clock: a monotonic clock in seconds.
         block: decision points per exploration block (one way, then the other, in turn).
         explore_blocks: blocks in an exploration (even: as many of each).
-        cycle_blocks: blocks in a cycle, the exploration included (twice the busy poll's: a
-            block sent the slower way costs more than one polled for in vain, and the way
-            found is steady; a cycle is about 300 hands of two fast bots).
+        cycle_blocks: blocks in the first cycle, the exploration included (twice the busy
+            poll's: a block sent the slower way costs more than one polled for in vain; a
+            cycle is about 300 hands of two fast bots); each exploration that finds the way
+            found before doubles it, up to :data:`LONGEST_CYCLE` times.
     """
 
-    __slots__ = ("_block", "_clock", "_cycle", "_explore", "_last", "_last_at", "_samples",
-                 "_trials", "at_once_chosen", "busy_poll", "conclusions", "mode", "playing")
+    __slots__ = ("_block", "_clock", "_cycle", "_explore", "_first_cycle", "_last", "_last_at",
+                 "_samples", "_trials", "at_once_chosen", "busy_poll", "conclusions", "mode", "playing")
 
     def __init__(self, mode: str, playing: MatchesPlaying, busy_poll: BusyPoll | None = None,
                  clock: Callable[[], float] = time.perf_counter, block: int = 32,
@@ -90,7 +95,7 @@ class SendStates:
         self._clock = clock
         self._block = block
         self._explore = block * explore_blocks
-        self._cycle = block * cycle_blocks
+        self._cycle = self._first_cycle = block * cycle_blocks
         self._trials = 0
         #: The exploration's round trips of each way: [one send per action, at once].
         self._samples: tuple[list[float], list[float]] = ([], [])
@@ -119,10 +124,12 @@ class SendStates:
             return True
         if self.playing.count > 1 or (poll is not None and poll.takes(last_reply_s)):
             return False
-        phase = self._trials % self._cycle
+        phase = self._trials
         self._trials += 1
         if phase == self._explore:
             self._conclude()
+        if self._trials >= self._cycle:  # the next decision point begins a cycle
+            self._trials = 0
         if phase < self._explore:
             way = (phase // self._block) % 2
             self._last, self._last_at = way, self._clock()
@@ -132,7 +139,15 @@ class SendStates:
     def _conclude(self) -> None:
         on_turn, at_once = self._samples
         if on_turn and at_once:
-            self.at_once_chosen = typical(at_once) < (1.0 - REQUIRED_GAIN) * typical(on_turn)
+            chosen = typical(at_once) < (1.0 - REQUIRED_GAIN) * typical(on_turn)
+            # A way found again lasts twice as long before the next exploration (up to
+            # LONGEST_CYCLE times the first cycle): its blocks sent the slower way cost less
+            # on a steady machine; a change of way starts over from the first cycle.
+            if self.conclusions and chosen == self.at_once_chosen:
+                self._cycle = min(2 * self._cycle, LONGEST_CYCLE * self._first_cycle)
+            else:
+                self._cycle = self._first_cycle
+            self.at_once_chosen = chosen
             self.conclusions += 1
         for samples in self._samples:
             samples.clear()

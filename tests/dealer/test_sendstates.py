@@ -15,7 +15,16 @@ from acpc_lbr.cli.dealer import _UsageError, parse_configs
 from acpc_lbr.runtime.exit_codes import EXIT_OK
 from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.config import MatchConfig
-from dealer.sendstates import AT_ONCE, MEASURED, MODES, ON_TURN, REQUIRED_GAIN, SendStates, typical
+from dealer.sendstates import (
+    AT_ONCE,
+    LONGEST_CYCLE,
+    MEASURED,
+    MODES,
+    ON_TURN,
+    REQUIRED_GAIN,
+    SendStates,
+    typical,
+)
 from tests.dealer.harness import MemoryTable, make_config
 from tests.dealer.test_ahead import _example_mix
 from tests.dealer.test_memory import _log_writes, _play_out, _reference_lines
@@ -273,3 +282,26 @@ def test_a_match_measures_with_its_busy_poll_and_count_and_refuses_others(in_tmp
     with pytest.raises(ValueError, match="must measure with its busy poll"):
         MemoryTable(make_config("n", hands=1), read_step=True, busy_poll=poll,
                     send_states=lambda playing, busy_poll: SendStates(MEASURED, playing, None))
+
+
+def test_a_way_found_again_lengthens_the_cycle_and_a_change_starts_over() -> None:
+    """Cycles of 4 decision points at first (explorations of 2): each exploration that
+    finds the way found before doubles the cycle, up to LONGEST_CYCLE (8) times; a change
+    of way goes back to the first cycle's length."""
+    clock = Clock()
+    ways = measured(clock, block=1, explore_blocks=2, cycle_blocks=4)
+    concluded: list[int] = []
+
+    def play(points: range, cost_s: Callable[[bool], float]) -> None:
+        for i in points:
+            before = ways.conclusions
+            decide(ways, clock, 1, cost_s)
+            if ways.conclusions != before:
+                concluded.append(i)
+
+    play(range(200), by_way(70e-6, 50e-6))
+    # Cycles begin at 0, 4, 12, 28, 60, 92, ... (4, 8, 16, 32, then 32 = 8 x 4 on end).
+    assert LONGEST_CYCLE == 8
+    assert concluded == [2, 6, 14, 30, 62, 94, 126, 158, 190] and ways.at_once_chosen
+    play(range(200, 260), by_way(50e-6, 70e-6))  # the machine changed
+    assert concluded[9:] == [222, 226, 234, 250] and not ways.at_once_chosen
