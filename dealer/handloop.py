@@ -476,15 +476,7 @@ class HandLoop:
         actor = state.current_player
         texts = hand.lines.texts()
         text = texts[actor]
-        # A hand's first states go to every seat at once; with range queries in play,
-        # every state does (queries and answers are about them; a seat may have announced
-        # them while a state was made ready); the others when the way of sending says so.
-        at_once = hand.first_turn or True in self._queryable
-        ways = self._send_ways
-        if ways is not None:  # measured: asked at every decision point, its round trips timed
-            at_once = ways.at_once(at_once, self.seats[hand.seat_of[actor]].last_reply_s)
-        elif self._always_at_once:
-            at_once = True
+        at_once = self._states_at_once(hand, actor)
         hand.first_turn = False
         ahead = self._ahead
         if ahead is not None:  # the read step sent this state already
@@ -516,6 +508,23 @@ class HandLoop:
             relay.begin_decision(seat.index, sent)
             paused = relay.paused(seat.index, sent)
         return Turn(seat, actor, text + ":", sent, paused)
+
+    def _states_at_once(self, hand: Hand, actor: int) -> bool:
+        """Whether this decision point's states go to every seat now (:meth:`_begin_turn`).
+
+        A hand's first states do; with range queries in play every state does (queries and
+        answers are about them; a seat may have announced them while a state was made
+        ready); the others when the way of sending says so (``--send_states``).
+        """
+        at_once = hand.first_turn or True in self._queryable
+        ways = self._send_ways
+        if ways is not None:  # measured: asked at every decision point, its round trips timed
+            unasked: int = ways.unasked
+            if unasked:  # but in the rest of a cycle that chose one send per action
+                ways.unasked = unasked - 1
+                return at_once
+            return ways.at_once(at_once, self.seats[hand.seat_of[actor]].last_reply_s)
+        return at_once or self._always_at_once
 
     def _sent_ahead(self, ahead: seatio.Ahead, hand: Hand, actor: int, texts: list[str],
                     at_once: bool) -> None:

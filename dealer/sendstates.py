@@ -76,7 +76,8 @@ class SendStates:
     """
 
     __slots__ = ("_block", "_clock", "_cycle", "_explore", "_first_cycle", "_last", "_last_at",
-                 "_samples", "_trials", "at_once_chosen", "busy_poll", "conclusions", "mode", "playing")
+                 "_samples", "_trials", "at_once_chosen", "busy_poll", "conclusions", "mode",
+                 "playing", "unasked")
 
     def __init__(self, mode: str, playing: MatchesPlaying, busy_poll: BusyPoll | None = None,
                  clock: Callable[[], float] = time.perf_counter, block: int = 32,
@@ -92,6 +93,10 @@ class SendStates:
         #: What the last exploration concluded, and how many have concluded.
         self.at_once_chosen = False
         self.conclusions = 0
+        #: Decision points the hand loop answers one send per action without asking: the
+        #: rest of a cycle whose exploration chose that way (the answer whatever happens,
+        #: standing aside included; a Python call saved at each of them).
+        self.unasked = 0
         self._clock = clock
         self._block = block
         self._explore = block * explore_blocks
@@ -128,6 +133,9 @@ class SendStates:
         self._trials += 1
         if phase == self._explore:
             self._conclude()
+            if not self.at_once_chosen:  # the rest of the cycle, unasked
+                self.unasked = self._cycle - self._trials
+                self._trials = self._cycle
         if self._trials >= self._cycle:  # the next decision point begins a cycle
             self._trials = 0
         if phase < self._explore:

@@ -26,6 +26,7 @@ from dealer.sendstates import (
     typical,
 )
 from tests.dealer.harness import MemoryTable, make_config
+from tests.dealer.test_ahead import _ACTION as _ACTION_IN_BETTING
 from tests.dealer.test_ahead import _example_mix
 from tests.dealer.test_memory import _log_writes, _play_out, _reference_lines
 
@@ -51,12 +52,21 @@ def decide(ways: SendStates, clock: Clock, points: int, cost_s: Callable[[bool],
         first = hand > 0 and i % hand == 0
         if first and i:
             clock.now += hand_end_s(last)
-        at_once = ways.at_once(first, 10.0)  # a seat too slow for the busy poll
+        at_once = ask(ways, first, 10.0)  # a seat too slow for the busy poll
         if not first:
             decided.append(at_once)
         clock.now += cost_s(at_once)
         last = at_once
     return decided
+
+
+def ask(ways: SendStates, forced: bool, last_reply_s: float) -> bool:
+    """As the hand loop asks (dealer/handloop.py, _begin_turn): not in the rest of a cycle
+    whose exploration chose one send per action (``unasked``)."""
+    if ways.unasked:
+        ways.unasked -= 1
+        return forced
+    return ways.at_once(forced, last_reply_s)
 
 
 def measured(clock: Clock, playing: MatchesPlaying | None = None, poll: BusyPoll | None = None,
@@ -146,7 +156,7 @@ def test_it_stands_aside_for_the_waits_the_busy_poll_takes() -> None:
              polled_s: float) -> list[bool]:
         decided = []
         for last_reply_s in seats:
-            at_once = ways.at_once(False, last_reply_s)
+            at_once = ask(ways, False, last_reply_s)
             if poll.worth_it(last_reply_s):
                 polled = poll.decide()
                 poll.record(polled, polled_s if polled else 60e-6)
@@ -209,21 +219,24 @@ def test_the_command_line_chooses_the_way() -> None:
 
 
 class TimedSendStates(SendStates):
-    """Measured on small blocks, on a clock that each decision point moves on by what its
-    way costs (every state at once the faster)."""
+    """Measured on small blocks, on a clock that each decision point asked moves on by what
+    its way costs (every state at once the faster, unless ``at_once_slower``)."""
 
-    __slots__ = ("test_clock",)
+    __slots__ = ("asked", "test_clock")
     made: ClassVar[list[TimedSendStates]] = []
+    at_once_slower: ClassVar[bool] = False
 
     def __init__(self, playing: MatchesPlaying, busy_poll: BusyPoll | None) -> None:
         self.test_clock = Clock()
+        self.asked = 0
         super().__init__(MEASURED, playing, busy_poll, clock=self.test_clock, block=4,
                          explore_blocks=2, cycle_blocks=8)
         TimedSendStates.made.append(self)
 
     def at_once(self, forced: bool, last_reply_s: float) -> bool:
         decided = super().at_once(forced, last_reply_s)
-        self.test_clock.now += 50e-6 if decided else 70e-6
+        self.asked += 1
+        self.test_clock.now += (50e-6 if decided else 70e-6) * (1.6 if self.at_once_slower and decided else 1)
         return decided
 
 
@@ -305,3 +318,26 @@ def test_a_way_found_again_lengthens_the_cycle_and_a_change_starts_over() -> Non
     assert concluded == [2, 6, 14, 30, 62, 94, 126, 158, 190] and ways.at_once_chosen
     play(range(200, 260), by_way(50e-6, 70e-6))  # the machine changed
     assert concluded[9:] == [222, 226, 234, 250] and not ways.at_once_chosen
+
+
+def test_a_match_that_keeps_one_send_per_action_is_not_asked_in_the_rest_of_each_cycle(
+        in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where every state at once is slower, each exploration keeps one send per action and
+    the hand loop does not ask the measure again until the cycle's end (``unasked``): far
+    fewer calls than decision points, and the reference's lines and the same .log."""
+    monkeypatch.setattr(TimedSendStates, "made", [])
+    monkeypatch.setattr(TimedSendStates, "at_once_slower", True)
+    logs = []
+    for way in (MEASURED, ON_TURN):
+        config = make_config(f"m{way}", hands=60, seed=3, send_states=way)
+        table = MemoryTable(config, read_step=True, poll=False, playing=MatchesPlaying(),
+                            send_states=TimedSendStates if way == MEASURED else None)
+        assert _play_out(table, _example_mix(9)) == _reference_lines(config, _example_mix(9))
+        assert table.done.result.exit_code == EXIT_OK
+        logs.append(Path(config.log_path).read_text().splitlines()[1:])
+    assert logs[0] == logs[1]
+    (ways,) = TimedSendStates.made
+    assert ways.conclusions >= 3 and not ways.at_once_chosen
+    decisions = sum(len(_ACTION_IN_BETTING.findall(line.split(":")[2]))
+                    for line in logs[0] if line.startswith("STATE:"))
+    assert ways.asked < decisions / 2
