@@ -5,6 +5,7 @@ the same."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
@@ -27,7 +28,7 @@ from dealer.sendstates import (
 )
 from tests.dealer.harness import MemoryTable, make_config
 from tests.dealer.test_ahead import _ACTION as _ACTION_IN_BETTING
-from tests.dealer.test_ahead import _example_mix
+from tests.dealer.test_ahead import _example_mix, _play_hostile
 from tests.dealer.test_memory import _log_writes, _play_out, _reference_lines
 
 
@@ -341,3 +342,36 @@ def test_a_match_that_keeps_one_send_per_action_is_not_asked_in_the_rest_of_each
     decisions = sum(len(_ACTION_IN_BETTING.findall(line.split(":")[2]))
                     for line in logs[0] if line.startswith("STATE:"))
     assert ways.asked < decisions / 2
+
+
+@pytest.mark.parametrize("game", ["nolimit", "limit", "holdem.nolimit.3p", "holdem.limit.3p",
+                                  "kuhn.limit.3p"])
+def test_any_mix_of_ways_gives_each_seat_the_same_lines_and_the_same_match(
+        in_tmp: Path, game: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A random way at each decision point (the measure's bookkeeping kept), hostile
+    replies (sizes at and past the range's ends, illegal folds, comments, pieces, late
+    replies), two and three players, with and without the read step: each seat receives
+    the same lines, the .log is the same and the match ends the same way as with one send
+    per action throughout, and as with every state at once."""
+    names = ("a", "b", "c") if game.endswith("3p") else ("a", "b")
+    rng = random.Random(1)
+    asked = SendStates.at_once
+
+    drawn: list[bool] = []
+
+    def at_random(self: SendStates, forced: bool, last_reply_s: float) -> bool:
+        asked(self, forced, last_reply_s)
+        if forced:
+            return True
+        drawn.append(rng.random() < 0.5)
+        return drawn[-1]
+
+    monkeypatch.setattr(SendStates, "at_once", at_random)
+    played = []
+    for way, read_step in ((ON_TURN, False), (MEASURED, False), (MEASURED, True), (ON_TURN, True),
+                           (AT_ONCE, True)):
+        config = make_config(f"m{way}{read_step}", game=game, hands=40, seed=2, names=names,
+                             t_response_ms=100, t_hand_ms=400, max_ignored=50, send_states=way)
+        played.append(_play_hostile(config, read_step, 2)[:4])
+    assert all(match == played[0] for match in played[1:])
+    assert drawn.count(True) > 20 and drawn.count(False) > 20  # both ways, mixed
