@@ -36,7 +36,9 @@ dealer follows the machine it runs on, and a change of load, within one cycle.
 
 What it costs. At most ``budget_s`` of CPU per wait it polls for. Every match
 of a process shares one poller, and it does not poll while several play.
-``--busy_poll 0`` turns it off. (The next state made ready ahead of a reply,
+``--busy_poll 0`` turns it off. (The way the states of the seats not to act are sent,
+:class:`dealer.sendstates.SendStates`, is measured too, and stands aside for the waits
+this takes, :meth:`BusyPoll.takes`. The next state made ready ahead of a reply,
 :func:`dealer.turns.make_ahead`, does not follow it: it is made for every wait while
 one match plays, polled for or not, so the exploration compares the spin alone.)
 """
