@@ -57,6 +57,20 @@ MAX_BUDGET_US = 1000
 REQUIRED_GAIN = 0.1
 
 
+def check_cycle(block: int, explore_blocks: int, cycle_blocks: int) -> None:
+    """The shape of an exploring cycle (this poll's, and
+    :class:`dealer.sendstates.SendStates`'): blocks of ``block`` waits, an exploration of
+    ``explore_blocks`` blocks taking each way in turn, then the rest of ``cycle_blocks``.
+
+    Raises:
+        ValueError: a block is empty, the exploration is not whole pairs of blocks, or it
+            leaves no room in the cycle.
+    """
+    if block < 1 or explore_blocks < 2 or explore_blocks % 2 or cycle_blocks <= explore_blocks:
+        raise ValueError("need block >= 1, an even explore_blocks >= 2 and "
+                         "cycle_blocks > explore_blocks")
+
+
 class MatchesPlaying:
     """How many matches of one dealer process are playing now (:class:`dealer.match.Match`
     counts its own in and out). The dealer's time while a bot thinks is its own only while
@@ -115,9 +129,7 @@ class BusyPoll:
                  playing: MatchesPlaying | None = None) -> None:
         if budget_s <= 0.0:
             raise ValueError(f"the busy-poll budget must be positive, not {budget_s}")
-        if block < 1 or explore_blocks < 2 or explore_blocks % 2 or cycle_blocks <= explore_blocks:
-            raise ValueError("need block >= 1, an even explore_blocks >= 2 and "
-                             "cycle_blocks > explore_blocks")
+        check_cycle(block, explore_blocks, cycle_blocks)
         self.budget_s = budget_s
         #: Waits polled for, and loop turns spent polling (figures for tests and benchmarks).
         self.arms = 0

@@ -194,8 +194,6 @@ class MatchResult:
 
     def score_line(self) -> str:
         """The ``SCORE:`` line over the finished hands."""
-        from protocol.wire import (
-            Score,  # lazy: the wire formats load after the port line (dealer/startup.py)
-        )
+        from protocol.wire import Score  # lazy: the wire formats load after the port line (dealer/startup.py)
 
         return Score(tuple(self.totals), self.names).text()

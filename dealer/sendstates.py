@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from dealer.busypoll import BusyPoll, MatchesPlaying
+from dealer.busypoll import BusyPoll, MatchesPlaying, check_cycle
 
 #: Every state to every seat at once only if its round trips took this share less time.
 REQUIRED_GAIN: Final = 0.05
@@ -84,9 +84,7 @@ class SendStates:
                  explore_blocks: int = 4, cycle_blocks: int = 64) -> None:
         if mode not in MODES:
             raise ValueError(f"the way to send states must be one of {', '.join(MODES)}, not {mode!r}")
-        if block < 1 or explore_blocks < 2 or explore_blocks % 2 or cycle_blocks <= explore_blocks:
-            raise ValueError("need block >= 1, an even explore_blocks >= 2 and "
-                             "cycle_blocks > explore_blocks")
+        check_cycle(block, explore_blocks, cycle_blocks)
         self.mode = mode
         self.playing = playing
         self.busy_poll = busy_poll

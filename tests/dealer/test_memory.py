@@ -18,15 +18,16 @@ from protocol.wire import matchstate_text, parse_matchstate
 from tests.dealer.harness import MemoryTable, make_config
 
 
+@pytest.mark.parametrize("options", [{"queryable": ("p1", "p2")}, {"send_states": "at_once"}])
 @pytest.mark.parametrize("chunk", [0, 1, 2, 3, 7, 64])
-def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int) -> None:
+def test_reference_exchange_in_every_chunk_size(in_tmp: Path, chunk: int, options: dict[str, Any]) -> None:
     """The first exchange of transcripts/nl1000.trace, fed in any chunking, gives the same traffic.
 
     The reference sends every state to every seat at once. With range queries in
-    play (here ``--queryable``) so does this dealer, line for line and step for step.
+    play (here ``--queryable``) so does this dealer, line for line and step for step,
+    and with ``--send_states at_once`` without them.
     """
-    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2"),
-                                    queryable=("p1", "p2")))
+    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2"), **options))
     table.feed(0, b"VERSION:2.0.0\r\n", chunk)
     table.feed(1, b"VERSION:2.0.0\n", chunk)
     assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
@@ -126,26 +127,6 @@ def test_one_send_per_action_and_every_state_in_order(in_tmp: Path) -> None:
     # send to the seat to act; the last hand's final states go out when the
     # match closes (one send per seat). The reference: 2 sends per decision point.
     assert len(writes) == 9 * config.hands + 2
-
-
-@pytest.mark.parametrize("chunk", [0, 1, 7])
-def test_with_send_states_at_once_every_seat_gets_every_state_as_it_is_made(
-        in_tmp: Path, chunk: int) -> None:
-    """``--send_states at_once``: the reference's traffic step for step, without range queries."""
-    table = MemoryTable(make_config("nl", hands=1, seed=42, names=("p1", "p2"),
-                                    send_states="at_once"))
-    table.feed(0, b"VERSION:2.0.0\r\n", chunk)
-    table.feed(1, b"VERSION:2.0.0\n", chunk)
-    assert table.take(0) == ["MATCHSTATE:0:0::7d3d|"]
-    assert table.take(1) == ["MATCHSTATE:1:0::|2hAc"]
-    table.feed(1, b"MATCHSTATE:1:0::|2hAc:r14085\r\n", chunk)
-    assert table.take(0) == ["MATCHSTATE:0:0:r14085:7d3d|"]
-    assert table.take(1) == ["MATCHSTATE:1:0:r14085:|2hAc"]
-    table.feed(0, b"MATCHSTATE:0:0:r14085:7d3d|:f\n", chunk)
-    assert table.take(0) == ["MATCHSTATE:0:0:r14085f:7d3d|"]
-    assert table.take(1) == ["MATCHSTATE:1:0:r14085f:|2hAc"]
-    assert table.done.result.exit_code == EXIT_OK
-    assert Path("nl.log").read_text().splitlines()[4] == "STATE:0:r14085f:7d3d|2hAc:-100|100:p1|p2"
 
 
 @pytest.mark.parametrize(("read_step", "trace"), [(False, False), (True, False), (False, True)])
