@@ -47,14 +47,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Final
+
+from mypy_extensions import mypyc_attr
 
 #: The dealer's default polling budget per wait, in microseconds (``--busy_poll``).
-DEFAULT_BUDGET_US = 100
+DEFAULT_BUDGET_US: Final = 100
 #: The largest budget ``--busy_poll`` takes: a millisecond of polling per wait is
 #: already more than any wake-up costs.
-MAX_BUDGET_US = 1000
+MAX_BUDGET_US: Final = 1000
 #: Polling is kept on only if it cuts the median time to an answer by this share.
-REQUIRED_GAIN = 0.1
+REQUIRED_GAIN: Final = 0.1
 
 
 def check_cycle(block: int, explore_blocks: int, cycle_blocks: int) -> None:
@@ -86,6 +89,7 @@ class MatchesPlaying:
         self.count = count
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # tests and benches decide every wait their way
 class BusyPoll:
     """Keep an event loop polling, without sleeping, until a moving deadline,
     and find out whether doing so pays.

@@ -44,7 +44,7 @@ from dealer.relay import QueryRelay
 from dealer.seat import SeatProtocol
 from dealer.seats import Seat
 from dealer.sendstates import AT_ONCE, MEASURED, SendStates
-from dealer.turns import Opener, Turn, TurnPolicy, make_ahead, next_send
+from dealer.turns import Opener, Turn, TurnPolicy, make_ahead
 from dealer.writers import MatchWriters, TlogRecord
 from protocol.deal import Deal, DealSource
 from protocol.errors import IllegalActionError, ParseError
@@ -686,7 +686,7 @@ class HandLoop:
         """Make the next state ready for the acting seat's likely replies, for its
         connection's read step to send (:func:`dealer.turns.make_ahead`). A reply that
         ends the hand is made ready once the next hand is drawn (:meth:`_opener`)."""
-        self._ahead = protocol.ahead = make_ahead(
+        self._ahead = protocol.io.ahead = make_ahead(
             turn, hand.state, hand.lines, hand.seat_of, self.seats, self._opener(hand), deadline,
             self.clock, self.game.is_limit)
 
@@ -713,8 +713,8 @@ class HandLoop:
             self._ahead = None
             for seat in self.seats:
                 protocol = seat.protocol
-                if protocol is not None and protocol.ahead is ahead:
-                    protocol.ahead = None
+                if protocol is not None and protocol.io.ahead is ahead:
+                    protocol.io.ahead = None
 
     def _line_time_ahead(self, turn: Turn, line: str) -> float:
         """The time of the acting seat's ``line`` while a state is made ready for it
@@ -727,8 +727,8 @@ class HandLoop:
         ahead = self._ahead
         assert ahead is not None
         protocol = turn.seat.protocol
-        if protocol is not None and protocol.ahead is ahead:
-            protocol.ahead = None  # one reply per decision point
+        if protocol is not None and protocol.io.ahead is ahead:
+            protocol.io.ahead = None  # one reply per decision point
         if ahead.sent_to is None:
             self._ahead = None
             return self.clock.seconds()

@@ -26,6 +26,7 @@ from dealer import seatio
 from dealer.busypoll import BusyPoll, MatchesPlaying
 from dealer.match import MatchConfig
 from dealer.seat import SeatProtocol
+from dealer.sendstates import SendStates
 from protocol.rules import Action, ActionType, State
 from protocol.wire import parse_matchstate
 from tests.dealer.harness import AlwaysPoll, MemoryTable, make_config
@@ -395,10 +396,13 @@ def _hostile_reply(line: str, state: State, rng: random.Random) -> tuple[bytes, 
     return data, rng.choice([0] * 8 + [3, 7]), wait
 
 
-def _play_hostile(config: MatchConfig, read_step: bool, seed: int) -> tuple[object, ...]:
+def _play_hostile(config: MatchConfig, read_step: bool, seed: int,
+                  send_states: Callable[[MatchesPlaying, BusyPoll | None], SendStates] | None = None,
+                  ) -> tuple[object, ...]:
     """Play ``config`` with a hostile bot in every seat (each reply a function of the
-    line it answers only); what each seat received, the .log and how the match ended."""
-    table = MemoryTable(config, read_step=read_step)
+    line it answers only); what each seat received, the .log and how the match ended.
+    ``send_states``: makes the match's way of sending states (the configured one if None)."""
+    table = MemoryTable(config, read_step=read_step, send_states=send_states)
     game, seats = config.game, range(len(config.names))
     for seat in seats:
         table.feed(seat, b"VERSION:2.0.0\n")

@@ -347,7 +347,7 @@ def test_a_match_that_keeps_one_send_per_action_is_not_asked_in_the_rest_of_each
 @pytest.mark.parametrize("game", ["nolimit", "limit", "holdem.nolimit.3p", "holdem.limit.3p",
                                   "kuhn.limit.3p"])
 def test_any_mix_of_ways_gives_each_seat_the_same_lines_and_the_same_match(
-        in_tmp: Path, game: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        in_tmp: Path, game: str) -> None:
     """A random way at each decision point (the measure's bookkeeping kept), hostile
     replies (sizes at and past the range's ends, illegal folds, comments, pieces, late
     replies), two and three players, with and without the read step: each seat receives
@@ -355,23 +355,27 @@ def test_any_mix_of_ways_gives_each_seat_the_same_lines_and_the_same_match(
     per action throughout, and as with every state at once."""
     names = ("a", "b", "c") if game.endswith("3p") else ("a", "b")
     rng = random.Random(1)
-    asked = SendStates.at_once
-
     drawn: list[bool] = []
 
-    def at_random(self: SendStates, forced: bool, last_reply_s: float) -> bool:
-        asked(self, forced, last_reply_s)
-        if forced:
-            return True
-        drawn.append(rng.random() < 0.5)
-        return drawn[-1]
+    class RandomWays(SendStates):
+        """Measured as usual, then overruled: a random way at each decision point."""
 
-    monkeypatch.setattr(SendStates, "at_once", at_random)
+        def __init__(self, playing: MatchesPlaying, busy_poll: BusyPoll | None) -> None:
+            super().__init__(MEASURED, playing, busy_poll)
+
+        def at_once(self, forced: bool, last_reply_s: float) -> bool:
+            super().at_once(forced, last_reply_s)
+            if forced:
+                return True
+            drawn.append(rng.random() < 0.5)
+            return drawn[-1]
+
     played = []
     for way, read_step in ((ON_TURN, False), (MEASURED, False), (MEASURED, True), (ON_TURN, True),
                            (AT_ONCE, True)):
         config = make_config(f"m{way}{read_step}", game=game, hands=40, seed=2, names=names,
                              t_response_ms=100, t_hand_ms=400, max_ignored=50, send_states=way)
-        played.append(_play_hostile(config, read_step, 2)[:4])
+        played.append(_play_hostile(config, read_step, 2,
+                                    send_states=RandomWays if way == MEASURED else None)[:4])
     assert all(match == played[0] for match in played[1:])
     assert drawn.count(True) > 20 and drawn.count(False) > 20  # both ways, mixed
