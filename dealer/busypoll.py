@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from mypy_extensions import mypyc_attr
+from protocol._variant import mypyc_attr  # mypy_extensions' to mypyc, a no-op at run time
 
 #: The dealer's default polling budget per wait, in microseconds (``--busy_poll``).
 DEFAULT_BUDGET_US: Final = 100

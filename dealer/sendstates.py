@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from mypy_extensions import mypyc_attr
+from protocol._variant import mypyc_attr  # mypy_extensions' to mypyc, a no-op at run time
 
 from dealer.busypoll import BusyPoll, MatchesPlaying, check_cycle
 

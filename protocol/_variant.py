@@ -31,7 +31,7 @@ from dataclasses import fields
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 #: The build's list of the modules compiled together (one mypyc group), in build order.
 GROUP_FILE = Path(__file__).with_name("_native_group.txt")
@@ -56,6 +56,17 @@ REBUILD = "pip install -e ."
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: The directory that holds the packages of the group (protocol/, dealer/).
 ROOT = PACKAGE_DIR.parent
+
+
+if TYPE_CHECKING:
+    from mypy_extensions import mypyc_attr as mypyc_attr
+else:
+    def mypyc_attr(*flags: str, **settings: object) -> Any:
+        """``mypy_extensions.mypyc_attr`` at run time: nothing. mypyc reads the decorator when
+        it compiles (type checkers and mypyc see the real one through this name), and a
+        compiled class never calls it; so neither the dealer's start-up nor its
+        dependencies hold ``mypy_extensions``."""
+        return lambda cls: cls
 
 
 def source_path(root: Path, module: str) -> Path:
