@@ -52,8 +52,10 @@ each to ours and to the reference (with ``--busy-poll 0``, without polling too).
 ``--no-poll`` also plays ours with busy polling off (``--busy_poll 0``; see
 docs/dealer.md) and prints the ratio on / off of each run; ``--no-events`` also
 plays ours without the events file (``--no_events``) and prints what the file
-costs: the dealer's CPU per hand with it over without it, per run, and its share
-of the throughput (1 - hands/s with it / hands/s without it, per run).
+costs: the dealer's CPU per hand with it over without it, per run, its share
+of the throughput (1 - hands/s with it / hands/s without it, per run), and, where the
+host's noise does not reach, the dealer's own work a hand in memory with it over
+without it (``bench/bench_dealer_work.py --read-step --cpu``, three rounds).
 ``--memory HANDS`` (or ``--rss-hands HANDS``) plays ours once with 10,000 hands
 and once with HANDS, and prints the peak RSS of each and their ratio (memory
 flat in hands played: at most 1.2; ``--rss-hands 1000000`` takes minutes).
@@ -442,6 +444,29 @@ def install_variant(venv: Path) -> str:
     return variant
 
 
+def print_events_in_memory(cpu_ms_per_hand: float, rounds: int = 3) -> None:
+    """The events file's cost where the host's noise does not reach it: the dealer's own
+    work a hand in memory (``bench/bench_dealer_work.py --read-step --cpu``: no sockets, no
+    other processes, the thread's CPU time), with and without the file, alternating; the
+    difference is also given as a share of ``cpu_ms_per_hand``, the dealer's CPU a hand in
+    the runs (sockets, system time and start-up included). The rows from the runs move by
+    tens of percent from run to run on a shared virtual machine, in either direction."""
+    import bench_dealer_work  # lazy: this script's folder; only --no-events needs it
+
+    with_file, without = [], []
+    for _ in range(rounds):
+        for events, times in ((True, with_file), (False, without)):
+            run = bench_dealer_work.in_subprocess(None, 3000, 1, 5, read_step=True, events=events, cpu=True)
+            times.append(run["us_per_hand"])
+    per_round = [a / b for a, b in zip(with_file, without)]
+    extra_us = statistics.median(with_file) - statistics.median(without)
+    print(f"  events file, the dealer's work a hand in memory (CPU, no sockets) with / without: "
+          f"median {statistics.median(per_round):.3f} (per round "
+          f"{', '.join(f'{r:.3f}' for r in per_round)}; {statistics.median(with_file):.1f} against "
+          f"{statistics.median(without):.1f} µs): {extra_us:+.1f} µs a hand, "
+          f"{extra_us / (cpu_ms_per_hand * 1000):+.1%} of the dealer's CPU a hand in the runs")
+
+
 def main() -> int:
     """Run the benchmark and print the figures."""
     if sys.argv[1:2] == ["--profile-dealer"]:  # the dealer process of --profile
@@ -609,6 +634,7 @@ def main() -> int:
         costs = [1 - a / b for a, b in zip(figures["ours"]["rate"], figures["no events"]["rate"])]
         print(f"  events file's cost, share of the throughput without it: median "
               f"{statistics.median(costs):.1%} (per run {', '.join(f'{c:.1%}' for c in costs)})")
+        print_events_in_memory(statistics.median(figures["ours"]["cpu"]))
     if memory is not None:
         (small, small_rss), (large, large_rss) = memory
         print(f"  peak RSS: {small_rss / 1024:.1f} MiB after {small} hands, {large_rss / 1024:.1f} MiB "
