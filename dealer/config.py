@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from acpc_lbr.runtime.exit_codes import EXIT_BOT_FAILURE, EXIT_OK
 from dealer.budget import BotBudget
 from dealer.sendstates import MEASURED
-from dealer.sendstates import MODES as SEND_MODES
+from dealer.sendstates import check_mode as check_send_mode
 from protocol.gamedef import GameDef
 
 if TYPE_CHECKING:
@@ -115,9 +115,7 @@ class MatchConfig:
             raise ValueError(f"the number of hands must be positive, got {self.hands}")
         if not 0 <= self.seed < 2**32:
             raise ValueError(f"the seed must be an unsigned 32-bit integer, got {self.seed}")
-        if self.send_states not in SEND_MODES:
-            raise ValueError(f"send_states must be one of {', '.join(SEND_MODES)}, "
-                             f"got {self.send_states!r}")
+        check_send_mode(self.send_states)
 
     @property
     def log_path(self) -> Path:

@@ -38,9 +38,8 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from protocol._variant import mypyc_attr  # mypy_extensions' to mypyc, a no-op at run time
-
 from dealer.busypoll import BusyPoll, MatchesPlaying, check_cycle
+from protocol._variant import mypyc_attr  # mypy_extensions' to mypyc, a no-op at run time
 
 #: Every state to every seat at once only if its round trips took this share less time.
 REQUIRED_GAIN: Final = 0.05
@@ -51,6 +50,16 @@ MEASURED: Final = "measured"
 ON_TURN: Final = "on_turn"
 AT_ONCE: Final = "at_once"
 MODES: Final = (MEASURED, ON_TURN, AT_ONCE)
+
+
+def check_mode(mode: str) -> None:
+    """``mode`` is one of :data:`MODES` (``--send_states``, :class:`dealer.config.MatchConfig`).
+
+    Raises:
+        ValueError: it is not.
+    """
+    if mode not in MODES:
+        raise ValueError(f"send_states must be one of {', '.join(MODES)}, not {mode!r}")
 
 
 def typical(times: list[float]) -> float:
@@ -85,8 +94,7 @@ class SendStates:
     def __init__(self, mode: str, playing: MatchesPlaying, busy_poll: BusyPoll | None = None,
                  clock: Callable[[], float] = time.perf_counter, block: int = 32,
                  explore_blocks: int = 4, cycle_blocks: int = 64) -> None:
-        if mode not in MODES:
-            raise ValueError(f"the way to send states must be one of {', '.join(MODES)}, not {mode!r}")
+        check_mode(mode)
         check_cycle(block, explore_blocks, cycle_blocks)
         self.mode = mode
         self.playing = playing
@@ -96,7 +104,7 @@ class SendStates:
         self.conclusions = 0
         #: Decision points the hand loop answers one send per action without asking: the
         #: rest of a cycle whose exploration chose that way (the answer whatever happens,
-        #: standing aside included; a Python call saved at each of them).
+        #: standing aside included; a call saved at each of them).
         self.unasked = 0
         self._clock = clock
         self._block = block
